@@ -1,0 +1,144 @@
+/* OCSP requests and responses as NVIDIA signs them: cache keys, verification, fixed answers. */
+#ifndef ATTEST_OCSP_H
+#define ATTEST_OCSP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define OCSP_KEY_BYTES		32	/* SHA-256 over the CertID list */
+#define OCSP_MAX_REQUEST_BYTES	16384	/* larger POST bodies get 413 */
+#define OCSP_MAX_CERTIDS	16
+#define OCSP_MAX_NONCE_BYTES	128	/* RFC 9654 */
+#define OCSP_DEFAULT_VALIDITY_S	3600	/* NVAT: missing nextUpdate = thisUpdate + 1 h */
+
+/* One CertID inside a request; every pointer borrows the request buffer. */
+struct ocsp_certid {
+	const uint8_t	*alg_oid;	/* content octets of the hash OID */
+	size_t		 alg_oid_len;
+	const uint8_t	*name_hash;
+	size_t		 name_hash_len;
+	const uint8_t	*key_hash;
+	size_t		 key_hash_len;
+	const uint8_t	*serial;	/* INTEGER content octets */
+	size_t		 serial_len;
+};
+
+/* A parsed OCSPRequest; valid as long as the DER it was parsed from. */
+struct ocsp_req {
+	size_t			 ncertids;
+	struct ocsp_certid	 certids[OCSP_MAX_CERTIDS];
+	const uint8_t		*nonce;		/* nonce extension value, or NULL */
+	size_t			 nonce_len;
+	int			 nonce_critical;
+};
+
+/*
+ * Parse a DER OCSPRequest (RFC 6960 4.1.1) without allocating.
+ * Returns 0, or -1 for anything that is not a well-formed request with
+ * 1..OCSP_MAX_CERTIDS CertIDs (and sets *why to a static string).
+ */
+int	ocsp_req_parse(const uint8_t *der, size_t len, struct ocsp_req *out,
+	    const char **why);
+
+/*
+ * The cache key: SHA-256 over (hash OID, issuerNameHash, issuerKeyHash,
+ * serial) of every CertID, each length-prefixed. Extensions (the nonce) are
+ * not part of it; SHA-1 and SHA-384 CertIDs give different keys.
+ */
+void	ocsp_req_key(const struct ocsp_req *req, uint8_t key[OCSP_KEY_BYTES]);
+
+/*
+ * A new request with the same CertIDs and `nonce` as its only nonce, for a
+ * refresh that stapled makes itself. Returns malloc'd DER (caller frees) or
+ * NULL.
+ */
+uint8_t	*ocsp_req_renonce(const uint8_t *der, size_t len, const uint8_t *nonce,
+	    size_t nonce_len, size_t *outlen);
+
+/* Unsigned error responses (RFC 6960 4.2.1), 5 bytes each. */
+extern const uint8_t	OCSP_RESP_MALFORMED[5];	/* 30 03 0a 01 01 */
+extern const uint8_t	OCSP_RESP_INTERNAL[5];	/* 30 03 0a 01 02 */
+extern const uint8_t	OCSP_RESP_TRYLATER[5];	/* 30 03 0a 01 03 */
+extern const uint8_t	OCSP_RESP_UNAUTHORIZED[5]; /* 30 03 0a 01 06 */
+
+/* The responseStatus of a DER OCSPResponse, or -1 if it is not one. */
+int	ocsp_resp_status(const uint8_t *der, size_t len);
+
+/* Trust: pinned anchors plus an untrusted pool used only to build chains. */
+struct ocsp_trust;
+
+struct ocsp_trust *ocsp_trust_new(void);
+void	ocsp_trust_free(struct ocsp_trust *);
+/* Add every certificate in a PEM buffer. Return the count added, or -1. */
+int	ocsp_trust_add_anchors_pem(struct ocsp_trust *, const char *pem, size_t len);
+int	ocsp_trust_add_pool_pem(struct ocsp_trust *, const char *pem, size_t len);
+/* Same, from files; *err names the file and what is wrong. */
+int	ocsp_trust_add_anchors_file(struct ocsp_trust *, const char *path,
+	    char *err, size_t errlen);
+int	ocsp_trust_add_pool_file(struct ocsp_trust *, const char *path,
+	    char *err, size_t errlen);
+/* The compiled-in NVIDIA roots and public intermediates (attest/nvidia_certs.c). */
+int	ocsp_trust_add_builtin_anchors(struct ocsp_trust *);
+int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
+/* Add one DER certificate to the pool (learned from evidence or bundles). */
+int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len);
+size_t	ocsp_trust_anchor_count(const struct ocsp_trust *);
+size_t	ocsp_trust_pool_count(const struct ocsp_trust *);
+
+enum ocsp_verdict {
+	OCSP_OK = 0,		/* store and serve */
+	OCSP_UNVERIFIABLE,	/* genuine-looking, chain incomplete: pass on, never store */
+	OCSP_ERR_PARSE,		/* not a DER OCSPResponse */
+	OCSP_ERR_STATUS,	/* responseStatus is not successful */
+	OCSP_ERR_NOT_BASIC,	/* not a BasicOCSPResponse */
+	OCSP_ERR_SIGNATURE,	/* signature does not verify */
+	OCSP_ERR_SIGNER,	/* signer not authorised for the CertID's issuer */
+	OCSP_ERR_CHAIN,		/* signer does not chain to an anchor */
+	OCSP_ERR_CERTID,	/* a requested CertID is missing */
+	OCSP_ERR_FUTURE,	/* thisUpdate > now + skew */
+	OCSP_ERR_EXPIRED,	/* nextUpdate <= now */
+	OCSP_ERR_NONCE,		/* our own nonce was not echoed */
+	OCSP_VERDICT_MAX
+};
+extern const char *const ocsp_verdict_str[OCSP_VERDICT_MAX];
+
+enum ocsp_cert_status {
+	OCSP_CERT_GOOD = 0,
+	OCSP_CERT_REVOKED = 1,
+	OCSP_CERT_UNKNOWN = 2,
+};
+extern const char *const ocsp_cert_status_str[3];
+
+struct ocsp_verify_opts {
+	time_t		 now;
+	long		 skew_s;	/* tolerance for thisUpdate in the future */
+	const uint8_t	*nonce;		/* the nonce we sent, or NULL: not checked */
+	size_t		 nonce_len;
+};
+
+/* What a verification found; filled as far as parsing got. */
+struct ocsp_result {
+	enum ocsp_verdict	verdict;
+	int			response_status;
+	time_t			this_update;	/* latest over the requested CertIDs */
+	time_t			next_update;	/* earliest; thisUpdate + 1 h if absent */
+	time_t			produced_at;
+	int			cert_status;	/* worst: revoked > unknown > good */
+	int			revocation_reason; /* -1 when none */
+	uint8_t			issuer_key_hash[64]; /* of the first CertID, for logs */
+	size_t			issuer_key_hash_len;
+	char			detail[256];	/* human-readable reason */
+};
+
+/*
+ * Verify a DER OCSPResponse against the request it answers (RFC 6960 and
+ * OCSP_basic_verify semantics; the anchors are the only trust store).
+ * Pure: the clock is opts->now. Returns 0 when verdict is OCSP_OK,
+ * otherwise -1 with out->verdict and out->detail set.
+ */
+int	ocsp_verify(struct ocsp_trust *, const uint8_t *resp, size_t len,
+	    const struct ocsp_req *req, const struct ocsp_verify_opts *opts,
+	    struct ocsp_result *out);
+
+#endif

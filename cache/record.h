@@ -1,0 +1,62 @@
+/* The versioned on-disk record: what one cached vendor object looks like in LMDB. */
+#ifndef CACHE_RECORD_H
+#define CACHE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORD_VERSION		1
+#define RECORD_SOURCE_MAX	64	/* upstream name, NUL included */
+#define RECORD_MAX_BLOB_BYTES	(1u << 20)
+
+/* What kind of vendor object an entry holds; part of every LMDB key. */
+enum cache_kind {
+	CACHE_KIND_OCSP = 1,
+	CACHE_KIND_RIM = 2,
+	CACHE_KIND_PCCS = 3,
+	CACHE_KIND_KDS = 4,
+	CACHE_KIND_MAX
+};
+extern const char *const cache_kind_str[CACHE_KIND_MAX];
+
+/*
+ * Small, fixed-size metadata, kept apart from the bodies so that scanning
+ * 100,000 entries to rebuild the refresh schedule touches a few MB only.
+ * Times are seconds since the epoch (UTC).
+ */
+struct cache_meta {
+	uint8_t		kind;		/* enum cache_kind */
+	uint8_t		status;		/* kind-specific (OCSP cert status) */
+	uint16_t	flags;		/* CACHE_F_* */
+	uint32_t	refresh_failures; /* consecutive, reset on success */
+	int64_t		this_update;
+	int64_t		next_update;	/* never served at or after this */
+	int64_t		produced_at;
+	int64_t		fetched_at;
+	int64_t		last_served_at;
+	int64_t		next_refresh_at; /* 0: none scheduled */
+	uint64_t	served_count;
+	char		source[RECORD_SOURCE_MAX]; /* upstream name or "import:..." */
+};
+
+#define CACHE_F_NO_REFRESH	0x0001	/* immutable object: never refreshed */
+
+/* The bodies: the request that refreshes the entry and the vendor's bytes. */
+struct cache_body {
+	const uint8_t	*request;	/* may be NULL/0 */
+	size_t		 request_len;
+	const uint8_t	*response;
+	size_t		 response_len;
+};
+
+#define RECORD_META_BYTES	(8 + 4 + 8 * 6 + 8 + RECORD_SOURCE_MAX)
+
+/* Encode/decode, little-endian, versioned. Decode returns -1 on garbage. */
+void	record_meta_encode(const struct cache_meta *, uint8_t out[RECORD_META_BYTES]);
+int	record_meta_decode(const uint8_t *buf, size_t len, struct cache_meta *);
+/* Body blob: version byte, two u32 lengths, the bytes. *out is malloc'd. */
+int	record_body_encode(const struct cache_body *, uint8_t **out, size_t *outlen);
+/* Decoded pointers borrow buf. */
+int	record_body_decode(const uint8_t *buf, size_t len, struct cache_body *);
+
+#endif

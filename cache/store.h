@@ -1,0 +1,91 @@
+/* The LMDB store: one environment, shared with staplectl and other processes. */
+#ifndef CACHE_STORE_H
+#define CACHE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/record.h"
+
+#define CACHE_KEY_MAX_BYTES	300	/* LMDB's default limit is 511 */
+#define CACHE_DEFAULT_MAP_BYTES	((size_t)1 << 30)
+
+struct cache;
+
+/*
+ * Open (creating if needed) the environment in `dir`. `map_bytes` 0 means
+ * the default. `readonly` opens for reading only. On failure returns NULL
+ * and writes a message naming the directory into err.
+ * Writes are durable on commit: after kill -9 the environment holds every
+ * entry whose put returned.
+ */
+struct cache	*cache_open(const char *dir, size_t map_bytes, int readonly,
+		    char *err, size_t errlen);
+void		 cache_close(struct cache *);	/* accepts NULL */
+/* The last error on this handle, e.g. "map full (1024 MiB): raise map_size". */
+const char	*cache_strerror(const struct cache *);
+
+/*
+ * Look up kind+key. Returns 1 found, 0 not found, -1 error.
+ * The body pointers borrow LMDB's map and stay valid until the next call
+ * on this handle (the read transaction is reused, not kept open).
+ */
+int	cache_get(struct cache *, enum cache_kind, const uint8_t *key, size_t klen,
+	    struct cache_meta *meta, struct cache_body *body);
+/* Metadata only; body may be NULL in cache_get too. */
+int	cache_get_meta(struct cache *, enum cache_kind, const uint8_t *key,
+	    size_t klen, struct cache_meta *meta);
+
+enum cache_put_result {
+	CACHE_PUT_STORED = 0,
+	CACHE_PUT_KEPT = 1,	/* stored entry has a newer this_update: unchanged */
+};
+/*
+ * Store an entry, never replacing one with a newer this_update. Counters
+ * (served_count, last_served_at) of an existing entry are carried over.
+ * Returns enum cache_put_result, or -1 (see cache_strerror; nothing changed).
+ */
+int	cache_put(struct cache *, const uint8_t *key, size_t klen,
+	    const struct cache_meta *meta, const struct cache_body *body);
+/* Replace only the metadata of an existing entry (schedule, failures). 0, or -1 (also when absent). */
+int	cache_put_meta(struct cache *, const uint8_t *key, size_t klen,
+	    const struct cache_meta *meta);
+
+/* Served counters, batched: one write transaction for n entries. */
+struct cache_touch {
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+	uint64_t	served;		/* to add */
+	int64_t		last_served_at;
+};
+int	cache_touch(struct cache *, const struct cache_touch *, size_t n);
+
+int	cache_del(struct cache *, enum cache_kind, const uint8_t *key, size_t klen);
+
+/*
+ * Walk entries of one kind (0: all) in key order, starting after `after`
+ * (NULL: from the start), at most `max` entries (0: no limit). The callback
+ * gets borrowed key and meta; returning non-zero stops the walk.
+ * Returns the number visited, or -1. `after`/`afterlen` may name the last
+ * key of the previous chunk, for chunked scans on an event loop.
+ */
+typedef int cache_walk_cb(enum cache_kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *, void *arg);
+long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
+	    size_t afterlen, size_t max, cache_walk_cb *, void *arg);
+
+/* Small named records that are not vendor objects: upstream health, pools. */
+int	cache_aux_put(struct cache *, const char *name, const uint8_t *val, size_t len);
+/* Returns 1 and a malloc'd copy in *val, 0 absent, -1 error. */
+int	cache_aux_get(struct cache *, const char *name, uint8_t **val, size_t *len);
+
+/* Entry counts and map usage. */
+struct cache_stat {
+	size_t	entries[CACHE_KIND_MAX];
+	size_t	map_bytes;
+	size_t	used_bytes;
+};
+int	cache_stat(struct cache *, struct cache_stat *);
+
+#endif

@@ -1,0 +1,76 @@
+/* Configuration: embedded defaults, the JSON file, then command-line flags. */
+#ifndef PROXY_CONFIG_H
+#define PROXY_CONFIG_H
+
+#include <stddef.h>
+
+#define CONFIG_DEFAULT_LISTEN		"127.0.0.1:8090"
+#define CONFIG_DEFAULT_CACHE_DIR	"/var/lib/stapled"
+#define CONFIG_DEFAULT_OCSP_UPSTREAM	"https://ocsp.ndis.nvidia.com"
+
+enum config_mode { MODE_CACHE_FIRST = 0, MODE_UPSTREAM_FIRST = 1 };
+extern const char *const config_mode_str[2];
+
+struct config_upstream {
+	char	*url;
+	char	*name;		/* default: host[:port] of url */
+	int	 verify_nonce;	/* default 1 */
+};
+
+struct config_refresh {
+	double	fraction;	/* 0.5: refresh at 50 % of thisUpdate..nextUpdate */
+	double	jitter;		/* 0.1: +-10 % of the interval */
+	long	min_interval_s;	/* 10 */
+	long	max_interval_s;	/* 43200 */
+};
+
+/* One vendor service ("ocsp" now; "rim", "pccs", "amd_kds" share the shape). */
+struct config_service {
+	struct config_upstream	*upstreams;
+	size_t			 nupstreams;
+	char			**anchors;	/* PEM files; none: built-in roots */
+	size_t			 nanchors;
+	char			**intermediates;/* PEM files added to the pool */
+	size_t			 nintermediates;
+	char			**paths;	/* extra POST paths besides / and /ocsp */
+	size_t			 npaths;
+	enum config_mode	 mode;
+	long			 hedge_ms;		/* 500 */
+	long			 connect_timeout_ms;	/* 2000 */
+	long			 timeout_ms;		/* 10000 */
+	long			 client_budget_ms;	/* 5000 */
+	long			 skew_s;		/* 60 */
+	struct config_refresh	 refresh;
+	long			 idle_expire_s;		/* 30 days */
+	double			 rate_limit_per_s;	/* 20 */
+};
+
+struct config {
+	char			**listen;	/* "HOST:PORT", IPv6 as "[::1]:8090" */
+	size_t			 nlisten;
+	char			*cache_dir;
+	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
+	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
+	struct config_service	 ocsp;
+};
+
+/* Fill every field with the embedded defaults. */
+void	config_defaults(struct config *);
+/*
+ * Load a JSON file over the current values (defaults first). Unknown keys,
+ * wrong types and out-of-range values are errors. On error returns -1 and
+ * writes "file:line:column: message" into err; *cfg is then unspecified.
+ */
+int	config_load_file(struct config *, const char *path, char *err, size_t errlen);
+/* Same, from a buffer; `name` stands for the file in messages. */
+int	config_load_buffer(struct config *, const char *name, const char *buf,
+	    size_t len, char *err, size_t errlen);
+/* Cross-field checks after flags were applied ("listen: bad port"). */
+int	config_validate(const struct config *, char *err, size_t errlen);
+/* Setters used by the command line (they replace, or append for lists). */
+int	config_set_upstreams(struct config_service *, char *const *urls, size_t n);
+int	config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals);
+int	config_set_str(char **dst, const char *val);
+void	config_free(struct config *);	/* accepts NULL members */
+
+#endif

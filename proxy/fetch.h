@@ -1,0 +1,107 @@
+/* Upstream fetch: ordered failover, hedging, health and single flight over curl multi. */
+#ifndef PROXY_FETCH_H
+#define PROXY_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proxy/fetch_policy.h"
+
+#define FETCH_MAX_RESPONSE_BYTES	(1u << 20)
+#define FETCH_CONNECT_TIMEOUT_MS	2000
+#define FETCH_TIMEOUT_MS		10000
+#define FETCH_HEDGE_MS			500
+
+struct event_base;
+struct fetch_ctx;
+struct fetch_pool;
+struct fetch_waiter;
+
+struct fetch_upstream_conf {
+	const char	*name;		/* for logs and metric labels */
+	const char	*url;		/* http:// or https:// */
+	int		 verify_nonce;	/* 0 for upstreams that are caches */
+};
+
+struct fetch_pool_conf {
+	int		 hedge_ms;	/* 0: no hedging */
+	int		 connect_timeout_ms;
+	int		 timeout_ms;	/* total, per upstream attempt */
+	int		 shuffle;	/* equal mirrors: rotate the start */
+};
+
+/* What one exchange produced; every pointer is borrowed for the callback. */
+struct fetch_res {
+	enum fetch_err	 err;		/* FETCH_OK: an answer (any status) */
+	int		 http_status;	/* 0 without one */
+	const uint8_t	*body;
+	size_t		 body_len;
+	const char	*upstream;	/* name of the upstream that answered */
+	int		 verify_nonce;	/* that upstream's setting */
+	const char	*summary;	/* failures: every endpoint tried and why */
+	const void	*priv;		/* for fetch_res_header */
+};
+
+/* A response header ("Retry-After"), case-insensitive, or NULL. */
+const char	*fetch_res_header(const struct fetch_res *, const char *name);
+
+struct fetch_req {
+	const char	*method;	/* "GET" or "POST" */
+	const char	*path;		/* appended to each upstream URL; "" for OCSP */
+	const char	*content_type;	/* POST only */
+	const char	*accept;
+	const uint8_t	*body;		/* copied */
+	size_t		 body_len;
+	const uint8_t	*key;		/* single-flight key; NULL: never coalesced */
+	size_t		 klen;
+};
+
+/*
+ * Called for each 2xx answer: FETCH_ACCEPT ends the job with it; FETCH_REJECT
+ * counts as that upstream failing (`why` says how) and the next is tried.
+ */
+enum fetch_verdict { FETCH_ACCEPT, FETCH_REJECT };
+typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *job_arg,
+    char *why, size_t whylen);
+/* Called once per waiter with the final result. */
+typedef void fetch_done_cb(const struct fetch_res *, void *waiter_arg);
+typedef void fetch_free_cb(void *job_arg);
+
+struct fetch_ctx	*fetch_ctx_new(struct event_base *);
+void			 fetch_ctx_free(struct fetch_ctx *);	/* cancels all jobs */
+size_t			 fetch_ctx_inflight(const struct fetch_ctx *);
+
+/* Upstream order is failover order. Strings are copied. */
+struct fetch_pool	*fetch_pool_new(struct fetch_ctx *, const char *service,
+			    const struct fetch_upstream_conf *, size_t n,
+			    const struct fetch_pool_conf *);
+/* Jobs still running keep the pool alive until they finish. Accepts NULL. */
+void			 fetch_pool_free(struct fetch_pool *);
+
+/*
+ * Fetch through the pool, or join the job already fetching req->key.
+ * job_arg belongs to the job (freed with free_cb when it ends, or at once
+ * when an existing job is joined). Returns a waiter handle, or NULL if
+ * nothing could be started (done_cb is then never called).
+ */
+struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
+			    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
+			    fetch_done_cb *done, void *waiter_arg);
+/* Stop waiting; the job goes on and may still fill the cache. */
+void			 fetch_leave(struct fetch_waiter *);
+
+/* Per-upstream health and counters, for /metrics and the log. */
+struct fetch_health {
+	const char	*name;		/* borrowed from the pool */
+	const char	*url;
+	int		 up;
+	unsigned	 consecutive_failures;
+	int64_t		 cooldown_until_ms;	/* monotonic ms; 0 none */
+	int64_t		 last_failure_unix;
+	unsigned long	 requests;
+	unsigned long	 failures[FETCH_ERR_MAX];
+};
+size_t	fetch_pool_health(const struct fetch_pool *, struct fetch_health *, size_t max);
+const char *fetch_pool_service(const struct fetch_pool *);
+
+#endif

@@ -1,0 +1,86 @@
+/* Logging to stderr with a level prefix that journald and humans both read. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "proxy/log.h"
+
+static enum log_level	log_max = LOG_LVL_INFO;
+
+/* sd-daemon(3) priority prefixes: journald strips them, a terminal shows them. */
+static const char *const log_prefix[] = {
+	[LOG_LVL_ERR] = "<3>error: ",
+	[LOG_LVL_WARN] = "<4>warning: ",
+	[LOG_LVL_INFO] = "<6>",
+	[LOG_LVL_DEBUG] = "<7>debug: ",
+	[LOG_LVL_TRACE] = "<7>trace: ",
+};
+
+void
+log_set_level(enum log_level max)
+{
+	log_max = max;
+}
+
+int
+log_enabled(enum log_level l)
+{
+	return l <= log_max;
+}
+
+static void
+log_v(enum log_level l, const char *fmt, va_list ap)
+{
+	char	line[2048];
+
+	if (l > log_max)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "%sstapled: %s\n", log_prefix[l], line);
+}
+
+#define LOG_FN(fn, lvl)				\
+void						\
+fn(const char *fmt, ...)			\
+{						\
+	va_list	ap;				\
+	va_start(ap, fmt);			\
+	log_v(lvl, fmt, ap);			\
+	va_end(ap);				\
+}
+
+LOG_FN(log_err, LOG_LVL_ERR)
+LOG_FN(log_warn, LOG_LVL_WARN)
+LOG_FN(log_info, LOG_LVL_INFO)
+LOG_FN(log_debug, LOG_LVL_DEBUG)
+LOG_FN(log_trace, LOG_LVL_TRACE)
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_v(LOG_LVL_ERR, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+char *
+log_hex(char *buf, size_t buflen, const void *p, size_t len)
+{
+	static const char	hex[] = "0123456789abcdef";
+	const unsigned char	*b = p;
+	size_t			 i;
+
+	if (buflen == 0)
+		return buf;
+	for (i = 0; i < len && 2 * i + 2 < buflen; i++) {
+		buf[2 * i] = hex[b[i] >> 4];
+		buf[2 * i + 1] = hex[b[i] & 15];
+	}
+	buf[2 * i] = '\0';
+	return buf;
+}

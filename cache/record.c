@@ -1,0 +1,213 @@
+/* The on-disk record format: explicit little-endian, versioned, checked on read. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/record.h"
+
+/*
+ * Meta layout, RECORD_META_BYTES (132) bytes, all integers little-endian:
+ *
+ *	  0  u8   version (RECORD_VERSION)
+ *	  1  u8   kind
+ *	  2  u8   status
+ *	  3  u8   reserved, zero
+ *	  4  u16  flags
+ *	  6  u16  reserved, zero
+ *	  8  u32  refresh_failures
+ *	 12  i64  this_update
+ *	 20  i64  next_update
+ *	 28  i64  produced_at
+ *	 36  i64  fetched_at
+ *	 44  i64  last_served_at
+ *	 52  i64  next_refresh_at
+ *	 60  u64  served_count
+ *	 68  char source[RECORD_SOURCE_MAX], NUL-terminated, zero-filled
+ *
+ * Reserved bytes are written as zero and ignored on read, so that a later
+ * version-1 writer may use them for flags without breaking readers.
+ */
+#define META_OFF_VERSION	0
+#define META_OFF_KIND		1
+#define META_OFF_STATUS		2
+#define META_OFF_FLAGS		4
+#define META_OFF_FAILURES	8
+#define META_OFF_TIMES		12	/* six i64, in struct order */
+#define META_OFF_SERVED		60
+#define META_OFF_SOURCE		68
+
+/* Body layout: u8 version, u32 request_len, u32 response_len, request, response. */
+#define BODY_HDR_BYTES		9
+
+_Static_assert(META_OFF_SOURCE + RECORD_SOURCE_MAX == RECORD_META_BYTES,
+    "RECORD_META_BYTES does not match the meta layout");
+
+const char *const cache_kind_str[CACHE_KIND_MAX] = {
+	[0] = "unknown",
+	[CACHE_KIND_OCSP] = "ocsp",
+	[CACHE_KIND_RIM] = "rim",
+	[CACHE_KIND_PCCS] = "pccs",
+	[CACHE_KIND_KDS] = "kds",
+};
+
+static void
+put_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+static void
+put_u32(uint8_t *p, uint32_t v)
+{
+	int	i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (v >> (8 * i)) & 0xff;
+}
+
+static void
+put_u64(uint8_t *p, uint64_t v)
+{
+	int	i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (v >> (8 * i)) & 0xff;
+}
+
+static uint16_t
+get_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t
+get_u32(const uint8_t *p)
+{
+	uint32_t	v = 0;
+	int		i;
+
+	for (i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t	v = 0;
+	int		i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+void
+record_meta_encode(const struct cache_meta *m, uint8_t out[RECORD_META_BYTES])
+{
+	const int64_t	times[6] = { m->this_update, m->next_update,
+	    m->produced_at, m->fetched_at, m->last_served_at,
+	    m->next_refresh_at };
+	size_t		n;
+	int		i;
+
+	memset(out, 0, RECORD_META_BYTES);
+	out[META_OFF_VERSION] = RECORD_VERSION;
+	out[META_OFF_KIND] = m->kind;
+	out[META_OFF_STATUS] = m->status;
+	put_u16(out + META_OFF_FLAGS, m->flags);
+	put_u32(out + META_OFF_FAILURES, m->refresh_failures);
+	for (i = 0; i < 6; i++)
+		put_u64(out + META_OFF_TIMES + 8 * i, (uint64_t)times[i]);
+	put_u64(out + META_OFF_SERVED, m->served_count);
+	/* An unterminated source is cut to fit, so the record always decodes. */
+	n = strnlen(m->source, RECORD_SOURCE_MAX - 1);
+	memcpy(out + META_OFF_SOURCE, m->source, n);
+}
+
+int
+record_meta_decode(const uint8_t *buf, size_t len, struct cache_meta *m)
+{
+	const uint8_t	*src;
+
+	if (buf == NULL || len != RECORD_META_BYTES)
+		return -1;
+	if (buf[META_OFF_VERSION] != RECORD_VERSION)
+		return -1;
+	if (buf[META_OFF_KIND] == 0 || buf[META_OFF_KIND] >= CACHE_KIND_MAX)
+		return -1;
+	src = buf + META_OFF_SOURCE;
+	if (memchr(src, '\0', RECORD_SOURCE_MAX) == NULL)
+		return -1;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = buf[META_OFF_KIND];
+	m->status = buf[META_OFF_STATUS];
+	m->flags = get_u16(buf + META_OFF_FLAGS);
+	m->refresh_failures = get_u32(buf + META_OFF_FAILURES);
+	m->this_update = (int64_t)get_u64(buf + META_OFF_TIMES);
+	m->next_update = (int64_t)get_u64(buf + META_OFF_TIMES + 8);
+	m->produced_at = (int64_t)get_u64(buf + META_OFF_TIMES + 16);
+	m->fetched_at = (int64_t)get_u64(buf + META_OFF_TIMES + 24);
+	m->last_served_at = (int64_t)get_u64(buf + META_OFF_TIMES + 32);
+	m->next_refresh_at = (int64_t)get_u64(buf + META_OFF_TIMES + 40);
+	m->served_count = get_u64(buf + META_OFF_SERVED);
+	/* Bytes after the NUL are ignored: strcpy, not memcpy. */
+	strcpy(m->source, (const char *)src);
+	return 0;
+}
+
+int
+record_body_encode(const struct cache_body *b, uint8_t **out, size_t *outlen)
+{
+	uint8_t	*p;
+	size_t	 n;
+
+	*out = NULL;
+	*outlen = 0;
+	if (b->request_len > RECORD_MAX_BLOB_BYTES ||
+	    b->response_len > RECORD_MAX_BLOB_BYTES)
+		return -1;
+	if ((b->request == NULL && b->request_len != 0) ||
+	    (b->response == NULL && b->response_len != 0))
+		return -1;
+
+	n = BODY_HDR_BYTES + b->request_len + b->response_len;
+	if ((p = malloc(n)) == NULL)
+		return -1;
+	p[0] = RECORD_VERSION;
+	put_u32(p + 1, (uint32_t)b->request_len);
+	put_u32(p + 5, (uint32_t)b->response_len);
+	if (b->request_len != 0)
+		memcpy(p + BODY_HDR_BYTES, b->request, b->request_len);
+	if (b->response_len != 0)
+		memcpy(p + BODY_HDR_BYTES + b->request_len, b->response,
+		    b->response_len);
+	*out = p;
+	*outlen = n;
+	return 0;
+}
+
+int
+record_body_decode(const uint8_t *buf, size_t len, struct cache_body *b)
+{
+	uint32_t	reqlen, resplen;
+
+	if (buf == NULL || len < BODY_HDR_BYTES || buf[0] != RECORD_VERSION)
+		return -1;
+	reqlen = get_u32(buf + 1);
+	resplen = get_u32(buf + 5);
+	/* Capped first, so the sum below cannot wrap. */
+	if (reqlen > RECORD_MAX_BLOB_BYTES || resplen > RECORD_MAX_BLOB_BYTES)
+		return -1;
+	if (len != BODY_HDR_BYTES + (size_t)reqlen + resplen)
+		return -1;
+
+	b->request_len = reqlen;
+	b->request = reqlen != 0 ? buf + BODY_HDR_BYTES : NULL;
+	b->response_len = resplen;
+	b->response = resplen != 0 ? buf + BODY_HDR_BYTES + reqlen : NULL;
+	return 0;
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Regenerate attest/nvidia_certs.c from NVIDIA's published test vectors.
+#
+# usage: tools/gen-nvidia-certs.sh VECTORS_DIR > attest/nvidia_certs.c
+#
+# VECTORS_DIR is the vectors/nvidia tree (see its SOURCES.md). Anchors are
+# pinned by file: the NVIDIA Device Identity CA root and the NVIDIA CoRIM
+# signing Root CA. The pool is every CA certificate (basicConstraints
+# CA:TRUE, not self-signed, CN starting "NVIDIA", so no per-device BROM
+# certs) found in the device chains (*CertChain*.txt, evidence JSON
+# "certificate" fields) and the RIM KeyInfo blocks (*.xml, *.swidtag)
+# that chains to one of the anchors, time ignored.
+# Certificates are deduplicated by SHA-256 fingerprint and sorted by it, so
+# the output depends only on the set of certificates found.
+set -euo pipefail
+
+[ $# -eq 1 ] || { echo "usage: $0 VECTORS_DIR" >&2; exit 2; }
+V=$1
+DEV_ROOT=$V/derived/hopper_evidence_chain/4_nvidia_device_identity_ca_root.pem
+RIM_ROOT=$V/attestation-sdk/testdata/trusted_certs/rim_root.crt
+for f in "$DEV_ROOT" "$RIM_ROOT"; do
+	[ -r "$f" ] || { echo "$0: $f: not readable" >&2; exit 1; }
+done
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir "$T/c"
+
+# split_pem FILE: write each PEM certificate in FILE to $T/c/<sha256>.pem
+split_pem() {
+	awk -v dir="$T/raw" '
+	    /-----BEGIN CERTIFICATE-----/ { f = sprintf("%s.%06d", dir, ++n); inblk = 1 }
+	    inblk { print > f }
+	    /-----END CERTIFICATE-----/ { inblk = 0; close(f) }
+	' "$1"
+	for r in "$T"/raw.*; do
+		[ -e "$r" ] || continue
+		add_cert "$r" PEM
+		rm -f "$r"
+	done
+}
+
+# add_cert FILE FORM: normalise one certificate, name it by fingerprint
+add_cert() {
+	local fp
+	fp=$(openssl x509 -inform "$2" -in "$1" -noout -fingerprint -sha256 \
+	    2>/dev/null | sed 's/.*=//; s/://g') || return 0
+	[ -n "$fp" ] || return 0
+	openssl x509 -inform "$2" -in "$1" -out "$T/c/$fp.pem" 2>/dev/null
+}
+
+# Device chains: PEM text files.
+while IFS= read -r -d '' f; do
+	split_pem "$f"
+done < <(find "$V" -name '*CertChain*.txt' -print0 | sort -z)
+
+# Evidence JSON: "certificate": base64 of a PEM chain.
+while IFS= read -r -d '' f; do
+	{ grep -o '"certificate": *"[A-Za-z0-9+/=]*"' "$f" || true; } |
+	    sed 's/.*: *"//; s/"$//' |
+	while read -r b; do
+		printf '%s' "$b" | base64 -d > "$T/json.pem" 2>/dev/null || continue
+		split_pem "$T/json.pem"
+	done
+done < <(find "$V" -name '*.json' -print0 | sort -z)
+
+# RIM files: <ds:X509Certificate>base64 DER</ds:X509Certificate>.
+while IFS= read -r -d '' f; do
+	tr -d '\r\n\t ' < "$f" |
+	    { grep -o '<[A-Za-z]*:*X509Certificate>[^<]*</' || true; } |
+	    sed 's/^<[^>]*>//; s/<\/$//' |
+	while read -r b; do
+		printf '%s' "$b" | base64 -d > "$T/rim.der" 2>/dev/null || continue
+		add_cert "$T/rim.der" DER
+	done
+done < <(find "$V" \( -name '*.xml' -o -name '*.swidtag' \) -print0 | sort -z)
+
+cat "$DEV_ROOT" "$RIM_ROOT" > "$T/anchors.pem"
+DEV_FP=$(openssl x509 -in "$DEV_ROOT" -noout -fingerprint -sha256 | sed 's/.*=//; s/://g')
+RIM_FP=$(openssl x509 -in "$RIM_ROOT" -noout -fingerprint -sha256 | sed 's/.*=//; s/://g')
+
+# CA certificates that are not self-signed: candidates for the pool.
+: > "$T/cas.pem"
+: > "$T/cand"
+for c in "$T"/c/*.pem; do
+	fp=$(basename "$c" .pem)
+	if [ "$fp" = "$DEV_FP" ] || [ "$fp" = "$RIM_FP" ]; then
+		continue
+	fi
+	openssl x509 -in "$c" -noout -ext basicConstraints 2>/dev/null |
+	    grep -q 'CA:TRUE' || continue
+	subj=$(openssl x509 -in "$c" -noout -subject -nameopt RFC2253)
+	iss=$(openssl x509 -in "$c" -noout -issuer -nameopt RFC2253)
+	[ "${subj#subject=}" = "${iss#issuer=}" ] && continue
+	# Per-device BROM certs are CA:TRUE (they issue the device's alias
+	# certs) but belong to one GPU or switch: not public intermediates.
+	case "$subj" in *"CN=NVIDIA"*) ;; *) continue ;; esac
+	cat "$c" >> "$T/cas.pem"
+	echo "$fp" >> "$T/cand"
+done
+
+# Keep only those that chain to a pinned anchor.
+: > "$T/pool"
+while read -r fp; do
+	if openssl verify -no_check_time -CAfile "$T/anchors.pem" \
+	    -untrusted "$T/cas.pem" "$T/c/$fp.pem" > /dev/null 2>&1; then
+		echo "$fp" >> "$T/pool"
+	else
+		echo "$0: skipping $fp: does not chain to a pinned anchor" >&2
+	fi
+done < "$T/cand"
+
+# emit_array NAME FILE-OF-FPS: one struct nvidia_cert per fingerprint
+emit_array() {
+	local name=$1 list=$2 fp subj
+	printf 'const struct nvidia_cert %s[] = {\n' "$name"
+	while read -r fp; do
+		[ -n "$fp" ] || continue
+		subj=$(openssl x509 -in "$T/c/$fp.pem" -noout -subject \
+		    -nameopt RFC2253 | sed 's/^subject=//; s/\\/\\\\/g; s/"/\\"/g')
+		printf '\t/*\n\t * %s\n\t * SHA-256 %s\n\t */\n' "$subj" "$fp"
+		printf '\t{ "%s",\n\t  "%s",\n' "$subj" "$fp"
+		sed 's/^/\t  "/; s/$/\\n"/' "$T/c/$fp.pem"
+		printf '\t},\n'
+	done < "$list"
+	printf '};\nconst size_t %s_count = sizeof(%s) / sizeof(%s[0]);\n\n' \
+	    "$name" "$name" "$name"
+}
+
+openssl x509 -in "$DEV_ROOT" -out "$T/c/$DEV_FP.pem"
+openssl x509 -in "$RIM_ROOT" -out "$T/c/$RIM_FP.pem"
+printf '%s\n%s\n' "$DEV_FP" "$RIM_FP" > "$T/anchors"
+sort -u "$T/pool" -o "$T/pool"
+
+cat <<'HDR'
+/* NVIDIA's pinned roots and public intermediates, compiled in (generated). */
+/*
+ * Generated by tools/gen-nvidia-certs.sh from NVIDIA's published test
+ * vectors (NVIDIA/attestation-sdk, NVIDIA/nvtrust; see
+ * tests/vectors/nvidia/SOURCES.md). Do not edit; rerun the script.
+ */
+#include <stddef.h>
+
+#include "attest/nvidia_certs.h"
+
+HDR
+emit_array nvidia_anchors "$T/anchors"
+emit_array nvidia_pool "$T/pool"

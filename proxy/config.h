@@ -72,5 +72,13 @@ int	config_set_upstreams(struct config_service *, char *const *urls, size_t n);
 int	config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals);
 int	config_set_str(char **dst, const char *val);
 void	config_free(struct config *);	/* accepts NULL members */
+/*
+ * Added for the command line: config_set_upstreams sets errno to EINVAL
+ * (bad URL, or n == 0), EEXIST (two URLs give the same default name) or
+ * ENOMEM. config_check_url writes why a URL is refused into err.
+ */
+int	config_check_url(const char *url, char *err, size_t errlen);
+/* Split "HOST:PORT" or "[V6]:PORT" (host without brackets); 0 or -1. */
+int	config_split_listen(const char *s, char *host, size_t hostlen, int *port);
 
 #endif

@@ -1,0 +1,648 @@
+/* Unit tests for proxy/config.c: defaults, the JSON file, positions, setters. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proxy/config.h"
+
+#define NAME	"stapled.json"
+
+static char	err[512];
+
+/* Defaults, then the buffer; the result of config_load_buffer. */
+static int
+load(struct config *cfg, const char *json)
+{
+	config_defaults(cfg);
+	err[0] = '\0';
+	return config_load_buffer(cfg, NAME, json, strlen(json), err,
+	    sizeof(err));
+}
+
+/* The buffer must fail with exactly this message, and free cleanly. */
+static void
+load_fails(const char *json, const char *want)
+{
+	struct config	cfg;
+
+	assert_int_equal(load(&cfg, json), -1);
+	assert_string_equal(err, want);
+	config_free(&cfg);
+}
+
+static void
+test_defaults(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(cfg.nlisten, 1);
+	assert_string_equal(cfg.listen[0], "127.0.0.1:8090");
+	assert_string_equal(cfg.cache_dir, "/var/lib/stapled");
+	assert_int_equal(cfg.map_size, (size_t)1024 * 1024 * 1024);
+	assert_int_equal(cfg.log_level, 0);
+	assert_int_equal(cfg.ocsp.nupstreams, 1);
+	assert_string_equal(cfg.ocsp.upstreams[0].url,
+	    "https://ocsp.ndis.nvidia.com");
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "ocsp.ndis.nvidia.com");
+	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
+	assert_int_equal(cfg.ocsp.nanchors, 0);
+	assert_int_equal(cfg.ocsp.nintermediates, 0);
+	assert_int_equal(cfg.ocsp.npaths, 0);
+	assert_int_equal(cfg.ocsp.mode, MODE_CACHE_FIRST);
+	assert_int_equal(cfg.ocsp.hedge_ms, 500);
+	assert_int_equal(cfg.ocsp.connect_timeout_ms, 2000);
+	assert_int_equal(cfg.ocsp.timeout_ms, 10000);
+	assert_int_equal(cfg.ocsp.client_budget_ms, 5000);
+	assert_int_equal(cfg.ocsp.skew_s, 60);
+	assert_true(cfg.ocsp.refresh.fraction == 0.5);
+	assert_true(cfg.ocsp.refresh.jitter == 0.1);
+	assert_int_equal(cfg.ocsp.refresh.min_interval_s, 10);
+	assert_int_equal(cfg.ocsp.refresh.max_interval_s, 43200);
+	assert_int_equal(cfg.ocsp.idle_expire_s, 2592000);
+	assert_true(cfg.ocsp.rate_limit_per_s == 20);
+	assert_string_equal(config_mode_str[MODE_CACHE_FIRST], "cache_first");
+	assert_string_equal(config_mode_str[MODE_UPSTREAM_FIRST],
+	    "upstream_first");
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	config_free(&cfg);
+	assert_null(cfg.listen);
+	assert_null(cfg.cache_dir);
+	assert_null(cfg.ocsp.upstreams);
+	config_free(&cfg);	/* twice is harmless: it zeroed the struct */
+	config_free(NULL);
+}
+
+static void
+test_empty_object(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, "{}"), 0);
+	assert_string_equal(cfg.listen[0], "127.0.0.1:8090");
+	assert_int_equal(cfg.ocsp.nupstreams, 1);
+	config_free(&cfg);
+}
+
+static const char full[] =
+    "{\n"
+    "  \"listen\": [\"127.0.0.1:8090\", \"[::1]:8091\"],\n"
+    "  \"cache_dir\": \"/srv/stapled\",\n"
+    "  \"map_size_mb\": 64,\n"
+    "  \"log_level\": \"trace\",\n"
+    "  \"ocsp\": {\n"
+    "    \"upstreams\": [\n"
+    "      {\"url\": \"https://ocsp.ndis.nvidia.com/\", \"name\": \"nvidia\"},\n"
+    "      {\"url\": \"http://127.0.0.1:8888/ocsp\", \"verify_nonce\": false}\n"
+    "    ],\n"
+    "    \"anchors\": [\"/etc/stapled/root.pem\"],\n"
+    "    \"intermediates\": \"/etc/stapled/ca.pem\",\n"
+    "    \"paths\": [\"/nvidia/ocsp\", \"/v2\"],\n"
+    "    \"mode\": \"upstream_first\",\n"
+    "    \"hedge_ms\": 0,\n"
+    "    \"connect_timeout_ms\": 1500,\n"
+    "    \"timeout_ms\": 8000,\n"
+    "    \"client_budget_ms\": 25000,\n"
+    "    \"skew_s\": 300,\n"
+    "    \"refresh\": {\n"
+    "      \"fraction\": 0.75,\n"
+    "      \"jitter\": 0,\n"
+    "      \"min_interval_s\": 30,\n"
+    "      \"max_interval_s\": 3600\n"
+    "    },\n"
+    "    \"idle_expire_s\": 86400,\n"
+    "    \"rate_limit_per_s\": 2.5\n"
+    "  }\n"
+    "}\n";
+
+static void
+test_full(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, full), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(cfg.nlisten, 2);
+	assert_string_equal(cfg.listen[0], "127.0.0.1:8090");
+	assert_string_equal(cfg.listen[1], "[::1]:8091");
+	assert_string_equal(cfg.cache_dir, "/srv/stapled");
+	assert_int_equal(cfg.map_size, (size_t)64 * 1024 * 1024);
+	assert_int_equal(cfg.log_level, 2);
+	assert_int_equal(cfg.ocsp.nupstreams, 2);
+	assert_string_equal(cfg.ocsp.upstreams[0].url,
+	    "https://ocsp.ndis.nvidia.com/");
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "nvidia");
+	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
+	assert_string_equal(cfg.ocsp.upstreams[1].url,
+	    "http://127.0.0.1:8888/ocsp");
+	assert_string_equal(cfg.ocsp.upstreams[1].name, "127.0.0.1:8888");
+	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 0);
+	assert_int_equal(cfg.ocsp.nanchors, 1);
+	assert_string_equal(cfg.ocsp.anchors[0], "/etc/stapled/root.pem");
+	assert_int_equal(cfg.ocsp.nintermediates, 1);
+	assert_string_equal(cfg.ocsp.intermediates[0], "/etc/stapled/ca.pem");
+	assert_int_equal(cfg.ocsp.npaths, 2);
+	assert_string_equal(cfg.ocsp.paths[0], "/nvidia/ocsp");
+	assert_string_equal(cfg.ocsp.paths[1], "/v2");
+	assert_int_equal(cfg.ocsp.mode, MODE_UPSTREAM_FIRST);
+	assert_int_equal(cfg.ocsp.hedge_ms, 0);
+	assert_int_equal(cfg.ocsp.connect_timeout_ms, 1500);
+	assert_int_equal(cfg.ocsp.timeout_ms, 8000);
+	assert_int_equal(cfg.ocsp.client_budget_ms, 25000);
+	assert_int_equal(cfg.ocsp.skew_s, 300);
+	assert_true(cfg.ocsp.refresh.fraction == 0.75);
+	assert_true(cfg.ocsp.refresh.jitter == 0);
+	assert_int_equal(cfg.ocsp.refresh.min_interval_s, 30);
+	assert_int_equal(cfg.ocsp.refresh.max_interval_s, 3600);
+	assert_int_equal(cfg.ocsp.idle_expire_s, 86400);
+	assert_true(cfg.ocsp.rate_limit_per_s == 2.5);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	config_free(&cfg);
+}
+
+static void
+test_string_and_list_forms(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, "{\"listen\": \"[::]:9000\", \"ocsp\": "
+	    "{\"upstreams\": \"http://mirror.example:8080/x\", "
+	    "\"anchors\": \"/a.pem\"}}"), 0);
+	assert_int_equal(cfg.nlisten, 1);
+	assert_string_equal(cfg.listen[0], "[::]:9000");
+	assert_int_equal(cfg.ocsp.nupstreams, 1);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "mirror.example:8080");
+	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
+	assert_int_equal(cfg.ocsp.nanchors, 1);
+	assert_string_equal(cfg.ocsp.anchors[0], "/a.pem");
+	config_free(&cfg);
+
+	/* Lists replace the defaults; an empty anchor list means built-in roots. */
+	assert_int_equal(load(&cfg, "{\"listen\": [\"0.0.0.0:1\", "
+	    "\"localhost:2\"], \"ocsp\": {\"upstreams\": [\"https://a.example\", "
+	    "\"https://[2001:db8::1]:8443/ocsp\"], \"anchors\": []}}"), 0);
+	assert_int_equal(cfg.nlisten, 2);
+	assert_string_equal(cfg.listen[1], "localhost:2");
+	assert_int_equal(cfg.ocsp.nupstreams, 2);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
+	assert_string_equal(cfg.ocsp.upstreams[1].name, "[2001:db8::1]:8443");
+	assert_int_equal(cfg.ocsp.nanchors, 0);
+	assert_null(cfg.ocsp.anchors);
+	config_free(&cfg);
+}
+
+static void
+test_upstream_objects(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, "{\"ocsp\": {\"upstreams\": ["
+	    "\"https://a.example/\", "
+	    "{\"url\": \"https://a.example/other\", \"name\": \"a-2\", "
+	    "\"verify_nonce\": false}, "
+	    "{\"verify_nonce\": true, \"url\": \"HTTPS://B.example\"}]}}"), 0);
+	assert_int_equal(cfg.ocsp.nupstreams, 3);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
+	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
+	assert_string_equal(cfg.ocsp.upstreams[1].name, "a-2");
+	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 0);
+	assert_string_equal(cfg.ocsp.upstreams[2].name, "B.example");
+	assert_int_equal(cfg.ocsp.upstreams[2].verify_nonce, 1);
+	config_free(&cfg);
+
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"name\": \"x\"}]}}",
+	    NAME ":1:25: ocsp.upstreams[0]: missing key \"url\"");
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"weight\": 2}]}}",
+	    NAME ":1:46: ocsp.upstreams[0]: unknown key \"weight\"");
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"verify_nonce\": 1}]}}",
+	    NAME ":1:62: ocsp.upstreams[0].verify_nonce: must be true or false");
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"name\": \"has space\"}]}}",
+	    NAME ":1:54: ocsp.upstreams[0].name: \"has space\": name may "
+	    "contain only letters, digits and . _ - : [ ]");
+	load_fails("{\"ocsp\": {\"upstreams\": [42]}}",
+	    NAME ":1:25: ocsp.upstreams[0]: must be a URL string or an object");
+	load_fails("{\"ocsp\": {\"upstreams\": []}}",
+	    NAME ":1:24: ocsp.upstreams: at least one upstream is required");
+	load_fails("{\"ocsp\": {\"upstreams\": {\"url\": \"https://a\"}}}",
+	    NAME ":1:24: ocsp.upstreams: must be a URL string or a list");
+}
+
+static void
+test_duplicate_names(void **state)
+{
+	(void)state;
+	/* Same host, different paths: the default names collide. */
+	load_fails("{\"ocsp\": {\"upstreams\": [\"https://a.example/x\",\n"
+	    "  \"https://a.example/y\"]}}",
+	    NAME ":2:3: ocsp.upstreams[1]: duplicate upstream name "
+	    "\"a.example\" (also used by upstreams[0])");
+	load_fails("{\"ocsp\": {\"upstreams\": [\"https://a.example/x\",\n"
+	    "  {\"url\": \"https://b.example\", \"name\": \"a.example\"}]}}",
+	    NAME ":2:40: ocsp.upstreams[1].name: duplicate upstream name "
+	    "\"a.example\" (also used by upstreams[0])");
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"name\": \"n\"},\n  {\"url\": \"https://b\", \"name\": \"n\"}]}}",
+	    NAME ":2:32: ocsp.upstreams[1].name: duplicate upstream name "
+	    "\"n\" (also used by upstreams[0])");
+}
+
+static void
+test_unknown_keys(void **state)
+{
+	(void)state;
+	load_fails("{\n  \"listen\": \"127.0.0.1:8090\",\n  \"listne\": 1\n}\n",
+	    NAME ":3:3: unknown key \"listne\"");
+	load_fails(
+	    "{\n"
+	    "  \"listen\": \"127.0.0.1:8090\",\n"
+	    "  \"ocsp\": {\n"
+	    "    \"hedge_ms\": 100,\n"
+	    "    \"anchors\": [\"/a\\\"}],{\", \"/b\"],\n"
+	    "    \"mode\": \"cache_first\",\n"
+	    "    \"refersh\": {}\n"
+	    "  }\n"
+	    "}\n",
+	    NAME ":7:5: ocsp: unknown key \"refersh\"");
+	/* Several members on one line, a UTF-8 character before the key. */
+	load_fails("{\"cache_dir\": \"/srv/caf\xc3\xa9\", \"ocsp\": {\"refresh\": "
+	    "{\"fraction\": 0.5, \"jiter\": 0.1}}}",
+	    NAME ":1:66: ocsp.refresh: unknown key \"jiter\"");
+	/* A control character in an unknown key is shown escaped. */
+	load_fails("{\"ocsp\": {\"a\\tb\": 1}}",
+	    NAME ":1:11: ocsp: unknown key \"a\\x09b\"");
+	load_fails("{\"rim\": {}}",
+	    NAME ":1:2: rim: not supported in this version");
+	load_fails("{\"listen\": \"127.0.0.1:1\",\n \"amd_kds\": {}}",
+	    NAME ":2:2: amd_kds: not supported in this version");
+	load_fails("{\"pccs\": {}}",
+	    NAME ":1:2: pccs: not supported in this version");
+}
+
+static void
+test_escaped_keys(void **state)
+{
+	(void)state;
+	/* "hedge\u005fms" is hedge_ms: the scanner decodes keys to find them. */
+	load_fails("{\"ocsp\": {\"sk\\u0065w_s\": 1, \"hedge\\u005fms\": 70000}}",
+	    NAME ":1:46: ocsp.hedge_ms: must be an integer between 0 and 60000");
+	load_fails("{\"cache_dir\": \"/caf\\u00e9\\\"x\", \"ocsp\": {\"skew_s\": -1}}",
+	    NAME ":1:51: ocsp.skew_s: must be an integer between 0 and 3600");
+	load_fails("{\"\\ud83d\\ude00\": 1}",
+	    NAME ":1:2: unknown key \"\\xf0\\x9f\\x98\\x80\"");
+}
+
+static void
+test_syntax_errors(void **state)
+{
+	struct config	cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, "{\n  \"listen\": \"127.0.0.1:8090\"\n"
+	    "  \"cache_dir\": \"/x\"\n}\n"), -1);
+	assert_non_null(strstr(err, NAME ":3:"));
+	assert_non_null(strstr(err, ": syntax error: "));
+	config_free(&cfg);
+
+	assert_int_equal(load(&cfg, ""), -1);
+	assert_int_equal(strncmp(err, NAME ":1:1: syntax error: ",
+	    strlen(NAME ":1:1: syntax error: ")), 0);
+	config_free(&cfg);
+
+	assert_int_equal(load(&cfg, "{\"listen\": \"a:1\",\n \"listen\": "
+	    "\"b:2\"}"), -1);
+	assert_int_equal(strncmp(err, NAME ":2:", strlen(NAME ":2:")), 0);
+	assert_non_null(strstr(err, "duplicate"));
+	config_free(&cfg);
+
+	load_fails("[1, 2]", NAME ":1:1: the top level must be an object");
+	load_fails("\n  [1]", NAME ":2:3: the top level must be an object");
+}
+
+static void
+test_types_and_ranges(void **state)
+{
+	(void)state;
+	load_fails("{\"map_size_mb\": 0}",
+	    NAME ":1:17: map_size_mb: must be an integer between 1 and "
+	    "17592186044415");
+	load_fails("{\"map_size_mb\": \"64\"}",
+	    NAME ":1:17: map_size_mb: must be an integer between 1 and "
+	    "17592186044415");
+	load_fails("{\"log_level\": \"warn\"}",
+	    NAME ":1:15: log_level: must be one of \"info\", \"debug\", "
+	    "\"trace\"");
+	load_fails("{\"cache_dir\": \"\"}",
+	    NAME ":1:15: cache_dir: must be a non-empty string");
+	load_fails("{\"cache_dir\": [\"/x\"]}",
+	    NAME ":1:15: cache_dir: must be a non-empty string");
+	load_fails("{\"listen\": 8090}",
+	    NAME ":1:12: listen: must be a string or a list of strings");
+	load_fails("{\"listen\": [\"a:1\", 2]}",
+	    NAME ":1:20: listen[1]: must be a non-empty string");
+	load_fails("{\"ocsp\": []}", NAME ":1:10: ocsp: must be an object");
+	load_fails("{\"ocsp\": {\n  \"hedge_ms\": 60001}}",
+	    NAME ":2:15: ocsp.hedge_ms: must be an integer between 0 and 60000");
+	load_fails("{\"ocsp\": {\"hedge_ms\": 1.5}}",
+	    NAME ":1:23: ocsp.hedge_ms: must be an integer between 0 and 60000");
+	load_fails("{\"ocsp\": {\"connect_timeout_ms\": 0}}",
+	    NAME ":1:33: ocsp.connect_timeout_ms: must be an integer between 1 "
+	    "and 60000");
+	load_fails("{\"ocsp\": {\"timeout_ms\": 300001}}",
+	    NAME ":1:25: ocsp.timeout_ms: must be an integer between 1 and "
+	    "300000");
+	load_fails("{\"ocsp\": {\"client_budget_ms\": 30000}}",
+	    NAME ":1:31: ocsp.client_budget_ms: must be an integer between 1 "
+	    "and 25000");
+	load_fails("{\"ocsp\": {\"skew_s\": 3601}}",
+	    NAME ":1:21: ocsp.skew_s: must be an integer between 0 and 3600");
+	load_fails("{\"ocsp\": {\"mode\": \"fast\"}}",
+	    NAME ":1:19: ocsp.mode: must be one of \"cache_first\", "
+	    "\"upstream_first\"");
+	load_fails("{\"ocsp\": {\"idle_expire_s\": 59}}",
+	    NAME ":1:28: ocsp.idle_expire_s: must be an integer between 60 and "
+	    "315360000");
+	load_fails("{\"ocsp\": {\"rate_limit_per_s\": 0}}",
+	    NAME ":1:31: ocsp.rate_limit_per_s: must be a number greater "
+	    "than 0");
+	load_fails("{\"ocsp\": {\"rate_limit_per_s\": true}}",
+	    NAME ":1:31: ocsp.rate_limit_per_s: must be a number greater "
+	    "than 0");
+	load_fails("{\"ocsp\": {\"refresh\": {\"fraction\": 0.96}}}",
+	    NAME ":1:35: ocsp.refresh.fraction: must be a number between 0.05 "
+	    "and 0.95");
+	load_fails("{\"ocsp\": {\"refresh\": {\"jitter\": -0.1}}}",
+	    NAME ":1:33: ocsp.refresh.jitter: must be a number between 0 and "
+	    "0.5");
+	load_fails("{\"ocsp\": {\"refresh\": {\"min_interval_s\": 0}}}",
+	    NAME ":1:41: ocsp.refresh.min_interval_s: must be an integer "
+	    "between 1 and 315360000");
+	load_fails("{\"ocsp\": {\"refresh\": {\"min_interval_s\": 60, "
+	    "\"max_interval_s\": 59}}}",
+	    NAME ":1:63: ocsp.refresh.max_interval_s: must not be less than "
+	    "min_interval_s (60)");
+	load_fails("{\"ocsp\": {\"refresh\": {\"min_interval_s\": 50000}}}",
+	    NAME ":1:41: ocsp.refresh.min_interval_s: must not exceed "
+	    "max_interval_s (43200)");
+	load_fails("{\"ocsp\": {\"refresh\": 1}}",
+	    NAME ":1:22: ocsp.refresh: must be an object");
+	load_fails("{\"ocsp\": {\"paths\": \"/x\"}}",
+	    NAME ":1:20: ocsp.paths: must be a list of strings");
+	load_fails("{\"ocsp\": {\"paths\": [\"/ok\", \"ocsp2\"]}}",
+	    NAME ":1:28: ocsp.paths[1]: \"ocsp2\": path must start with /");
+	load_fails("{\"ocsp\": {\"anchors\": [\"\"]}}",
+	    NAME ":1:23: ocsp.anchors[0]: must be a non-empty string");
+	load_fails("{\"ocsp\": {\"intermediates\": {}}}",
+	    NAME ":1:28: ocsp.intermediates: must be a string or a list of "
+	    "strings");
+}
+
+static void
+test_bad_urls(void **state)
+{
+	char	e[160];
+
+	(void)state;
+	load_fails("{\"ocsp\": {\"upstreams\": \"ftp://ocsp.example\"}}",
+	    NAME ":1:24: ocsp.upstreams: \"ftp://ocsp.example\": URL must "
+	    "start with http:// or https://");
+	load_fails("{\"ocsp\": {\"upstreams\": [\"https://a\", \"https:///ocsp\"]}}",
+	    NAME ":1:38: ocsp.upstreams[1]: \"https:///ocsp\": URL has no host");
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"http://\"}]}}",
+	    NAME ":1:33: ocsp.upstreams[0].url: \"http://\": URL has no host");
+	load_fails("{\"ocsp\": {\"upstreams\": \"http://:80/\"}}",
+	    NAME ":1:24: ocsp.upstreams: \"http://:80/\": URL has no host");
+	load_fails("{\"ocsp\": {\"upstreams\": \"http://a:99999/\"}}",
+	    NAME ":1:24: ocsp.upstreams: \"http://a:99999/\": port must be a "
+	    "number between 1 and 65535");
+	load_fails("{\"ocsp\": {\"upstreams\": \"https://u:p@a/\"}}",
+	    NAME ":1:24: ocsp.upstreams: \"https://u:p@a/\": URL must not "
+	    "contain user information");
+
+	assert_int_equal(config_check_url("https://ocsp.ndis.nvidia.com", e,
+	    sizeof(e)), 0);
+	assert_int_equal(config_check_url("http://[::1]:8080/ocsp", e,
+	    sizeof(e)), 0);
+	assert_int_equal(config_check_url("ftp://x", e, sizeof(e)), -1);
+	assert_string_equal(e, "URL must start with http:// or https://");
+	assert_int_equal(config_check_url("https://", e, sizeof(e)), -1);
+	assert_string_equal(e, "URL has no host");
+	assert_int_equal(config_check_url("https://a b/", e, sizeof(e)), -1);
+	assert_int_equal(config_check_url("https://[::1/", e, sizeof(e)), -1);
+	assert_int_equal(config_check_url("https://::1/", e, sizeof(e)), -1);
+	assert_int_equal(config_check_url("ocsp.example", e, sizeof(e)), -1);
+}
+
+static void
+test_listen(void **state)
+{
+	struct config	cfg;
+	char		host[64];
+	int		port;
+
+	(void)state;
+	load_fails("{\"listen\": [\"127.0.0.1:8090\",\n  \"localhost\"]}",
+	    NAME ":2:3: listen[1]: \"localhost\": expected HOST:PORT");
+	load_fails("{\"listen\": \"::1:8090\"}",
+	    NAME ":1:12: listen: \"::1:8090\": IPv6 addresses need brackets, "
+	    "as in [::1]:8090");
+	load_fails("{\"listen\": \"a:0\"}",
+	    NAME ":1:12: listen: \"a:0\": port must be a number between 1 and "
+	    "65535");
+	load_fails("{\"listen\": \"[::1]\"}",
+	    NAME ":1:12: listen: \"[::1]\": expected HOST:PORT");
+
+	config_defaults(&cfg);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	{
+		char *l[] = { "127.0.0.1:8090", "localhost" };
+
+		assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten,
+		    l, 2), 0);
+	}
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "listen[1]: \"localhost\": expected HOST:PORT");
+	{
+		char *l[] = { "[::1]:65536" };
+
+		assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten,
+		    l, 1), 0);
+	}
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "listen[0]: \"[::1]:65536\": port must be a "
+	    "number between 1 and 65535");
+	assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten, NULL, 0),
+	    0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "listen: at least one address is required");
+	{
+		char *l[] = { "[::1]:8090" };
+
+		assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten,
+		    l, 1), 0);
+	}
+	assert_int_equal(config_set_str(&cfg.cache_dir, ""), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "cache_dir: must not be empty");
+	config_free(&cfg);
+
+	assert_int_equal(config_split_listen("[::1]:8090", host, sizeof(host),
+	    &port), 0);
+	assert_string_equal(host, "::1");
+	assert_int_equal(port, 8090);
+	assert_int_equal(config_split_listen("127.0.0.1:1", host, sizeof(host),
+	    &port), 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_int_equal(port, 1);
+	assert_int_equal(config_split_listen("localhost", host, sizeof(host),
+	    &port), -1);
+	assert_int_equal(config_split_listen("averylonghostname:1", host, 8,
+	    &port), -1);
+}
+
+static void
+test_setters(void **state)
+{
+	struct config	cfg;
+	char		*one[] = { "https://a.example/ocsp" };
+	char		*two[] = { "http://b.example:81", "https://c.example" };
+	char		*bad[] = { "https://ok.example", "ftp://bad" };
+	char		*dup[] = { "https://d.example/1", "https://d.example/2" };
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(config_set_upstreams(&cfg.ocsp, one, 1), 0);
+	assert_int_equal(cfg.ocsp.nupstreams, 1);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
+	assert_int_equal(config_set_upstreams(&cfg.ocsp, two, 2), 0);
+	assert_int_equal(cfg.ocsp.nupstreams, 2);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "b.example:81");
+	assert_string_equal(cfg.ocsp.upstreams[1].url, "https://c.example");
+	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 1);
+
+	/* A failed call leaves the previous list in place. */
+	errno = 0;
+	assert_int_equal(config_set_upstreams(&cfg.ocsp, bad, 2), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(config_set_upstreams(&cfg.ocsp, dup, 2), -1);
+	assert_int_equal(errno, EEXIST);
+	errno = 0;
+	assert_int_equal(config_set_upstreams(&cfg.ocsp, one, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(cfg.ocsp.nupstreams, 2);
+	assert_string_equal(cfg.ocsp.upstreams[0].name, "b.example:81");
+
+	assert_int_equal(config_set_strlist(&cfg.ocsp.anchors,
+	    &cfg.ocsp.nanchors, two, 2), 0);
+	assert_int_equal(cfg.ocsp.nanchors, 2);
+	assert_ptr_not_equal(cfg.ocsp.anchors[0], two[0]);
+	assert_string_equal(cfg.ocsp.anchors[0], two[0]);
+	assert_int_equal(config_set_strlist(&cfg.ocsp.anchors,
+	    &cfg.ocsp.nanchors, one, 1), 0);
+	assert_int_equal(cfg.ocsp.nanchors, 1);
+
+	assert_int_equal(config_set_str(&cfg.cache_dir, "/tmp/x"), 0);
+	assert_string_equal(cfg.cache_dir, "/tmp/x");
+	assert_int_equal(config_set_str(&cfg.cache_dir, NULL), 0);
+	assert_null(cfg.cache_dir);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "cache_dir: must not be empty");
+	config_free(&cfg);
+}
+
+/* Errors late in the file, after lists were already replaced: no leaks. */
+static void
+test_partial_free(void **state)
+{
+	(void)state;
+	load_fails("{\"listen\": [\"a:1\", \"b:2\"], \"cache_dir\": \"/c\", "
+	    "\"ocsp\": {\"upstreams\": [\"https://a\", \"https://b\"], "
+	    "\"anchors\": [\"/x\", \"/y\"], \"intermediates\": \"/i\", "
+	    "\"paths\": [\"/p\"], \"refresh\": {\"fraction\": 0.5}, "
+	    "\"upstreams\": 0}}",
+	    NAME ":1:202: duplicate object key near '\"upstreams\"'");
+	load_fails("{\"listen\": [\"a:1\", \"b:2\"], \"cache_dir\": \"/c\", "
+	    "\"ocsp\": {\"upstreams\": [\"https://a\", \"https://b\"], "
+	    "\"anchors\": [\"/x\", \"/y\"], \"intermediates\": \"/i\", "
+	    "\"paths\": [\"/p\"], \"refresh\": {\"fraction\": 0.5, \"x\": 1}}}",
+	    NAME ":1:191: ocsp.refresh: unknown key \"x\"");
+	/* A bad element in the middle of a list: the copies so far are freed. */
+	load_fails("{\"ocsp\": {\"anchors\": [\"/x\", \"/y\", 3]}}",
+	    NAME ":1:35: ocsp.anchors[2]: must be a non-empty string");
+	load_fails("{\"ocsp\": {\"upstreams\": [\"https://a\", \"https://b\", "
+	    "{\"url\": \"https://c\", \"name\": 7}]}}",
+	    NAME ":1:80: ocsp.upstreams[2].name: must be a string");
+	load_fails("{\"listen\": [\"a:1\", \"b:2\", \"c\"]}",
+	    NAME ":1:27: listen[2]: \"c\": expected HOST:PORT");
+}
+
+static void
+test_load_file(void **state)
+{
+	struct config	cfg;
+	char		path[] = "test_config.XXXXXX";
+	FILE		*f;
+	int		fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_non_null(f = fdopen(fd, "w"));
+	fputs("{\n  \"ocsp\": {\n    \"hedge_ms\": -5\n  }\n}\n", f);
+	fclose(f);
+	config_defaults(&cfg);
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof(err)), -1);
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "%s:3:17: ocsp.hedge_ms: must be an "
+		    "integer between 0 and 60000", path);
+		assert_string_equal(err, want);
+	}
+	config_free(&cfg);
+	unlink(path);
+
+	config_defaults(&cfg);
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, path));
+	config_free(&cfg);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_empty_object),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_string_and_list_forms),
+		cmocka_unit_test(test_upstream_objects),
+		cmocka_unit_test(test_duplicate_names),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_escaped_keys),
+		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test(test_types_and_ranges),
+		cmocka_unit_test(test_bad_urls),
+		cmocka_unit_test(test_listen),
+		cmocka_unit_test(test_setters),
+		cmocka_unit_test(test_partial_free),
+		cmocka_unit_test(test_load_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

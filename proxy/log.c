@@ -1,5 +1,5 @@
 /* Logging to stderr with a level prefix that journald and humans both read. */
-#include "config.h"
+#include <config.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,0 +1,22 @@
+/* The HTTP front: listeners, routing by method and path, and the operations endpoints. */
+#ifndef PROXY_HTTP_H
+#define PROXY_HTTP_H
+
+#include <stddef.h>
+
+struct event_base;
+struct ocsp_svc;
+struct refresh;
+struct cache;
+struct http;
+
+/* Bind every "HOST:PORT" in listen. On failure NULL and err names the address. */
+struct http	*http_new(struct event_base *, char *const *listen, size_t n,
+		    struct refresh *, struct cache *, char *err, size_t errlen);
+/* The current OCSP generation (borrowed; the caller keeps its reference). */
+void		 http_set_ocsp(struct http *, struct ocsp_svc *);
+/* Close the listening sockets; open connections finish their requests. */
+void		 http_stop_accepting(struct http *);
+void		 http_free(struct http *);	/* accepts NULL */
+
+#endif

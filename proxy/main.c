@@ -1,0 +1,415 @@
+/* stapled: serve vendor-signed attestation objects from a verified cache. Never forks. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "cache/store.h"
+#include "proxy/config.h"
+#include "proxy/fetch.h"
+#include "proxy/http.h"
+#include "proxy/log.h"
+#include "proxy/ocsp_route.h"
+#include "proxy/refresh.h"
+
+#define SHUTDOWN_POLL_MS	50
+#define MAX_FLAG_VALUES		64
+
+/* Command-line values, kept to re-apply over the file on SIGHUP: flags win. */
+struct cli {
+	const char	*config_path;
+	int		 check_only;
+	int		 log_level;
+	char		*listen[MAX_FLAG_VALUES];
+	size_t		 nlisten;
+	const char	*cache_dir;
+	char		*upstreams[MAX_FLAG_VALUES];
+	size_t		 nupstreams;
+	char		*anchors[MAX_FLAG_VALUES];
+	size_t		 nanchors;
+	char		*intermediates[MAX_FLAG_VALUES];
+	size_t		 nintermediates;
+};
+
+struct daemon {
+	struct event_base	*base;
+	struct cli		 cli;
+	struct cache		*cache;
+	struct fetch_ctx	*fetch;
+	struct refresh		*refresh;
+	struct http		*http;
+	struct ocsp_svc		*ocsp;
+	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
+	int64_t			 shutdown_deadline_ms;
+	int			 stopping;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: stapled [-f config.json] [-n] [-d] [-v] [--listen HOST:PORT]...\n"
+	    "               [--cache-dir DIR] [--ocsp-upstream URL]...\n"
+	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
+	    "\n"
+	    "  -f FILE                   configuration file (JSON, see stapled.conf(5))\n"
+	    "  -n                        check the configuration and exit\n"
+	    "  -d                        debug logging; -v more detail still\n"
+	    "  --listen HOST:PORT        address to serve on (repeatable; default %s)\n"
+	    "  --cache-dir DIR           LMDB cache directory (default %s)\n"
+	    "  --ocsp-upstream URL       OCSP responder, in failover order (repeatable;\n"
+	    "                            default %s)\n"
+	    "  --ocsp-anchor PEMFILE     trust anchors, replacing the built-in NVIDIA roots\n"
+	    "  --ocsp-intermediates PEMFILE  untrusted CA certificates for chain building\n"
+	    "  -h, --help                this text\n"
+	    "  -V, --version             print the version\n",
+	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR,
+	    CONFIG_DEFAULT_OCSP_UPSTREAM);
+}
+
+static int
+push(char **list, size_t *n, char *v)
+{
+	if (*n >= MAX_FLAG_VALUES) {
+		fprintf(stderr, "stapled: too many values for one flag (max %d)\n",
+		    MAX_FLAG_VALUES);
+		return -1;
+	}
+	list[(*n)++] = v;
+	return 0;
+}
+
+static int
+parse_cli(int argc, char **argv, struct cli *c)
+{
+	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER };
+	static const struct option	opts[] = {
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "cache-dir", required_argument, NULL, O_CACHE },
+		{ "ocsp-upstream", required_argument, NULL, O_UP },
+		{ "ocsp-anchor", required_argument, NULL, O_ANCHOR },
+		{ "ocsp-intermediates", required_argument, NULL, O_INTER },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch, rv = 0;
+
+	c->log_level = -1;
+	while ((ch = getopt_long(argc, argv, "f:ndvhV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			c->config_path = optarg;
+			break;
+		case 'n':
+			c->check_only = 1;
+			break;
+		case 'd':
+			if (c->log_level < 1)
+				c->log_level = 1;
+			break;
+		case 'v':
+			c->log_level = 2;
+			break;
+		case O_LISTEN:
+			rv |= push(c->listen, &c->nlisten, optarg);
+			break;
+		case O_CACHE:
+			c->cache_dir = optarg;
+			break;
+		case O_UP:
+			rv |= push(c->upstreams, &c->nupstreams, optarg);
+			break;
+		case O_ANCHOR:
+			rv |= push(c->anchors, &c->nanchors, optarg);
+			break;
+		case O_INTER:
+			rv |= push(c->intermediates, &c->nintermediates, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("stapled %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "stapled: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	return rv;
+}
+
+/* Defaults, then the file, then the flags. Returns a complete config or NULL. */
+static struct config *
+load_config(const struct cli *c, char *err, size_t errlen)
+{
+	struct config	*cfg;
+
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	config_defaults(cfg);
+	if (c->config_path != NULL &&
+	    config_load_file(cfg, c->config_path, err, errlen) == -1)
+		goto fail;
+	if (c->log_level >= 0)
+		cfg->log_level = c->log_level;
+	if (c->nlisten > 0 &&
+	    config_set_strlist(&cfg->listen, &cfg->nlisten, c->listen, c->nlisten) == -1)
+		goto oom;
+	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
+		goto oom;
+	if (c->nupstreams > 0 &&
+	    config_set_upstreams(&cfg->ocsp, c->upstreams, c->nupstreams) == -1) {
+		snprintf(err, errlen, "--ocsp-upstream: each value must be an "
+		    "http:// or https:// URL with a host");
+		goto fail;
+	}
+	if (c->nanchors > 0 && config_set_strlist(&cfg->ocsp.anchors,
+	    &cfg->ocsp.nanchors, c->anchors, c->nanchors) == -1)
+		goto oom;
+	if (c->nintermediates > 0 && config_set_strlist(&cfg->ocsp.intermediates,
+	    &cfg->ocsp.nintermediates, c->intermediates, c->nintermediates) == -1)
+		goto oom;
+	if (config_validate(cfg, err, errlen) == -1)
+		goto fail;
+	return cfg;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	config_free(cfg);
+	free(cfg);
+	return NULL;
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void
+shutdown_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+	struct timeval	 tv = { 0, SHUTDOWN_POLL_MS * 1000 };
+
+	(void)fd;
+	(void)what;
+	if ((ocsp_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0) &&
+	    now_ms() < d->shutdown_deadline_ms) {
+		evtimer_add(d->shutdown_ev, &tv);
+		return;
+	}
+	if (ocsp_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0)
+		log_warn("shutdown: giving up on %zu client(s) and %zu fetch(es) still "
+		    "in flight", ocsp_pending(), fetch_ctx_inflight(d->fetch));
+	event_base_loopexit(d->base, NULL);
+}
+
+static void
+on_term(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon			*d = arg;
+	const struct config_service	*c = &ocsp_svc_config(d->ocsp)->ocsp;
+	long				 grace;
+
+	(void)what;
+	if (d->stopping)
+		return;
+	d->stopping = 1;
+	log_info("%s: no longer accepting; finishing %zu request(s) in flight",
+	    sig == SIGTERM ? "SIGTERM" : "SIGINT", ocsp_pending());
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, "STOPPING=1");
+#endif
+	http_stop_accepting(d->http);
+	refresh_stop(d->refresh);
+	/* Clients are answered within their budget; fetches within their timeouts. */
+	grace = c->client_budget_ms > c->timeout_ms ? c->client_budget_ms : c->timeout_ms;
+	d->shutdown_deadline_ms = now_ms() + grace + 1000;
+	shutdown_poll(-1, 0, d);
+}
+
+static void
+on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon		*d = arg;
+	const struct config	*old = ocsp_svc_config(d->ocsp);
+	struct config		*cfg;
+	struct ocsp_svc		*svc;
+	char			 err[512];
+	size_t			 i;
+	int			 changed;
+
+	(void)sig;
+	(void)what;
+	if (d->stopping)
+		return;
+	if ((cfg = load_config(&d->cli, err, sizeof(err))) == NULL) {
+		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
+		    err);
+		return;
+	}
+	/* The listener and the cache stay as they are until a restart. */
+	changed = cfg->nlisten != old->nlisten ||
+	    strcmp(cfg->cache_dir, old->cache_dir) != 0 ||
+	    cfg->map_size != old->map_size;
+	for (i = 0; !changed && i < cfg->nlisten; i++)
+		changed = strcmp(cfg->listen[i], old->listen[i]) != 0;
+	if (changed)
+		log_warn("SIGHUP: listen, cache_dir and map_size_mb take effect at "
+		    "the next restart");
+	if ((svc = ocsp_svc_new(cfg, d->fetch, d->cache, d->refresh, err,
+	    sizeof(err))) == NULL) {
+		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
+		    err);
+		return;
+	}
+	log_set_level(LOG_LVL_INFO + ocsp_svc_config(svc)->log_level);
+	ocsp_svc_install_refresh(svc);
+	http_set_ocsp(d->http, svc);
+	ocsp_svc_unref(d->ocsp);
+	d->ocsp = svc;
+	log_info("SIGHUP: configuration reloaded (%zu OCSP upstream(s))",
+	    ocsp_svc_config(svc)->ocsp.nupstreams);
+}
+
+static int
+make_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat	st;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "cache_dir: %s: not a directory", dir);
+			return -1;
+		}
+		return 0;
+	}
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir: %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct daemon	 d;
+	struct config	*cfg;
+	char		 err[1024];
+	int		 rv = 1;
+
+	memset(&d, 0, sizeof(d));
+	signal(SIGPIPE, SIG_IGN);
+	if (parse_cli(argc, argv, &d.cli) == -1)
+		return 2;
+	if ((cfg = load_config(&d.cli, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	log_set_level(LOG_LVL_INFO + cfg->log_level);
+	if (d.cli.check_only) {
+		/* The trust files are part of the configuration: load them too. */
+		struct ocsp_svc *probe;
+		struct event_base *b = event_base_new();
+		struct fetch_ctx *f = b ? fetch_ctx_new(b) : NULL;
+
+		probe = f ? ocsp_svc_new(cfg, f, NULL, NULL, err, sizeof(err)) : NULL;
+		if (probe == NULL)
+			fprintf(stderr, "%s\n", f ? err : "cannot start the event loop");
+		else
+			printf("configuration OK\n");
+		ocsp_svc_unref(probe);
+		fetch_ctx_free(f);
+		if (b != NULL)
+			event_base_free(b);
+		return probe ? 0 : 1;
+	}
+	if ((d.base = event_base_new()) == NULL)
+		fatal("cannot create the event loop");
+	if (make_dir(cfg->cache_dir, err, sizeof(err)) == -1 ||
+	    (d.cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
+	    sizeof(err))) == NULL) {
+		log_err("%s", err);
+		config_free(cfg);
+		free(cfg);
+		goto out;
+	}
+	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
+	    (d.refresh = refresh_new(d.base, d.cache)) == NULL)
+		fatal("out of memory");
+	if ((d.http = http_new(d.base, cfg->listen, cfg->nlisten, d.refresh,
+	    d.cache, err, sizeof(err))) == NULL) {
+		log_err("%s", err);
+		config_free(cfg);
+		free(cfg);
+		goto out;
+	}
+	if ((d.ocsp = ocsp_svc_new(cfg, d.fetch, d.cache, d.refresh, err,
+	    sizeof(err))) == NULL) {
+		log_err("%s", err);
+		goto out;
+	}
+	ocsp_svc_install_refresh(d.ocsp);
+	http_set_ocsp(d.http, d.ocsp);
+	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
+	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
+	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
+	d.shutdown_ev = evtimer_new(d.base, shutdown_poll, &d);
+	if (d.sig_term == NULL || d.sig_int == NULL || d.sig_hup == NULL ||
+	    d.shutdown_ev == NULL || evsignal_add(d.sig_term, NULL) == -1 ||
+	    evsignal_add(d.sig_int, NULL) == -1 || evsignal_add(d.sig_hup, NULL) == -1)
+		fatal("cannot install signal handlers");
+	/* Ready as soon as the cache is open: the refresh walk runs behind. */
+	refresh_start(d.refresh);
+	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
+	    ocsp_svc_config(d.ocsp)->cache_dir,
+	    ocsp_svc_config(d.ocsp)->ocsp.nupstreams,
+	    ocsp_svc_config(d.ocsp)->ocsp.upstreams[0].url);
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, "READY=1");
+#endif
+	event_base_dispatch(d.base);
+	log_info("stopped");
+	rv = 0;
+out:
+	if (d.sig_term != NULL)
+		event_free(d.sig_term);
+	if (d.sig_int != NULL)
+		event_free(d.sig_int);
+	if (d.sig_hup != NULL)
+		event_free(d.sig_hup);
+	if (d.shutdown_ev != NULL)
+		event_free(d.shutdown_ev);
+	http_free(d.http);
+	refresh_free(d.refresh);
+	ocsp_svc_unref(d.ocsp);
+	fetch_ctx_free(d.fetch);
+	cache_close(d.cache);
+	if (d.base != NULL)
+		event_base_free(d.base);
+	return rv;
+}

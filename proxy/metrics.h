@@ -1,0 +1,39 @@
+/* Counters for /metrics (Prometheus text format); labels come from the enums' string tables. */
+#ifndef PROXY_METRICS_H
+#define PROXY_METRICS_H
+
+#include "attest/ocsp.h"
+
+struct evbuffer;
+
+enum metrics_result {
+	RES_HIT,		/* served from the cache */
+	RES_MISS,		/* fetched, verified, stored and served */
+	RES_UNVERIFIABLE,	/* fetched, passed on unmodified, not stored */
+	RES_FALLBACK,		/* upstream_first: every upstream failed, cache served */
+	RES_NOT_MODIFIED,	/* GET with a matching If-None-Match */
+	RES_TRYLATER,		/* nothing valid to serve */
+	RES_MALFORMED,		/* not an OCSP request */
+	RES_HTTP_ERROR,		/* 400/405/413/415 */
+	RES_MAX
+};
+extern const char *const metrics_result_str[RES_MAX];
+
+enum metrics_route { ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_MAX };
+extern const char *const metrics_route_str[ROUTE_MAX];
+
+struct metrics {
+	unsigned long	requests[ROUTE_MAX][RES_MAX];
+	unsigned long	verify_failures[OCSP_VERDICT_MAX];
+	unsigned long	store_errors;
+	unsigned long	refresh_ok;
+	unsigned long	refresh_failed;
+	unsigned long	refresh_rate_limited;
+};
+
+extern struct metrics	metrics;
+
+/* Append the counters above in exposition format. */
+void	metrics_render_counters(struct evbuffer *);
+
+#endif

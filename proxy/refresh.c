@@ -1,0 +1,392 @@
+/* Refresh scheduler: a chunked walk of the store finds due entries and starts them, rate-limited. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <openssl/rand.h>
+
+#include "proxy/log.h"
+#include "proxy/metrics.h"
+#include "proxy/refresh.h"
+
+#define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
+#define TOUCH_FLUSH_MS		5000
+
+struct inflight {
+	int		used;
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+	struct refresh	*r;
+};
+
+struct bucket {
+	double		tokens;
+	struct timespec	last;
+};
+
+struct refresh {
+	struct event_base	*base;
+	struct cache		*cache;
+	struct refresh_kind_conf kinds[CACHE_KIND_MAX];
+	int			 have[CACHE_KIND_MAX];
+	struct bucket		 buckets[CACHE_KIND_MAX];
+	struct event		*walk_ev;
+	struct event		*touch_ev;
+	int			 stopped;
+	int			 walking;
+	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
+	size_t			 afterlen;
+	struct refresh_stats	 cur;	/* the pass in progress */
+	struct refresh_stats	 last;	/* the last complete pass */
+	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
+	struct cache_touch	*touches;
+	size_t			 ntouches;
+};
+
+double
+refresh_rand(void)
+{
+	uint32_t	v;
+
+	if (RAND_bytes((unsigned char *)&v, sizeof(v)) != 1)
+		v = (uint32_t)random();
+	return v / 4294967296.0;
+}
+
+static int64_t
+mono_ms(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
+/* Token bucket per kind, burst of one second's worth: no stampede after a restart. */
+static int
+bucket_take(struct refresh *r, int kind)
+{
+	struct bucket	*b = &r->buckets[kind];
+	double		 rate = r->kinds[kind].rate_limit_per_s;
+	double		 burst = rate < 1 ? 1 : rate;
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (b->last.tv_sec == 0 && b->last.tv_nsec == 0)
+		b->tokens = burst;
+	else
+		b->tokens += rate * (mono_ms(&now) - mono_ms(&b->last)) / 1000.0;
+	if (b->tokens > burst)
+		b->tokens = burst;
+	b->last = now;
+	if (b->tokens < 1)
+		return 0;
+	b->tokens -= 1;
+	return 1;
+}
+
+static struct inflight *
+inflight_find(struct refresh *r, int kind, const uint8_t *key, size_t klen)
+{
+	size_t	i;
+
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
+		if (r->inflight[i].used && r->inflight[i].kind == kind &&
+		    r->inflight[i].klen == klen &&
+		    memcmp(r->inflight[i].key, key, klen) == 0)
+			return &r->inflight[i];
+	return NULL;
+}
+
+static struct inflight *
+inflight_slot(struct refresh *r)
+{
+	size_t	i;
+
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
+		if (!r->inflight[i].used)
+			return &r->inflight[i];
+	return NULL;
+}
+
+static void
+refresh_done(struct refresh *r, int ok, const char *why, void *arg)
+{
+	struct inflight		*f = arg;
+	struct cache_meta	 m;
+	char			 hex[17];
+	time_t			 now = time(NULL);
+	const struct refresh_kind_conf *kc = &r->kinds[f->kind];
+
+	log_hex(hex, sizeof(hex), f->key, f->klen);
+	if (ok) {
+		metrics.refresh_ok++;
+		log_debug("refresh: %s %s: refreshed", cache_kind_str[f->kind], hex);
+	} else if (cache_get_meta(r->cache, f->kind, f->key, f->klen, &m) == 1) {
+		metrics.refresh_failed++;
+		m.refresh_failures++;
+		m.next_refresh_at = schedule_backoff_at(&kc->sched,
+		    m.refresh_failures, m.next_update, now, refresh_rand());
+		if (cache_put_meta(r->cache, f->key, f->klen, &m) == -1)
+			log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
+			    cache_strerror(r->cache));
+		/* A state change is logged once; the retries are not. */
+		if (m.refresh_failures == 1)
+			log_warn("refresh: %s %s: failing (%s); valid for %lds more, "
+			    "retrying with backoff", cache_kind_str[f->kind], hex,
+			    why ? why : "unknown", (long)(m.next_update - now));
+		else
+			log_debug("refresh: %s %s: still failing (%u): %s",
+			    cache_kind_str[f->kind], hex, m.refresh_failures,
+			    why ? why : "unknown");
+	}
+	f->used = 0;
+}
+
+/* Entries whose refresh is due and may start now. */
+static void
+consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, time_t now)
+{
+	const struct refresh_kind_conf	*kc = &r->kinds[kind];
+	struct inflight			*f;
+	time_t				 last_used;
+
+	if (!r->have[kind] || kc->start == NULL || (m->flags & CACHE_F_NO_REFRESH))
+		return;
+	if (m->next_update <= now)
+		return;		/* expired: never served, a client miss refetches */
+	last_used = m->last_served_at ? m->last_served_at : m->fetched_at;
+	if (schedule_is_idle(last_used, kc->idle_expire_s, now)) {
+		r->cur.idle++;
+		return;
+	}
+	if (m->next_refresh_at > now)
+		return;
+	if (inflight_find(r, kind, key, klen) != NULL) {
+		r->cur.inflight++;
+		return;
+	}
+	if (r->stopped || (f = inflight_slot(r)) == NULL || klen > sizeof(f->key)) {
+		r->cur.backlog++;
+		return;
+	}
+	if (!bucket_take(r, kind)) {
+		metrics.refresh_rate_limited++;
+		r->cur.backlog++;
+		return;
+	}
+	f->used = 1;
+	f->kind = kind;
+	f->klen = klen;
+	f->r = r;
+	memcpy(f->key, key, klen);
+	r->cur.inflight++;
+	if (kc->start(kc->arg, kind, f->key, f->klen, refresh_done, f) == -1) {
+		f->used = 0;
+		r->cur.inflight--;
+		r->cur.backlog++;
+	}
+}
+
+struct walk_arg {
+	struct refresh	*r;
+	time_t		 now;
+};
+
+static int
+walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct walk_arg	*wa = arg;
+	struct refresh	*r = wa->r;
+
+	if (kind < CACHE_KIND_MAX)
+		r->cur.entries[kind]++;
+	if (m->next_update <= wa->now)
+		r->cur.expired++;
+	else {
+		if (r->cur.earliest_next_update == 0 ||
+		    m->next_update < r->cur.earliest_next_update)
+			r->cur.earliest_next_update = m->next_update;
+		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
+			r->cur.expiring++;
+	}
+	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES)
+		consider(r, kind, key, klen, m, wa->now);
+	r->after[0] = (uint8_t)kind;
+	memcpy(r->after + 1, key, klen);
+	r->afterlen = 1 + klen;
+	return 0;
+}
+
+static void
+walk_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct refresh	*r = arg;
+	struct walk_arg	 wa = { r, time(NULL) };
+	struct timeval	 tv = { 0, 0 };
+	long		 n;
+
+	(void)fd;
+	(void)what;
+	if (!r->walking) {
+		memset(&r->cur, 0, sizeof(r->cur));
+		r->afterlen = 0;
+		r->walking = 1;
+	}
+	/* The walk key is kind||key; cache_walk wants the same form. */
+	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
+	    REFRESH_WALK_CHUNK, walk_one, &wa);
+	if (n == -1)
+		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
+	if (n == REFRESH_WALK_CHUNK) {
+		evtimer_add(r->walk_ev, &tv);	/* more: next loop turn */
+		return;
+	}
+	r->walking = 0;
+	r->cur.complete = 1;
+	r->last = r->cur;
+	tv.tv_sec = REFRESH_PASS_MS / 1000;
+	tv.tv_usec = (REFRESH_PASS_MS % 1000) * 1000;
+	evtimer_add(r->walk_ev, &tv);
+}
+
+void
+refresh_flush_touches(struct refresh *r)
+{
+	if (r == NULL || r->ntouches == 0)
+		return;
+	if (cache_touch(r->cache, r->touches, r->ntouches) == -1)
+		log_err("refresh: recording hits: %s", cache_strerror(r->cache));
+	memset(r->touches, 0, sizeof(*r->touches) * TOUCH_SLOTS);
+	r->ntouches = 0;
+}
+
+static void
+touch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct refresh	*r = arg;
+	struct timeval	 tv = { TOUCH_FLUSH_MS / 1000, 0 };
+
+	(void)fd;
+	(void)what;
+	refresh_flush_touches(r);
+	evtimer_add(r->touch_ev, &tv);
+}
+
+void
+refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, time_t now)
+{
+	struct cache_touch	*t;
+	uint32_t		 h = 2166136261u;
+	size_t			 i, slot;
+
+	if (klen > CACHE_KEY_MAX_BYTES)
+		return;
+	for (i = 0; i < klen && i < 16; i++)
+		h = (h ^ key[i]) * 16777619u;
+	for (i = 0; i < TOUCH_SLOTS; i++) {
+		slot = (h + i) % TOUCH_SLOTS;
+		t = &r->touches[slot];
+		if (t->klen == 0) {
+			t->kind = kind;
+			t->klen = klen;
+			memcpy(t->key, key, klen);
+			r->ntouches++;
+			break;
+		}
+		if (t->kind == kind && t->klen == klen && memcmp(t->key, key, klen) == 0)
+			break;
+	}
+	if (i == TOUCH_SLOTS) {
+		refresh_flush_touches(r);
+		refresh_touch(r, kind, key, klen, now);
+		return;
+	}
+	t->served++;
+	t->last_served_at = now;
+	if (r->ntouches > TOUCH_SLOTS * 3 / 4)
+		refresh_flush_touches(r);
+}
+
+struct refresh *
+refresh_new(struct event_base *base, struct cache *cache)
+{
+	struct refresh	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->base = base;
+	r->cache = cache;
+	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
+	r->walk_ev = evtimer_new(base, walk_cb, r);
+	r->touch_ev = evtimer_new(base, touch_cb, r);
+	if (r->touches == NULL || r->walk_ev == NULL || r->touch_ev == NULL) {
+		refresh_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+refresh_free(struct refresh *r)
+{
+	if (r == NULL)
+		return;
+	if (r->touches != NULL)
+		refresh_flush_touches(r);
+	if (r->walk_ev != NULL)
+		event_free(r->walk_ev);
+	if (r->touch_ev != NULL)
+		event_free(r->touch_ev);
+	free(r->touches);
+	free(r);
+}
+
+void
+refresh_set_kind(struct refresh *r, enum cache_kind kind,
+    const struct refresh_kind_conf *kc)
+{
+	r->kinds[kind] = *kc;
+	r->have[kind] = kc->start != NULL;
+}
+
+const struct refresh_kind_conf *
+refresh_get_kind(const struct refresh *r, enum cache_kind kind)
+{
+	return r->have[kind] ? &r->kinds[kind] : NULL;
+}
+
+void
+refresh_start(struct refresh *r)
+{
+	struct timeval	tv = { 0, 0 };
+	struct timeval	tt = { TOUCH_FLUSH_MS / 1000, 0 };
+
+	r->stopped = 0;
+	evtimer_add(r->walk_ev, &tv);
+	evtimer_add(r->touch_ev, &tt);
+}
+
+void
+refresh_stop(struct refresh *r)
+{
+	r->stopped = 1;
+	evtimer_del(r->walk_ev);
+	evtimer_del(r->touch_ev);
+	refresh_flush_touches(r);
+}
+
+void
+refresh_stats(const struct refresh *r, struct refresh_stats *s)
+{
+	size_t	i;
+
+	*s = r->last;
+	s->inflight = 0;
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
+		s->inflight += r->inflight[i].used;
+}

@@ -1,0 +1,69 @@
+/* The refresh scheduler: walks the store, refreshes what is due, rate-limited, derived from disk. */
+#ifndef PROXY_REFRESH_H
+#define PROXY_REFRESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cache/store.h"
+#include "proxy/schedule.h"
+
+struct event_base;
+struct refresh;
+
+#define REFRESH_MAX_INFLIGHT	8	/* parallel refreshes (mod_md uses 6) */
+#define REFRESH_WALK_CHUNK	4096	/* entries examined per loop turn */
+#define REFRESH_PASS_MS		1000	/* a pass over the store at most this often */
+#define REFRESH_EXPIRING_S	(6 * 3600)
+
+/* Called by the kind's refresher when its refresh ends; ok = a new entry was stored. */
+typedef void refresh_done_fn(struct refresh *, int ok, const char *why, void *done_arg);
+/*
+ * Start refreshing one entry; the refresher must call done exactly once
+ * (possibly before returning). Returns 0, or -1 if it could not start.
+ */
+typedef int refresh_start_fn(void *arg, enum cache_kind, const uint8_t *key, size_t klen,
+    refresh_done_fn *done, void *done_arg);
+
+struct refresh_kind_conf {
+	struct schedule_conf	 sched;
+	long			 idle_expire_s;
+	double			 rate_limit_per_s;
+	refresh_start_fn	*start;
+	void			*arg;
+};
+
+struct refresh_stats {
+	size_t	entries[CACHE_KIND_MAX];
+	size_t	expiring;		/* valid, nextUpdate within REFRESH_EXPIRING_S */
+	size_t	expired;		/* past nextUpdate: no longer served */
+	size_t	backlog;		/* due but not yet started */
+	size_t	idle;			/* not asked for within idle_expire */
+	size_t	inflight;
+	int64_t	earliest_next_update;	/* over valid entries; 0 none */
+	int	complete;		/* at least one full pass done */
+};
+
+struct refresh	*refresh_new(struct event_base *, struct cache *);
+void		 refresh_free(struct refresh *);
+/* Install or replace the refresher of a kind (SIGHUP swaps it). NULL start disables. */
+void		 refresh_set_kind(struct refresh *, enum cache_kind,
+		    const struct refresh_kind_conf *);
+const struct refresh_kind_conf *refresh_get_kind(const struct refresh *, enum cache_kind);
+/* Begin walking (after the listener is up, so startup stays fast). */
+void		 refresh_start(struct refresh *);
+/* Stop starting refreshes (shutdown); in-flight ones finish. */
+void		 refresh_stop(struct refresh *);
+/* Stats of the last complete pass. */
+void		 refresh_stats(const struct refresh *, struct refresh_stats *);
+
+/* Hit bookkeeping: counted in memory, written in batches every few seconds. */
+void		 refresh_touch(struct refresh *, enum cache_kind, const uint8_t *key,
+		    size_t klen, time_t now);
+void		 refresh_flush_touches(struct refresh *);
+
+/* A uniform double in [0, 1) for jitter. */
+double		 refresh_rand(void);
+
+#endif

@@ -44,6 +44,8 @@ struct fetch_res {
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */
 const char	*fetch_res_header(const struct fetch_res *, const char *name);
+/* Response header line i ("Name: value", no CRLF), in order; NULL past the end. */
+const char	*fetch_res_header_line(const struct fetch_res *, size_t i);
 
 struct fetch_req {
 	const char	*method;	/* "GET" or "POST" */
@@ -82,7 +84,8 @@ void			 fetch_pool_free(struct fetch_pool *);
  * Fetch through the pool, or join the job already fetching req->key.
  * job_arg belongs to the job (freed with free_cb when it ends, or at once
  * when an existing job is joined). Returns a waiter handle, or NULL if
- * nothing could be started (done_cb is then never called).
+ * nothing could be started (done_cb is then never called, and job_arg
+ * stays the caller's). The handle is gone once done_cb returns.
  */
 struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
 			    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
@@ -102,6 +105,8 @@ struct fetch_health {
 	unsigned long	 failures[FETCH_ERR_MAX];
 };
 size_t	fetch_pool_health(const struct fetch_pool *, struct fetch_health *, size_t max);
+/* Number of upstreams, to size the array fetch_pool_health() fills. */
+size_t	fetch_pool_size(const struct fetch_pool *);
 const char *fetch_pool_service(const struct fetch_pool *);
 
 #endif

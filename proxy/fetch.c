@@ -1,0 +1,1146 @@
+/* Upstream fetch: curl multi inside the libevent loop, with failover, hedging, health and single flight. */
+/* <config.h>, not "config.h": proxy/config.h would shadow autoconf's header. */
+#include <config.h>
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "proxy/fetch.h"
+#include "proxy/log.h"
+
+/*
+ * How it runs (the shape of curl's hiperfifo example): curl tells us which
+ * sockets to watch (socket_fn) and when to call it back (timer_fn); libevent
+ * tells curl what happened (sock_cb, timer_cb); after each call into curl,
+ * process_done() reads finished transfers and moves their jobs on.
+ * Nothing here blocks and nothing is called back from inside curl except
+ * the small write/header/socket/timer functions, so a done() callback may
+ * call fetch_join() and fetch_leave() freely. It must not call
+ * fetch_ctx_free().
+ *
+ * A job is one logical fetch with its waiters; an attempt is one transfer
+ * to one upstream. A job tries each upstream of its order at most once.
+ */
+
+#define FETCH_MAX_HEADER_BYTES	(64 * 1024)	/* response headers kept */
+#define FETCH_MAX_HEADERS	100
+#define FETCH_SUMMARY_BYTES	2048
+#define FETCH_USER_AGENT	"stapled/" PACKAGE_VERSION
+
+struct fetch_sock {
+	struct event		 ev;
+	LIST_ENTRY(fetch_sock)	 entry;
+};
+
+struct fetch_attempt {
+	struct fetch_job	*job;
+	size_t			 up;		/* index into pool->ups */
+	CURL			*easy;
+	struct curl_slist	*reqhdrs;
+	char			*url;
+	int64_t			 started_ms;
+	uint8_t			*buf;
+	size_t			 len, cap;
+	int			 too_big;
+	char			**hdr;		/* "Name: value", no CRLF */
+	size_t			 nhdr, hdrbytes;
+	char			 errbuf[CURL_ERROR_SIZE];
+	TAILQ_ENTRY(fetch_attempt) entry;
+};
+
+struct fetch_waiter {
+	struct fetch_job	*job;
+	fetch_done_cb		*done;
+	void			*arg;
+	TAILQ_ENTRY(fetch_waiter) entry;
+};
+
+struct fetch_job {
+	struct fetch_ctx	*ctx;
+	struct fetch_pool	*pool;
+	uint8_t			*key;
+	size_t			 klen;
+	char			*method, *path, *content_type, *accept;
+	uint8_t			*body;
+	size_t			 body_len;
+	fetch_check_cb		*check;
+	void			*job_arg;
+	fetch_free_cb		*free_cb;
+	size_t			*order;		/* upstream indices to try */
+	size_t			 norder, next;
+	TAILQ_HEAD(fetch_attempts, fetch_attempt) attempts;	/* running */
+	struct fetch_attempt	*last;		/* last failed, for the result */
+	enum fetch_err		 last_err;
+	TAILQ_HEAD(, fetch_waiter) waiters;
+	struct event		 hedge_ev;
+	char			 summary[FETCH_SUMMARY_BYTES];
+	size_t			 slen;
+	TAILQ_ENTRY(fetch_job)	 ctx_entry;
+	TAILQ_ENTRY(fetch_job)	 pool_entry;
+};
+
+struct fetch_upstream {
+	char		*name, *url;
+	int		 verify_nonce;
+	int		 down;			/* as last logged */
+	unsigned	 consecutive;
+	int64_t		 cooldown_until_ms;
+	int64_t		 last_failure_ms;
+	int64_t		 last_failure_unix;
+	unsigned long	 requests;
+	unsigned long	 failures[FETCH_ERR_MAX];
+};
+
+struct fetch_pool {
+	struct fetch_ctx	*ctx;		/* NULL once the ctx is gone */
+	char			*service;
+	struct fetch_upstream	*ups;
+	size_t			 nups;
+	struct fetch_pool_conf	 conf;
+	unsigned		 refs;		/* the owner's, plus one per job */
+	unsigned		 rotor;
+	TAILQ_HEAD(, fetch_job)	 jobs;		/* running, joinable */
+	TAILQ_ENTRY(fetch_pool)	 entry;
+};
+
+struct fetch_ctx {
+	struct event_base	*base;
+	CURLM			*multi;
+	struct event		 timer_ev;
+	TAILQ_HEAD(, fetch_job)	 jobs;
+	size_t			 njobs;
+	TAILQ_HEAD(, fetch_pool) pools;
+	LIST_HEAD(, fetch_sock)	 socks;
+	uint64_t		 rng;
+};
+
+static void	process_done(struct fetch_ctx *);
+static int	job_advance(struct fetch_job *);
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* xorshift64*: jitter only, nothing secret. */
+static uint64_t
+ctx_random(struct fetch_ctx *ctx)
+{
+	ctx->rng ^= ctx->rng >> 12;
+	ctx->rng ^= ctx->rng << 25;
+	ctx->rng ^= ctx->rng >> 27;
+	return ctx->rng * 2685821657736338717ULL;
+}
+
+static void
+ms_to_tv(int64_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (ms % 1000) * 1000;
+}
+
+/* ---- curl <-> libevent ------------------------------------------------ */
+
+static void
+sock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch_ctx	*ctx = arg;
+	int			 action = 0, running = 0;
+
+	if (what & EV_READ)
+		action |= CURL_CSELECT_IN;
+	if (what & EV_WRITE)
+		action |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(ctx->multi, fd, action, &running);
+	process_done(ctx);
+	if (running <= 0 && evtimer_pending(&ctx->timer_ev, NULL))
+		evtimer_del(&ctx->timer_ev);
+}
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch_ctx	*ctx = arg;
+	int			 running = 0;
+
+	(void)fd;
+	(void)what;
+	curl_multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	process_done(ctx);
+}
+
+/* CURLMOPT_TIMERFUNCTION: -1 deletes the timer, 0 means "soon", not "now". */
+static int
+timer_fn(CURLM *multi, long timeout_ms, void *arg)
+{
+	struct fetch_ctx	*ctx = arg;
+	struct timeval		 tv;
+
+	(void)multi;
+	if (timeout_ms < 0) {
+		evtimer_del(&ctx->timer_ev);
+		return 0;
+	}
+	ms_to_tv(timeout_ms, &tv);
+	evtimer_add(&ctx->timer_ev, &tv);
+	return 0;
+}
+
+/* CURLMOPT_SOCKETFUNCTION */
+static int
+socket_fn(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
+{
+	struct fetch_ctx	*ctx = arg;
+	struct fetch_sock	*fs = sockp;
+	short			 kind = EV_PERSIST;
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		if (fs != NULL) {
+			event_del(&fs->ev);
+			LIST_REMOVE(fs, entry);
+			free(fs);
+		}
+		return 0;
+	}
+	if (fs == NULL) {
+		if ((fs = calloc(1, sizeof(*fs))) == NULL)
+			return -1;
+		LIST_INSERT_HEAD(&ctx->socks, fs, entry);
+		curl_multi_assign(ctx->multi, s, fs);
+	} else
+		event_del(&fs->ev);
+	if (what & CURL_POLL_IN)
+		kind |= EV_READ;
+	if (what & CURL_POLL_OUT)
+		kind |= EV_WRITE;
+	event_assign(&fs->ev, ctx->base, s, kind, sock_cb, ctx);
+	event_add(&fs->ev, NULL);
+	return 0;
+}
+
+/* ---- one transfer ------------------------------------------------------- */
+
+static size_t
+write_fn(char *p, size_t size, size_t n, void *arg)
+{
+	struct fetch_attempt	*a = arg;
+	size_t			 len = size * n, ncap;
+	uint8_t			*nbuf;
+
+	if (len > FETCH_MAX_RESPONSE_BYTES - a->len) {
+		a->too_big = 1;
+		return 0;		/* CURLE_WRITE_ERROR */
+	}
+	if (a->len + len > a->cap) {
+		ncap = a->cap ? a->cap : 4096;
+		while (ncap < a->len + len)
+			ncap *= 2;
+		if ((nbuf = realloc(a->buf, ncap)) == NULL)
+			return 0;
+		a->buf = nbuf;
+		a->cap = ncap;
+	}
+	memcpy(a->buf + a->len, p, len);
+	a->len += len;
+	return len;
+}
+
+static void
+hdrs_clear(struct fetch_attempt *a)
+{
+	size_t	i;
+
+	for (i = 0; i < a->nhdr; i++)
+		free(a->hdr[i]);
+	free(a->hdr);
+	a->hdr = NULL;
+	a->nhdr = a->hdrbytes = 0;
+}
+
+/* Keeps the header lines of the last response (after any 1xx), within bounds. */
+static size_t
+header_fn(char *p, size_t size, size_t n, void *arg)
+{
+	struct fetch_attempt	*a = arg;
+	size_t			 len = size * n, l = len;
+	char			**nh, *line;
+
+	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		hdrs_clear(a);
+		return len;
+	}
+	while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == '\n'))
+		l--;
+	if (l == 0 || a->nhdr >= FETCH_MAX_HEADERS ||
+	    a->hdrbytes + l > FETCH_MAX_HEADER_BYTES)
+		return len;
+	if ((line = strndup(p, l)) == NULL)
+		return len;
+	if ((nh = reallocarray(a->hdr, a->nhdr + 1, sizeof(*nh))) == NULL) {
+		free(line);
+		return len;
+	}
+	a->hdr = nh;
+	a->hdr[a->nhdr++] = line;
+	a->hdrbytes += l;
+	return len;
+}
+
+static const char *
+attempt_header(const struct fetch_attempt *a, const char *name)
+{
+	size_t		 i, nl = strlen(name);
+	const char	*v;
+
+	for (i = 0; i < a->nhdr; i++) {
+		if (strncasecmp(a->hdr[i], name, nl) != 0 ||
+		    a->hdr[i][nl] != ':')
+			continue;
+		v = a->hdr[i] + nl + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		return v;
+	}
+	return NULL;
+}
+
+static void
+attempt_free(struct fetch_attempt *a)
+{
+	if (a == NULL)
+		return;
+	if (a->easy != NULL)
+		curl_easy_cleanup(a->easy);
+	curl_slist_free_all(a->reqhdrs);
+	hdrs_clear(a);
+	free(a->buf);
+	free(a->url);
+	free(a);
+}
+
+/* Takes a running attempt out of curl and frees it; no health effect. */
+static void
+attempt_cancel(struct fetch_attempt *a)
+{
+	struct fetch_job	*job = a->job;
+
+	TAILQ_REMOVE(&job->attempts, a, entry);
+	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	attempt_free(a);
+}
+
+static int
+add_header(struct curl_slist **list, const char *name, const char *value)
+{
+	struct curl_slist	*n;
+	char			*h;
+
+	if (asprintf(&h, "%s%s", name, value) == -1)
+		return -1;
+	n = curl_slist_append(*list, h);
+	free(h);
+	if (n == NULL)
+		return -1;
+	*list = n;
+	return 0;
+}
+
+static int
+attempt_start(struct fetch_job *job, size_t idx)
+{
+	struct fetch_pool	*pool = job->pool;
+	struct fetch_upstream	*up = &pool->ups[idx];
+	struct fetch_attempt	*a;
+	size_t			 ulen = strlen(up->url);
+	CURL			*e;
+	int			 rv = -1;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return -1;
+	a->job = job;
+	a->up = idx;
+	/* "https://host/" + "/path": one slash */
+	if (ulen > 0 && up->url[ulen - 1] == '/' && job->path[0] == '/')
+		ulen--;
+	if (asprintf(&a->url, "%.*s%s", (int)ulen, up->url, job->path) == -1) {
+		a->url = NULL;
+		goto out;
+	}
+	if ((a->easy = e = curl_easy_init()) == NULL)
+		goto out;
+
+	/* An empty Expect: keeps curl from waiting for 100-continue. */
+	if (add_header(&a->reqhdrs, "Expect:", "") == -1)
+		goto out;
+	if (job->content_type != NULL && strcmp(job->method, "POST") == 0 &&
+	    add_header(&a->reqhdrs, "Content-Type: ", job->content_type) == -1)
+		goto out;
+	if (job->accept != NULL &&
+	    add_header(&a->reqhdrs, "Accept: ", job->accept) == -1)
+		goto out;
+
+	if (curl_easy_setopt(e, CURLOPT_URL, a->url) != CURLE_OK)
+		goto out;
+	curl_easy_setopt(e, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)pool->conf.connect_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, FETCH_USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->reqhdrs);
+	/* Refused early when Content-Length says so; write_fn catches the rest. */
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)FETCH_MAX_RESPONSE_BYTES);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_fn);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_fn);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
+	if (strcmp(job->method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		/* job->body outlives every attempt of the job */
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+		    job->body != NULL ? (const char *)job->body : "");
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)job->body_len);
+	} else if (strcmp(job->method, "GET") == 0)
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	else
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, job->method);
+
+	if (curl_multi_add_handle(job->ctx->multi, e) != CURLM_OK)
+		goto out;
+	a->started_ms = now_ms();
+	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
+	up->requests++;
+	log_debug("fetch: %s: %s: %s %s", pool->service, up->name,
+	    job->method, a->url);
+	a = NULL;
+	rv = 0;
+ out:
+	attempt_free(a);
+	return rv;
+}
+
+/* ---- health ------------------------------------------------------------- */
+
+static void
+up_success(struct fetch_pool *pool, struct fetch_upstream *up)
+{
+	up->consecutive = 0;
+	up->cooldown_until_ms = 0;
+	if (up->down) {
+		up->down = 0;
+		log_info("fetch: %s: %s: up again", pool->service, up->name);
+	}
+}
+
+static void
+up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
+    enum fetch_err err, const char *reason, int64_t retry_after_ms)
+{
+	struct fetch_ctx	*ctx = pool->ctx;
+	int64_t			 ms, now = now_ms();
+
+	up->failures[err]++;
+	up->consecutive++;
+	up->last_failure_ms = now;
+	up->last_failure_unix = time(NULL);
+	if ((ms = fetch_cooldown_ms(up->consecutive, retry_after_ms)) <= 0)
+		return;
+	/* up to 20 % more, so that mirrors that failed together drift apart */
+	ms += (int64_t)(ctx_random(ctx) % (uint64_t)(ms / 5 + 1));
+	up->cooldown_until_ms = now + ms;
+	if (!up->down) {
+		up->down = 1;
+		log_info("fetch: %s: %s: down (%s), cooling down %lld ms",
+		    pool->service, up->name, reason, (long long)ms);
+	} else
+		log_debug("fetch: %s: %s: still down (%s), cooling down %lld ms",
+		    pool->service, up->name, reason, (long long)ms);
+}
+
+/* ---- jobs ----------------------------------------------------------------- */
+
+static void
+pool_unref(struct fetch_pool *pool)
+{
+	size_t	i;
+
+	if (pool == NULL || --pool->refs > 0)
+		return;
+	if (pool->ctx != NULL)
+		TAILQ_REMOVE(&pool->ctx->pools, pool, entry);
+	for (i = 0; i < pool->nups; i++) {
+		free(pool->ups[i].name);
+		free(pool->ups[i].url);
+	}
+	free(pool->ups);
+	free(pool->service);
+	free(pool);
+}
+
+static void
+summary_add(struct fetch_job *job, const char *name, const char *reason)
+{
+	int	n;
+
+	if (job->slen >= sizeof(job->summary) - 1)
+		return;
+	n = snprintf(job->summary + job->slen, sizeof(job->summary) - job->slen,
+	    "%s%s: %s", job->slen ? "; " : "", name, reason);
+	if (n > 0)
+		job->slen += (size_t)n;
+	if (job->slen > sizeof(job->summary) - 1)
+		job->slen = sizeof(job->summary) - 1;
+}
+
+/* Frees a job that has no attempts left; waiters are dropped silently. */
+static void
+job_free(struct fetch_job *job)
+{
+	struct fetch_waiter	*w;
+	struct fetch_attempt	*a;
+
+	while ((a = TAILQ_FIRST(&job->attempts)) != NULL)
+		attempt_cancel(a);
+	while ((w = TAILQ_FIRST(&job->waiters)) != NULL) {
+		TAILQ_REMOVE(&job->waiters, w, entry);
+		free(w);
+	}
+	evtimer_del(&job->hedge_ev);
+	if (job->free_cb != NULL)
+		job->free_cb(job->job_arg);
+	attempt_free(job->last);
+	TAILQ_REMOVE(&job->ctx->jobs, job, ctx_entry);
+	job->ctx->njobs--;
+	pool_unref(job->pool);
+	free(job->order);
+	free(job->key);
+	free(job->method);
+	free(job->path);
+	free(job->content_type);
+	free(job->accept);
+	free(job->body);
+	free(job);
+}
+
+static void
+res_from(struct fetch_res *res, const struct fetch_job *job,
+    const struct fetch_attempt *a)
+{
+	const struct fetch_upstream	*up;
+	long				 status = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->summary = job->summary;
+	if (a == NULL)
+		return;
+	up = &job->pool->ups[a->up];
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	res->http_status = (int)status;
+	res->body = a->buf;
+	res->body_len = a->len;
+	res->upstream = up->name;
+	res->verify_nonce = up->verify_nonce;
+	res->priv = a;
+}
+
+/*
+ * The job ends: `a` (already out of curl) answered, or, when NULL, every
+ * upstream failed. No one can join from here on; every waiter gets done().
+ */
+static void
+job_finish(struct fetch_job *job, struct fetch_attempt *a)
+{
+	struct fetch_attempt	*o;
+	struct fetch_waiter	*w;
+	struct fetch_res	 res;
+
+	TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
+	evtimer_del(&job->hedge_ev);
+	while ((o = TAILQ_FIRST(&job->attempts)) != NULL)
+		attempt_cancel(o);
+	if (a != NULL) {
+		res_from(&res, job, a);
+		res.err = FETCH_OK;
+	} else {
+		res_from(&res, job, job->last);
+		res.err = job->last_err;
+		log_debug("fetch: %s: all upstreams failed: %s",
+		    job->pool->service, job->summary);
+	}
+	while ((w = TAILQ_FIRST(&job->waiters)) != NULL) {
+		TAILQ_REMOVE(&job->waiters, w, entry);
+		w->done(&res, w->arg);
+		free(w);
+	}
+	attempt_free(a);
+	job_free(job);
+}
+
+static enum fetch_err
+curl_err(CURLcode code, const struct fetch_attempt *a)
+{
+	switch (code) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+		return FETCH_ERR_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return FETCH_ERR_TIMEOUT;
+	case CURLE_FILESIZE_EXCEEDED:
+		return FETCH_ERR_TOO_BIG;
+	case CURLE_WRITE_ERROR:
+		return a->too_big ? FETCH_ERR_TOO_BIG : FETCH_ERR_TRANSPORT;
+	default:
+		return FETCH_ERR_TRANSPORT;
+	}
+}
+
+/* "connect: Connection refused", "timeout after 10000 ms", ... */
+static void
+curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
+    const struct fetch_attempt *a)
+{
+	const struct fetch_pool_conf	*conf = &a->job->pool->conf;
+	const char			*msg;
+	curl_off_t			 connected = 0;
+	long				 oserr = 0;
+
+	msg = a->errbuf[0] != '\0' ? a->errbuf : curl_easy_strerror(code);
+	switch (err) {
+	case FETCH_ERR_CONNECT:
+		curl_easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
+		if (code == CURLE_COULDNT_CONNECT && oserr != 0)
+			msg = strerror((int)oserr);
+		snprintf(buf, len, "connect: %s", msg);
+		break;
+	case FETCH_ERR_TIMEOUT:
+		curl_easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
+		if (connected == 0)
+			snprintf(buf, len, "connect timeout after %d ms",
+			    conf->connect_timeout_ms);
+		else
+			snprintf(buf, len, "timeout after %d ms",
+			    conf->timeout_ms);
+		break;
+	case FETCH_ERR_TOO_BIG:
+		snprintf(buf, len, "response over %u bytes",
+		    FETCH_MAX_RESPONSE_BYTES);
+		break;
+	default:
+		snprintf(buf, len, "%s", msg);
+		break;
+	}
+}
+
+/* A transfer ended; it is out of the running list but still in curl. */
+static void
+attempt_done(struct fetch_attempt *a, CURLcode code)
+{
+	struct fetch_job	*job = a->job;
+	struct fetch_pool	*pool = job->pool;
+	struct fetch_upstream	*up = &pool->ups[a->up];
+	struct fetch_res	 res;
+	enum fetch_err		 err;
+	const char		*next;
+	char			 reason[CURL_ERROR_SIZE + 64], why[256];
+	int64_t			 retry_after = -1;
+	int			 status;
+
+	TAILQ_REMOVE(&job->attempts, a, entry);
+	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	res_from(&res, job, a);
+	status = res.http_status;
+
+	if (code == CURLE_OK) {
+		switch (fetch_classify(status)) {
+		case FETCH_CLASS_ANSWER:
+			why[0] = '\0';
+			if (job->check == NULL ||
+			    job->check(&res, job->job_arg, why, sizeof(why)) ==
+			    FETCH_ACCEPT)
+				goto answer;
+			err = FETCH_ERR_REJECTED;
+			why[sizeof(why) - 1] = '\0';
+			snprintf(reason, sizeof(reason), "rejected: %s",
+			    why[0] ? why : "no reason given");
+			break;
+		case FETCH_CLASS_FINAL:
+			goto answer;
+		case FETCH_CLASS_FAILOVER:
+		default:
+			err = FETCH_ERR_HTTP;
+			snprintf(reason, sizeof(reason), "HTTP %d", status);
+			/* RFC 9110 10.2.3 */
+			if (status == 429 || status == 503)
+				retry_after = fetch_retry_after_ms(
+				    attempt_header(a, "Retry-After"),
+				    time(NULL));
+			break;
+		}
+	} else {
+		err = curl_err(code, a);
+		curl_reason(reason, sizeof(reason), code, err, a);
+	}
+
+	up_failure(pool, up, err, reason, retry_after);
+	summary_add(job, up->name, reason);
+	attempt_free(job->last);
+	job->last = a;
+	job->last_err = err;
+	if (!TAILQ_EMPTY(&job->attempts))
+		next = NULL;
+	else if (job->next < job->norder)
+		next = pool->ups[job->order[job->next]].name;
+	else
+		next = NULL;
+	log_debug("fetch: %s: %s: %s %s: %s, %s%s", pool->service, up->name,
+	    job->method, a->url, reason,
+	    next ? "trying " : (TAILQ_EMPTY(&job->attempts) ? "giving up" :
+	    "waiting for the others"), next ? next : "");
+	if (TAILQ_EMPTY(&job->attempts) && job_advance(job) == -1)
+		job_finish(job, NULL);
+	return;
+
+ answer:
+	log_debug("fetch: %s: %s: %s %s: HTTP %d in %lld ms", pool->service,
+	    up->name, job->method, a->url, status,
+	    (long long)(now_ms() - a->started_ms));
+	up_success(pool, up);
+	job_finish(job, a);
+}
+
+static void
+process_done(struct fetch_ctx *ctx)
+{
+	CURLMsg			*msg;
+	struct fetch_attempt	*a;
+	CURLcode		 code;
+	char			*priv;
+	int			 left;
+
+	while ((msg = curl_multi_info_read(ctx->multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		priv = NULL;
+		code = msg->data.result;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		if ((a = (struct fetch_attempt *)(void *)priv) != NULL)
+			attempt_done(a, code);
+	}
+}
+
+static void
+hedge_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch_job	*job = arg;
+	struct fetch_attempt	*a;
+
+	(void)fd;
+	(void)what;
+	if ((a = TAILQ_LAST(&job->attempts, fetch_attempts)) != NULL)
+		log_debug("fetch: %s: %s: no answer in %d ms, hedging",
+		    job->pool->service, job->pool->ups[a->up].name,
+		    job->pool->conf.hedge_ms);
+	/* Nothing started is fine: the running attempts may still answer. */
+	if (job_advance(job) == -1 && TAILQ_EMPTY(&job->attempts))
+		job_finish(job, NULL);
+}
+
+/*
+ * Starts the next upstream of the job's order that can be started, and
+ * arms the hedge timer if another one is left; -1 when none could start.
+ */
+static int
+job_advance(struct fetch_job *job)
+{
+	struct fetch_pool	*pool = job->pool;
+	struct timeval		 tv;
+	size_t			 idx;
+
+	while (job->next < job->norder) {
+		idx = job->order[job->next++];
+		if (attempt_start(job, idx) == 0) {
+			if (pool->conf.hedge_ms > 0 && job->next < job->norder) {
+				ms_to_tv(pool->conf.hedge_ms, &tv);
+				evtimer_add(&job->hedge_ev, &tv);
+			}
+			return 0;
+		}
+		log_warn("fetch: %s: %s: cannot start a transfer",
+		    pool->service, pool->ups[idx].name);
+		summary_add(job, pool->ups[idx].name, "cannot start a transfer");
+		job->last_err = FETCH_ERR_TRANSPORT;
+	}
+	return -1;
+}
+
+/*
+ * Failover order: configured order, rotated when conf.shuffle. Upstreams in
+ * cooldown are left out. When every upstream is in cooldown, all of them
+ * are tried, the one whose last failure is oldest first: a job never fails
+ * without asking anyone, and the upstream that rested longest goes first.
+ */
+static int
+job_order(struct fetch_job *job)
+{
+	struct fetch_pool	*pool = job->pool;
+	int64_t			 now = now_ms();
+	size_t			 i, j, k, start = 0, idx;
+
+	if ((job->order = calloc(pool->nups, sizeof(*job->order))) == NULL)
+		return -1;
+	if (pool->conf.shuffle)
+		start = pool->rotor++ % pool->nups;
+	for (i = 0; i < pool->nups; i++) {
+		idx = (start + i) % pool->nups;
+		if (pool->ups[idx].cooldown_until_ms <= now)
+			job->order[job->norder++] = idx;
+	}
+	if (job->norder > 0)
+		return 0;
+	/* all resting: insertion sort by last failure, stable */
+	for (i = 0; i < pool->nups; i++) {
+		idx = (start + i) % pool->nups;
+		for (j = job->norder; j > 0; j--) {
+			k = job->order[j - 1];
+			if (pool->ups[k].last_failure_ms <=
+			    pool->ups[idx].last_failure_ms)
+				break;
+			job->order[j] = k;
+		}
+		job->order[j] = idx;
+		job->norder++;
+	}
+	return 0;
+}
+
+static struct fetch_job *
+job_find(struct fetch_pool *pool, const uint8_t *key, size_t klen)
+{
+	struct fetch_job	*job;
+
+	TAILQ_FOREACH(job, &pool->jobs, pool_entry)
+		if (job->key != NULL && job->klen == klen &&
+		    memcmp(job->key, key, klen) == 0)
+			return job;
+	return NULL;
+}
+
+static char *
+strdup_or_null(const char *s, int *fail)
+{
+	char	*d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		*fail = 1;
+	return d;
+}
+
+static struct fetch_job *
+job_new(struct fetch_pool *pool, const struct fetch_req *req)
+{
+	struct fetch_job	*job;
+	int			 fail = 0;
+
+	if ((job = calloc(1, sizeof(*job))) == NULL)
+		return NULL;
+	job->ctx = pool->ctx;
+	job->pool = pool;
+	pool->refs++;
+	TAILQ_INIT(&job->attempts);
+	TAILQ_INIT(&job->waiters);
+	evtimer_assign(&job->hedge_ev, pool->ctx->base, hedge_cb, job);
+	TAILQ_INSERT_TAIL(&pool->ctx->jobs, job, ctx_entry);
+	pool->ctx->njobs++;
+	TAILQ_INSERT_TAIL(&pool->jobs, job, pool_entry);
+	job->last_err = FETCH_ERR_TRANSPORT;
+
+	job->method = strdup_or_null(req->method ? req->method : "GET", &fail);
+	job->path = strdup_or_null(req->path ? req->path : "", &fail);
+	job->content_type = strdup_or_null(req->content_type, &fail);
+	job->accept = strdup_or_null(req->accept, &fail);
+	if (req->body_len > 0) {
+		if ((job->body = malloc(req->body_len)) == NULL)
+			fail = 1;
+		else
+			memcpy(job->body, req->body, req->body_len);
+		job->body_len = req->body_len;
+	}
+	if (req->key != NULL) {
+		if ((job->key = malloc(req->klen ? req->klen : 1)) == NULL)
+			fail = 1;
+		else
+			memcpy(job->key, req->key, req->klen);
+		job->klen = req->klen;
+	}
+	if (fail || job_order(job) == -1) {
+		TAILQ_REMOVE(&pool->jobs, job, pool_entry);
+		job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+/* ---- API ------------------------------------------------------------------ */
+
+const char *
+fetch_res_header(const struct fetch_res *res, const char *name)
+{
+	if (res == NULL || res->priv == NULL || name == NULL)
+		return NULL;
+	return attempt_header(res->priv, name);
+}
+
+const char *
+fetch_res_header_line(const struct fetch_res *res, size_t i)
+{
+	const struct fetch_attempt	*a;
+
+	if (res == NULL || (a = res->priv) == NULL || i >= a->nhdr)
+		return NULL;
+	return a->hdr[i];
+}
+
+struct fetch_ctx *
+fetch_ctx_new(struct event_base *base)
+{
+	static int		 curl_ready;
+	struct fetch_ctx	*ctx;
+
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			log_err("fetch: curl_global_init failed");
+			return NULL;
+		}
+		curl_ready = 1;
+	}
+	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+		return NULL;
+	if ((ctx->multi = curl_multi_init()) == NULL) {
+		free(ctx);
+		return NULL;
+	}
+	ctx->base = base;
+	ctx->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
+	    (uint64_t)(uintptr_t)ctx;
+	if (ctx->rng == 0)
+		ctx->rng = 1;
+	TAILQ_INIT(&ctx->jobs);
+	TAILQ_INIT(&ctx->pools);
+	LIST_INIT(&ctx->socks);
+	evtimer_assign(&ctx->timer_ev, base, timer_cb, ctx);
+	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx);
+	curl_multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	curl_multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx);
+	return ctx;
+}
+
+/*
+ * Cancels every job: transfers stop, free_cb runs, and waiters are dropped
+ * without done() (their owners are being torn down too). Pools not yet
+ * freed stay valid for fetch_pool_free() and fetch_pool_health(), and
+ * fetch_join() on them returns NULL.
+ */
+void
+fetch_ctx_free(struct fetch_ctx *ctx)
+{
+	struct fetch_job	*job;
+	struct fetch_pool	*pool;
+	struct fetch_sock	*fs;
+
+	if (ctx == NULL)
+		return;
+	while ((job = TAILQ_FIRST(&ctx->jobs)) != NULL) {
+		TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
+		job_free(job);
+	}
+	while ((pool = TAILQ_FIRST(&ctx->pools)) != NULL) {
+		TAILQ_REMOVE(&ctx->pools, pool, entry);
+		pool->ctx = NULL;
+	}
+	evtimer_del(&ctx->timer_ev);
+	curl_multi_cleanup(ctx->multi);
+	while ((fs = LIST_FIRST(&ctx->socks)) != NULL) {
+		event_del(&fs->ev);
+		LIST_REMOVE(fs, entry);
+		free(fs);
+	}
+	free(ctx);
+}
+
+size_t
+fetch_ctx_inflight(const struct fetch_ctx *ctx)
+{
+	return ctx != NULL ? ctx->njobs : 0;
+}
+
+struct fetch_pool *
+fetch_pool_new(struct fetch_ctx *ctx, const char *service,
+    const struct fetch_upstream_conf *ups, size_t n,
+    const struct fetch_pool_conf *conf)
+{
+	struct fetch_pool	*pool;
+	size_t			 i;
+
+	if (ctx == NULL || service == NULL || ups == NULL || n == 0)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (ups[i].name == NULL || ups[i].url == NULL)
+			return NULL;
+	if ((pool = calloc(1, sizeof(*pool))) == NULL)
+		return NULL;
+	pool->refs = 1;
+	TAILQ_INIT(&pool->jobs);
+	if ((pool->service = strdup(service)) == NULL ||
+	    (pool->ups = calloc(n, sizeof(*pool->ups))) == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		pool->nups++;
+		if ((pool->ups[i].name = strdup(ups[i].name)) == NULL ||
+		    (pool->ups[i].url = strdup(ups[i].url)) == NULL)
+			goto fail;
+		pool->ups[i].verify_nonce = ups[i].verify_nonce;
+	}
+	pool->conf.hedge_ms = FETCH_HEDGE_MS;
+	pool->conf.connect_timeout_ms = FETCH_CONNECT_TIMEOUT_MS;
+	pool->conf.timeout_ms = FETCH_TIMEOUT_MS;
+	if (conf != NULL) {
+		pool->conf.hedge_ms = conf->hedge_ms > 0 ? conf->hedge_ms : 0;
+		if (conf->connect_timeout_ms > 0)
+			pool->conf.connect_timeout_ms = conf->connect_timeout_ms;
+		if (conf->timeout_ms > 0)
+			pool->conf.timeout_ms = conf->timeout_ms;
+		pool->conf.shuffle = conf->shuffle;
+	}
+	pool->ctx = ctx;
+	TAILQ_INSERT_TAIL(&ctx->pools, pool, entry);
+	return pool;
+ fail:
+	pool_unref(pool);
+	return NULL;
+}
+
+void
+fetch_pool_free(struct fetch_pool *pool)
+{
+	pool_unref(pool);
+}
+
+struct fetch_waiter *
+fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
+    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
+    fetch_done_cb *done, void *waiter_arg)
+{
+	struct fetch_job	*job = NULL;
+	struct fetch_waiter	*w;
+	int			 joined = 0;
+
+	if (pool == NULL || pool->ctx == NULL || req == NULL || done == NULL)
+		return NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->done = done;
+	w->arg = waiter_arg;
+
+	if (req->key != NULL &&
+	    (job = job_find(pool, req->key, req->klen)) != NULL)
+		joined = 1;
+	else if ((job = job_new(pool, req)) == NULL) {
+		free(w);
+		return NULL;
+	}
+	w->job = job;
+	TAILQ_INSERT_TAIL(&job->waiters, w, entry);
+	if (joined) {
+		if (free_cb != NULL)
+			free_cb(job_arg);
+		return w;
+	}
+	if (job_advance(job) == -1) {
+		/* nothing asked upstream: undo as if never called */
+		TAILQ_REMOVE(&pool->jobs, job, pool_entry);
+		job_free(job);		/* frees w with the waiters */
+		return NULL;
+	}
+	job->check = check;
+	job->job_arg = job_arg;
+	job->free_cb = free_cb;
+	return w;
+}
+
+void
+fetch_leave(struct fetch_waiter *w)
+{
+	if (w == NULL)
+		return;
+	TAILQ_REMOVE(&w->job->waiters, w, entry);
+	free(w);
+}
+
+size_t
+fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
+    size_t max)
+{
+	const struct fetch_upstream	*up;
+	size_t				 i;
+
+	if (pool == NULL || h == NULL)
+		return 0;
+	for (i = 0; i < pool->nups && i < max; i++) {
+		up = &pool->ups[i];
+		memset(&h[i], 0, sizeof(h[i]));
+		h[i].name = up->name;
+		h[i].url = up->url;
+		h[i].up = !up->down;
+		h[i].consecutive_failures = up->consecutive;
+		h[i].cooldown_until_ms = up->cooldown_until_ms;
+		h[i].last_failure_unix = up->last_failure_unix;
+		h[i].requests = up->requests;
+		memcpy(h[i].failures, up->failures, sizeof(h[i].failures));
+	}
+	return i;
+}
+
+size_t
+fetch_pool_size(const struct fetch_pool *pool)
+{
+	return pool != NULL ? pool->nups : 0;
+}
+
+const char *
+fetch_pool_service(const struct fetch_pool *pool)
+{
+	return pool != NULL ? pool->service : NULL;
+}

@@ -74,13 +74,20 @@ typedef int cache_walk_cb(enum cache_kind, const uint8_t *key, size_t klen,
     const struct cache_meta *, void *arg);
 long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
 	    size_t afterlen, size_t max, cache_walk_cb *, void *arg);
+/*
+ * With kind 0, `after` is the kind byte followed by the key (keys of two
+ * kinds may be equal). The callback must not call into the same handle:
+ * such calls fail. Records that do not decode are skipped, not visited;
+ * cache_walk_skipped() says how many the last walk skipped.
+ */
+size_t	cache_walk_skipped(const struct cache *);
 
 /* Small named records that are not vendor objects: upstream health, pools. */
 int	cache_aux_put(struct cache *, const char *name, const uint8_t *val, size_t len);
 /* Returns 1 and a malloc'd copy in *val, 0 absent, -1 error. */
 int	cache_aux_get(struct cache *, const char *name, uint8_t **val, size_t *len);
 
-/* Entry counts and map usage. */
+/* Entry counts and map usage; entries[0] counts records that do not decode. */
 struct cache_stat {
 	size_t	entries[CACHE_KIND_MAX];
 	size_t	map_bytes;

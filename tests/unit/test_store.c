@@ -1,0 +1,961 @@
+/* Unit tests for cache/store.c against a real LMDB environment in a temp dir. */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <lmdb.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cache/store.h"
+
+#define MIB		((size_t)1 << 20)
+#define WALK_ENTRIES	1000
+#define CRASH_ROUNDS	20
+
+struct fixture {
+	char	tmp[256];	/* from mkdtemp, removed afterwards */
+	char	dir[300];	/* the environment: tmp/db, made by cache_open */
+};
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*f;
+	const char	*t;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	if ((t = getenv("TMPDIR")) == NULL || *t == '\0')
+		t = "/tmp";
+	snprintf(f->tmp, sizeof(f->tmp), "%s/test_store.XXXXXX", t);
+	if (mkdtemp(f->tmp) == NULL) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->dir, sizeof(f->dir), "%s/db", f->tmp);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*f = *state;
+
+	nftw(f->tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static struct cache *
+open_ok(const char *dir, size_t map, int ro)
+{
+	struct cache	*c;
+	char		 err[256];
+
+	c = cache_open(dir, map, ro, err, sizeof(err));
+	if (c == NULL)
+		fail_msg("cache_open: %s", err);
+	return c;
+}
+
+static void
+mkmeta(struct cache_meta *m, uint8_t kind, int64_t this_update)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->this_update = this_update;
+	m->next_update = this_update + 3600;
+	m->produced_at = this_update;
+	m->fetched_at = this_update + 1;
+	snprintf(m->source, sizeof(m->source), "test-upstream");
+}
+
+/* A response whose bytes depend on the key and a tag, to catch mix-ups. */
+static void
+fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
+}
+
+static int
+check_fill(const uint8_t *buf, size_t len, unsigned seed)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != (uint8_t)(seed * 31 + i * 7 + (i >> 8)))
+			return -1;
+	return 0;
+}
+
+static size_t
+mkkey(uint8_t *key, unsigned i)
+{
+	return (size_t)snprintf((char *)key, CACHE_KEY_MAX_BYTES, "key-%06u", i);
+}
+
+static int
+put_n(struct cache *c, uint8_t kind, unsigned i, int64_t tu, size_t resplen)
+{
+	struct cache_meta	m;
+	struct cache_body	b;
+	uint8_t			key[CACHE_KEY_MAX_BYTES], req[16], *resp;
+	size_t			klen;
+	int			rc;
+
+	klen = mkkey(key, i);
+	mkmeta(&m, kind, tu);
+	if ((resp = malloc(resplen)) == NULL)
+		return -1;
+	fill(resp, resplen, i);
+	fill(req, sizeof(req), i + 1);
+	b.request = req;
+	b.request_len = sizeof(req);
+	b.response = resp;
+	b.response_len = resplen;
+	rc = cache_put(c, key, klen, &m, &b);
+	free(resp);
+	return rc;
+}
+
+/* 1 if entry i is there with the bytes put_n wrote, 0 absent, -1 wrong. */
+static int
+get_n(struct cache *c, uint8_t kind, unsigned i, size_t resplen)
+{
+	struct cache_meta	m;
+	struct cache_body	b;
+	uint8_t			key[CACHE_KEY_MAX_BYTES];
+	size_t			klen;
+	int			rc;
+
+	klen = mkkey(key, i);
+	if ((rc = cache_get(c, kind, key, klen, &m, &b)) != 1)
+		return rc;
+	if (m.kind != kind || b.response_len != resplen ||
+	    check_fill(b.response, resplen, i) == -1 ||
+	    b.request_len != 16 || check_fill(b.request, 16, i + 1) == -1)
+		return -1;
+	return 1;
+}
+
+static void
+test_put_get(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m, g;
+	struct cache_body	 b, gb;
+	static const uint8_t	 key[] = { 0x30, 0x00, 0xff, 0x01 };
+	static const uint8_t	 resp[] = "vendor-signed bytes";
+	const uint8_t		*first;
+
+	c = open_ok(f->dir, 0, 0);
+	mkmeta(&m, CACHE_KIND_OCSP, 1000);
+	m.status = 1;
+	m.next_refresh_at = 1500;
+	b.request = NULL;
+	b.request_len = 0;
+	b.response = resp;
+	b.response_len = sizeof(resp);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_memory_equal(&g, &m, sizeof(m));
+	assert_int_equal(gb.request_len, 0);
+	assert_null(gb.request);
+	assert_int_equal(gb.response_len, sizeof(resp));
+	assert_memory_equal(gb.response, resp, sizeof(resp));
+	first = gb.response;
+
+	/* Hits on an unchanged store land on the same map bytes. */
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), NULL, &gb), 1);
+	assert_ptr_equal(gb.response, first);
+
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key), &g), 1);
+	assert_int_equal(g.next_refresh_at, 1500);
+
+	/* The kind is part of the key. */
+	assert_int_equal(cache_get(c, CACHE_KIND_RIM, key, sizeof(key), &g, &gb), 0);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, 3, &g, &gb), 0);
+
+	/* Keys that cannot be stored are errors, not misses. */
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, 0, &g, NULL), -1);
+	assert_int_equal(cache_get(c, 0, key, sizeof(key), &g, NULL), -1);
+	assert_int_equal(cache_get(c, CACHE_KIND_MAX, key, sizeof(key), &g, NULL), -1);
+	{
+		uint8_t	big[CACHE_KEY_MAX_BYTES + 1];
+
+		memset(big, 'k', sizeof(big));
+		assert_int_equal(cache_put(c, big, CACHE_KEY_MAX_BYTES, &m, &b),
+		    CACHE_PUT_STORED);
+		assert_int_equal(cache_put(c, big, sizeof(big), &m, &b), -1);
+		assert_non_null(strstr(cache_strerror(c), "key length"));
+	}
+	m.kind = 0;
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), -1);
+	cache_close(c);
+	cache_close(NULL);
+}
+
+static void
+test_kept_when_older(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m, g;
+	struct cache_body	 b, gb;
+	static const uint8_t	 key[] = "serial-1";
+
+	c = open_ok(f->dir, 0, 0);
+	mkmeta(&m, CACHE_KIND_OCSP, 2000);
+	b.request = NULL;
+	b.request_len = 0;
+	b.response = (const uint8_t *)"new";
+	b.response_len = 3;
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+
+	mkmeta(&m, CACHE_KIND_OCSP, 1999);
+	b.response = (const uint8_t *)"old!";
+	b.response_len = 4;
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_KEPT);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_int_equal(g.this_update, 2000);
+	assert_int_equal(gb.response_len, 3);
+	assert_memory_equal(gb.response, "new", 3);
+
+	/* Same this_update replaces (a re-fetch with a new producedAt). */
+	mkmeta(&m, CACHE_KIND_OCSP, 2000);
+	m.produced_at = 2500;
+	b.response = (const uint8_t *)"same";
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_int_equal(g.produced_at, 2500);
+	assert_memory_equal(gb.response, "same", 4);
+
+	mkmeta(&m, CACHE_KIND_OCSP, 3000);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key), &g), 1);
+	assert_int_equal(g.this_update, 3000);
+	cache_close(c);
+}
+
+static void
+test_counters_carried(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m, g;
+	struct cache_touch	 t;
+
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 100, 50), CACHE_PUT_STORED);
+	memset(&t, 0, sizeof(t));
+	t.kind = CACHE_KIND_KDS;
+	t.klen = mkkey(t.key, 1);
+	t.served = 5;
+	t.last_served_at = 150;
+	assert_int_equal(cache_touch(c, &t, 1), 0);
+
+	/* A refresh knows nothing of the counters: they survive it. */
+	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 200, 60), CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g), 1);
+	assert_int_equal(g.this_update, 200);
+	assert_int_equal(g.served_count, 5);
+	assert_int_equal(g.last_served_at, 150);
+	assert_int_equal(get_n(c, CACHE_KIND_KDS, 1, 60), 1);
+
+	/* A caller's copy that is ahead keeps its values (max, not sum). */
+	mkmeta(&m, CACHE_KIND_KDS, 300);
+	m.served_count = 7;
+	m.last_served_at = 120;
+	{
+		struct cache_body	b = { NULL, 0, (const uint8_t *)"x", 1 };
+
+		assert_int_equal(cache_put(c, t.key, t.klen, &m, &b),
+		    CACHE_PUT_STORED);
+	}
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g), 1);
+	assert_int_equal(g.served_count, 7);
+	assert_int_equal(g.last_served_at, 150);
+	cache_close(c);
+}
+
+static void
+test_touch_batch(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 g;
+	struct cache_touch	 t[5];
+	unsigned		 i;
+
+	c = open_ok(f->dir, 0, 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 10),
+		    CACHE_PUT_STORED);
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < 3; i++) {
+		t[i].kind = CACHE_KIND_OCSP;
+		t[i].klen = mkkey(t[i].key, i);
+		t[i].served = i + 1;
+		t[i].last_served_at = 1000 + i;
+	}
+	t[3].kind = CACHE_KIND_OCSP;		/* not stored: skipped */
+	t[3].klen = mkkey(t[3].key, 99);
+	t[3].served = 1;
+	t[4].kind = 0;				/* invalid: skipped */
+	t[4].klen = mkkey(t[4].key, 0);
+	t[4].served = 1000;
+	assert_int_equal(cache_touch(c, t, 5), 0);
+	t[0].last_served_at = 10;		/* older: must not move it back */
+	assert_int_equal(cache_touch(c, t, 5), 0);
+	assert_int_equal(cache_touch(c, t, 0), 0);
+
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t[i].key,
+		    t[i].klen, &g), 1);
+		assert_int_equal(g.served_count, 2 * (i + 1));
+		assert_int_equal(g.last_served_at, 1000 + i);
+	}
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t[3].key,
+	    t[3].klen, &g), 0);
+	cache_close(c);
+}
+
+struct walk_state {
+	uint8_t		last[1 + CACHE_KEY_MAX_BYTES];
+	size_t		lastlen;
+	int		seen[WALK_ENTRIES];
+	long		calls;
+	int		out_of_order;
+	int		stop_at;	/* >0: return 1 on this call */
+	struct cache	*c;		/* for the re-entry check */
+	int		reentry_rc;
+};
+
+/* LMDB's default key order: memcmp, then the shorter first. */
+static int
+keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	int	r;
+
+	if ((r = memcmp(a, b, alen < blen ? alen : blen)) != 0)
+		return r;
+	return alen < blen ? -1 : alen > blen;
+}
+
+static int
+walk_cb(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct walk_state	*w = arg;
+	uint8_t			 full[1 + CACHE_KEY_MAX_BYTES + 1];
+	unsigned		 i;
+
+	full[0] = kind;
+	memcpy(full + 1, key, klen);
+	full[klen + 1] = '\0';
+	if (w->lastlen != 0 && keycmp(w->last, w->lastlen, full, klen + 1) >= 0)
+		w->out_of_order++;
+	memcpy(w->last, full, klen + 1);
+	w->lastlen = klen + 1;
+	if (sscanf((const char *)full + 1, "key-%06u", &i) == 1 && i < WALK_ENTRIES &&
+	    m->kind == kind && m->this_update == 100 + i)
+		w->seen[i]++;
+	w->calls++;
+	if (w->c != NULL) {
+		struct cache_meta	g;
+
+		w->reentry_rc = cache_get_meta(w->c, kind, key, klen, &g);
+	}
+	return w->stop_at > 0 && w->calls == w->stop_at;
+}
+
+static uint8_t
+walk_kind(unsigned i)
+{
+	return 1 + i % (CACHE_KIND_MAX - 1);
+}
+
+static void
+test_walk_chunks(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct walk_state	*w;
+	uint8_t			 k;
+	long			 n, per[CACHE_KIND_MAX] = { 0 };
+	unsigned		 i;
+
+	assert_non_null(w = calloc(1, sizeof(*w)));
+	c = open_ok(f->dir, 0, 0);
+	for (i = 0; i < WALK_ENTRIES; i++) {
+		assert_int_equal(put_n(c, walk_kind(i), i, 100 + i, 8),
+		    CACHE_PUT_STORED);
+		per[walk_kind(i)]++;
+	}
+
+	/* One kind at a time, in chunks of 37, resuming after the last key. */
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		long	total = 0;
+
+		w->lastlen = 0;
+		do {
+			n = cache_walk(c, k, w->lastlen ? w->last + 1 : NULL,
+			    w->lastlen ? w->lastlen - 1 : 0, 37, walk_cb, w);
+			assert_true(n >= 0);
+			assert_true(n <= 37);
+			total += n;
+		} while (n == 37);
+		assert_int_equal(total, per[k]);
+	}
+	for (i = 0; i < WALK_ENTRIES; i++)
+		assert_int_equal(w->seen[i], 1);
+	assert_int_equal(w->out_of_order, 0);
+
+	/* All kinds: `after` then carries the kind byte. */
+	memset(w, 0, sizeof(*w));
+	do {
+		n = cache_walk(c, 0, w->lastlen ? w->last : NULL, w->lastlen,
+		    100, walk_cb, w);
+		assert_true(n >= 0);
+	} while (n == 100);
+	assert_int_equal(w->calls, WALK_ENTRIES);
+	for (i = 0; i < WALK_ENTRIES; i++)
+		assert_int_equal(w->seen[i], 1);
+	assert_int_equal(w->out_of_order, 0);
+	assert_int_equal(cache_walk_skipped(c), 0);
+
+	/* Unlimited, and a callback that stops early. */
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(cache_walk(c, CACHE_KIND_OCSP, NULL, 0, 0, walk_cb, w),
+	    per[CACHE_KIND_OCSP]);
+	memset(w, 0, sizeof(*w));
+	w->stop_at = 5;
+	assert_int_equal(cache_walk(c, 0, NULL, 0, 0, walk_cb, w), 5);
+
+	/* Resuming after a key that is not stored starts at the next one. */
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(cache_walk(c, walk_kind(0), (const uint8_t *)"key-000000a",
+	    11, 1, walk_cb, w), 1);
+	assert_memory_equal(w->last + 1, "key-000004", 10);
+
+	/* The callback may not call into the handle; the walk goes on. */
+	memset(w, 0, sizeof(*w));
+	w->c = c;
+	w->reentry_rc = 0;
+	assert_int_equal(cache_walk(c, 0, NULL, 0, 3, walk_cb, w), 3);
+	assert_int_equal(w->reentry_rc, -1);
+	assert_non_null(strstr(cache_strerror(c), "walk callback"));
+	assert_int_equal(get_n(c, walk_kind(0), 0, 8), 1);
+	cache_close(c);
+	free(w);
+}
+
+/* A record written by something else (or a future version) is skipped. */
+static void
+test_walk_skips_garbage(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	struct cache_meta	 g;
+	struct walk_state	*w;
+	MDB_env			*env;
+	MDB_txn			*txn;
+	MDB_dbi			 dbi;
+	MDB_val			 k, v;
+	uint8_t			 lk[16] = { CACHE_KIND_OCSP, 'b', 'a', 'd' };
+	uint8_t			 junk[RECORD_META_BYTES] = { RECORD_VERSION + 1 };
+
+	assert_non_null(w = calloc(1, sizeof(*w)));
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 101, 8), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 102, 8), CACHE_PUT_STORED);
+	cache_close(c);
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, 0, 0640), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	k.mv_data = lk;
+	k.mv_size = 4;
+	v.mv_data = junk;
+	v.mv_size = sizeof(junk);
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(cache_walk(c, CACHE_KIND_OCSP, NULL, 0, 0, walk_cb, w), 2);
+	assert_int_equal(cache_walk_skipped(c), 1);
+	assert_int_equal(w->seen[1] + w->seen[2], 2);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.entries[0], 1);
+	assert_int_equal(st.entries[CACHE_KIND_OCSP], 2);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, lk + 1, 3, &g), -1);
+	assert_non_null(strstr(cache_strerror(c), "undecodable"));
+	cache_close(c);
+	free(w);
+}
+
+static void
+test_put_meta(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m, g, stale;
+	struct cache_touch	 t;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+
+	c = open_ok(f->dir, 0, 0);
+	klen = mkkey(key, 7);
+	mkmeta(&m, CACHE_KIND_RIM, 100);
+	assert_int_equal(cache_put_meta(c, key, klen, &m), -1);
+	assert_non_null(strstr(cache_strerror(c), "not found"));
+
+	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 100, 20), CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_RIM, key, klen, &m), 1);
+	stale = m;
+	m.refresh_failures = 3;
+	m.next_refresh_at = 4242;
+	assert_int_equal(cache_put_meta(c, key, klen, &m), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_RIM, key, klen, &g), 1);
+	assert_memory_equal(&g, &m, sizeof(m));
+	assert_int_equal(get_n(c, CACHE_KIND_RIM, 7, 20), 1);
+
+	/* Served while the caller held its copy: counters are not lost. */
+	memset(&t, 0, sizeof(t));
+	t.kind = CACHE_KIND_RIM;
+	memcpy(t.key, key, klen);
+	t.klen = klen;
+	t.served = 9;
+	t.last_served_at = 500;
+	assert_int_equal(cache_touch(c, &t, 1), 0);
+	m.next_refresh_at = 5000;
+	assert_int_equal(cache_put_meta(c, key, klen, &m), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_RIM, key, klen, &g), 1);
+	assert_int_equal(g.served_count, 9);
+	assert_int_equal(g.last_served_at, 500);
+	assert_int_equal(g.next_refresh_at, 5000);
+
+	/* Refreshed meanwhile: the stale copy sets the schedule only. */
+	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 900, 20), CACHE_PUT_STORED);
+	stale.refresh_failures = 1;
+	stale.next_refresh_at = 6000;
+	assert_int_equal(cache_put_meta(c, key, klen, &stale), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_RIM, key, klen, &g), 1);
+	assert_int_equal(g.this_update, 900);
+	assert_int_equal(g.next_update, 900 + 3600);
+	assert_int_equal(g.refresh_failures, 1);
+	assert_int_equal(g.next_refresh_at, 6000);
+	assert_int_equal(g.served_count, 9);
+	cache_close(c);
+}
+
+static void
+test_del(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 100, 10), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 2, 100, 10), CACHE_PUT_STORED);
+	klen = mkkey(key, 1);
+	assert_int_equal(cache_del(c, CACHE_KIND_PCCS, key, klen), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_PCCS, 1, 10), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_PCCS, 2, 10), 1);
+	assert_int_equal(cache_del(c, CACHE_KIND_PCCS, key, klen), 0);
+	assert_int_equal(cache_del(c, CACHE_KIND_OCSP, key, klen), 0);
+	assert_int_equal(cache_del(c, 0, key, klen), -1);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.entries[CACHE_KIND_PCCS], 1);
+	/* A deleted entry can be stored again, even with an older this_update. */
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 50, 10), CACHE_PUT_STORED);
+	cache_close(c);
+}
+
+static void
+test_aux(void **state)
+{
+	struct fixture	*f = *state;
+	struct cache	*c;
+	uint8_t		*v;
+	size_t		 len;
+
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(cache_aux_get(c, "upstream:nvidia", &v, &len), 0);
+	assert_null(v);
+	assert_int_equal(cache_aux_put(c, "upstream:nvidia",
+	    (const uint8_t *)"healthy", 7), 0);
+	assert_int_equal(cache_aux_put(c, "empty", NULL, 0), 0);
+	assert_int_equal(cache_aux_get(c, "upstream:nvidia", &v, &len), 1);
+	assert_int_equal(len, 7);
+	assert_memory_equal(v, "healthy", 7);
+	free(v);
+	assert_int_equal(cache_aux_put(c, "upstream:nvidia",
+	    (const uint8_t *)"down", 4), 0);
+	assert_int_equal(cache_aux_get(c, "upstream:nvidia", &v, &len), 1);
+	assert_int_equal(len, 4);
+	assert_memory_equal(v, "down", 4);
+	free(v);
+	assert_int_equal(cache_aux_get(c, "empty", &v, &len), 1);
+	assert_int_equal(len, 0);
+	free(v);
+	assert_int_equal(cache_aux_put(c, "", (const uint8_t *)"x", 1), -1);
+	/* Aux records are not entries. */
+	{
+		struct cache_stat	st;
+		size_t			k, n = 0;
+
+		assert_int_equal(cache_stat(c, &st), 0);
+		for (k = 0; k < CACHE_KIND_MAX; k++)
+			n += st.entries[k];
+		assert_int_equal(n, 0);
+	}
+	cache_close(c);
+}
+
+static void
+test_reopen_persists(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	uint8_t			*v;
+	size_t			 len;
+	unsigned		 i;
+
+	c = open_ok(f->dir, 0, 0);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 300),
+		    CACHE_PUT_STORED);
+	assert_int_equal(cache_aux_put(c, "pool", (const uint8_t *)"p", 1), 0);
+	cache_close(c);
+
+	c = open_ok(f->dir, 0, 0);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 300), 1);
+	assert_int_equal(cache_aux_get(c, "pool", &v, &len), 1);
+	free(v);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.entries[CACHE_KIND_OCSP], 50);
+	assert_int_equal(st.map_bytes, CACHE_DEFAULT_MAP_BYTES);
+	assert_true(st.used_bytes > 50 * 300);
+	assert_true(st.used_bytes < st.map_bytes);
+	cache_close(c);
+}
+
+/* Another process writes; a read-only handle opened before sees it all. */
+static void
+test_readonly_cross_process(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c, *ro;
+	struct cache_stat	 st;
+	char			 err[256];
+	pid_t			 pid;
+	int			 status;
+	unsigned		 i;
+
+	/* Read-only open creates nothing. */
+	assert_null(cache_open(f->dir, 0, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, f->dir));
+
+	c = open_ok(f->dir, 1 * MIB, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 0, 100, 100), CACHE_PUT_STORED);
+	cache_close(c);
+
+	ro = open_ok(f->dir, 1 * MIB, 1);
+	assert_int_equal(get_n(ro, CACHE_KIND_OCSP, 0, 100), 1);
+	assert_int_equal(put_n(ro, CACHE_KIND_OCSP, 1, 100, 100), -1);
+	assert_non_null(strstr(cache_strerror(ro), "read-only"));
+	assert_int_equal(cache_aux_put(ro, "x", (const uint8_t *)"x", 1), -1);
+
+	/*
+	 * The child must not touch the parent's environment (LMDB forbids
+	 * it); it opens its own with a 16 MiB map and writes 8 MiB, so the
+	 * read-only handle must also adopt the grown map.
+	 */
+	if ((pid = fork()) == 0) {
+		struct cache	*w;
+
+		if ((w = cache_open(f->dir, 16 * MIB, 0, err, sizeof(err))) == NULL)
+			_exit(2);
+		for (i = 1; i <= 40; i++)
+			if (put_n(w, CACHE_KIND_OCSP, i, 100, 200 * 1024) !=
+			    CACHE_PUT_STORED)
+				_exit(3);
+		cache_close(w);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	for (i = 1; i <= 40; i++)
+		assert_int_equal(get_n(ro, CACHE_KIND_OCSP, i, 200 * 1024), 1);
+	assert_int_equal(get_n(ro, CACHE_KIND_OCSP, 0, 100), 1);
+	assert_int_equal(cache_stat(ro, &st), 0);
+	assert_int_equal(st.entries[CACHE_KIND_OCSP], 41);
+	assert_int_equal(st.map_bytes, 16 * MIB);
+	cache_close(ro);
+}
+
+static void
+test_open_errors(void **state)
+{
+	struct fixture	*f = *state;
+	char		 dir[400], err[512];
+	int		 fd;
+
+	snprintf(dir, sizeof(dir), "%s/missing/db", f->tmp);
+	assert_null(cache_open(dir, 0, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "cache: "));
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, strerror(ENOENT)));
+
+	/* A file where the directory should be. */
+	snprintf(dir, sizeof(dir), "%s/file", f->tmp);
+	assert_true((fd = open(dir, O_CREAT | O_WRONLY, 0600)) >= 0);
+	close(fd);
+	assert_null(cache_open(dir, 0, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, dir));
+
+	/* A directory with no environment, read-only. */
+	snprintf(dir, sizeof(dir), "%s/emptydir", f->tmp);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_null(cache_open(dir, 0, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, dir));
+
+	/* A NULL or short err buffer is fine. */
+	assert_null(cache_open(dir, 0, 1, NULL, 0));
+	assert_null(cache_open(dir, 0, 1, err, 4));
+	assert_int_equal(strlen(err), 3);
+}
+
+/* Directory made with mode 0750, whatever umask allows of it. */
+static void
+test_open_creates_dir(void **state)
+{
+	struct fixture	*f = *state;
+	struct cache	*c;
+	struct stat	 sb;
+	mode_t		 old;
+
+	old = umask(0);
+	c = open_ok(f->dir, 0, 0);
+	umask(old);
+	assert_int_equal(stat(f->dir, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+	assert_int_equal(sb.st_mode & 07777, 0750);
+	cache_close(c);
+}
+
+static void
+test_map_full(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	unsigned		 i, n;
+	int			 rc = 0;
+
+	c = open_ok(f->dir, 1 * MIB, 0);
+	for (n = 0; n < 1000; n++)
+		if ((rc = put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024)) != 0)
+			break;
+	assert_int_equal(rc, -1);
+	assert_true(n > 10);
+	assert_non_null(strstr(cache_strerror(c), "map full"));
+	assert_non_null(strstr(cache_strerror(c), "of 1 MiB"));
+	assert_non_null(strstr(cache_strerror(c), "raise map_size_mb"));
+	/* Nothing of the failed put, everything before it. */
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, n, 16 * 1024), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 16 * 1024), 1);
+	/*
+	 * Still full, still no crash; deleting makes room again (LMDB reuses
+	 * a freed page only once a later transaction has committed, hence
+	 * several deletes).
+	 */
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024), -1);
+	for (i = 0; i < 4; i++) {
+		uint8_t	key[CACHE_KEY_MAX_BYTES];
+
+		assert_int_equal(cache_del(c, CACHE_KIND_OCSP, key,
+		    mkkey(key, i)), 0);
+	}
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024), 0);
+	cache_close(c);
+
+	c = open_ok(f->dir, 1 * MIB, 0);
+	for (i = 4; i <= n; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 16 * 1024), 1);
+	cache_close(c);
+}
+
+/* An environment made with a bigger map keeps it when opened with less. */
+static void
+test_map_honoured(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	unsigned		 i;
+
+	c = open_ok(f->dir, 8 * MIB, 0);
+	for (i = 0; i < 20; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 100 * 1024),
+		    CACHE_PUT_STORED);
+	cache_close(c);
+
+	c = open_ok(f->dir, 1 * MIB, 0);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.map_bytes, 8 * MIB);
+	assert_true(st.used_bytes > 2 * MIB);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 20, 100, 100 * 1024),
+	    CACHE_PUT_STORED);
+	cache_close(c);
+
+	/* Asking for more than is on disk grows it. */
+	c = open_ok(f->dir, 32 * MIB, 0);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.map_bytes, 32 * MIB);
+	cache_close(c);
+}
+
+/* The child: put until killed, reporting each key after its put returned. */
+static void
+crash_child(const char *dir, unsigned round, int fd)
+{
+	struct cache	*c;
+	char		 err[256];
+	unsigned	 i, id;
+
+	if ((c = cache_open(dir, 64 * MIB, 0, err, sizeof(err))) == NULL)
+		_exit(2);
+	for (i = 0; i < 100000; i++) {
+		id = round * 100000 + i;
+		if (put_n(c, walk_kind(id), id, 100, 64 + id % 3000) !=
+		    CACHE_PUT_STORED)
+			_exit(3);
+		if (write(fd, &id, sizeof(id)) != sizeof(id))
+			_exit(4);
+	}
+	_exit(0);
+}
+
+static void
+test_crash_safety(void **state)
+{
+	struct fixture	*f = *state;
+	struct cache	*c;
+	unsigned	 round, id, last, seed, total = 0;
+	ssize_t		 r;
+	pid_t		 pid;
+	int		 p[2], status, found;
+
+	seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	srandom(seed);
+	print_message("crash safety: seed %u\n", seed);
+
+	for (round = 0; round < CRASH_ROUNDS; round++) {
+		assert_int_equal(pipe(p), 0);
+		if ((pid = fork()) == 0) {
+			close(p[0]);
+			crash_child(f->dir, round, p[1]);
+		}
+		assert_true(pid > 0);
+		close(p[1]);
+		/* Kill it while it writes: after the first put, then at random. */
+		r = read(p[0], &id, sizeof(id));
+		assert_int_equal(r, sizeof(id));
+		usleep(random() % 30000);
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFSIGNALED(status));
+
+		c = open_ok(f->dir, 64 * MIB, 0);
+		last = id;
+		do {
+			if (get_n(c, walk_kind(id), id, 64 + id % 3000) != 1)
+				fail_msg("seed %u round %u: key %u reported "
+				    "but not stored", seed, round, id);
+			last = id;
+			total++;
+		} while ((r = read(p[0], &id, sizeof(id))) == sizeof(id));
+		assert_int_equal(r, 0);
+		close(p[0]);
+		/* The put in flight is either all there or not at all. */
+		id = last + 1;
+		found = get_n(c, walk_kind(id), id, 64 + id % 3000);
+		assert_true(found == 0 || found == 1);
+		/* The killed writer's lock and reader slot are recovered. */
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, 9999999, 100, 10),
+		    CACHE_PUT_STORED);
+		cache_close(c);
+	}
+	print_message("crash safety: %u committed puts checked over %d kills\n",
+	    total, CRASH_ROUNDS);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_put_get, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_when_older, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_carried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_chunks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_skips_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_meta, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_del, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aux, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_persists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_cross_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_creates_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_honoured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,4 +1,4 @@
-/* Configuration: embedded defaults, the JSON file (with key positions), setters. */
+/* Configuration: built-in defaults, the JSON file with key positions, setters. */
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -17,7 +17,7 @@
 #define CONFIG_MAX_FILE_BYTES	(1024 * 1024)
 #define CONFIG_MAX_DEPTH	8
 #define CONFIG_MAX_NAME_BYTES	255
-/* Upper bound for the "at least" intervals, so that now + interval never overflows. */
+/* Cap on the "at least" intervals, so that now + interval cannot overflow. */
 #define CONFIG_MAX_INTERVAL_S	315360000L	/* ten years */
 #define MIB			((size_t)1024 * 1024)
 
@@ -206,8 +206,10 @@ hostport(const char *s, size_t len, const char **host, size_t *hostlen,
 		for (he = h; he < end && *he != ':'; he++)
 			;
 		p = he;
-		if (p < end && memchr(p + 1, ':', (size_t)(end - p - 1)) != NULL) {
-			reason(r, rlen, "IPv6 addresses need brackets, as in [::1]:8090");
+		if (p < end &&
+		    memchr(p + 1, ':', (size_t)(end - p - 1)) != NULL) {
+			reason(r, rlen,
+			    "IPv6 addresses need brackets, as in [::1]:8090");
 			return -1;
 		}
 	}
@@ -216,7 +218,8 @@ hostport(const char *s, size_t len, const char **host, size_t *hostlen,
 		return -1;
 	}
 	for (; h < he; h++)
-		if (!(v6 ? ip6_char((unsigned char)*h) : host_char((unsigned char)*h))) {
+		if (!(v6 ? ip6_char((unsigned char)*h) :
+		    host_char((unsigned char)*h))) {
 			reason(r, rlen, "invalid character in host");
 			return -1;
 		}
@@ -796,11 +799,12 @@ ld_errorp(struct ld *ld, enum where w, size_t shown, const char *fmt, ...)
 	struct pos	k, v;
 	char		path[256], msg[512];
 	va_list		ap;
-	size_t		n = ld->depth < CONFIG_MAX_DEPTH ? ld->depth : CONFIG_MAX_DEPTH;
+	size_t		n;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	n = ld->depth < CONFIG_MAX_DEPTH ? ld->depth : CONFIG_MAX_DEPTH;
 	(void)pos_find(ld->buf, ld->len, ld->path, n, &k, &v);
 	if (w == AT_VALUE)
 		k = v;
@@ -945,7 +949,7 @@ ld_strlist(struct ld *ld, json_t *v, int allow_string, str_check_fn *check,
 	return rv;
 }
 
-/* One element of "upstreams": a URL string or {"url", "name", "verify_nonce"}. */
+/* One element of "upstreams": a URL, or {"url", "name", "verify_nonce"}. */
 static int
 ld_upstream(struct ld *ld, json_t *e, struct config_upstream *u, int *named)
 {
@@ -992,7 +996,8 @@ ld_upstream(struct ld *ld, json_t *e, struct config_upstream *u, int *named)
 		return ld_error(ld, AT_VALUE, "missing key \"url\"");
 	ld_push(ld, "url", 0);
 	if (upstream_set(u, url, name, vn, r, sizeof(r)) == -1) {
-		ld_error(ld, AT_VALUE, "\"%s\": %s", quote(q, sizeof(q), url), r);
+		ld_error(ld, AT_VALUE, "\"%s\": %s", quote(q, sizeof(q), url),
+		    r);
 		ld_pop(ld);
 		return -1;
 	}
@@ -1143,7 +1148,8 @@ ld_service(struct ld *ld, json_t *obj, struct config_service *s)
 			rv = ld_long(ld, v, 60, CONFIG_MAX_INTERVAL_S,
 			    &s->idle_expire_s);
 		else if (strcmp(k, "rate_limit_per_s") == 0)
-			rv = ld_double(ld, v, 0, 1, DBL_MAX, &s->rate_limit_per_s);
+			rv = ld_double(ld, v, 0, 1, DBL_MAX,
+			    &s->rate_limit_per_s);
 		else {
 			ld_pop(ld);
 			return ld_unknown(ld, k);
@@ -1305,10 +1311,12 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 		if (url_check(cfg->ocsp.upstreams[i].url, NULL, 0, r,
 		    sizeof(r)) == -1) {
 			snprintf(err, errlen, "ocsp.upstreams[%zu]: \"%s\": %s",
-			    i, quote(q, sizeof(q), cfg->ocsp.upstreams[i].url), r);
+			    i, quote(q, sizeof(q), cfg->ocsp.upstreams[i].url),
+			    r);
 			return -1;
 		}
-	if (cfg->ocsp.refresh.max_interval_s < cfg->ocsp.refresh.min_interval_s) {
+	if (cfg->ocsp.refresh.max_interval_s <
+	    cfg->ocsp.refresh.min_interval_s) {
 		snprintf(err, errlen, "ocsp.refresh.max_interval_s: must not be "
 		    "less than min_interval_s");
 		return -1;

@@ -1,0 +1,813 @@
+/* Verify OCSP responses against pinned anchors: signature, responder, chain, CertIDs, times, nonce. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ocsp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "attest/nvidia_certs.h"
+#include "attest/ocsp.h"
+
+/*
+ * Every entry point clears OpenSSL's error queue before returning, so
+ * one bad response leaves nothing behind for the next call.
+ */
+
+const char *const ocsp_verdict_str[OCSP_VERDICT_MAX] = {
+	[OCSP_OK] = "ok",
+	[OCSP_UNVERIFIABLE] = "unverifiable",
+	[OCSP_ERR_PARSE] = "parse",
+	[OCSP_ERR_STATUS] = "status",
+	[OCSP_ERR_NOT_BASIC] = "not_basic",
+	[OCSP_ERR_SIGNATURE] = "signature",
+	[OCSP_ERR_SIGNER] = "signer",
+	[OCSP_ERR_CHAIN] = "chain",
+	[OCSP_ERR_CERTID] = "certid",
+	[OCSP_ERR_FUTURE] = "future",
+	[OCSP_ERR_EXPIRED] = "expired",
+	[OCSP_ERR_NONCE] = "nonce",
+};
+
+const char *const ocsp_cert_status_str[3] = {
+	[OCSP_CERT_GOOD] = "good",
+	[OCSP_CERT_REVOKED] = "revoked",
+	[OCSP_CERT_UNKNOWN] = "unknown",
+};
+
+struct ocsp_trust {
+	X509_STORE	*store;		/* the anchors: the only trust */
+	STACK_OF(X509)	*anchors;	/* the same certificates, to count and name */
+	STACK_OF(X509)	*pool;		/* untrusted, only to build chains */
+};
+
+struct ocsp_trust *
+ocsp_trust_new(void)
+{
+	struct ocsp_trust	*t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	if ((t->store = X509_STORE_new()) == NULL ||
+	    (t->anchors = sk_X509_new_null()) == NULL ||
+	    (t->pool = sk_X509_new_null()) == NULL) {
+		ocsp_trust_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void
+ocsp_trust_free(struct ocsp_trust *t)
+{
+	if (t == NULL)
+		return;
+	sk_X509_pop_free(t->pool, X509_free);
+	sk_X509_pop_free(t->anchors, X509_free);
+	X509_STORE_free(t->store);
+	free(t);
+}
+
+static int
+sk_has(STACK_OF(X509) *sk, X509 *x)
+{
+	int	 i;
+
+	for (i = 0; i < sk_X509_num(sk); i++)
+		if (X509_cmp(sk_X509_value(sk, i), x) == 0)
+			return 1;
+	return 0;
+}
+
+/* Add one certificate (a new reference is taken); duplicates are ignored. */
+static int
+trust_add(struct ocsp_trust *t, X509 *x, int anchor)
+{
+	STACK_OF(X509)	*sk = anchor ? t->anchors : t->pool;
+
+	if (sk_has(sk, x))
+		return 0;
+	if (anchor && X509_STORE_add_cert(t->store, x) != 1)
+		return -1;
+	if (!X509_up_ref(x))
+		return -1;
+	if (sk_X509_push(sk, x) == 0) {
+		X509_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Read every certificate from `bio` first, then add them all, so a PEM
+ * with one bad block adds nothing. Returns the number read, or -1.
+ */
+static int
+trust_add_bio(struct ocsp_trust *t, BIO *bio, int anchor, const char **why)
+{
+	STACK_OF(X509)	*got;
+	X509		*x;
+	unsigned long	 e;
+	int		 i, rv = -1;
+
+	*why = "out of memory";
+	if ((got = sk_X509_new_null()) == NULL)
+		return -1;
+	for (;;) {
+		if ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL) {
+			e = ERR_peek_last_error();
+			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
+			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+				break;
+			*why = "malformed certificate";
+			goto out;
+		}
+		if (sk_X509_push(got, x) == 0) {
+			X509_free(x);
+			goto out;
+		}
+	}
+	if (sk_X509_num(got) == 0) {
+		*why = "no certificates";
+		goto out;
+	}
+	for (i = 0; i < sk_X509_num(got); i++)
+		if (trust_add(t, sk_X509_value(got, i), anchor) == -1)
+			goto out;
+	rv = sk_X509_num(got);
+ out:
+	sk_X509_pop_free(got, X509_free);
+	ERR_clear_error();
+	return rv;
+}
+
+static int
+trust_add_pem(struct ocsp_trust *t, const char *pem, size_t len, int anchor)
+{
+	BIO		*bio;
+	const char	*why;
+	int		 rv;
+
+	if (t == NULL || pem == NULL || len > INT_MAX)
+		return -1;
+	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
+		return -1;
+	rv = trust_add_bio(t, bio, anchor, &why);
+	BIO_free(bio);
+	return rv;
+}
+
+static int
+trust_add_file(struct ocsp_trust *t, const char *path, int anchor,
+    char *err, size_t errlen)
+{
+	BIO		*bio;
+	const char	*why;
+	int		 rv;
+
+	if (t == NULL || path == NULL)
+		return -1;
+	if ((bio = BIO_new_file(path, "r")) == NULL) {
+		ERR_clear_error();
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	rv = trust_add_bio(t, bio, anchor, &why);
+	BIO_free(bio);
+	if (rv == -1 && err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s: %s", path, why);
+	return rv;
+}
+
+int
+ocsp_trust_add_anchors_pem(struct ocsp_trust *t, const char *pem, size_t len)
+{
+	return trust_add_pem(t, pem, len, 1);
+}
+
+int
+ocsp_trust_add_pool_pem(struct ocsp_trust *t, const char *pem, size_t len)
+{
+	return trust_add_pem(t, pem, len, 0);
+}
+
+int
+ocsp_trust_add_anchors_file(struct ocsp_trust *t, const char *path,
+    char *err, size_t errlen)
+{
+	return trust_add_file(t, path, 1, err, errlen);
+}
+
+int
+ocsp_trust_add_pool_file(struct ocsp_trust *t, const char *path,
+    char *err, size_t errlen)
+{
+	return trust_add_file(t, path, 0, err, errlen);
+}
+
+static int
+trust_add_builtin(struct ocsp_trust *t, const struct nvidia_cert *certs,
+    size_t n, int anchor)
+{
+	size_t	 i;
+	int	 total = 0;
+
+	for (i = 0; i < n; i++) {
+		if (trust_add_pem(t, certs[i].pem, strlen(certs[i].pem),
+		    anchor) != 1)
+			return -1;
+		total++;
+	}
+	return total;
+}
+
+int
+ocsp_trust_add_builtin_anchors(struct ocsp_trust *t)
+{
+	return trust_add_builtin(t, nvidia_anchors, nvidia_anchors_count, 1);
+}
+
+int
+ocsp_trust_add_builtin_pool(struct ocsp_trust *t)
+{
+	return trust_add_builtin(t, nvidia_pool, nvidia_pool_count, 0);
+}
+
+int
+ocsp_trust_add_pool_der(struct ocsp_trust *t, const uint8_t *der, size_t len)
+{
+	X509		*x;
+	const uint8_t	*p = der;
+	int		 rv = -1;
+
+	if (t == NULL || der == NULL || len == 0 || len > LONG_MAX)
+		return -1;
+	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL || p != der + len)
+		goto out;
+	rv = trust_add(t, x, 0);
+ out:
+	X509_free(x);
+	ERR_clear_error();
+	return rv;
+}
+
+size_t
+ocsp_trust_anchor_count(const struct ocsp_trust *t)
+{
+	return t == NULL ? 0 : (size_t)sk_X509_num(t->anchors);
+}
+
+size_t
+ocsp_trust_pool_count(const struct ocsp_trust *t)
+{
+	return t == NULL ? 0 : (size_t)sk_X509_num(t->pool);
+}
+
+/* ---- verification ------------------------------------------------------ */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (no TZ, no libc). */
+static long long
+days_from_civil(long long y, unsigned m, unsigned d)
+{
+	long long	 era;
+	unsigned	 yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+static int
+asn1_to_time(const ASN1_GENERALIZEDTIME *a, time_t *out)
+{
+	struct tm	 tm;
+
+	if (a == NULL || !ASN1_TIME_to_tm(a, &tm))
+		return -1;
+	*out = (time_t)(days_from_civil(tm.tm_year + 1900LL,
+	    (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday) * 86400 +
+	    tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec);
+	return 0;
+}
+
+static size_t
+der_hdr_len(size_t len)
+{
+	if (len < 0x80)
+		return 2;
+	if (len < 0x100)
+		return 3;
+	if (len < 0x10000)
+		return 4;
+	return 5;
+}
+
+static uint8_t *
+der_put(uint8_t *p, uint8_t tag, const uint8_t *content, size_t len)
+{
+	size_t	 n, i;
+
+	*p++ = tag;
+	if (len < 0x80)
+		*p++ = (uint8_t)len;
+	else {
+		n = der_hdr_len(len) - 2;
+		*p++ = (uint8_t)(0x80 | n);
+		for (i = n; i > 0; i--)
+			*p++ = (uint8_t)(len >> (8 * (i - 1)));
+	}
+	if (content != NULL) {
+		memcpy(p, content, len);
+		p += len;
+	}
+	return p;
+}
+
+/*
+ * An OCSP_CERTID for one parsed CertID, re-encoded with NULL hash
+ * parameters: OCSP_id_cmp compares the hash OID only, so NULL and absent
+ * parameters match alike.
+ */
+static OCSP_CERTID *
+certid_new(const struct ocsp_certid *id)
+{
+	OCSP_CERTID	*cid = NULL;
+	uint8_t		*buf, *p;
+	const uint8_t	*q;
+	size_t		 alen, clen, tlen;
+	static const uint8_t	 null[2] = { 0x05, 0x00 };
+
+	if (id->alg_oid_len > OCSP_MAX_REQUEST_BYTES ||
+	    id->name_hash_len > OCSP_MAX_REQUEST_BYTES ||
+	    id->key_hash_len > OCSP_MAX_REQUEST_BYTES ||
+	    id->serial_len > OCSP_MAX_REQUEST_BYTES)
+		return NULL;
+	alen = der_hdr_len(id->alg_oid_len) + id->alg_oid_len + sizeof(null);
+	clen = der_hdr_len(alen) + alen +
+	    der_hdr_len(id->name_hash_len) + id->name_hash_len +
+	    der_hdr_len(id->key_hash_len) + id->key_hash_len +
+	    der_hdr_len(id->serial_len) + id->serial_len;
+	tlen = der_hdr_len(clen) + clen;
+	if ((buf = malloc(tlen)) == NULL)
+		return NULL;
+	p = der_put(buf, 0x30, NULL, clen);
+	p = der_put(p, 0x30, NULL, alen);
+	p = der_put(p, 0x06, id->alg_oid, id->alg_oid_len);
+	memcpy(p, null, sizeof(null));
+	p += sizeof(null);
+	p = der_put(p, 0x04, id->name_hash, id->name_hash_len);
+	p = der_put(p, 0x04, id->key_hash, id->key_hash_len);
+	p = der_put(p, 0x02, id->serial, id->serial_len);
+	q = buf;
+	if ((size_t)(p - buf) == tlen)
+		cid = d2i_OCSP_CERTID(NULL, &q, (long)tlen);
+	free(buf);
+	return cid;
+}
+
+/* The digest a CertID names, or NULL for one we do not know. */
+static const EVP_MD *
+certid_md(const struct ocsp_certid *id, int *nid)
+{
+	ASN1_OBJECT	*obj;
+	uint8_t		 buf[2 + 127];
+	const uint8_t	*p = buf;
+	const EVP_MD	*md = NULL;
+
+	*nid = NID_undef;
+	if (id->alg_oid_len > 127)
+		return NULL;
+	buf[0] = 0x06;
+	buf[1] = (uint8_t)id->alg_oid_len;
+	memcpy(buf + 2, id->alg_oid, id->alg_oid_len);
+	if ((obj = d2i_ASN1_OBJECT(NULL, &p, 2 + (long)id->alg_oid_len)) ==
+	    NULL)
+		return NULL;
+	*nid = OBJ_obj2nid(obj);
+	ASN1_OBJECT_free(obj);
+	if (*nid != NID_undef)
+		md = EVP_get_digestbynid(*nid);
+	return md;
+}
+
+/* RFC 6960 4.2.2.3: a ResponderID names the signer by name or key hash. */
+static X509 *
+find_in(const STACK_OF(X509) *sk, const ASN1_OCTET_STRING *keyid,
+    const X509_NAME *name)
+{
+	X509		*x;
+	uint8_t		 md[EVP_MAX_MD_SIZE];
+	unsigned int	 n;
+	int		 i;
+
+	if (sk == NULL)
+		return NULL;
+	if (name != NULL)
+		return X509_find_by_subject((STACK_OF(X509) *)sk,
+		    (X509_NAME *)name);
+	if (keyid == NULL || keyid->length != 20)
+		return NULL;
+	for (i = 0; i < sk_X509_num(sk); i++) {
+		x = sk_X509_value(sk, i);
+		if (X509_pubkey_digest(x, EVP_sha1(), md, &n) == 1 &&
+		    n == 20 && memcmp(md, keyid->data, 20) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* The signer, searched in the order OCSP_basic_verify uses: pool, response. */
+static X509 *
+find_signer(OCSP_BASICRESP *bs, STACK_OF(X509) *pool)
+{
+	const ASN1_OCTET_STRING	*keyid = NULL;
+	const X509_NAME		*name = NULL;
+	X509			*x;
+
+	if (!OCSP_resp_get0_id(bs, &keyid, &name))
+		return NULL;
+	if ((x = find_in(pool, keyid, name)) != NULL)
+		return x;
+	return find_in(OCSP_resp_get0_certs(bs), keyid, name);
+}
+
+static int
+has_ocsp_signing(X509 *x)
+{
+	return (X509_get_extension_flags(x) & EXFLAG_XKUSAGE) != 0 &&
+	    (X509_get_extended_key_usage(x) & XKU_OCSP_SIGN) != 0;
+}
+
+/* Is `name` the subject of any certificate in `sk`? */
+static int
+names_subject_in(const X509_NAME *name, const STACK_OF(X509) *sk)
+{
+	int	 i;
+
+	for (i = 0; i < sk_X509_num(sk); i++)
+		if (X509_NAME_cmp(name,
+		    X509_get_subject_name(sk_X509_value(sk, i))) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The chain cannot be completed, but does the responder at least claim to
+ * be a delegated responder of the CertID's issuer? EKU id-kp-OCSPSigning,
+ * hash(its issuer name) == issuerNameHash, and for SHA-1 CertIDs its
+ * authorityKeyIdentifier == issuerKeyHash (RFC 5280 4.2.1.2 method 1,
+ * which NVIDIA's and OpenSSL's CAs use). For SHA-256/384 CertIDs only the
+ * name hash can be compared: the AKID is a SHA-1 and the issuer's key is
+ * not at hand. Returns NULL when it does, else why not.
+ */
+static const char *
+claims_issuer(X509 *signer, const struct ocsp_req *req)
+{
+	const struct ocsp_certid	*id;
+	const ASN1_OCTET_STRING		*akid;
+	const EVP_MD			*md;
+	uint8_t				 h[EVP_MAX_MD_SIZE];
+	unsigned int			 n;
+	size_t				 i;
+	int				 nid;
+
+	if (!has_ocsp_signing(signer))
+		return "responder lacks EKU OCSPSigning";
+	for (i = 0; i < req->ncertids; i++) {
+		id = &req->certids[i];
+		if ((md = certid_md(id, &nid)) == NULL)
+			return "unknown CertID hash algorithm";
+		if (X509_NAME_digest(X509_get_issuer_name(signer), md, h,
+		    &n) != 1 || n != id->name_hash_len ||
+		    memcmp(h, id->name_hash, n) != 0)
+			return "responder's issuer is not the CertID's issuer";
+		if (nid != NID_sha1)
+			continue;
+		akid = X509_get0_authority_key_id(signer);
+		if (akid == NULL || (size_t)akid->length != id->key_hash_len ||
+		    memcmp(akid->data, id->key_hash, id->key_hash_len) != 0)
+			return "responder's issuer key is not the CertID's issuer key";
+	}
+	return NULL;
+}
+
+static void
+set_detail(struct ocsp_result *out, const char *what)
+{
+	snprintf(out->detail, sizeof(out->detail), "%s", what);
+}
+
+/* The last OpenSSL error as text, for details. */
+static const char *
+ossl_reason(char *buf, size_t len)
+{
+	const char	*data = NULL;
+	unsigned long	 e;
+	int		 flags = 0;
+
+	if ((e = ERR_peek_last_error_data(&data, &flags)) == 0)
+		return "no OpenSSL error";
+	ERR_error_string_n(e, buf, len);
+	if (data != NULL && (flags & ERR_TXT_STRING) != 0 && *data != '\0') {
+		strncat(buf, ": ", len - strlen(buf) - 1);
+		strncat(buf, data, len - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+/* Severity order for the worst status: revoked > unknown > good. */
+static int
+status_rank(int st)
+{
+	switch (st) {
+	case V_OCSP_CERTSTATUS_REVOKED:
+		return 2;
+	case V_OCSP_CERTSTATUS_UNKNOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Build the responder's chain to an anchor. Returns 1 when it chains,
+ * 0 when only an intermediate is missing (the issuer of the top cert is
+ * unknown to anchors, pool and response alike), -1 for any other failure
+ * (look-alike issuer, bad chain signature, expired CA, ...).
+ */
+static int
+chain_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
+    struct ocsp_result *out)
+{
+	X509_STORE_CTX		*ctx = NULL;
+	STACK_OF(X509)		*untrusted = NULL;
+	const STACK_OF(X509)	*rcerts = OCSP_resp_get0_certs(bs);
+	X509			*top;
+	const X509_NAME		*iss;
+	int			 err, rv = -1;
+
+	if ((ctx = X509_STORE_CTX_new()) == NULL ||
+	    (untrusted = sk_X509_new_null()) == NULL) {
+		set_detail(out, "out of memory");
+		goto out;
+	}
+	if ((rcerts != NULL && !X509_add_certs(untrusted,
+	    (STACK_OF(X509) *)rcerts, X509_ADD_FLAG_UP_REF)) ||
+	    !X509_add_certs(untrusted, t->pool, X509_ADD_FLAG_UP_REF) ||
+	    !X509_STORE_CTX_init(ctx, t->store, signer, untrusted)) {
+		set_detail(out, "out of memory");
+		goto out;
+	}
+	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_OCSP_HELPER);
+	if (X509_verify_cert(ctx) == 1) {
+		rv = 1;
+		goto out;
+	}
+	err = X509_STORE_CTX_get_error(ctx);
+	top = X509_STORE_CTX_get_current_cert(ctx);
+	snprintf(out->detail, sizeof(out->detail),
+	    "responder chain: %s at depth %d",
+	    X509_verify_cert_error_string(err),
+	    X509_STORE_CTX_get_error_depth(ctx));
+	if ((err != X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY &&
+	    err != X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT) || top == NULL)
+		goto out;
+	/*
+	 * An issuer with the name of a certificate we hold that did not
+	 * verify as the issuer is a look-alike, not a missing intermediate.
+	 */
+	iss = X509_get_issuer_name(top);
+	if (names_subject_in(iss, t->anchors) ||
+	    names_subject_in(iss, t->pool) ||
+	    (rcerts != NULL && names_subject_in(iss, rcerts))) {
+		strncat(out->detail, " (issuer named like a known CA)",
+		    sizeof(out->detail) - strlen(out->detail) - 1);
+		goto out;
+	}
+	rv = 0;
+ out:
+	sk_X509_pop_free(untrusted, X509_free);
+	X509_STORE_CTX_free(ctx);
+	return rv;
+}
+
+/* Does the response's nonce extension carry `nonce`? */
+static int
+nonce_matches(OCSP_BASICRESP *bs, const uint8_t *nonce, size_t len)
+{
+	X509_EXTENSION		*ext;
+	ASN1_OCTET_STRING	*v;
+	const uint8_t		*p;
+	long			 ilen;
+	int			 idx, tag, cls;
+
+	if ((idx = OCSP_BASICRESP_get_ext_by_NID(bs, NID_id_pkix_OCSP_Nonce,
+	    -1)) < 0)
+		return 0;
+	if ((ext = OCSP_BASICRESP_get_ext(bs, idx)) == NULL ||
+	    (v = X509_EXTENSION_get_data(ext)) == NULL)
+		return 0;
+	/* The whole extnValue, as ocsp_req_parse stores it ... */
+	if ((size_t)v->length == len && memcmp(v->data, nonce, len) == 0)
+		return 1;
+	/* ... or the nonce inside its OCTET STRING, as ocsp_req_renonce takes it. */
+	p = v->data;
+	if (ASN1_get_object(&p, &ilen, &tag, &cls, v->length) != 0 ||
+	    tag != V_ASN1_OCTET_STRING || cls != V_ASN1_UNIVERSAL ||
+	    p + ilen != v->data + v->length)
+		return 0;
+	return (size_t)ilen == len && memcmp(p, nonce, len) == 0;
+}
+
+int
+ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
+    const struct ocsp_req *req, const struct ocsp_verify_opts *opts,
+    struct ocsp_result *out)
+{
+	OCSP_RESPONSE		*r = NULL;
+	OCSP_BASICRESP		*bs = NULL;
+	OCSP_CERTID		*cid = NULL;
+	OCSP_SINGLERESP		*single;
+	ASN1_GENERALIZEDTIME	*thisupd, *nextupd, *revtime;
+	X509			*signer;
+	const uint8_t		*p = resp;
+	const char		*why;
+	char			 ebuf[200];
+	time_t			 tu, nu;
+	size_t			 i, missing = SIZE_MAX;
+	long			 skew;
+	int			 st, reason, chained, rank = -1, rv = -1;
+
+	if (out == NULL)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->verdict = OCSP_ERR_PARSE;
+	out->response_status = -1;
+	out->cert_status = -1;
+	out->revocation_reason = -1;
+	ERR_clear_error();
+	if (t == NULL || resp == NULL || req == NULL || opts == NULL ||
+	    req->ncertids == 0 || req->ncertids > OCSP_MAX_CERTIDS) {
+		set_detail(out, "bad arguments");
+		goto out;
+	}
+	if (req->certids[0].key_hash_len <= sizeof(out->issuer_key_hash)) {
+		memcpy(out->issuer_key_hash, req->certids[0].key_hash,
+		    req->certids[0].key_hash_len);
+		out->issuer_key_hash_len = req->certids[0].key_hash_len;
+	}
+
+	/* RFC 6960 4.2.1: OCSPResponse, nothing after it. */
+	if (len == 0 || len > LONG_MAX ||
+	    (r = d2i_OCSP_RESPONSE(NULL, &p, (long)len)) == NULL ||
+	    p != resp + len) {
+		set_detail(out, "not a DER OCSPResponse");
+		goto out;
+	}
+	out->response_status = OCSP_response_status(r);
+	if (out->response_status != OCSP_RESPONSE_STATUS_SUCCESSFUL) {
+		out->verdict = OCSP_ERR_STATUS;
+		snprintf(out->detail, sizeof(out->detail), "responseStatus %s",
+		    OCSP_response_status_str(out->response_status));
+		goto out;
+	}
+	if ((bs = OCSP_response_get1_basic(r)) == NULL) {
+		out->verdict = OCSP_ERR_NOT_BASIC;
+		set_detail(out, "not a BasicOCSPResponse");
+		goto out;
+	}
+	(void)asn1_to_time(OCSP_resp_get0_produced_at(bs), &out->produced_at);
+
+	/* Gather what the response says about our CertIDs; judge it later. */
+	for (i = 0; i < req->ncertids; i++) {
+		OCSP_CERTID_free(cid);
+		if ((cid = certid_new(&req->certids[i])) == NULL) {
+			set_detail(out, "cannot encode requested CertID");
+			goto out;
+		}
+		if ((st = OCSP_resp_find(bs, cid, -1)) < 0 ||
+		    (single = OCSP_resp_get0(bs, st)) == NULL) {
+			if (missing == SIZE_MAX)
+				missing = i;
+			continue;
+		}
+		st = OCSP_single_get0_status(single, &reason, &revtime,
+		    &thisupd, &nextupd);
+		if (st < 0 || asn1_to_time(thisupd, &tu) == -1) {
+			set_detail(out, "bad SingleResponse");
+			goto out;
+		}
+		if (nextupd == NULL)	/* NVAT's default, thisUpdate + 1 h */
+			nu = tu + OCSP_DEFAULT_VALIDITY_S;
+		else if (asn1_to_time(nextupd, &nu) == -1) {
+			set_detail(out, "bad nextUpdate");
+			goto out;
+		}
+		if (rank == -1 || tu > out->this_update)
+			out->this_update = tu;
+		if (rank == -1 || nu < out->next_update)
+			out->next_update = nu;
+		if (status_rank(st) > rank) {
+			rank = status_rank(st);
+			out->cert_status = st;
+			out->revocation_reason =
+			    st == V_OCSP_CERTSTATUS_REVOKED ? reason : -1;
+		}
+	}
+
+	/* Signature under the responder's key (OCSP_NOVERIFY: no chain yet). */
+	if ((signer = find_signer(bs, t->pool)) == NULL) {
+		out->verdict = OCSP_ERR_SIGNER;
+		set_detail(out, "responder certificate not in response or pool");
+		goto out;
+	}
+	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOVERIFY) != 1) {
+		out->verdict = OCSP_ERR_SIGNATURE;
+		snprintf(out->detail, sizeof(out->detail), "signature: %s", ossl_reason(ebuf, sizeof(ebuf)));
+		goto out;
+	}
+	ERR_clear_error();
+
+	/* The responder's chain, at opts->now: never the wall clock. */
+	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(t->store), opts->now);
+	if ((chained = chain_signer(t, bs, signer, out)) == -1) {
+		out->verdict = OCSP_ERR_CHAIN;
+		goto out;
+	}
+	if (chained == 1) {
+		/*
+		 * RFC 6960 4.2.2.2 responder authorisation (the CA itself,
+		 * or a delegate with EKU OCSPSigning issued by it), for every
+		 * SingleResponse, as OpenSSL's clients (NVAT) check it. Aux
+		 * trust never authorises: anchors are plain certificates and
+		 * OCSP_NOEXPLICIT says so again.
+		 */
+		if (OCSP_basic_verify(bs, t->pool, t->store,
+		    OCSP_NOEXPLICIT) != 1) {
+			out->verdict = OCSP_ERR_SIGNER;
+			snprintf(out->detail, sizeof(out->detail), "responder not authorised: %s",
+			    ossl_reason(ebuf, sizeof(ebuf)));
+			goto out;
+		}
+		ERR_clear_error();
+	} else if ((why = claims_issuer(signer, req)) != NULL) {
+		out->verdict = OCSP_ERR_SIGNER;
+		snprintf(out->detail, sizeof(out->detail), "chain incomplete and %s", why);
+		goto out;
+	}
+
+	if (missing != SIZE_MAX) {
+		out->verdict = OCSP_ERR_CERTID;
+		snprintf(out->detail, sizeof(out->detail),
+		    "requested CertID %zu not in response", missing);
+		goto out;
+	}
+	skew = opts->skew_s > 0 ? opts->skew_s : 0;
+	if (out->this_update > opts->now + skew) {
+		out->verdict = OCSP_ERR_FUTURE;
+		snprintf(out->detail, sizeof(out->detail),
+		    "thisUpdate %lld is %lld s ahead of now",
+		    (long long)out->this_update,
+		    (long long)(out->this_update - opts->now));
+		goto out;
+	}
+	if (out->next_update <= opts->now) {
+		out->verdict = OCSP_ERR_EXPIRED;
+		snprintf(out->detail, sizeof(out->detail),
+		    "nextUpdate %lld passed %lld s ago",
+		    (long long)out->next_update,
+		    (long long)(opts->now - out->next_update));
+		goto out;
+	}
+	if (opts->nonce != NULL &&
+	    !nonce_matches(bs, opts->nonce, opts->nonce_len)) {
+		out->verdict = OCSP_ERR_NONCE;
+		set_detail(out, "response does not echo our nonce");
+		goto out;
+	}
+	if (chained == 0) {
+		/* Genuine-looking but unproven: the caller passes it on. */
+		out->verdict = OCSP_UNVERIFIABLE;
+		goto out;
+	}
+	out->verdict = OCSP_OK;
+	snprintf(out->detail, sizeof(out->detail), "%s",
+	    ocsp_cert_status_str[out->cert_status]);
+	rv = 0;
+ out:
+	OCSP_CERTID_free(cid);
+	OCSP_BASICRESP_free(bs);
+	OCSP_RESPONSE_free(r);
+	ERR_clear_error();
+	return rv;
+}

@@ -1,4 +1,6 @@
 /* Configuration: built-in defaults, the JSON file with key positions, setters. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>

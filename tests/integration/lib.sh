@@ -1,0 +1,471 @@
+# Shared helpers for the whole-process tests: temp dirs, background peers, clients, assertions.
+#
+# A test sources this file, calls it_init NAME, and ends with it_done.
+# Exit status follows automake: 0 pass, 77 skip, 1 fail (99 hard error).
+# Every background process started through bg_start is killed on exit.
+
+set -u
+
+: "${top_srcdir:?top_srcdir must be set (make check exports it)}"
+: "${top_builddir:?top_builddir must be set (make check exports it)}"
+
+STAPLED=$top_builddir/stapled
+UPSTREAM=$top_builddir/tests/upstream
+MKPKI=${MKPKI:-$top_srcdir/tests/pki/mkpki.sh}
+VECTORS=$top_srcdir/tests/vectors/nvidia
+
+# Bounded waits, in tenths of a second.
+WAIT_START_DS=${WAIT_START_DS:-100}	# 10 s for a process to come up
+WAIT_STOP_DS=${WAIT_STOP_DS:-100}	# 10 s for a process to exit
+
+CT_REQ='Content-Type: application/ocsp-request'
+
+IT_FAILS=0
+IT_PIDS=""
+IT_PORTS=""
+
+# ---- reporting --------------------------------------------------------------
+
+note() { printf '# %s\n' "$*"; }
+ok() { printf 'ok - %s\n' "$*"; }
+fail() { printf 'FAIL - %s\n' "$*"; IT_FAILS=$((IT_FAILS + 1)); }
+# A precondition that must hold for the rest of the test to mean anything.
+die() { printf 'FAIL (fatal) - %s\n' "$*"; IT_FAILS=$((IT_FAILS + 1)); it_dump_logs; exit 1; }
+skip() { printf 'SKIP - %s\n' "$*"; exit 77; }
+
+# check "behaviour" command...: pass when the command succeeds.
+check() {
+	local _what
+	_what=$1; shift
+	if "$@"; then ok "$_what"; else fail "$_what"; fi
+}
+
+# check_eq "behaviour" expected actual
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"
+	else fail "$1 (expected '$2', got '$3')"; fi
+}
+
+# assert "behaviour" 'shell expression': evaluated here, so variables and
+# the helpers below are in reach.
+assert() {
+	local _what
+	_what=$1; shift
+	if eval "$1"; then ok "$_what"; else fail "$_what"; fi
+}
+
+# check_trylater "behaviour" FILE: the last post answered HTTP 200 tryLater.
+check_trylater() {
+	if [ "$HTTP_CODE" = 200 ] && is_trylater "$2"; then ok "$1"
+	else fail "$1 (HTTP $HTTP_CODE, $(resp_status "$2"))"; fi
+}
+
+# check_malformed "behaviour" FILE: HTTP 200 malformedRequest.
+check_malformed() {
+	if [ "$HTTP_CODE" = 200 ] && is_malformed "$2"; then ok "$1"
+	else fail "$1 (HTTP $HTTP_CODE, $(resp_status "$2"))"; fi
+}
+
+# check_bytes "behaviour" EXPECTED FILE: HTTP 200 and the same bytes.
+check_bytes() {
+	if [ "$HTTP_CODE" = 200 ] && cmp -s "$2" "$3"; then ok "$1"
+	else fail "$1 (HTTP $HTTP_CODE, $(resp_status "$3"), bytes $(cmp -s "$2" "$3" && echo same || echo differ))"; fi
+}
+
+# Float comparisons through awk: lt A B is A < B.
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+between() { awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
+
+# Print the tail of every log of this test, to explain a failure.
+it_dump_logs() {
+	local _f
+	[ -d "${T:-/nonexistent}" ] || return 0
+	for _f in "$T"/*.log; do
+		[ -f "$_f" ] || continue
+		printf '# ---- %s (last 25 lines)\n' "${_f##*/}"
+		tail -n 25 "$_f" | sed 's/^/#   /'
+	done
+}
+
+# ---- lifecycle --------------------------------------------------------------
+
+it_init() {
+	TEST=$1
+	T=$top_builddir/tests/tmp/$TEST
+	rm -rf "$T"
+	mkdir -p "$T" || exit 99
+	trap it_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	need_cmd openssl curl awk od
+	[ -x "$STAPLED" ] || skip "stapled not built at $STAPLED"
+	[ -x "$UPSTREAM" ] || skip "tests/upstream not built (make check builds it)"
+	[ -x "$MKPKI" ] || [ -f "$MKPKI" ] || skip "tests/pki/mkpki.sh missing"
+}
+
+it_cleanup() {
+	_rc=$?
+	trap - EXIT
+	for _p in $IT_PIDS; do
+		kill -TERM "$_p" 2>/dev/null
+	done
+	for _p in $IT_PIDS; do
+		_i=0
+		while kill -0 "$_p" 2>/dev/null && [ $_i -lt 30 ]; do
+			sleep 0.1; _i=$((_i + 1))
+		done
+		kill -KILL "$_p" 2>/dev/null
+		wait "$_p" 2>/dev/null
+	done
+	exit $_rc
+}
+
+it_done() {
+	if [ "$IT_FAILS" -ne 0 ]; then
+		note "$IT_FAILS assertion(s) failed"
+		it_dump_logs
+		exit 1
+	fi
+	note "all assertions passed"
+	exit 0
+}
+
+need_cmd() {
+	local _c
+	for _c in "$@"; do
+		command -v "$_c" >/dev/null 2>&1 || skip "$_c not installed"
+	done
+}
+
+# ---- background processes ---------------------------------------------------
+
+# bg_start VAR LOG command...: start in the background, PID into $VAR.
+bg_start() {
+	local _log _pid _var
+	_var=$1; _log=$2; shift 2
+	"$@" >"$_log" 2>&1 &
+	_pid=$!
+	IT_PIDS="$IT_PIDS $_pid"
+	eval "$_var=$_pid"
+}
+
+bg_forget() {
+	local _new _p
+	_new=""
+	for _p in $IT_PIDS; do [ "$_p" = "$1" ] || _new="$_new $_p"; done
+	IT_PIDS=$_new
+}
+
+# bg_kill PID [SIGNAL]: signal, wait (bounded), forget. Status of wait in $BG_RC.
+bg_kill() {
+	local _pid _sig
+	_pid=$1; _sig=${2:-TERM}
+	BG_RC=""
+	kill -"$_sig" "$_pid" 2>/dev/null
+	bg_wait "$_pid"
+}
+
+# bg_wait PID: wait for exit up to WAIT_STOP_DS; exit status in $BG_RC
+# (999 when it had to be killed).
+bg_wait() {
+	local _i _pid
+	_pid=$1; _i=0
+	while kill -0 "$_pid" 2>/dev/null; do
+		# A zombie child still answers kill -0; ps tells.
+		case $(ps -o stat= -p "$_pid" 2>/dev/null) in Z*) break ;; esac
+		if [ $_i -ge "$WAIT_STOP_DS" ]; then
+			kill -KILL "$_pid" 2>/dev/null
+			wait "$_pid" 2>/dev/null
+			BG_RC=999
+			bg_forget "$_pid"
+			return 0
+		fi
+		sleep 0.1; _i=$((_i + 1))
+	done
+	wait "$_pid" 2>/dev/null
+	BG_RC=$?
+	bg_forget "$_pid"
+}
+
+# wait_for_line FILE REGEX: until a line matches (bounded). Prints the line.
+wait_for_line() {
+	local _i
+	_i=0
+	while [ $_i -lt "$WAIT_START_DS" ]; do
+		if [ -f "$1" ] && grep -E -m1 "$2" "$1" 2>/dev/null; then return 0; fi
+		sleep 0.1; _i=$((_i + 1))
+	done
+	return 1
+}
+
+# ---- ports ------------------------------------------------------------------
+
+# A TCP port nobody listens on now, not handed out before in this test.
+# Only used for stapled's own listener and for "dead" upstreams; peers that
+# can bind port 0 do so and report their port.
+free_port() {
+	local _p _used
+	_used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+	while :; do
+		_p=$(( 20000 + ( $(od -An -N2 -tu2 /dev/urandom) % 40000 ) ))
+		case " $IT_PORTS " in *" $_p "*) continue ;; esac
+		printf '%s\n' "$_used" | grep -qx "$_p" && continue
+		IT_PORTS="$IT_PORTS $_p"
+		echo "$_p"
+		return 0
+	done
+}
+
+# ---- test PKI -----------------------------------------------------------------
+
+# pki_make [DIR]: the NVIDIA-shaped test PKI, into $PKI, then pki_layout
+# names its files:
+#   ANCHORS INTERMEDIATES ROOT_CERT IDENT_CERT ICA_CERT LEAF1..LEAF8
+#   PKI_CAS: the issuing CAs, each with ca_cert/ca_index/ca_rsigner/ca_rkey
+#   EVIL_CAS: the look-alike tree's CAs, same accessors; EVIL_ICA_CERT
+pki_make() {
+	local _f
+	PKI=${1:-$T/pki}
+	sh "$MKPKI" "$PKI" >"$T/mkpki.log" 2>&1 || die "$MKPKI $PKI failed"
+	pki_layout
+	for _f in "$ANCHORS" "$INTERMEDIATES" "$ROOT_CERT" "$IDENT_CERT" "$ICA_CERT" "$LEAF1"; do
+		[ -s "$_f" ] || die "test PKI lacks $_f"
+	done
+}
+
+# The names mkpki.sh gives its files.
+pki_layout() {
+	local _ca _i
+	ANCHORS=$PKI/anchors.pem
+	INTERMEDIATES=$PKI/intermediates.pem
+	ROOT_CERT=$PKI/root.pem
+	IDENT_CERT=$PKI/ident.pem
+	ICA_CERT=$PKI/ica.pem
+	for _i in 1 2 3 4 5 6 7 8; do eval "LEAF$_i=\$PKI/leaf$_i.pem"; done
+	PKI_CAS="root ident ica"
+	for _ca in $PKI_CAS; do
+		eval "CA_${_ca}_CERT=\$PKI/$_ca.pem CA_${_ca}_INDEX=\$PKI/index_$_ca.txt"
+		eval "CA_${_ca}_RSIGNER=\$PKI/resp_$_ca.pem CA_${_ca}_RKEY=\$PKI/resp_$_ca.key"
+	done
+	EVIL_CAS=""
+}
+
+ca_cert() { eval "echo \"\$CA_${1}_CERT\""; }
+ca_index() { eval "echo \"\$CA_${1}_INDEX\""; }
+ca_rsigner() { eval "echo \"\$CA_${1}_RSIGNER\""; }
+ca_rkey() { eval "echo \"\$CA_${1}_RKEY\""; }
+
+# key_hash_hex ISSUER [DIGEST]: issuerKeyHash of a CertID for that issuer,
+# lower-case hex. The hash covers the subjectPublicKey BIT STRING contents
+# without the unused-bits octet (RFC 6960 4.1.1); that BIT STRING is the
+# last element of the SubjectPublicKeyInfo, so its bytes end the DER.
+key_hash_hex() {
+	local _blen
+	_blen=$(openssl x509 -in "$1" -noout -pubkey | openssl asn1parse |
+	    awk '/BIT STRING/ { sub(/.*l= */, ""); sub(/ .*/, ""); print; exit }')
+	[ -n "$_blen" ] || return 1
+	openssl x509 -in "$1" -noout -pubkey | openssl pkey -pubin -outform DER |
+	    tail -c $((_blen - 1)) |
+	    openssl dgst -"${2:-sha1}" -binary | od -An -v -tx1 | tr -d ' \n'
+}
+
+# ---- peers ----------------------------------------------------------------------
+
+# responder_start VAR NAME CA_CERT INDEX RSIGNER RKEY [openssl ocsp options...]
+# An `openssl ocsp` responder on a port of its choosing; port into $VAR.
+# One responder serves one CA. It is never probed with a bare connect.
+responder_start() {
+	local _ca _idx _line _name _port _rk _rs _rv
+	_rv=$1; _name=$2; _ca=$3; _idx=$4; _rs=$5; _rk=$6; shift 6
+	bg_start _rpid "$T/$_name.log" openssl ocsp -port 0 -index "$_idx" \
+	    -CA "$_ca" -rsigner "$_rs" -rkey "$_rk" "$@"
+	_line=$(wait_for_line "$T/$_name.log" '^ACCEPT ') ||
+	    die "openssl ocsp responder $_name did not start"
+	_port=$(printf '%s\n' "$_line" | sed -E 's/^ACCEPT .*:([0-9]+)( .*)?$/\1/')
+	eval "$_rv=$_port"
+	eval "${_rv}_PID=$_rpid"
+}
+
+# upstream_start VAR NAME [tests/upstream options...]: port into $VAR,
+# PID into ${VAR}_PID.
+upstream_start() {
+	local _line _name _uv
+	_uv=$1; _name=$2; shift 2
+	bg_start _upid "$T/$_name.log" "$UPSTREAM" --listen 127.0.0.1:0 "$@"
+	_line=$(wait_for_line "$T/$_name.log" '^PORT=[0-9]+') ||
+	    die "tests/upstream $_name did not start ($*)"
+	eval "$_uv=${_line#PORT=}"
+	eval "${_uv}_PID=$_upid"
+}
+
+# farm_start VAR NAME [openssl ocsp options...]: one `openssl ocsp` per
+# issuing CA of $PKI_CAS (or $FARM_CAS), behind tests/upstream in route mode
+# (by the CertID's issuerKeyHash, SHA-1/256/384). Router port into $VAR;
+# it counts requests into $T/NAME.count. FARM_UPSTREAM_OPTS adds options
+# to the router (--delay-ms 50). FARM_ROUTE_AS maps each CA of FARM_CAS to
+# the key hashes of another CA list (the look-alike tree answering for
+# the genuine issuers).
+farm_start() {
+	local _as _ca _cas _d _fn _fv _routes _tgt _up
+	_fv=$1; _fn=$2; shift 2
+	_routes=""
+	_cas=${FARM_CAS:-$PKI_CAS}
+	_as=${FARM_ROUTE_AS:-$_cas}
+	for _ca in $_cas; do
+		responder_start _rp "$_fn-$_ca" "$(ca_cert "$_ca")" "$(ca_index "$_ca")" \
+		    "$(ca_rsigner "$_ca")" "$(ca_rkey "$_ca")" "$@"
+		eval "FARM_${_fn}_PIDS=\"\${FARM_${_fn}_PIDS:-} \$_rp_PID\""
+		# The CA whose CertIDs this responder gets.
+		_tgt=$(echo "$_as" | awk -v n="$(echo "$_cas" | awk -v c="$_ca" '{ for (i = 1; i <= NF; i++) if ($i == c) print i }')" '{ print $n }')
+		for _d in sha1 sha256 sha384; do
+			_routes="$_routes,$(key_hash_hex "$(ca_cert "$_tgt")" "$_d")=127.0.0.1:$_rp"
+		done
+	done
+	: >"$T/$_fn.count"
+	upstream_start "$_fv" "$_fn" --mode "route:${_routes#,}" \
+	    --count-file "$T/$_fn.count" ${FARM_UPSTREAM_OPTS:-}
+	eval "_up=\$${_fv}_PID"
+	eval "FARM_${_fn}_PIDS=\"\${FARM_${_fn}_PIDS:-} \$_up\""
+}
+
+# farm_stop NAME: kill its router and responders; the port is then dead.
+farm_stop() {
+	local _p _pids
+	eval "_pids=\${FARM_${1}_PIDS:-}"
+	for _p in $_pids; do bg_kill "$_p" TERM; done
+	eval "FARM_${1}_PIDS="
+}
+
+# lookalike_start VAR NAME [options]: the look-alike tree's responders,
+# answering for the genuine issuers' CertIDs.
+lookalike_start() {
+	FARM_CAS=$EVIL_CAS FARM_ROUTE_AS=$PKI_CAS farm_start "$@"
+}
+
+# upstream_count NAME: requests the router NAME has received.
+upstream_count() { count_of "$T/$1.count"; }
+
+# stapled_start NAME [stapled options...]: the daemon on a fresh port, with
+# ${STAPLED_CACHE:-$T/cache} as cache. Sets SPORT, SURL, SPID. Waits for
+# /healthz.
+stapled_start() {
+	local _i _name _tries
+	_name=$1; shift
+	_tries=0
+	while :; do
+		SPORT=$(free_port)
+		SURL=http://127.0.0.1:$SPORT
+		bg_start SPID "$T/$_name.log" ${STAPLED_WRAP:-} "$STAPLED" \
+		    --listen "127.0.0.1:$SPORT" --cache-dir "${STAPLED_CACHE:-$T/cache}" "$@"
+		_i=0
+		while [ $_i -lt "$WAIT_START_DS" ]; do
+			if curl -s -o /dev/null -m 1 "$SURL/healthz"; then return 0; fi
+			kill -0 "$SPID" 2>/dev/null || break
+			sleep 0.1; _i=$((_i + 1))
+		done
+		bg_wait "$SPID"
+		# Lost a race for the port: try another one, a few times.
+		if [ "$BG_RC" != 999 ] && grep -qi 'in use' "$T/$_name.log" && [ $_tries -lt 3 ]; then
+			_tries=$((_tries + 1)); continue
+		fi
+		die "stapled ($_name) did not come up: $STAPLED $*"
+	done
+}
+
+# stapled_stop: SIGTERM and wait; exit status in $BG_RC.
+stapled_stop() { bg_kill "$SPID" TERM; }
+
+# ---- clients ----------------------------------------------------------------------
+
+# mkreq OUT ISSUER CERT [openssl ocsp options...]: a DER OCSPRequest with a
+# fresh nonce (nvattest's shape: one SHA-1 CertID, 16-byte nonce).
+mkreq() {
+	local _cert _iss _out
+	_out=$1; _iss=$2; _cert=$3; shift 3
+	# Options first: -sha384 applies to the -cert after it.
+	openssl ocsp "$@" -issuer "$_iss" -cert "$_cert" -reqout "$_out" >/dev/null 2>&1 ||
+	    die "openssl ocsp -reqout $_out failed"
+}
+
+# post REQ OUT [URL_PATH [curl options...]]: POST the DER request to
+# stapled. Sets HTTP_CODE and HTTP_TIME (seconds); body in OUT, headers in
+# OUT.hdr.
+post() {
+	local _out _path _req
+	_req=$1; _out=$2; _path=${3:-/ocsp}
+	[ $# -ge 3 ] && shift 3 || shift $#
+	HTTP_CODE=000; HTTP_TIME=0
+	curl -s -m 30 -o "$_out" -D "$_out.hdr" -w '%{http_code} %{time_total}\n' \
+	    -H "$CT_REQ" --data-binary @"$_req" "$@" "$SURL$_path" >"$_out.w"
+	read -r HTTP_CODE HTTP_TIME <"$_out.w"
+}
+
+# resp_status FILE: successful, malformedRequest, tryLater, ... or "none".
+resp_status() {
+	case $(hex_of "$1") in
+	30030a0101) echo malformedRequest; return ;;
+	30030a0102) echo internalError; return ;;
+	30030a0103) echo tryLater; return ;;
+	30030a0106) echo unauthorized; return ;;
+	esac
+	openssl ocsp -respin "$1" -resp_text -noverify 2>/dev/null |
+	    awk -F': ' '/OCSP Response Status:/ { split($2, a, " "); print a[1]; f = 1; exit }
+	        END { if (!f) print "none" }'
+}
+
+# cert_status FILE: good, revoked or unknown from the first SingleResponse.
+cert_status() {
+	openssl ocsp -respin "$1" -resp_text -noverify 2>/dev/null |
+	    awk -F': ' '/Cert Status:/ { print $2; exit }'
+}
+
+# this_update FILE / next_update FILE: as openssl prints them.
+this_update() {
+	openssl ocsp -respin "$1" -resp_text -noverify 2>/dev/null |
+	    awk -F'Update: ' '/This Update:/ { print $2; exit }'
+}
+next_update() {
+	openssl ocsp -respin "$1" -resp_text -noverify 2>/dev/null |
+	    awk -F'Update: ' '/Next Update:/ { print $2; exit }'
+}
+
+hex_of() { od -An -v -tx1 "$1" 2>/dev/null | tr -d ' \n'; }
+is_trylater() { [ "$(hex_of "$1")" = 30030a0103 ]; }
+is_malformed() { [ "$(hex_of "$1")" = 30030a0101 ]; }
+
+# header FILE.hdr NAME: the value of a response header (last one wins).
+header() {
+	tr -d '\r' <"$1" | awk -v n="$2" 'BEGIN { n = tolower(n) }
+	    { i = index($0, ":"); if (i && tolower(substr($0, 1, i - 1)) == n) { v = substr($0, i + 1); sub(/^ +/, "", v) } }
+	    END { print v }'
+}
+
+# ---- metrics ----------------------------------------------------------------------
+
+# metrics_get FILE: a snapshot of /metrics.
+metrics_get() { curl -s -m 5 -o "$1" "$SURL/metrics"; }
+
+# metric_sum FILE ERE: the sum of every sample whose name{labels} matches.
+metric_sum() {
+	awk -v re="$2" '!/^#/ && NF >= 2 { k = $1; if (k ~ re) s += $2 } END { printf "%d\n", s }' "$1"
+}
+
+# count_file FILE: the upstream's request counter (0 when absent).
+count_of() {
+	if [ -s "$1" ]; then tr -dc '0-9' <"$1"; echo; else echo 0; fi
+}
+
+# libfaketime_so: the preload library of Debian's faketime package, or
+# nothing. Tests preload it themselves (env LD_PRELOAD=... FAKETIME=...),
+# because the faketime wrapper forks and would not pass signals on.
+libfaketime_so() {
+	local _so
+	for _so in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+	    /usr/local/lib/faketime/libfaketime.so.1; do
+		[ -f "$_so" ] && { echo "$_so"; return 0; }
+	done
+	return 1
+}
+
+# ---- time ----------------------------------------------------------------------
+
+now_ms() { date +%s%3N; }

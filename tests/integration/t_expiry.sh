@@ -1,0 +1,51 @@
+#!/bin/bash
+# Nothing expired is served: a warm cache of one-minute responses, the upstream gone,
+# and the daemon restarted two minutes in the future under libfaketime.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_expiry
+so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+pki_make
+
+farm_start UP one -nmin 1 -rother "$INTERMEDIATES"
+STAPLED_CACHE=$T/cache stapled_start d1 --ocsp-upstream "http://127.0.0.1:$UP/" \
+    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
+mkreq "$T/r1.der" "$ICA_CERT" "$LEAF1"
+mkreq "$T/r2.der" "$ROOT_CERT" "$IDENT_CERT"
+post "$T/r1.der" "$T/warm1.der"
+check_eq "warm: leaf answer successful" successful "$(resp_status "$T/warm1.der")"
+post "$T/r2.der" "$T/warm2.der"
+check_eq "warm: Identity CA answer successful" successful "$(resp_status "$T/warm2.der")"
+note "nextUpdate of the cached answer: $(next_update "$T/warm1.der")"
+stapled_stop
+farm_stop one
+
+# Control: still within validity, the restarted daemon serves them, so the
+# tryLater below is about time and nothing else.
+STAPLED_CACHE=$T/cache stapled_start d2 --ocsp-upstream "http://127.0.0.1:$UP/" \
+    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
+post "$T/r1.der" "$T/now1.der"
+check_bytes "control, same clock, upstream dead: the entry is served" "$T/warm1.der" "$T/now1.der"
+stapled_stop
+
+# Two minutes on (monotonic clock left alone, so timers behave).
+STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+2m FAKETIME_DONT_FAKE_MONOTONIC=1" \
+    STAPLED_CACHE=$T/cache stapled_start d3 --ocsp-upstream "http://127.0.0.1:$UP/" \
+    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
+fake_date=$(curl -s -D - -o /dev/null "$SURL/healthz" | tr -d '\r' | sed -n 's/^[Dd]ate: //p')
+note "the daemon's clock: ${fake_date:-no Date header}; ours: $(date -u '+%a, %d %b %Y %T GMT')"
+post "$T/r1.der" "$T/late1.der"
+check_trylater "two minutes later, upstream dead: the expired leaf answer is not served (tryLater)" "$T/late1.der"
+post "$T/r2.der" "$T/late2.der"
+check_trylater "two minutes later: the expired Identity CA answer is not served either" "$T/late2.der"
+b64=$(base64 -w0 <"$T/r1.der" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g')
+code=$(curl -s -o "$T/late_get.der" -w '%{http_code}' "$SURL/ocsp/$b64")
+assert "two minutes later, over GET: not served (HTTP $code, $(resp_status "$T/late_get.der"))" \
+    '! cmp -s "$T/late_get.der" "$T/warm1.der"'
+metrics_get "$T/m"
+assert "two minutes later: the expired entries show up as such in /metrics" \
+    '[ "$(metric_sum "$T/m" "^stapled_entries_expired")" -ge 1 ] || [ "$(metric_sum "$T/m" "^stapled_cache_entries")" -eq 0 ]'
+stapled_stop
+check_eq "under faketime: SIGTERM exits 0" 0 "$BG_RC"
+
+it_done

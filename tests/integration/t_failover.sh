@@ -1,0 +1,160 @@
+#!/bin/bash
+# Failover: dead, 503, blackholed (hedging) and 429 upstreams; tryLater deadlines;
+# single flight; upstream_first mode.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_failover
+pki_make
+
+farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+GOOD=http://127.0.0.1:$UP/
+DEAD=http://127.0.0.1:$(free_port)/
+DEAD2=http://127.0.0.1:$(free_port)/
+upstream_start U503 s503 --mode status:503 --count-file "$T/s503.count"
+upstream_start UHANG hang --mode hang --count-file "$T/hang.count"
+upstream_start U429 s429 --mode 429:60 --count-file "$T/s429.count"
+TRUST="--ocsp-anchor $ANCHORS --ocsp-intermediates $INTERMEDIATES"
+
+# config FILE key=value...: a config with our trust and the given ocsp keys
+# (values are raw JSON).
+config() {
+	_f=$1; shift
+	{
+		printf '{\n  "ocsp": {\n'
+		printf '    "anchors": ["%s"],\n    "intermediates": ["%s"]' "$ANCHORS" "$INTERMEDIATES"
+		for _kv in "$@"; do printf ',\n    "%s": %s' "${_kv%%=*}" "${_kv#*=}"; done
+		printf '\n  }\n}\n'
+	} >"$_f"
+}
+
+# ---- 1. [dead port, 503, good] -> the good one answers ----------------------
+STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "$DEAD" \
+    --ocsp-upstream "http://127.0.0.1:$U503/" --ocsp-upstream "$GOOD" $TRUST
+mkreq "$T/r1.der" "$ICA_CERT" "$LEAF1"
+post "$T/r1.der" "$T/a1.der"
+note "dead, 503, good: HTTP $HTTP_CODE in $HTTP_TIME s"
+check_eq "dead, 503, good: successful answer" successful "$(resp_status "$T/a1.der")"
+check "dead, 503, good: the answer verifies" \
+    openssl ocsp -respin "$T/a1.der" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+    -issuer "$ICA_CERT" -cert "$LEAF1" -no_nonce
+check_eq "dead, 503, good: the 503 upstream was tried once" 1 "$(upstream_count s503)"
+check_eq "dead, 503, good: the good upstream answered once" 1 "$(upstream_count good)"
+assert "dead, 503, good: well under the connect timeout ($HTTP_TIME s)" 'lt "$HTTP_TIME" 1.5'
+metrics_get "$T/m1"
+assert "upstream failures are counted by upstream" \
+    '[ "$(metric_sum "$T/m1" "^stapled_upstream_failures_total")" -ge 2 ]'
+stapled_stop
+
+# ---- 2. blackholed first, hedge_ms 200 -> answered by the second ------------
+config "$T/hedge.json" "upstreams=[\"http://127.0.0.1:$UHANG/\", \"$GOOD\"]" \
+    hedge_ms=200 connect_timeout_ms=2000 timeout_ms=10000
+STAPLED_CACHE=$T/c2 stapled_start d2 -f "$T/hedge.json"
+mkreq "$T/r2.der" "$ICA_CERT" "$LEAF2"
+post "$T/r2.der" "$T/a2.der"
+note "blackholed first, hedge 200 ms: HTTP $HTTP_CODE in $HTTP_TIME s"
+check_eq "hedging: successful answer from the second upstream" successful "$(resp_status "$T/a2.der")"
+check_eq "hedging: the blackholed upstream was asked" 1 "$(upstream_count hang)"
+assert "hedging: answered well under the connect timeout ($HTTP_TIME s < 1.0 s)" 'lt "$HTTP_TIME" 1.0'
+assert "hedging: not before the hedge delay ($HTTP_TIME s >= 0.15 s)" '! lt "$HTTP_TIME" 0.15'
+stapled_stop
+
+# ---- 3. 429 with Retry-After: the upstream is skipped while it cools down ---
+before=$(upstream_count good)
+STAPLED_CACHE=$T/c3 stapled_start d3 --ocsp-upstream "http://127.0.0.1:$U429/" \
+    --ocsp-upstream "$GOOD" $TRUST
+mkreq "$T/r3.der" "$ICA_CERT" "$LEAF3"
+post "$T/r3.der" "$T/a3.der"
+check_eq "429: the next upstream answers" successful "$(resp_status "$T/a3.der")"
+check_eq "429: asked once" 1 "$(upstream_count s429)"
+mkreq "$T/r4.der" "$ICA_CERT" "$LEAF4"
+post "$T/r4.der" "$T/a4.der"
+check_eq "429: another miss is answered" successful "$(resp_status "$T/a4.der")"
+check_eq "429 + Retry-After 60: skipped for the next miss (still asked once)" 1 "$(upstream_count s429)"
+check_eq "429: the good upstream got both misses" $((before + 2)) "$(upstream_count good)"
+stapled_stop
+
+# ---- 4. all dead -> tryLater within ~100 ms ----------------------------------
+STAPLED_CACHE=$T/c4 stapled_start d4 --ocsp-upstream "$DEAD" --ocsp-upstream "$DEAD2" $TRUST
+mkreq "$T/r5.der" "$ICA_CERT" "$LEAF5"
+post "$T/r5.der" "$T/a5.der"
+note "all upstreams dead: HTTP $HTTP_CODE in $HTTP_TIME s"
+check_trylater "all dead: HTTP 200 tryLater" "$T/a5.der"
+check_eq "all dead: Content-Type application/ocsp-response" application/ocsp-response \
+    "$(header "$T/a5.der.hdr" content-type)"
+assert "all dead: tryLater quickly ($HTTP_TIME s < 1 s)" 'lt "$HTTP_TIME" 1'
+post "$T/r5.der" "$T/a5b.der"
+note "all upstreams dead, again (cooldowns): $HTTP_TIME s"
+check_trylater "all dead, second attempt: tryLater" "$T/a5b.der"
+assert "all dead, second attempt: quick ($HTTP_TIME s < 1 s)" 'lt "$HTTP_TIME" 1'
+if [ -d "$VECTORS/derived/ocsp_requests" ]; then
+	for v in "$VECTORS"/derived/ocsp_requests/*_nonce.der; do
+		post "$v" "$T/nv.der"
+		check_trylater "real NVIDIA request ${v##*/} with dead upstreams: tryLater, not malformed" "$T/nv.der"
+	done
+fi
+metrics_get "$T/m4"
+assert "tryLater answers are counted" \
+    '[ "$(metric_sum "$T/m4" "stapled_requests_total.*result=\"trylater\"")" -ge 2 ]'
+stapled_stop
+
+# All 503: also tryLater, never a 5xx passed through.
+STAPLED_CACHE=$T/c4b stapled_start d4b --ocsp-upstream "http://127.0.0.1:$U503/" $TRUST
+post "$T/r5.der" "$T/a5c.der"
+check_trylater "only upstream answers 503: client gets 200 tryLater, not 503" "$T/a5c.der"
+stapled_stop
+
+# ---- 5. the only upstream hangs, client_budget_ms 1000 -> tryLater at ~1 s ---
+config "$T/budget.json" "upstreams=\"http://127.0.0.1:$UHANG/\"" client_budget_ms=1000 \
+    connect_timeout_ms=2000 timeout_ms=10000
+STAPLED_CACHE=$T/c5 stapled_start d5 -f "$T/budget.json"
+mkreq "$T/r6.der" "$ICA_CERT" "$LEAF6"
+post "$T/r6.der" "$T/a6.der"
+note "only upstream blackholed, client_budget_ms 1000: HTTP $HTTP_CODE in $HTTP_TIME s"
+check_trylater "blackholed: tryLater when the budget runs out" "$T/a6.der"
+assert "blackholed: answered between 0.9 and 2.5 s ($HTTP_TIME s)" 'between "$HTTP_TIME" 0.9 2.5'
+stapled_stop
+
+# ---- 6. single flight: 50 concurrent misses, one upstream request -----------
+FARM_UPSTREAM_OPTS="--delay-ms 1500" farm_start USLOW slow -ndays 1 -rother "$INTERMEDIATES"
+STAPLED_CACHE=$T/c6 stapled_start d6 --ocsp-upstream "http://127.0.0.1:$USLOW/" $TRUST
+mkreq "$T/r7.der" "$ICA_CERT" "$LEAF7"
+pids=""
+for i in $(seq 1 50); do
+	curl -s -m 20 -o "$T/sf.$i" -w '%{http_code}\n' -H "$CT_REQ" \
+	    --data-binary @"$T/r7.der" "$SURL/ocsp" >"$T/sf.$i.code" 2>/dev/null &
+	pids="$pids $!"
+done
+for p in $pids; do wait "$p"; done
+n200=$(cat "$T"/sf.*.code | grep -c '^200$')
+same=0
+for i in $(seq 1 50); do cmp -s "$T/sf.1" "$T/sf.$i" && same=$((same + 1)); done
+note "single flight: $n200/50 HTTP 200, $same/50 identical, $(upstream_count slow) upstream request(s)"
+check_eq "single flight: 50 concurrent misses made exactly 1 upstream request" 1 "$(upstream_count slow)"
+check_eq "single flight: all 50 clients got HTTP 200" 50 "$n200"
+check_eq "single flight: all 50 got the same bytes" 50 "$same"
+check_eq "single flight: and those bytes are a successful answer" successful "$(resp_status "$T/sf.1")"
+stapled_stop
+farm_stop slow
+
+# ---- 7. upstream_first: fresh when the upstream lives, cache when it is dead --
+farm_start UP2 good2 -ndays 1 -rother "$INTERMEDIATES"
+config "$T/uf.json" "upstreams=\"http://127.0.0.1:$UP2/\"" 'mode="upstream_first"'
+STAPLED_CACHE=$T/c7 stapled_start d7 -f "$T/uf.json"
+client() {
+	openssl ocsp -url "$SURL/ocsp" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+	    -issuer "$ICA_CERT" -cert "$LEAF8" -respout "$2" >"$1" 2>&1
+}
+client "$T/uf1.out" "$T/uf1.der"
+check "upstream_first: first answer carries the client's nonce" eval '! grep -qi nonce "$T/uf1.out"'
+client "$T/uf2.out" "$T/uf2.der"
+check "upstream_first: second answer is fresh (its nonce matches, no cache hit)" \
+    eval '! grep -qi nonce "$T/uf2.out" && grep -q ": good" "$T/uf2.out"'
+check_eq "upstream_first: both went upstream" 2 "$(upstream_count good2)"
+farm_stop good2
+client "$T/uf3.out" "$T/uf3.der"
+check "upstream_first, upstream dead: falls back to the cached answer" \
+    eval 'cmp -s "$T/uf3.der" "$T/uf2.der" || cmp -s "$T/uf3.der" "$T/uf1.der"'
+check "upstream_first fallback: the client sees the old nonce" grep -qi "nonce verify error" "$T/uf3.out"
+stapled_stop
+
+it_done

@@ -67,7 +67,7 @@ int	config_load_buffer(struct config *, const char *name, const char *buf,
 	    size_t len, char *err, size_t errlen);
 /* Cross-field checks after flags were applied ("listen: bad port"). */
 int	config_validate(const struct config *, char *err, size_t errlen);
-/* Setters used by the command line (they replace, or append for lists). */
+/* Setters used by the command line (each replaces the value it sets). */
 int	config_set_upstreams(struct config_service *, char *const *urls, size_t n);
 int	config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals);
 int	config_set_str(char **dst, const char *val);

@@ -12,6 +12,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
+#include "proxy/config.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
@@ -201,45 +202,13 @@ out:
 	free(path);
 }
 
-static int
-split_hostport(const char *hp, char *host, size_t hostlen, unsigned *port)
-{
-	const char	*colon;
-	char		*end;
-	unsigned long	 v;
-	size_t		 n;
-
-	if (hp[0] == '[') {
-		if ((colon = strstr(hp, "]:")) == NULL)
-			return -1;
-		n = (size_t)(colon - hp - 1);
-		if (n + 1 > hostlen)
-			return -1;
-		memcpy(host, hp + 1, n);
-		colon++;
-	} else {
-		if ((colon = strrchr(hp, ':')) == NULL)
-			return -1;
-		n = (size_t)(colon - hp);
-		if (n + 1 > hostlen)
-			return -1;
-		memcpy(host, hp, n);
-	}
-	host[n] = '\0';
-	v = strtoul(colon + 1, &end, 10);
-	if (*end != '\0' || v == 0 || v > 65535)
-		return -1;
-	*port = (unsigned)v;
-	return 0;
-}
-
 struct http *
 http_new(struct event_base *base, char *const *listen, size_t n,
     struct refresh *refresh, struct cache *cache, char *err, size_t errlen)
 {
 	struct http	*h;
 	char		 host[256];
-	unsigned	 port;
+	int		 port;
 	size_t		 i;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
@@ -262,7 +231,7 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 	evhttp_set_default_content_type(h->evh, "text/plain; charset=utf-8");
 	evhttp_set_gencb(h->evh, dispatch, h);
 	for (i = 0; i < n; i++) {
-		if (split_hostport(listen[i], host, sizeof(host), &port) == -1) {
+		if (config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
 			snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT",
 			    listen[i]);
 			goto fail;

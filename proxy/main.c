@@ -155,6 +155,27 @@ parse_cli(int argc, char **argv, struct cli *c)
 	return rv;
 }
 
+/* Say which --ocsp-upstream value is wrong, and how. */
+static void
+bad_upstream(const struct cli *c, char *err, size_t errlen)
+{
+	char	why[256];
+	size_t	i;
+
+	if (errno == EEXIST) {
+		snprintf(err, errlen, "--ocsp-upstream: two URLs on one host get the "
+		    "same name; name them in the config file instead");
+		return;
+	}
+	for (i = 0; i < c->nupstreams; i++)
+		if (config_check_url(c->upstreams[i], why, sizeof(why)) == -1) {
+			snprintf(err, errlen, "--ocsp-upstream \"%s\": %s",
+			    c->upstreams[i], why);
+			return;
+		}
+	snprintf(err, errlen, "--ocsp-upstream: %s", strerror(errno));
+}
+
 /* Defaults, then the file, then the flags. Returns a complete config or NULL. */
 static struct config *
 load_config(const struct cli *c, char *err, size_t errlen)
@@ -178,8 +199,7 @@ load_config(const struct cli *c, char *err, size_t errlen)
 		goto oom;
 	if (c->nupstreams > 0 &&
 	    config_set_upstreams(&cfg->ocsp, c->upstreams, c->nupstreams) == -1) {
-		snprintf(err, errlen, "--ocsp-upstream: each value must be an "
-		    "http:// or https:// URL with a host");
+		bad_upstream(c, err, errlen);
 		goto fail;
 	}
 	if (c->nanchors > 0 && config_set_strlist(&cfg->ocsp.anchors,

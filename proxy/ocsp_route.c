@@ -562,8 +562,9 @@ fetch_for_client(struct ocsp_svc *s, struct evhttp_request *req,
 	/* fetch_join may finish at once and call pending_done before returning. */
 	p->w = fetch_join(s->pool, fetch_req_for(&fr, j), job_check, j, job_free,
 	    pending_done, p);
-	if (p->w == NULL && p->budget != NULL && evtimer_pending(p->budget, NULL)) {
-		/* Nothing started: done will never come. */
+	if (p->w == NULL) {
+		/* Nothing started: done will never come, and j is still ours. */
+		job_free(j);
 		pending_fail(p);
 		pending_free(p);
 	}
@@ -744,6 +745,7 @@ ocsp_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	memcpy(rw->key, key, OCSP_KEY_BYTES);
 	if (fetch_join(s->pool, fetch_req_for(&fr, j), job_check, j, job_free,
 	    refresh_fetched, rw) == NULL) {
+		job_free(j);
 		ocsp_svc_unref(s);
 		free(rw);
 		return -1;

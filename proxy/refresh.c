@@ -17,6 +17,7 @@
 
 struct inflight {
 	int		used;
+	int		started;
 	uint8_t		kind;
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
@@ -177,16 +178,33 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		r->cur.backlog++;
 		return;
 	}
+	/* Claimed now, started after the walk: the walk callback may not use the cache. */
 	f->used = 1;
+	f->started = 0;
 	f->kind = kind;
 	f->klen = klen;
 	f->r = r;
 	memcpy(f->key, key, klen);
 	r->cur.inflight++;
-	if (kc->start(kc->arg, kind, f->key, f->klen, refresh_done, f) == -1) {
-		f->used = 0;
-		r->cur.inflight--;
-		r->cur.backlog++;
+}
+
+/* Start the refreshes claimed during the last walk chunk. */
+static void
+start_claimed(struct refresh *r)
+{
+	struct inflight	*f;
+	size_t		 i;
+
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++) {
+		f = &r->inflight[i];
+		if (!f->used || f->started)
+			continue;
+		f->started = 1;
+		if (r->kinds[f->kind].start(r->kinds[f->kind].arg, f->kind, f->key,
+		    f->klen, refresh_done, f) == -1) {
+			log_debug("refresh: %s: could not start", cache_kind_str[f->kind]);
+			f->used = 0;
+		}
 	}
 }
 
@@ -241,6 +259,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
+	start_claimed(r);
 	if (n == REFRESH_WALK_CHUNK) {
 		evtimer_add(r->walk_ev, &tv);	/* more: next loop turn */
 		return;

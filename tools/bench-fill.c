@@ -1,0 +1,150 @@
+/* bench-fill: write N synthetic OCSP entries into a cache, for tools/bench. */
+#include <config.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/store.h"
+
+#define FILL_RESPONSE_BYTES	1536	/* about one NVIDIA OCSP response */
+#define FILL_REQUEST_BYTES	120	/* one SHA-1 CertID and a 16-byte nonce */
+#define FILL_KEY_BYTES		32	/* as attest/ocsp.h: SHA-256 of the CertID list */
+#define FILL_FILE_MAX_BYTES	(64u * 1024)
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench-fill DIR COUNT [RESPONSE.der [REQUEST.der]]\n");
+	exit(2);
+}
+
+/* splitmix64: reproducible keys that spread over the B-tree like hashes do. */
+static uint64_t
+next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void
+fill_rand(uint64_t *s, uint8_t *buf, size_t len)
+{
+	uint64_t	r = 0;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		if (i % 8 == 0)
+			r = next_rand(s);
+		buf[i] = (uint8_t)(r >> (8 * (i % 8)));
+	}
+}
+
+/* Read a small file into a malloc'd buffer; NULL on error (message printed). */
+static uint8_t *
+read_file(const char *path, size_t *len)
+{
+	FILE	*f;
+	uint8_t	*buf = NULL;
+	size_t	 n;
+
+	if ((f = fopen(path, "rb")) == NULL) {
+		fprintf(stderr, "bench-fill: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if ((buf = malloc(FILL_FILE_MAX_BYTES)) == NULL)
+		goto out;
+	n = fread(buf, 1, FILL_FILE_MAX_BYTES, f);
+	if (n == 0 || n == FILL_FILE_MAX_BYTES) {
+		fprintf(stderr, "bench-fill: %s: empty or larger than %u bytes\n",
+		    path, FILL_FILE_MAX_BYTES);
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	*len = n;
+out:
+	fclose(f);
+	return buf;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cache		*c = NULL;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	uint8_t			 key[FILL_KEY_BYTES];
+	uint8_t			*resp = NULL, *req = NULL;
+	size_t			 resp_len = FILL_RESPONSE_BYTES;
+	size_t			 req_len = FILL_REQUEST_BYTES;
+	uint64_t		 seed = 0x5eed;
+	char			 err[512];
+	time_t			 now = time(NULL);
+	unsigned long		 count, i;
+	char			*end;
+	int			 rv = 1;
+
+	if (argc < 3 || argc > 5)
+		usage();
+	errno = 0;
+	count = strtoul(argv[2], &end, 10);
+	if (errno != 0 || *end != '\0' || count == 0)
+		usage();
+
+	if (argc > 3)
+		resp = read_file(argv[3], &resp_len);
+	else if ((resp = malloc(resp_len)) != NULL)
+		fill_rand(&seed, resp, resp_len);
+	if (argc > 4)
+		req = read_file(argv[4], &req_len);
+	else if ((req = malloc(req_len)) != NULL)
+		fill_rand(&seed, req, req_len);
+	if (resp == NULL || req == NULL)
+		goto out;
+
+	if ((c = cache_open(argv[1], 0, 0, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "bench-fill: %s\n", err);
+		goto out;
+	}
+
+	/*
+	 * Valid for a week, refresh planned in three days: the daemon finds
+	 * nothing due at start, as after a restart of a healthy cache.
+	 */
+	memset(&m, 0, sizeof(m));
+	m.kind = CACHE_KIND_OCSP;
+	m.status = 0;			/* good */
+	m.this_update = now - 60;
+	m.next_update = now + 7 * 86400;
+	m.produced_at = now - 60;
+	m.fetched_at = now - 60;
+	snprintf(m.source, sizeof(m.source), "bench-fill");
+	b.request = req;
+	b.request_len = req_len;
+	b.response = resp;
+	b.response_len = resp_len;
+
+	for (i = 0; i < count; i++) {
+		fill_rand(&seed, key, sizeof(key));
+		/* Spread the planned refreshes as a real schedule would. */
+		m.next_refresh_at = now + 3 * 86400 + (time_t)(i % 3600);
+		if (cache_put(c, key, sizeof(key), &m, &b) == -1) {
+			fprintf(stderr, "bench-fill: entry %lu: %s\n", i,
+			    cache_strerror(c));
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	cache_close(c);
+	free(req);
+	free(resp);
+	return rv;
+}

@@ -1,4 +1,4 @@
-/* The on-disk record format: explicit little-endian, versioned, checked on read. */
+/* The on-disk record format: little-endian, versioned, checked on read. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -37,7 +37,7 @@
 #define META_OFF_SERVED		60
 #define META_OFF_SOURCE		68
 
-/* Body layout: u8 version, u32 request_len, u32 response_len, request, response. */
+/* Body: u8 version, u32 request_len, u32 response_len, request, response. */
 #define BODY_HDR_BYTES		9
 
 _Static_assert(META_OFF_SOURCE + RECORD_SOURCE_MAX == RECORD_META_BYTES,
@@ -122,7 +122,7 @@ record_meta_encode(const struct cache_meta *m, uint8_t out[RECORD_META_BYTES])
 	for (i = 0; i < 6; i++)
 		put_u64(out + META_OFF_TIMES + 8 * i, (uint64_t)times[i]);
 	put_u64(out + META_OFF_SERVED, m->served_count);
-	/* An unterminated source is cut to fit, so the record always decodes. */
+	/* An unterminated source is cut to fit: the record always decodes. */
 	n = strnlen(m->source, RECORD_SOURCE_MAX - 1);
 	memcpy(out + META_OFF_SOURCE, m->source, n);
 }

@@ -67,7 +67,8 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
 		return;
 	}
-	if (mdb_env_info(c->env, &info) != 0 || mdb_env_stat(c->env, &st) != 0) {
+	if (mdb_env_info(c->env, &info) != 0 ||
+	    mdb_env_stat(c->env, &st) != 0) {
 		snprintf(c->err, sizeof(c->err),
 		    "cache: map full: raise map_size_mb");
 		return;
@@ -262,8 +263,8 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 	 * the reusable read transaction outlive any one thread's use, and
 	 * the lock file stays in use so staplectl may open alongside.
 	 */
-	rc = mdb_env_open(c->env, dir, MDB_NOTLS | (c->readonly ? MDB_RDONLY : 0),
-	    CACHE_FILE_MODE);
+	rc = mdb_env_open(c->env, dir,
+	    MDB_NOTLS | (c->readonly ? MDB_RDONLY : 0), CACHE_FILE_MODE);
 	if (rc != 0) {
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		goto fail;
@@ -499,7 +500,8 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 	if ((have = cache_txn_meta(c, txn, &k, &old)) == -1)
 		goto out;
 	if (!have) {
-		cache_seterr(c, "%s entry: not found", cache_kind_str[meta->kind]);
+		cache_seterr(c, "%s entry: not found",
+		    cache_kind_str[meta->kind]);
 		goto out;
 	}
 	m = *meta;

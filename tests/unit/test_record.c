@@ -74,7 +74,8 @@ static void
 test_meta_rejects(void **state)
 {
 	struct cache_meta	m, d;
-	uint8_t			buf[RECORD_META_BYTES + 1], bad[RECORD_META_BYTES];
+	uint8_t			buf[RECORD_META_BYTES + 1];
+	uint8_t			bad[RECORD_META_BYTES];
 
 	(void)state;
 	sample_meta(&m);
@@ -83,8 +84,10 @@ test_meta_rejects(void **state)
 
 	assert_int_equal(record_meta_decode(NULL, RECORD_META_BYTES, &d), -1);
 	assert_int_equal(record_meta_decode(buf, 0, &d), -1);
-	assert_int_equal(record_meta_decode(buf, RECORD_META_BYTES - 1, &d), -1);
-	assert_int_equal(record_meta_decode(buf, RECORD_META_BYTES + 1, &d), -1);
+	assert_int_equal(record_meta_decode(buf, RECORD_META_BYTES - 1, &d),
+	    -1);
+	assert_int_equal(record_meta_decode(buf, RECORD_META_BYTES + 1, &d),
+	    -1);
 
 	memcpy(bad, buf, sizeof(bad));
 	bad[0] = RECORD_VERSION + 1;

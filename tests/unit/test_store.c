@@ -1,4 +1,4 @@
-/* Unit tests for cache/store.c against a real LMDB environment in a temp dir. */
+/* Unit tests for cache/store.c against a real LMDB environment in a tmp dir. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -29,7 +29,7 @@
 
 struct fixture {
 	char	tmp[256];	/* from mkdtemp, removed afterwards */
-	char	dir[300];	/* the environment: tmp/db, made by cache_open */
+	char	dir[300];	/* tmp/db, made by cache_open */
 };
 
 static int
@@ -119,7 +119,8 @@ check_fill(const uint8_t *buf, size_t len, unsigned seed)
 static size_t
 mkkey(uint8_t *key, unsigned i)
 {
-	return (size_t)snprintf((char *)key, CACHE_KEY_MAX_BYTES, "key-%06u", i);
+	return (size_t)snprintf((char *)key, CACHE_KEY_MAX_BYTES, "key-%06u",
+	    i);
 }
 
 static int
@@ -185,9 +186,11 @@ test_put_get(void **state)
 	b.request_len = 0;
 	b.response = resp;
 	b.response_len = sizeof(resp);
-	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
+	    CACHE_PUT_STORED);
 
-	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g,
+	    &gb), 1);
 	assert_memory_equal(&g, &m, sizeof(m));
 	assert_int_equal(gb.request_len, 0);
 	assert_null(gb.request);
@@ -196,21 +199,25 @@ test_put_get(void **state)
 	first = gb.response;
 
 	/* Hits on an unchanged store land on the same map bytes. */
-	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), NULL, &gb), 1);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), NULL,
+	    &gb), 1);
 	assert_ptr_equal(gb.response, first);
 
 	memset(&g, 0, sizeof(g));
-	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key), &g), 1);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key),
+	    &g), 1);
 	assert_int_equal(g.next_refresh_at, 1500);
 
 	/* The kind is part of the key. */
-	assert_int_equal(cache_get(c, CACHE_KIND_RIM, key, sizeof(key), &g, &gb), 0);
+	assert_int_equal(cache_get(c, CACHE_KIND_RIM, key, sizeof(key), &g,
+	    &gb), 0);
 	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, 3, &g, &gb), 0);
 
 	/* Keys that cannot be stored are errors, not misses. */
 	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, 0, &g, NULL), -1);
 	assert_int_equal(cache_get(c, 0, key, sizeof(key), &g, NULL), -1);
-	assert_int_equal(cache_get(c, CACHE_KIND_MAX, key, sizeof(key), &g, NULL), -1);
+	assert_int_equal(cache_get(c, CACHE_KIND_MAX, key, sizeof(key), &g,
+	    NULL), -1);
 	{
 		uint8_t	big[CACHE_KEY_MAX_BYTES + 1];
 
@@ -241,13 +248,16 @@ test_kept_when_older(void **state)
 	b.request_len = 0;
 	b.response = (const uint8_t *)"new";
 	b.response_len = 3;
-	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
+	    CACHE_PUT_STORED);
 
 	mkmeta(&m, CACHE_KIND_OCSP, 1999);
 	b.response = (const uint8_t *)"old!";
 	b.response_len = 4;
-	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_KEPT);
-	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
+	    CACHE_PUT_KEPT);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g,
+	    &gb), 1);
 	assert_int_equal(g.this_update, 2000);
 	assert_int_equal(gb.response_len, 3);
 	assert_memory_equal(gb.response, "new", 3);
@@ -256,14 +266,18 @@ test_kept_when_older(void **state)
 	mkmeta(&m, CACHE_KIND_OCSP, 2000);
 	m.produced_at = 2500;
 	b.response = (const uint8_t *)"same";
-	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
-	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g, &gb), 1);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
+	    CACHE_PUT_STORED);
+	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, sizeof(key), &g,
+	    &gb), 1);
 	assert_int_equal(g.produced_at, 2500);
 	assert_memory_equal(gb.response, "same", 4);
 
 	mkmeta(&m, CACHE_KIND_OCSP, 3000);
-	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), CACHE_PUT_STORED);
-	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key), &g), 1);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
+	    CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key),
+	    &g), 1);
 	assert_int_equal(g.this_update, 3000);
 	cache_close(c);
 }
@@ -277,7 +291,8 @@ test_counters_carried(void **state)
 	struct cache_touch	 t;
 
 	c = open_ok(f->dir, 0, 0);
-	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 100, 50), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 100, 50),
+	    CACHE_PUT_STORED);
 	memset(&t, 0, sizeof(t));
 	t.kind = CACHE_KIND_KDS;
 	t.klen = mkkey(t.key, 1);
@@ -286,8 +301,10 @@ test_counters_carried(void **state)
 	assert_int_equal(cache_touch(c, &t, 1), 0);
 
 	/* A refresh knows nothing of the counters: they survive it. */
-	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 200, 60), CACHE_PUT_STORED);
-	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g), 1);
+	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 200, 60),
+	    CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g),
+	    1);
 	assert_int_equal(g.this_update, 200);
 	assert_int_equal(g.served_count, 5);
 	assert_int_equal(g.last_served_at, 150);
@@ -298,12 +315,14 @@ test_counters_carried(void **state)
 	m.served_count = 7;
 	m.last_served_at = 120;
 	{
-		struct cache_body	b = { NULL, 0, (const uint8_t *)"x", 1 };
+		struct cache_body	b = { NULL, 0, (const uint8_t *)"x",
+			    1 };
 
 		assert_int_equal(cache_put(c, t.key, t.klen, &m, &b),
 		    CACHE_PUT_STORED);
 	}
-	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g), 1);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_KDS, t.key, t.klen, &g),
+	    1);
 	assert_int_equal(g.served_count, 7);
 	assert_int_equal(g.last_served_at, 150);
 	cache_close(c);
@@ -336,7 +355,7 @@ test_touch_batch(void **state)
 	t[4].klen = mkkey(t[4].key, 0);
 	t[4].served = 1000;
 	assert_int_equal(cache_touch(c, t, 5), 0);
-	t[0].last_served_at = 10;		/* older: must not move it back */
+	t[0].last_served_at = 10;	/* older: must not move it back */
 	assert_int_equal(cache_touch(c, t, 5), 0);
 	assert_int_equal(cache_touch(c, t, 0), 0);
 
@@ -388,8 +407,8 @@ walk_cb(enum cache_kind kind, const uint8_t *key, size_t klen,
 		w->out_of_order++;
 	memcpy(w->last, full, klen + 1);
 	w->lastlen = klen + 1;
-	if (sscanf((const char *)full + 1, "key-%06u", &i) == 1 && i < WALK_ENTRIES &&
-	    m->kind == kind && m->this_update == 100 + i)
+	if (sscanf((const char *)full + 1, "key-%06u", &i) == 1 &&
+	    i < WALK_ENTRIES && m->kind == kind && m->this_update == 100 + i)
 		w->seen[i]++;
 	w->calls++;
 	if (w->c != NULL) {
@@ -465,8 +484,8 @@ test_walk_chunks(void **state)
 
 	/* Resuming after a key that is not stored starts at the next one. */
 	memset(w, 0, sizeof(*w));
-	assert_int_equal(cache_walk(c, walk_kind(0), (const uint8_t *)"key-000000a",
-	    11, 1, walk_cb, w), 1);
+	assert_int_equal(cache_walk(c, walk_kind(0),
+	    (const uint8_t *)"key-000000a", 11, 1, walk_cb, w), 1);
 	assert_memory_equal(w->last + 1, "key-000004", 10);
 
 	/* The callback may not call into the handle; the walk goes on. */
@@ -495,12 +514,15 @@ test_walk_skips_garbage(void **state)
 	MDB_dbi			 dbi;
 	MDB_val			 k, v;
 	uint8_t			 lk[16] = { CACHE_KIND_OCSP, 'b', 'a', 'd' };
-	uint8_t			 junk[RECORD_META_BYTES] = { RECORD_VERSION + 1 };
+	uint8_t			 junk[RECORD_META_BYTES] = {
+				    RECORD_VERSION + 1 };
 
 	assert_non_null(w = calloc(1, sizeof(*w)));
 	c = open_ok(f->dir, 0, 0);
-	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 101, 8), CACHE_PUT_STORED);
-	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 102, 8), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 101, 8),
+	    CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 102, 8),
+	    CACHE_PUT_STORED);
 	cache_close(c);
 
 	assert_int_equal(mdb_env_create(&env), 0);
@@ -517,7 +539,8 @@ test_walk_skips_garbage(void **state)
 	mdb_env_close(env);
 
 	c = open_ok(f->dir, 0, 0);
-	assert_int_equal(cache_walk(c, CACHE_KIND_OCSP, NULL, 0, 0, walk_cb, w), 2);
+	assert_int_equal(cache_walk(c, CACHE_KIND_OCSP, NULL, 0, 0, walk_cb, w),
+	    2);
 	assert_int_equal(cache_walk_skipped(c), 1);
 	assert_int_equal(w->seen[1] + w->seen[2], 2);
 	assert_int_equal(cache_stat(c, &st), 0);
@@ -545,7 +568,8 @@ test_put_meta(void **state)
 	assert_int_equal(cache_put_meta(c, key, klen, &m), -1);
 	assert_non_null(strstr(cache_strerror(c), "not found"));
 
-	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 100, 20), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 100, 20),
+	    CACHE_PUT_STORED);
 	assert_int_equal(cache_get_meta(c, CACHE_KIND_RIM, key, klen, &m), 1);
 	stale = m;
 	m.refresh_failures = 3;
@@ -571,7 +595,8 @@ test_put_meta(void **state)
 	assert_int_equal(g.next_refresh_at, 5000);
 
 	/* Refreshed meanwhile: the stale copy sets the schedule only. */
-	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 900, 20), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_RIM, 7, 900, 20),
+	    CACHE_PUT_STORED);
 	stale.refresh_failures = 1;
 	stale.next_refresh_at = 6000;
 	assert_int_equal(cache_put_meta(c, key, klen, &stale), 0);
@@ -594,8 +619,10 @@ test_del(void **state)
 	size_t			 klen;
 
 	c = open_ok(f->dir, 0, 0);
-	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 100, 10), CACHE_PUT_STORED);
-	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 2, 100, 10), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 100, 10),
+	    CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 2, 100, 10),
+	    CACHE_PUT_STORED);
 	klen = mkkey(key, 1);
 	assert_int_equal(cache_del(c, CACHE_KIND_PCCS, key, klen), 0);
 	assert_int_equal(get_n(c, CACHE_KIND_PCCS, 1, 10), 0);
@@ -605,8 +632,9 @@ test_del(void **state)
 	assert_int_equal(cache_del(c, 0, key, klen), -1);
 	assert_int_equal(cache_stat(c, &st), 0);
 	assert_int_equal(st.entries[CACHE_KIND_PCCS], 1);
-	/* A deleted entry can be stored again, even with an older this_update. */
-	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 50, 10), CACHE_PUT_STORED);
+	/* A deleted entry may come back, even with an older this_update. */
+	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 50, 10),
+	    CACHE_PUT_STORED);
 	cache_close(c);
 }
 
@@ -698,7 +726,8 @@ test_readonly_cross_process(void **state)
 	assert_non_null(strstr(err, f->dir));
 
 	c = open_ok(f->dir, 1 * MIB, 0);
-	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 0, 100, 100), CACHE_PUT_STORED);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 0, 100, 100),
+	    CACHE_PUT_STORED);
 	cache_close(c);
 
 	ro = open_ok(f->dir, 1 * MIB, 1);
@@ -715,7 +744,8 @@ test_readonly_cross_process(void **state)
 	if ((pid = fork()) == 0) {
 		struct cache	*w;
 
-		if ((w = cache_open(f->dir, 16 * MIB, 0, err, sizeof(err))) == NULL)
+		w = cache_open(f->dir, 16 * MIB, 0, err, sizeof(err));
+		if (w == NULL)
 			_exit(2);
 		for (i = 1; i <= 40; i++)
 			if (put_n(w, CACHE_KIND_OCSP, i, 100, 200 * 1024) !=
@@ -903,7 +933,7 @@ test_crash_safety(void **state)
 		}
 		assert_true(pid > 0);
 		close(p[1]);
-		/* Kill it while it writes: after the first put, then at random. */
+		/* Kill it as it writes: after the first put, at random. */
 		r = read(p[0], &id, sizeof(id));
 		assert_int_equal(r, sizeof(id));
 		usleep(random() % 30000);
@@ -935,26 +965,28 @@ test_crash_safety(void **state)
 	    total, CRASH_ROUNDS);
 }
 
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_put_get, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_kept_when_older, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counters_carried, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_walk_chunks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_walk_skips_garbage, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_put_meta, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_del, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_aux, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reopen_persists, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readonly_cross_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_creates_dir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_map_full, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_map_honoured, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
+		T(test_put_get),
+		T(test_kept_when_older),
+		T(test_counters_carried),
+		T(test_touch_batch),
+		T(test_walk_chunks),
+		T(test_walk_skips_garbage),
+		T(test_put_meta),
+		T(test_del),
+		T(test_aux),
+		T(test_reopen_persists),
+		T(test_readonly_cross_process),
+		T(test_open_errors),
+		T(test_open_creates_dir),
+		T(test_map_full),
+		T(test_map_honoured),
+		T(test_crash_safety),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,7 @@ set -u
 
 STAPLED=$top_builddir/stapled
 UPSTREAM=$top_builddir/tests/upstream
-MKPKI=${MKPKI:-$top_srcdir/tests/pki/mkpki.sh}
+MKPKI=$top_srcdir/tests/pki/mkpki.sh
 VECTORS=$top_srcdir/tests/vectors/nvidia
 
 # Bounded waits, in tenths of a second.
@@ -217,19 +217,74 @@ free_port() {
 
 # ---- test PKI -----------------------------------------------------------------
 
-# pki_make [DIR]: the NVIDIA-shaped test PKI, into $PKI, then pki_layout
-# names its files:
+# pki_make [DIR]: the NVIDIA-shaped test PKI (tests/pki/mkpki.sh) into $PKI,
+# plus leaf5..leaf8 from the same ICA, so that eight GPUs have eight BROM
+# certificates. pki_layout names the files:
 #   ANCHORS INTERMEDIATES ROOT_CERT IDENT_CERT ICA_CERT LEAF1..LEAF8
+#   (LEAF3 is revoked)
 #   PKI_CAS: the issuing CAs, each with ca_cert/ca_index/ca_rsigner/ca_rkey
-#   EVIL_CAS: the look-alike tree's CAs, same accessors; EVIL_ICA_CERT
+#   EVIL_CAS: the look-alike tree's CAs (same names, other keys), same
+#   accessors, EVIL_CHAIN for its -rother
 pki_make() {
-	local _f
+	local _i
 	PKI=${1:-$T/pki}
-	sh "$MKPKI" "$PKI" >"$T/mkpki.log" 2>&1 || die "$MKPKI $PKI failed"
-	pki_layout
-	for _f in "$ANCHORS" "$INTERMEDIATES" "$ROOT_CERT" "$IDENT_CERT" "$ICA_CERT" "$LEAF1"; do
-		[ -s "$_f" ] || die "test PKI lacks $_f"
+	bash "$MKPKI" "$PKI" >"$T/mkpki.log" 2>&1 || die "$MKPKI $PKI failed"
+	echo 3005 >"$PKI/ica/serial"
+	for _i in 5 6 7 8; do
+		pki_issue "$PKI/ica" "$PKI/leaf.key" \
+		    "/serialNumber=4100000000000000$_i/C=US/O=Test NVIDIA Corporation/CN=Test GH100 A01 GSP BROM" \
+		    v3_leaf "$PKI/leaf$_i.pem" || die "cannot issue leaf$_i"
 	done
+	pki_layout
+	for _i in "$ANCHORS" "$INTERMEDIATES" "$ROOT_CERT" "$IDENT_CERT" "$ICA_CERT" \
+	    "$LEAF1" "$LEAF8" "$EVIL_CHAIN"; do
+		[ -s "$_i" ] || die "test PKI lacks $_i"
+	done
+}
+
+# pki_issue CADIR KEY SUBJECT EXTENSIONS OUT [selfsign]: one certificate,
+# with mkpki.sh's openssl ca configuration (CADIR holds ca.pem, ca.key,
+# index.txt, serial, newcerts/).
+pki_issue() {
+	local _cadir=$1 _key=$2 _subj=$3 _ext=$4 _out=$5 _self=${6:-}
+	CADIR=$_cadir openssl req -new -config "$PKI/openssl.cnf" -key "$_key" \
+	    -subj "$_subj" -out "$_out.csr" 2>/dev/null || return 1
+	if [ -n "$_self" ]; then
+		CADIR=$_cadir openssl ca -batch -notext -config "$PKI/openssl.cnf" \
+		    -selfsign -keyfile "$_key" -extensions "$_ext" \
+		    -startdate 20200101000000Z -enddate 20491231235959Z \
+		    -in "$_out.csr" -out "$_out" 2>/dev/null || return 1
+	else
+		CADIR=$_cadir openssl ca -batch -notext -config "$PKI/openssl.cnf" \
+		    -cert "$_cadir/ca.pem" -keyfile "$_cadir/ca.key" -extensions "$_ext" \
+		    -startdate 20200101000000Z -enddate 20491231235959Z \
+		    -in "$_out.csr" -out "$_out" 2>/dev/null || return 1
+	fi
+	rm -f "$_out.csr"
+}
+
+# pki_ca_new CADIR SUBJECT [PARENT_CADIR]: a P-384 CA (self-signed without a
+# parent) with a delegated responder, in mkpki.sh's layout; then
+# pki_ca_register NAME CADIR makes it usable in farm_start.
+pki_ca_new() {
+	local _d=$1 _subj=$2 _parent=${3:-}
+	mkdir -p "$_d/newcerts" && : >"$_d/index.txt" || return 1
+	printf '5%04x\n' $(( $(od -An -N2 -tu2 /dev/urandom) )) >"$_d/serial"
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -out "$_d/ca.key" 2>/dev/null
+	if [ -z "$_parent" ]; then
+		pki_issue "$_d" "$_d/ca.key" "$_subj" v3_ca "$_d/ca.pem" selfsign || return 1
+	else
+		pki_issue "$_parent" "$_d/ca.key" "$_subj" v3_ca "$_d/ca.pem" || return 1
+	fi
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -out "$_d/responder.key" 2>/dev/null
+	pki_issue "$_d" "$_d/responder.key" "/O=Test NVIDIA/CN=Test OCSP Responder ${_subj##*=}" \
+	    v3_ocsp "$_d/responder.pem"
+}
+
+# pki_ca_register NAME CADIR: accessors for a CA in mkpki.sh's layout.
+pki_ca_register() {
+	eval "CA_${1}_CERT=\$2/ca.pem CA_${1}_INDEX=\$2/index.txt"
+	eval "CA_${1}_RSIGNER=\$2/responder.pem CA_${1}_RKEY=\$2/responder.key"
 }
 
 # The names mkpki.sh gives its files.
@@ -237,16 +292,15 @@ pki_layout() {
 	local _ca _i
 	ANCHORS=$PKI/anchors.pem
 	INTERMEDIATES=$PKI/intermediates.pem
-	ROOT_CERT=$PKI/root.pem
-	IDENT_CERT=$PKI/ident.pem
-	ICA_CERT=$PKI/ica.pem
+	ROOT_CERT=$PKI/root/ca.pem
+	IDENT_CERT=$PKI/identity/ca.pem
+	ICA_CERT=$PKI/ica/ca.pem
 	for _i in 1 2 3 4 5 6 7 8; do eval "LEAF$_i=\$PKI/leaf$_i.pem"; done
-	PKI_CAS="root ident ica"
-	for _ca in $PKI_CAS; do
-		eval "CA_${_ca}_CERT=\$PKI/$_ca.pem CA_${_ca}_INDEX=\$PKI/index_$_ca.txt"
-		eval "CA_${_ca}_RSIGNER=\$PKI/resp_$_ca.pem CA_${_ca}_RKEY=\$PKI/resp_$_ca.key"
-	done
-	EVIL_CAS=""
+	PKI_CAS="root identity ica"
+	for _ca in $PKI_CAS; do pki_ca_register "$_ca" "$PKI/$_ca"; done
+	EVIL_CAS="evil_root evil_identity evil_ica"
+	for _ca in root identity ica; do pki_ca_register "evil_$_ca" "$PKI/evil/$_ca"; done
+	EVIL_CHAIN=$PKI/evil/chain.pem
 }
 
 ca_cert() { eval "echo \"\$CA_${1}_CERT\""; }
@@ -399,6 +453,13 @@ post() {
 	read -r HTTP_CODE HTTP_TIME <"$_out.w"
 }
 
+# ossl_verify RESP ISSUER CERT: the saved response verifies with the test
+# anchors and intermediates, strict on times (the client's view).
+ossl_verify() {
+	openssl ocsp -respin "$1" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+	    -issuer "$2" -cert "$3" -no_nonce -validity_period 5 >/dev/null 2>&1
+}
+
 # resp_status FILE: successful, malformedRequest, tryLater, ... or "none".
 resp_status() {
 	case $(hex_of "$1") in
@@ -449,7 +510,19 @@ metric_sum() {
 	awk -v re="$2" '!/^#/ && NF >= 2 { k = $1; if (k ~ re) s += $2 } END { printf "%d\n", s }' "$1"
 }
 
-# count_file FILE: the upstream's request counter (0 when absent).
+# metric_wait FILE ERE MIN: refetch /metrics into FILE until the sum reaches
+# MIN (gauges from a pass over the store lag), at most 5 s.
+metric_wait() {
+	local _i=0
+	while :; do
+		metrics_get "$1"
+		[ "$(metric_sum "$1" "$2")" -ge "$3" ] && return 0
+		[ $_i -ge 50 ] && return 1
+		sleep 0.1; _i=$((_i + 1))
+	done
+}
+
+# count_of FILE: the upstream's request counter (0 when absent).
 count_of() {
 	if [ -s "$1" ]; then tr -dc '0-9' <"$1"; echo; else echo 0; fi
 }

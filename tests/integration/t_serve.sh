@@ -42,8 +42,7 @@ check "hit: openssl ocsp sees the old nonce (Nonce Verify error)" \
     grep -qi "nonce verify error" "$T/c2.out"
 check "hit: response bytes identical to the miss's" cmp -s "$T/miss.der" "$T/hit.der"
 check "hit: the response itself verifies (-respin, -no_nonce)" \
-    openssl ocsp -respin "$T/hit.der" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
-    -issuer "$ICA_CERT" -cert "$LEAF1" -no_nonce -validity_period 5
+    ossl_verify "$T/hit.der" "$ICA_CERT" "$LEAF1"
 check_eq "miss+hit made exactly one upstream request" 1 "$(upstream_count good)"
 
 # ---- 2. POST paths: /, /ocsp and a configured one --------------------------
@@ -90,13 +89,17 @@ case $b64 in
 *+*=) note "GET request ($alg): $b64" ;;
 *) note "no request with both '+' and padding found; quirk checks are weaker"; ;;
 esac
-urlenc() { printf '%s' "$HTTP_CODE" | sed -e 's/%/%25/g' -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
+urlenc() { printf '%s' "$1" | sed -e 's/%/%25/g' -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
 get() { # OUT PATH [curl options]
 	_o=$1; _p=$2; shift 2
 	curl -s -m 30 -o "$_o" -D "$_o.hdr" -w '%{http_code}' --path-as-is "$@" "$SURL$_p"
 }
+code=$(get "$T/g0.der" "/ocsp/$(urlenc "$b64")")
+check_eq "GET /ocsp/{urlencoded}, a miss: HTTP 200" 200 "$code"
+check_eq "GET miss: successful" successful "$(resp_status "$T/g0.der")"
 code=$(get "$T/g1.der" "/ocsp/$(urlenc "$b64")")
-check_eq "GET /ocsp/{urlencoded}: HTTP 200" 200 "$code"
+check_eq "GET /ocsp/{urlencoded}, a hit: HTTP 200" 200 "$code"
+check "GET hit: the stored bytes (same as the miss's)" cmp -s "$T/g0.der" "$T/g1.der"
 check_eq "GET: successful" successful "$(resp_status "$T/g1.der")"
 check_eq "GET: Content-Type" application/ocsp-response "$(header "$T/g1.der.hdr" content-type)"
 cc=$(header "$T/g1.der.hdr" cache-control)
@@ -209,7 +212,10 @@ check_eq "verifiable with anchors only (root-issued): successful" successful "$(
 metrics_get "$T/m_unverif"
 check "unverifiable: counted in metrics (result=\"unverifiable\")" \
     [ "$(metric_sum "$T/m_unverif" 'stapled_requests_total.*result="unverifiable"')" -ge 1 ]
-check "unverifiable: logged, naming the missing issuer" grep -qi 'unverifiable' "$T/d3.log"
+assert "unverifiable: counted as a verification failure (reason=\"unverifiable\")" \
+    '[ "$(metric_sum "$T/m_unverif" "stapled_verify_failures_total.*reason=\"unverifiable\"")" -ge 1 ]'
+check "unverifiable: logged, naming the missing issuer's key hash" \
+    grep -qi "$(key_hash_hex "$ICA_CERT").*not stored" "$T/d3.log"
 farm_stop norother
 mkreq "$T/u1b.der" "$ICA_CERT" "$LEAF1"
 post "$T/u1b.der" "$T/u3.der" /ocsp
@@ -235,7 +241,7 @@ stapled_stop
 farm_stop badsig
 
 # (b) the look-alike PKI: same names, other keys, answering for our CertIDs.
-lookalike_start UPL lookalike -ndays 1
+lookalike_start UPL lookalike -ndays 1 -rother "$EVIL_CHAIN"
 STAPLED_CACHE=$T/cache-forged stapled_start d5 --ocsp-upstream "http://127.0.0.1:$UPL/" \
     --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
 post "$T/f1.der" "$T/f2.out" /ocsp

@@ -168,13 +168,17 @@ record_body_encode(const struct cache_body *b, uint8_t **out, size_t *outlen)
 	*out = NULL;
 	*outlen = 0;
 	if (b->request_len > RECORD_MAX_BLOB_BYTES ||
-	    b->response_len > RECORD_MAX_BLOB_BYTES)
+	    b->response_len > RECORD_MAX_BLOB_BYTES ||
+	    b->headers_len > RECORD_MAX_BLOB_BYTES)
 		return -1;
 	if ((b->request == NULL && b->request_len != 0) ||
-	    (b->response == NULL && b->response_len != 0))
+	    (b->response == NULL && b->response_len != 0) ||
+	    (b->headers == NULL && b->headers_len != 0))
 		return -1;
 
 	n = BODY_HDR_BYTES + b->request_len + b->response_len;
+	if (b->headers_len != 0)
+		n += 4 + b->headers_len;
 	if ((p = malloc(n)) == NULL)
 		return -1;
 	p[0] = RECORD_VERSION;
@@ -185,6 +189,12 @@ record_body_encode(const struct cache_body *b, uint8_t **out, size_t *outlen)
 	if (b->response_len != 0)
 		memcpy(p + BODY_HDR_BYTES + b->request_len, b->response,
 		    b->response_len);
+	if (b->headers_len != 0) {
+		put_u32(p + BODY_HDR_BYTES + b->request_len + b->response_len,
+		    (uint32_t)b->headers_len);
+		memcpy(p + BODY_HDR_BYTES + b->request_len + b->response_len + 4,
+		    b->headers, b->headers_len);
+	}
 	*out = p;
 	*outlen = n;
 	return 0;
@@ -193,7 +203,8 @@ record_body_encode(const struct cache_body *b, uint8_t **out, size_t *outlen)
 int
 record_body_decode(const uint8_t *buf, size_t len, struct cache_body *b)
 {
-	uint32_t	reqlen, resplen;
+	uint32_t	reqlen, resplen, hdrlen;
+	size_t		base;
 
 	if (buf == NULL || len < BODY_HDR_BYTES || buf[0] != RECORD_VERSION)
 		return -1;
@@ -202,8 +213,19 @@ record_body_decode(const uint8_t *buf, size_t len, struct cache_body *b)
 	/* Capped first, so the sum below cannot wrap. */
 	if (reqlen > RECORD_MAX_BLOB_BYTES || resplen > RECORD_MAX_BLOB_BYTES)
 		return -1;
-	if (len != BODY_HDR_BYTES + (size_t)reqlen + resplen)
-		return -1;
+	base = BODY_HDR_BYTES + (size_t)reqlen + resplen;
+	b->headers = NULL;
+	b->headers_len = 0;
+	if (len != base) {
+		if (len < base + 4)
+			return -1;
+		hdrlen = get_u32(buf + base);
+		if (hdrlen == 0 || hdrlen > RECORD_MAX_BLOB_BYTES ||
+		    len != base + 4 + (size_t)hdrlen)
+			return -1;
+		b->headers = buf + base + 4;
+		b->headers_len = hdrlen;
+	}
 
 	b->request_len = reqlen;
 	b->request = reqlen != 0 ? buf + BODY_HDR_BYTES : NULL;

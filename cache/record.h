@@ -47,6 +47,8 @@ struct cache_body {
 	size_t		 request_len;
 	const uint8_t	*response;
 	size_t		 response_len;
+	const uint8_t	*headers;	/* "Name: value\r\n" lines served again; may be NULL/0 */
+	size_t		 headers_len;
 };
 
 #define RECORD_META_BYTES	(8 + 4 + 8 * 6 + 8 + RECORD_SOURCE_MAX)
@@ -54,7 +56,11 @@ struct cache_body {
 /* Encode/decode, little-endian, versioned. Decode returns -1 on garbage. */
 void	record_meta_encode(const struct cache_meta *, uint8_t out[RECORD_META_BYTES]);
 int	record_meta_decode(const uint8_t *buf, size_t len, struct cache_meta *);
-/* Body blob: version byte, two u32 lengths, the bytes. *out is malloc'd. */
+/*
+ * Body blob: version byte, u32 request length, u32 response length, the
+ * request, the response, then (only when there are headers) u32 headers
+ * length and the headers. *out is malloc'd.
+ */
 int	record_body_encode(const struct cache_body *, uint8_t **out, size_t *outlen);
 /* Decoded pointers borrow buf. */
 int	record_body_decode(const uint8_t *buf, size_t len, struct cache_body *);

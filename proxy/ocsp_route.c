@@ -352,7 +352,7 @@ store(struct ocsp_job *j, const struct fetch_res *res, const struct ocsp_result 
 	struct schedule_conf	 sc = { rc->fraction, rc->jitter,
 				    rc->min_interval_s, rc->max_interval_s };
 	struct cache_meta	 m, old;
-	struct cache_body	 b;
+	struct cache_body	 b = { 0 };
 	char			 hex[17];
 	int			 put;
 
@@ -710,7 +710,7 @@ ocsp_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 {
 	struct ocsp_svc		*s = arg;
 	struct cache_meta	 m;
-	struct cache_body	 b;
+	struct cache_body	 b = { 0 };
 	struct refresh_wait	*rw;
 	struct ocsp_job		*j;
 	struct fetch_req	 fr;

@@ -79,7 +79,7 @@ main(int argc, char **argv)
 {
 	struct cache		*c = NULL;
 	struct cache_meta	 m;
-	struct cache_body	 b;
+	struct cache_body	 b = { 0 };
 	uint8_t			 key[FILL_KEY_BYTES];
 	uint8_t			*resp = NULL, *req = NULL;
 	size_t			 resp_len = FILL_RESPONSE_BYTES;

@@ -134,7 +134,7 @@ test_body_round_trip(void **state)
 {
 	static const uint8_t	req[] = { 0x30, 0x03, 0x01, 0x02, 0x03 };
 	uint8_t			resp[1000];
-	struct cache_body	b = { req, sizeof(req), resp, sizeof(resp) }, d;
+	struct cache_body	b = { req, sizeof(req), resp, sizeof(resp), NULL, 0 }, d;
 	uint8_t			*enc;
 	size_t			 len;
 	size_t			 i;
@@ -162,7 +162,7 @@ static void
 test_body_no_request(void **state)
 {
 	static const uint8_t	resp[] = "response";
-	struct cache_body	b = { NULL, 0, resp, sizeof(resp) }, d;
+	struct cache_body	b = { NULL, 0, resp, sizeof(resp), NULL, 0 }, d;
 	uint8_t			*enc;
 	size_t			 len;
 
@@ -179,7 +179,7 @@ static void
 test_body_rejects(void **state)
 {
 	static const uint8_t	req[] = "rq", resp[] = "response";
-	struct cache_body	b = { req, sizeof(req), resp, sizeof(resp) }, d;
+	struct cache_body	b = { req, sizeof(req), resp, sizeof(resp), NULL, 0 }, d;
 	uint8_t			*enc, *big;
 	size_t			 len;
 
@@ -230,6 +230,30 @@ test_body_rejects(void **state)
 	assert_int_equal(record_body_encode(&b, &enc, &len), -1);
 }
 
+static void
+test_body_headers(void **state)
+{
+	static const uint8_t	resp[] = { 1, 2, 3 };
+	static const char	hdr[] = "TCB-Info-Issuer-Chain: x\r\n";
+	struct cache_body	b = { NULL, 0, resp, sizeof(resp),
+				    (const uint8_t *)hdr, sizeof(hdr) - 1 }, d;
+	uint8_t			*enc;
+	size_t			 len;
+
+	(void)state;
+	assert_int_equal(record_body_encode(&b, &enc, &len), 0);
+	assert_int_equal(len, 9 + sizeof(resp) + 4 + sizeof(hdr) - 1);
+	assert_int_equal(record_body_decode(enc, len, &d), 0);
+	assert_int_equal(d.headers_len, sizeof(hdr) - 1);
+	assert_memory_equal(d.headers, hdr, sizeof(hdr) - 1);
+	assert_memory_equal(d.response, resp, sizeof(resp));
+	/* A headers length that disagrees with the size is garbage. */
+	assert_int_equal(record_body_decode(enc, len - 1, &d), -1);
+	enc[9 + sizeof(resp)] ^= 1;
+	assert_int_equal(record_body_decode(enc, len, &d), -1);
+	free(enc);
+}
+
 /* Hand-made header claiming more than the cap: rejected before any use. */
 static void
 test_body_over_cap_header(void **state)
@@ -274,6 +298,7 @@ main(void)
 		cmocka_unit_test(test_body_no_request),
 		cmocka_unit_test(test_body_rejects),
 		cmocka_unit_test(test_body_over_cap_header),
+		cmocka_unit_test(test_body_headers),
 		cmocka_unit_test(test_kind_names),
 	};
 

@@ -127,7 +127,7 @@ static int
 put_n(struct cache *c, uint8_t kind, unsigned i, int64_t tu, size_t resplen)
 {
 	struct cache_meta	m;
-	struct cache_body	b;
+	struct cache_body	b = { 0 };
 	uint8_t			key[CACHE_KEY_MAX_BYTES], req[16], *resp;
 	size_t			klen;
 	int			rc;
@@ -152,7 +152,7 @@ static int
 get_n(struct cache *c, uint8_t kind, unsigned i, size_t resplen)
 {
 	struct cache_meta	m;
-	struct cache_body	b;
+	struct cache_body	b = { 0 };
 	uint8_t			key[CACHE_KEY_MAX_BYTES];
 	size_t			klen;
 	int			rc;
@@ -173,7 +173,7 @@ test_put_get(void **state)
 	struct fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
-	struct cache_body	 b, gb;
+	struct cache_body	 b = { 0 }, gb;
 	static const uint8_t	 key[] = { 0x30, 0x00, 0xff, 0x01 };
 	static const uint8_t	 resp[] = "vendor-signed bytes";
 	const uint8_t		*first;
@@ -239,7 +239,7 @@ test_kept_when_older(void **state)
 	struct fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
-	struct cache_body	 b, gb;
+	struct cache_body	 b = { 0 }, gb;
 	static const uint8_t	 key[] = "serial-1";
 
 	c = open_ok(f->dir, 0, 0);
@@ -316,7 +316,7 @@ test_counters_carried(void **state)
 	m.last_served_at = 120;
 	{
 		struct cache_body	b = { NULL, 0, (const uint8_t *)"x",
-			    1 };
+			    1, NULL, 0 };
 
 		assert_int_equal(cache_put(c, t.key, t.klen, &m, &b),
 		    CACHE_PUT_STORED);

@@ -1,4 +1,4 @@
-/* OCSP requests on the wire: a non-allocating DER parser, cache keys, re-noncing. */
+/* OCSP requests: a non-allocating DER parser, cache keys, re-noncing. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,8 +257,11 @@ parse_tbs(struct der d, struct ocsp_req *out, const char **why)
 			*why = "requestList: too many CertIDs";
 			return -1;
 		}
-		/* Request ::= SEQUENCE { reqCert CertID,
-		 *     singleRequestExtensions [0] EXPLICIT Extensions OPTIONAL } */
+		/*
+		 * Request ::= SEQUENCE { reqCert CertID,
+		 *     singleRequestExtensions [0] EXPLICIT Extensions
+		 *     OPTIONAL }
+		 */
 		if (der_expect(&list, DER_SEQUENCE, &req) == -1 ||
 		    der_expect(&req, DER_SEQUENCE, &certid) == -1) {
 			*why = "Request: bad SEQUENCE";
@@ -402,7 +405,7 @@ ocsp_req_renonce(const uint8_t *der, size_t len, const uint8_t *nonce,
 	if ((req = d2i_OCSP_REQUEST(NULL, &p, (long)len)) == NULL ||
 	    p != der + len)
 		goto out;
-	/* Changing tbsRequest would invalidate a signature; NVAT never signs. */
+	/* A new tbsRequest would void a signature; NVAT never signs. */
 	if (OCSP_request_is_signed(req))
 		goto out;
 	while ((i = OCSP_REQUEST_get_ext_by_NID(req, NID_id_pkix_OCSP_Nonce,

@@ -1,4 +1,4 @@
-/* Verify OCSP responses against pinned anchors: signature, responder, chain, CertIDs, times, nonce. */
+/* OCSP response verification against pinned anchors, classified verdicts. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,7 +43,7 @@ const char *const ocsp_cert_status_str[3] = {
 
 struct ocsp_trust {
 	X509_STORE	*store;		/* the anchors: the only trust */
-	STACK_OF(X509)	*anchors;	/* the same certificates, to count and name */
+	STACK_OF(X509)	*anchors;	/* the same certs, to count and name */
 	STACK_OF(X509)	*pool;		/* untrusted, only to build chains */
 };
 
@@ -496,7 +496,8 @@ claims_issuer(X509 *signer, const struct ocsp_req *req)
 		akid = X509_get0_authority_key_id(signer);
 		if (akid == NULL || (size_t)akid->length != id->key_hash_len ||
 		    memcmp(akid->data, id->key_hash, id->key_hash_len) != 0)
-			return "responder's issuer key is not the CertID's issuer key";
+			return "responder's issuer key is not the CertID's "
+			    "issuer key";
 	}
 	return NULL;
 }
@@ -601,7 +602,7 @@ chain_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
 	return rv;
 }
 
-/* Does the response's nonce extension carry `nonce`? */
+/* Does the response's nonce carry `nonce`? 1 yes, 0 no, -1 no nonce. */
 static int
 nonce_matches(OCSP_BASICRESP *bs, const uint8_t *nonce, size_t len)
 {
@@ -613,14 +614,14 @@ nonce_matches(OCSP_BASICRESP *bs, const uint8_t *nonce, size_t len)
 
 	if ((idx = OCSP_BASICRESP_get_ext_by_NID(bs, NID_id_pkix_OCSP_Nonce,
 	    -1)) < 0)
-		return 0;
+		return -1;
 	if ((ext = OCSP_BASICRESP_get_ext(bs, idx)) == NULL ||
 	    (v = X509_EXTENSION_get_data(ext)) == NULL)
 		return 0;
 	/* The whole extnValue, as ocsp_req_parse stores it ... */
 	if ((size_t)v->length == len && memcmp(v->data, nonce, len) == 0)
 		return 1;
-	/* ... or the nonce inside its OCTET STRING, as ocsp_req_renonce takes it. */
+	/* ... or the nonce inside that OCTET STRING (ocsp_req_renonce's). */
 	p = v->data;
 	if (ASN1_get_object(&p, &ilen, &tag, &cls, v->length) != 0 ||
 	    tag != V_ASN1_OCTET_STRING || cls != V_ASN1_UNIVERSAL ||
@@ -728,12 +729,14 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 	/* Signature under the responder's key (OCSP_NOVERIFY: no chain yet). */
 	if ((signer = find_signer(bs, t->pool)) == NULL) {
 		out->verdict = OCSP_ERR_SIGNER;
-		set_detail(out, "responder certificate not in response or pool");
+		set_detail(out, "responder certificate not in response or "
+		    "pool");
 		goto out;
 	}
 	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOVERIFY) != 1) {
 		out->verdict = OCSP_ERR_SIGNATURE;
-		snprintf(out->detail, sizeof(out->detail), "signature: %s", ossl_reason(ebuf, sizeof(ebuf)));
+		snprintf(out->detail, sizeof(out->detail), "signature: %s",
+		    ossl_reason(ebuf, sizeof(ebuf)));
 		goto out;
 	}
 	ERR_clear_error();
@@ -755,14 +758,21 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		if (OCSP_basic_verify(bs, t->pool, t->store,
 		    OCSP_NOEXPLICIT) != 1) {
 			out->verdict = OCSP_ERR_SIGNER;
-			snprintf(out->detail, sizeof(out->detail), "responder not authorised: %s",
-			    ossl_reason(ebuf, sizeof(ebuf)));
+			if (ERR_peek_last_error() == 0)
+				set_detail(out, "responder is neither the "
+				    "CertIDs' issuer nor a delegate it issued "
+				    "with EKU OCSPSigning");
+			else
+				snprintf(out->detail, sizeof(out->detail),
+				    "responder not authorised: %s",
+				    ossl_reason(ebuf, sizeof(ebuf)));
 			goto out;
 		}
 		ERR_clear_error();
 	} else if ((why = claims_issuer(signer, req)) != NULL) {
 		out->verdict = OCSP_ERR_SIGNER;
-		snprintf(out->detail, sizeof(out->detail), "chain incomplete and %s", why);
+		snprintf(out->detail, sizeof(out->detail),
+		    "chain incomplete and %s", why);
 		goto out;
 	}
 
@@ -790,14 +800,17 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		goto out;
 	}
 	if (opts->nonce != NULL &&
-	    !nonce_matches(bs, opts->nonce, opts->nonce_len)) {
+	    (st = nonce_matches(bs, opts->nonce, opts->nonce_len)) != 1) {
 		out->verdict = OCSP_ERR_NONCE;
-		set_detail(out, "response does not echo our nonce");
+		set_detail(out, st == -1 ? "response carries no nonce" :
+		    "response nonce is not ours");
 		goto out;
 	}
 	if (chained == 0) {
 		/* Genuine-looking but unproven: the caller passes it on. */
 		out->verdict = OCSP_UNVERIFIABLE;
+		strncat(out->detail, "; responder names the CertID's issuer",
+		    sizeof(out->detail) - strlen(out->detail) - 1);
 		goto out;
 	}
 	out->verdict = OCSP_OK;

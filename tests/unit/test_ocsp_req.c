@@ -1,4 +1,4 @@
-/* Unit tests for attest/ocsp_req.c: parsing NVAT-shaped requests, keys, renonce, hostile input. */
+/* Tests for attest/ocsp_req.c: NVAT requests, keys, renonce, hostile input. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -450,7 +450,9 @@ test_hostile_shapes(void **state)
 		0x30, 0x85, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00
 	};
 	static const uint8_t	 overrun[] = { 0x30, 0x82, 0xff, 0xff, 0x30 };
-	static const uint8_t	 nonminimal[] = { 0x30, 0x81, 0x02, 0x30, 0x00 };
+	static const uint8_t	 nonminimal[] = {
+		0x30, 0x81, 0x02, 0x30, 0x00
+	};
 
 	(void)state;
 	assert_int_equal(ocsp_req_parse(NULL, 0, &r, &why), -1);
@@ -501,12 +503,13 @@ test_truncations(void **state)
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		der = load(files[f], &len);
 		for (n = 0; n < len; n++) {
-			/* a fresh allocation of exactly n bytes: ASAN sees overreads */
+			/* exactly n bytes: ASAN sees any overread */
 			copy = malloc(n ? n : 1);
 			assert_non_null(copy);
 			memcpy(copy, der, n);
 			if (ocsp_req_parse(copy, n, &r, &why) != -1)
-				fail_msg("%s: prefix %zu accepted", files[f], n);
+				fail_msg("%s: prefix %zu accepted", files[f],
+				    n);
 			assert_non_null(why);
 			free(copy);
 		}
@@ -545,7 +548,8 @@ test_byte_flips(void **state)
 				    r.certids[k].serial_len <= copy + len);
 			}
 			if (r.nonce != NULL)
-				assert_true(r.nonce + r.nonce_len <= copy + len);
+				assert_true(r.nonce + r.nonce_len <=
+				    copy + len);
 			ocsp_req_key(&r, key);
 		}
 	}

@@ -726,55 +726,58 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		}
 	}
 
-	/* Signature under the responder's key (OCSP_NOVERIFY: no chain yet). */
 	if ((signer = find_signer(bs, t->pool)) == NULL) {
 		out->verdict = OCSP_ERR_SIGNER;
 		set_detail(out, "responder certificate not in response or "
 		    "pool");
 		goto out;
 	}
-	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOVERIFY) != 1) {
-		out->verdict = OCSP_ERR_SIGNATURE;
-		snprintf(out->detail, sizeof(out->detail), "signature: %s",
-		    ossl_reason(ebuf, sizeof(ebuf)));
-		goto out;
-	}
-	ERR_clear_error();
-
-	/* The responder's chain, at opts->now: never the wall clock. */
+	/* Chains are judged at opts->now: never the wall clock. */
 	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(t->store), opts->now);
-	if ((chained = chain_signer(t, bs, signer, out)) == -1) {
-		out->verdict = OCSP_ERR_CHAIN;
-		goto out;
-	}
-	if (chained == 1) {
-		/*
-		 * RFC 6960 4.2.2.2 responder authorisation (the CA itself,
-		 * or a delegate with EKU OCSPSigning issued by it), for every
-		 * SingleResponse, as OpenSSL's clients (NVAT) check it. Aux
-		 * trust never authorises: anchors are plain certificates and
-		 * OCSP_NOEXPLICIT says so again.
-		 */
+
+	/*
+	 * The whole of OCSP_basic_verify as OpenSSL's clients (NVAT) run it:
+	 * signature, responder chain to an anchor (untrusted: response certs
+	 * and pool), and RFC 6960 4.2.2.2 authorisation (the CA itself, or
+	 * a delegate with EKU OCSPSigning it issued) for every
+	 * SingleResponse. Aux trust never authorises a responder: anchors
+	 * are plain certificates, and OCSP_NOEXPLICIT says so again. Only
+	 * when it fails are the steps redone one by one, to say which.
+	 */
+	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOEXPLICIT) == 1)
+		chained = 1;
+	else {
+		ERR_clear_error();
 		if (OCSP_basic_verify(bs, t->pool, t->store,
-		    OCSP_NOEXPLICIT) != 1) {
-			out->verdict = OCSP_ERR_SIGNER;
-			if (ERR_peek_last_error() == 0)
-				set_detail(out, "responder is neither the "
-				    "CertIDs' issuer nor a delegate it issued "
-				    "with EKU OCSPSigning");
-			else
-				snprintf(out->detail, sizeof(out->detail),
-				    "responder not authorised: %s",
-				    ossl_reason(ebuf, sizeof(ebuf)));
+		    OCSP_NOVERIFY) != 1) {
+			out->verdict = OCSP_ERR_SIGNATURE;
+			snprintf(out->detail, sizeof(out->detail),
+			    "signature: %s", ossl_reason(ebuf, sizeof(ebuf)));
 			goto out;
 		}
 		ERR_clear_error();
-	} else if ((why = claims_issuer(signer, req)) != NULL) {
-		out->verdict = OCSP_ERR_SIGNER;
-		snprintf(out->detail, sizeof(out->detail),
-		    "chain incomplete and %s", why);
-		goto out;
+		switch ((chained = chain_signer(t, bs, signer, out))) {
+		case -1:
+			out->verdict = OCSP_ERR_CHAIN;
+			goto out;
+		case 1:
+			/* signature and chain are fine: authorisation is not */
+			out->verdict = OCSP_ERR_SIGNER;
+			set_detail(out, "responder is neither the CertIDs' "
+			    "issuer nor a delegate it issued with EKU "
+			    "OCSPSigning");
+			goto out;
+		default:
+			if ((why = claims_issuer(signer, req)) != NULL) {
+				out->verdict = OCSP_ERR_SIGNER;
+				snprintf(out->detail, sizeof(out->detail),
+				    "chain incomplete and %s", why);
+				goto out;
+			}
+			break;
+		}
 	}
+	ERR_clear_error();
 
 	if (missing != SIZE_MAX) {
 		out->verdict = OCSP_ERR_CERTID;

@@ -19,6 +19,7 @@
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
 #include "proxy/refresh.h"
+#include "proxy/service.h"
 
 #define HTTP_MAX_HEADERS_BYTES	8192
 #define HTTP_IDLE_TIMEOUT_S	60
@@ -27,7 +28,7 @@
 struct http {
 	struct event_base	*base;
 	struct evhttp		*evh;
-	struct ocsp_svc		*ocsp;
+	struct gen		*gen;
 	struct refresh		*refresh;
 	struct cache		*cache;
 	int			 stopping;
@@ -50,7 +51,7 @@ render_metrics(struct http *h, struct evbuffer *b)
 	struct refresh_stats	 rs;
 	struct fetch_pool	*pool;
 	time_t			 now = time(NULL);
-	size_t			 n, i, k;
+	size_t			 n, i, k, id;
 
 	metrics_render_counters(b);
 	refresh_stats(h->refresh, &rs);
@@ -78,33 +79,31 @@ render_metrics(struct http *h, struct evbuffer *b)
 	    "stapled_refresh_inflight %zu\n",
 	    rs.earliest_next_update ? (long long)(rs.earliest_next_update - now) : -1LL,
 	    rs.expiring, rs.expired, rs.backlog, rs.inflight);
-	if (h->ocsp == NULL)
+	if (h->gen == NULL)
 		return;
-	pool = ocsp_svc_pool(h->ocsp);
-	n = fetch_pool_health(pool, fh, HTTP_MAX_UPSTREAMS);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_upstream_up Whether an upstream is out of cooldown.\n"
-	    "# TYPE stapled_upstream_up gauge\n");
-	for (i = 0; i < n; i++)
-		evbuffer_add_printf(b,
-		    "stapled_upstream_up{service=\"%s\",upstream=\"%s\"} %d\n",
-		    fetch_pool_service(pool), fh[i].name, fh[i].up);
-	evbuffer_add_printf(b,
+	    "# TYPE stapled_upstream_up gauge\n"
 	    "# HELP stapled_upstream_requests_total Upstream exchanges started.\n"
-	    "# TYPE stapled_upstream_requests_total counter\n");
-	for (i = 0; i < n; i++)
-		evbuffer_add_printf(b,
-		    "stapled_upstream_requests_total{service=\"%s\",upstream=\"%s\"} %lu\n",
-		    fetch_pool_service(pool), fh[i].name, fh[i].requests);
-	evbuffer_add_printf(b,
+	    "# TYPE stapled_upstream_requests_total counter\n"
 	    "# HELP stapled_upstream_failures_total Upstream failures by reason.\n"
 	    "# TYPE stapled_upstream_failures_total counter\n");
-	for (i = 0; i < n; i++)
-		for (k = 1; k < FETCH_ERR_MAX; k++)
+	for (id = 0; id < SVC_MAX; id++) {
+		pool = svc_pool(gen_svc(h->gen, id));
+		n = fetch_pool_health(pool, fh, HTTP_MAX_UPSTREAMS);
+		for (i = 0; i < n; i++) {
 			evbuffer_add_printf(b,
-			    "stapled_upstream_failures_total{service=\"%s\",upstream=\"%s\",reason=\"%s\"} %lu\n",
-			    fetch_pool_service(pool), fh[i].name, fetch_err_str[k],
-			    fh[i].failures[k]);
+			    "stapled_upstream_up{service=\"%s\",upstream=\"%s\"} %d\n"
+			    "stapled_upstream_requests_total{service=\"%s\",upstream=\"%s\"} %lu\n",
+			    fetch_pool_service(pool), fh[i].name, fh[i].up,
+			    fetch_pool_service(pool), fh[i].name, fh[i].requests);
+			for (k = 1; k < FETCH_ERR_MAX; k++)
+				evbuffer_add_printf(b,
+				    "stapled_upstream_failures_total{service=\"%s\",upstream=\"%s\",reason=\"%s\"} %lu\n",
+				    fetch_pool_service(pool), fh[i].name,
+				    fetch_err_str[k], fh[i].failures[k]);
+		}
+	}
 }
 
 static void
@@ -115,7 +114,7 @@ handle_ops(struct http *h, struct evhttp_request *req, const char *path)
 	if (strcmp(path, "/healthz") == 0) {
 		reply_text(req, 200, "OK", "ok\n");
 	} else if (strcmp(path, "/readyz") == 0) {
-		if (h->stopping || h->ocsp == NULL || h->cache == NULL)
+		if (h->stopping || h->gen == NULL || h->cache == NULL)
 			reply_text(req, 503, "Service Unavailable", "not ready\n");
 		else
 			reply_text(req, 200, "OK", "ready\n");
@@ -152,6 +151,7 @@ dispatch(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type	 cmd = evhttp_request_get_command(req);
 	const char		*raw = uri ? evhttp_uri_get_path(uri) : NULL;
 	char			*path = NULL, *p;
+	struct svc		*ocsp;
 
 	if (raw == NULL || *raw == '\0')
 		raw = "/";
@@ -163,10 +163,11 @@ dispatch(struct evhttp_request *req, void *arg)
 	/* Doubled slashes in front of the route are a known client quirk. */
 	for (p = path; p[0] == '/' && p[1] == '/'; p++)
 		;
-	if (h->ocsp == NULL) {
+	if (h->gen == NULL) {
 		evhttp_send_error(req, 503, "Service Unavailable");
 		goto out;
 	}
+	ocsp = gen_svc(h->gen, SVC_OCSP);
 	if (is_ops(p)) {
 		if (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD)
 			handle_ops(h, req, p);
@@ -176,8 +177,8 @@ dispatch(struct evhttp_request *req, void *arg)
 	}
 	switch (cmd) {
 	case EVHTTP_REQ_POST:
-		if (ocsp_is_post_path(h->ocsp, p))
-			ocsp_handle_post(h->ocsp, req);
+		if (ocsp_is_post_path(ocsp, p))
+			ocsp_handle_post(ocsp, req);
 		else
 			evhttp_send_error(req, 404, "Not Found");
 		break;
@@ -192,7 +193,7 @@ dispatch(struct evhttp_request *req, void *arg)
 		if (*p == '\0' || strcmp(p, "ocsp") == 0)
 			evhttp_send_error(req, 400, "Bad Request");
 		else
-			ocsp_handle_get(h->ocsp, req, p);
+			ocsp_handle_get(ocsp, req, p);
 		break;
 	default:
 		method_not_allowed(req);
@@ -250,9 +251,9 @@ fail:
 }
 
 void
-http_set_ocsp(struct http *h, struct ocsp_svc *s)
+http_set_gen(struct http *h, struct gen *g)
 {
-	h->ocsp = s;
+	h->gen = g;
 }
 
 struct bound_list {

@@ -19,8 +19,8 @@
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
-#include "proxy/ocsp_route.h"
 #include "proxy/refresh.h"
+#include "proxy/service.h"
 
 #define SHUTDOWN_POLL_MS	50
 #define MAX_FLAG_VALUES		64
@@ -48,7 +48,7 @@ struct daemon {
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
-	struct ocsp_svc		*ocsp;
+	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
@@ -236,14 +236,14 @@ shutdown_poll(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if ((ocsp_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0) &&
+	if ((svc_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0) &&
 	    now_ms() < d->shutdown_deadline_ms) {
 		evtimer_add(d->shutdown_ev, &tv);
 		return;
 	}
-	if (ocsp_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0)
+	if (svc_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0)
 		log_warn("shutdown: giving up on %zu client(s) and %zu fetch(es) still "
-		    "in flight", ocsp_pending(), fetch_ctx_inflight(d->fetch));
+		    "in flight", svc_pending(), fetch_ctx_inflight(d->fetch));
 	event_base_loopexit(d->base, NULL);
 }
 
@@ -251,7 +251,7 @@ static void
 on_term(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon			*d = arg;
-	const struct config_service	*c = &ocsp_svc_config(d->ocsp)->ocsp;
+	const struct config_service	*c = &gen_config(d->gen)->ocsp;
 	long				 grace;
 
 	(void)what;
@@ -259,7 +259,7 @@ on_term(evutil_socket_t sig, short what, void *arg)
 		return;
 	d->stopping = 1;
 	log_info("%s: no longer accepting; finishing %zu request(s) in flight",
-	    sig == SIGTERM ? "SIGTERM" : "SIGINT", ocsp_pending());
+	    sig == SIGTERM ? "SIGTERM" : "SIGINT", svc_pending());
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "STOPPING=1");
 #endif
@@ -275,9 +275,9 @@ static void
 on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon		*d = arg;
-	const struct config	*old = ocsp_svc_config(d->ocsp);
+	const struct config	*old = gen_config(d->gen);
 	struct config		*cfg;
-	struct ocsp_svc		*svc;
+	struct gen		*gen;
 	char			 err[512];
 	size_t			 i;
 	int			 changed;
@@ -300,19 +300,19 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	if (changed)
 		log_warn("SIGHUP: listen, cache_dir and map_size_mb take effect at "
 		    "the next restart");
-	if ((svc = ocsp_svc_new(cfg, d->fetch, d->cache, d->refresh, err,
+	if ((gen = gen_new(cfg, d->fetch, d->cache, d->refresh, err,
 	    sizeof(err))) == NULL) {
 		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
 		    err);
 		return;
 	}
-	log_set_level(LOG_LVL_INFO + ocsp_svc_config(svc)->log_level);
-	ocsp_svc_install_refresh(svc);
-	http_set_ocsp(d->http, svc);
-	ocsp_svc_unref(d->ocsp);
-	d->ocsp = svc;
+	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
+	gen_install_refresh(gen);
+	http_set_gen(d->http, gen);
+	gen_unref(d->gen);
+	d->gen = gen;
 	log_info("SIGHUP: configuration reloaded (%zu OCSP upstream(s))",
-	    ocsp_svc_config(svc)->ocsp.nupstreams);
+	    gen_config(gen)->ocsp.nupstreams);
 }
 
 static int
@@ -353,19 +353,13 @@ main(int argc, char **argv)
 	log_set_level(LOG_LVL_INFO + cfg->log_level);
 	if (d.cli.check_only) {
 		/* The trust files are part of the configuration: load them too. */
-		struct ocsp_svc *probe;
-		struct event_base *b = event_base_new();
-		struct fetch_ctx *f = b ? fetch_ctx_new(b) : NULL;
+		struct gen *probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
 
-		probe = f ? ocsp_svc_new(cfg, f, NULL, NULL, err, sizeof(err)) : NULL;
 		if (probe == NULL)
-			fprintf(stderr, "%s\n", f ? err : "cannot start the event loop");
+			fprintf(stderr, "%s\n", err);
 		else
 			printf("configuration OK\n");
-		ocsp_svc_unref(probe);
-		fetch_ctx_free(f);
-		if (b != NULL)
-			event_base_free(b);
+		gen_unref(probe);
 		return probe ? 0 : 1;
 	}
 	if ((d.base = event_base_new()) == NULL)
@@ -388,13 +382,13 @@ main(int argc, char **argv)
 		free(cfg);
 		goto out;
 	}
-	if ((d.ocsp = ocsp_svc_new(cfg, d.fetch, d.cache, d.refresh, err,
+	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.refresh, err,
 	    sizeof(err))) == NULL) {
 		log_err("%s", err);
 		goto out;
 	}
-	ocsp_svc_install_refresh(d.ocsp);
-	http_set_ocsp(d.http, d.ocsp);
+	gen_install_refresh(d.gen);
+	http_set_gen(d.http, d.gen);
 	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
 	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
 	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
@@ -406,9 +400,8 @@ main(int argc, char **argv)
 	/* Ready as soon as the cache is open: the refresh walk runs behind. */
 	refresh_start(d.refresh);
 	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
-	    ocsp_svc_config(d.ocsp)->cache_dir,
-	    ocsp_svc_config(d.ocsp)->ocsp.nupstreams,
-	    ocsp_svc_config(d.ocsp)->ocsp.upstreams[0].url);
+	    gen_config(d.gen)->cache_dir, gen_config(d.gen)->ocsp.nupstreams,
+	    gen_config(d.gen)->ocsp.upstreams[0].url);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif
@@ -426,7 +419,7 @@ out:
 		event_free(d.shutdown_ev);
 	http_free(d.http);
 	refresh_free(d.refresh);
-	ocsp_svc_unref(d.ocsp);
+	gen_unref(d.gen);
 	fetch_ctx_free(d.fetch);
 	cache_close(d.cache);
 	if (d.base != NULL)

@@ -1,0 +1,676 @@
+/* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "cache/store.h"
+#include "proxy/config.h"
+#include "proxy/fetch.h"
+#include "proxy/log.h"
+#include "proxy/metrics.h"
+#include "proxy/refresh.h"
+#include "proxy/service.h"
+
+#define SVC_HEADERS_MAX_BYTES	(64 * 1024)
+
+struct svc {
+	struct gen			*gen;
+	const struct svc_ops		*ops;
+	const struct config_service	*conf;
+	void				*trust;
+	struct fetch_pool		*pool;
+};
+
+struct gen {
+	int		 refs;
+	struct config	*cfg;
+	struct cache	*cache;
+	struct refresh	*refresh;
+	struct svc	 svcs[SVC_MAX];
+};
+
+/* A fetch in flight: the call, with its buffers owned (the fetch job's arg). */
+struct svc_job {
+	struct svc	*svc;
+	struct svc_call	 call;
+	uint8_t		*body;
+	uint8_t		*keep;
+	char		*path;
+};
+
+/* A client waiting for a fetch. */
+struct pending {
+	struct svc		*svc;
+	struct evhttp_request	*req;	/* NULL once the client has gone */
+	struct fetch_waiter	*w;
+	struct event		*budget;
+	struct svc_job		*call;	/* a copy of the call, for the answer */
+	time_t			 started;
+};
+
+/* A refresh waiting for a fetch. */
+struct refresh_wait {
+	struct svc	*svc;
+	refresh_done_fn	*done;
+	void		*done_arg;
+	uint8_t		 key[CACHE_KEY_MAX_BYTES];
+	size_t		 klen;
+	time_t		 started;
+};
+
+static size_t	npending;
+
+static const struct svc_ops *const svc_table[SVC_MAX] = {
+	[SVC_OCSP] = &ocsp_ops,
+};
+
+size_t
+svc_pending(void)
+{
+	return npending;
+}
+
+/* ---- generations -------------------------------------------------------- */
+
+static const struct config_service *
+conf_of(const struct config *cfg, enum svc_id id)
+{
+	switch (id) {
+	case SVC_OCSP:
+		return &cfg->ocsp;
+	default:
+		return NULL;
+	}
+}
+
+void
+gen_ref(struct gen *g)
+{
+	g->refs++;
+}
+
+void
+gen_unref(struct gen *g)
+{
+	size_t	i;
+
+	if (g == NULL || --g->refs > 0)
+		return;
+	for (i = 0; i < SVC_MAX; i++) {
+		fetch_pool_free(g->svcs[i].pool);
+		if (g->svcs[i].trust != NULL && g->svcs[i].ops->trust_free != NULL)
+			g->svcs[i].ops->trust_free(g->svcs[i].trust);
+	}
+	config_free(g->cfg);
+	free(g->cfg);
+	free(g);
+}
+
+const struct config *
+gen_config(const struct gen *g)
+{
+	return g->cfg;
+}
+
+struct svc *
+gen_svc(struct gen *g, enum svc_id id)
+{
+	return &g->svcs[id];
+}
+
+static int
+svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
+    const struct config_service *c, struct fetch_ctx *fctx, char *err,
+    size_t errlen)
+{
+	struct fetch_upstream_conf	*ups;
+	struct fetch_pool_conf		 pc;
+	size_t				 i;
+
+	s->gen = g;
+	s->ops = ops;
+	s->conf = c;
+	if (ops->trust_new != NULL &&
+	    (s->trust = ops->trust_new(g->cfg, err, errlen)) == NULL)
+		return -1;
+	if (fctx == NULL)
+		return 0;	/* checking a configuration: no pool */
+	if ((ups = calloc(c->nupstreams, sizeof(*ups))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < c->nupstreams; i++) {
+		ups[i].name = c->upstreams[i].name;
+		ups[i].url = c->upstreams[i].url;
+		ups[i].verify_nonce = c->upstreams[i].verify_nonce;
+	}
+	memset(&pc, 0, sizeof(pc));
+	pc.hedge_ms = (int)c->hedge_ms;
+	pc.connect_timeout_ms = (int)c->connect_timeout_ms;
+	pc.timeout_ms = (int)c->timeout_ms;
+	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
+	free(ups);
+	if (s->pool == NULL) {
+		snprintf(err, errlen, "%s: cannot create the upstream pool", ops->name);
+		return -1;
+	}
+	return 0;
+}
+
+struct gen *
+gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
+    struct refresh *refresh, char *err, size_t errlen)
+{
+	struct gen	*g;
+	size_t		 i;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		config_free(cfg);
+		free(cfg);
+		return NULL;
+	}
+	g->refs = 1;
+	g->cfg = cfg;
+	g->cache = cache;
+	g->refresh = refresh;
+	for (i = 0; i < SVC_MAX; i++)
+		if (svc_init(g, &g->svcs[i], svc_table[i], conf_of(cfg, i), fctx,
+		    err, errlen) == -1) {
+			gen_unref(g);
+			return NULL;
+		}
+	return g;
+}
+
+const struct config_service *
+svc_conf(const struct svc *s)
+{
+	return s->conf;
+}
+
+void *
+svc_trust(const struct svc *s)
+{
+	return s->trust;
+}
+
+struct fetch_pool *
+svc_pool(const struct svc *s)
+{
+	return s->pool;
+}
+
+struct gen *
+svc_gen(const struct svc *s)
+{
+	return s->gen;
+}
+
+const struct svc_ops *
+svc_ops(const struct svc *s)
+{
+	return s->ops;
+}
+
+/* ---- jobs: what a fetch verifies and stores -------------------------------- */
+
+static void
+job_free(void *arg)
+{
+	struct svc_job	*j = arg;
+
+	if (j == NULL)
+		return;
+	gen_unref(j->svc->gen);
+	free(j->body);
+	free(j->keep);
+	free(j->path);
+	free(j);
+}
+
+static uint8_t *
+dup_bytes(const uint8_t *p, size_t n)
+{
+	uint8_t	*q;
+
+	if ((q = malloc(n ? n : 1)) != NULL && n)
+		memcpy(q, p, n);
+	return q;
+}
+
+static struct svc_job *
+job_new(struct svc *s, const struct svc_call *c)
+{
+	struct svc_job	*j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->svc = s;
+	gen_ref(s->gen);
+	j->call = *c;
+	if ((j->body = dup_bytes(c->body, c->body_len)) == NULL ||
+	    (j->keep = dup_bytes(c->keep, c->keep_len)) == NULL ||
+	    (j->path = strdup(c->path ? c->path : "")) == NULL) {
+		job_free(j);
+		return NULL;
+	}
+	j->call.body = j->body;
+	j->call.keep = j->keep;
+	j->call.path = j->path;
+	return j;
+}
+
+/* The response headers the kind serves again, as "Name: value\r\n" lines. */
+static size_t
+kept_headers(const struct svc_ops *ops, const struct fetch_res *res, char *buf,
+    size_t buflen)
+{
+	const char	*v;
+	size_t		 n = 0, i;
+	int		 w;
+
+	for (i = 0; ops->keep_headers != NULL && ops->keep_headers[i] != NULL; i++) {
+		if ((v = fetch_res_header(res, ops->keep_headers[i])) == NULL)
+			continue;
+		w = snprintf(buf + n, buflen - n, "%s: %s\r\n", ops->keep_headers[i], v);
+		if (w < 0 || (size_t)w >= buflen - n)
+			return 0;	/* too big to keep: refuse below */
+		n += (size_t)w;
+	}
+	return n;
+}
+
+static void
+store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
+    const char *headers, size_t headers_len, time_t now)
+{
+	struct svc			*s = j->svc;
+	struct cache			*cache = s->gen->cache;
+	const struct config_refresh	*rc = &s->conf->refresh;
+	struct schedule_conf		 sc = { rc->fraction, rc->jitter,
+					    rc->min_interval_s, rc->max_interval_s };
+	struct cache_body		 b = { 0 };
+	struct cache_meta		 old;
+	char				 hex[17];
+	int				 put;
+
+	a->meta.kind = s->ops->kind;
+	a->meta.fetched_at = now;
+	a->meta.refresh_failures = 0;
+	if (!(a->meta.flags & CACHE_F_NO_REFRESH))
+		a->meta.next_refresh_at = schedule_refresh_at(&sc,
+		    a->meta.this_update, a->meta.next_update, now, refresh_rand());
+	snprintf(a->meta.source, sizeof(a->meta.source), "%s", res->upstream);
+	b.request = j->call.keep;
+	b.request_len = j->call.keep_len;
+	b.response = a->body;
+	b.response_len = a->body_len;
+	b.headers = (const uint8_t *)headers;
+	b.headers_len = headers_len;
+	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
+	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
+	if (put == -1) {
+		metrics.store_errors++;
+		log_err("%s: %s: not stored: %s", s->ops->name, hex,
+		    cache_strerror(cache));
+		return;
+	}
+	if (put == CACHE_PUT_KEPT) {
+		/* The stored entry is newer: keep it, but plan its next refresh. */
+		if (cache_get_meta(cache, s->ops->kind, j->call.key, j->call.klen,
+		    &old) == 1) {
+			if (!(old.flags & CACHE_F_NO_REFRESH))
+				old.next_refresh_at = schedule_refresh_at(&sc,
+				    old.this_update, old.next_update, now,
+				    refresh_rand());
+			old.refresh_failures = 0;
+			old.fetched_at = now;
+			cache_put_meta(cache, j->call.key, j->call.klen, &old);
+		}
+		log_debug("%s: %s: kept the newer stored entry", s->ops->name, hex);
+	} else
+		log_debug("%s: %s: stored from %s (valid for %llds)", s->ops->name,
+		    hex, res->upstream, (long long)(a->meta.next_update - now));
+}
+
+static enum fetch_verdict
+job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
+{
+	struct svc_job		*j = arg;
+	struct svc		*s = j->svc;
+	struct svc_answer	 a;
+	char			 headers[SVC_HEADERS_MAX_BYTES];
+	size_t			 hlen;
+	time_t			 now = time(NULL);
+	enum svc_verdict	 v;
+
+	memset(&a, 0, sizeof(a));
+	a.body = res->body;
+	a.body_len = res->body_len;
+	v = s->ops->verify(s, &j->call, res, now, &a, why, whylen);
+	if (v == SVC_REJECT)
+		return FETCH_REJECT;
+	if (v == SVC_STORE) {
+		hlen = kept_headers(s->ops, res, headers, sizeof(headers));
+		store(j, res, &a, headers, hlen, now);
+	}
+	return FETCH_ACCEPT;
+}
+
+static const struct fetch_req *
+fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->method = c->method;
+	fr->path = c->path;
+	fr->content_type = c->content_type;
+	fr->accept = c->accept;
+	fr->body = c->body;
+	fr->body_len = c->body_len;
+	fr->key = c->key;
+	fr->klen = c->klen;
+	return fr;
+}
+
+/* ---- answering clients ------------------------------------------------- */
+
+/* Serve a valid stored entry; 1 when answered, 0 when nothing valid is stored. */
+static int
+serve_cached(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+    enum metrics_result result)
+{
+	struct cache	 *cache = s->gen->cache;
+	struct cache_meta m;
+	struct cache_body b;
+	time_t		  now = time(NULL);
+	int		  rc;
+
+	rc = cache_get(cache, s->ops->kind, c->key, c->klen, &m, &b);
+	if (rc == -1)
+		log_err("%s: cache: %s", s->ops->name, cache_strerror(cache));
+	if (rc != 1)
+		return 0;
+	/* Never serve what has expired, or what is not valid yet. */
+	if (m.next_update <= now || m.this_update > now + s->conf->skew_s)
+		return 0;
+	result = s->ops->serve(s, req, c, &m, b.response, b.response_len,
+	    b.headers, b.headers_len, now, result);
+	metrics.requests[c->route][result]++;
+	refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen, now);
+	return 1;
+}
+
+static void
+pending_free(struct pending *p)
+{
+	if (p == NULL)
+		return;
+	if (p->req != NULL)
+		evhttp_connection_set_closecb(evhttp_request_get_connection(p->req),
+		    NULL, NULL);
+	if (p->budget != NULL)
+		event_free(p->budget);
+	job_free(p->call);
+	npending--;
+	free(p);
+}
+
+/* Nothing from upstream: upstream_first may still have a stored answer. */
+static void
+pending_fail(struct pending *p, const char *why)
+{
+	struct svc	*s = p->svc;
+
+	if (p->req == NULL)
+		return;
+	if (s->conf->mode == MODE_UPSTREAM_FIRST &&
+	    serve_cached(s, p->req, &p->call->call, RES_FALLBACK))
+		return;
+	metrics.requests[p->call->call.route][RES_TRYLATER]++;
+	s->ops->serve_failed(s, p->req, &p->call->call, why);
+}
+
+static void
+pending_done(const struct fetch_res *res, void *arg)
+{
+	struct pending		*p = arg;
+	struct svc		*s = p->svc;
+	const struct svc_call	*c = &p->call->call;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	time_t			 now = time(NULL);
+	char			 why[128];
+
+	p->w = NULL;
+	if (p->req == NULL)
+		goto out;
+	if (res->err == FETCH_OK && res->http_status / 100 == 2) {
+		/*
+		 * Verified and stored, or passed on: the upstream's bytes,
+		 * unmodified. The metadata comes from the store when it took it.
+		 */
+		memset(&m, 0, sizeof(m));
+		m.kind = s->ops->kind;
+		if (cache_get(s->gen->cache, s->ops->kind, c->key, c->klen, &m,
+		    &b) == 1 && m.fetched_at >= p->started) {
+			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
+			    res->body, res->body_len, b.headers, b.headers_len, now,
+			    RES_MISS)]++;
+		} else {
+			memset(&m, 0, sizeof(m));
+			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
+			    res->body, res->body_len, NULL, 0, now,
+			    RES_UNVERIFIABLE)]++;
+		}
+	} else if (res->err == FETCH_OK) {
+		log_info("%s: %s answered HTTP %d", s->ops->name,
+		    res->upstream ? res->upstream : "upstream", res->http_status);
+		if (s->conf->mode == MODE_UPSTREAM_FIRST &&
+		    serve_cached(s, p->req, c, RES_FALLBACK))
+			goto out;
+		metrics.requests[c->route][RES_FINAL]++;
+		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
+		    res->body_len);
+	} else {
+		log_info("%s: every upstream failed: %s", s->ops->name,
+		    res->summary ? res->summary : fetch_err_str[res->err]);
+		snprintf(why, sizeof(why), "%s", fetch_err_str[res->err]);
+		pending_fail(p, res->summary ? res->summary : why);
+	}
+out:
+	pending_free(p);
+}
+
+static void
+pending_budget(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending	*p = arg;
+	char		 why[128];
+
+	(void)fd;
+	(void)what;
+	/* The fetch goes on in the background and may fill the cache. */
+	if (p->w != NULL)
+		fetch_leave(p->w);
+	p->w = NULL;
+	if (p->req != NULL) {
+		snprintf(why, sizeof(why), "no upstream answer within %ld ms",
+		    p->svc->conf->client_budget_ms);
+		log_info("%s: %s: answering the client now, the fetch goes on",
+		    p->svc->ops->name, why);
+		pending_fail(p, why);
+	}
+	pending_free(p);
+}
+
+static void
+pending_gone(struct evhttp_connection *evcon, void *arg)
+{
+	struct pending	*p = arg;
+
+	(void)evcon;
+	p->req = NULL;
+	if (p->w != NULL)
+		fetch_leave(p->w);
+	p->w = NULL;
+	pending_free(p);
+}
+
+static void
+fetch_for_client(struct svc *s, struct evhttp_request *req,
+    const struct svc_call *c)
+{
+	struct svc_job	*j;
+	struct pending	*p;
+	struct fetch_req fr;
+	struct timeval	 tv;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		s->ops->serve_failed(s, req, c, "out of memory");
+		return;
+	}
+	npending++;
+	p->svc = s;
+	p->req = req;
+	p->started = time(NULL);
+	p->budget = evtimer_new(evhttp_connection_get_base(
+	    evhttp_request_get_connection(req)), pending_budget, p);
+	if (p->budget == NULL || (p->call = job_new(s, c)) == NULL ||
+	    (j = job_new(s, c)) == NULL) {
+		s->ops->serve_failed(s, req, c, "out of memory");
+		p->req = NULL;
+		pending_free(p);
+		return;
+	}
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    pending_gone, p);
+	tv.tv_sec = s->conf->client_budget_ms / 1000;
+	tv.tv_usec = (s->conf->client_budget_ms % 1000) * 1000;
+	evtimer_add(p->budget, &tv);
+	p->w = fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
+	    job_free, pending_done, p);
+	if (p->w == NULL) {
+		/* Nothing started: done will never come, and j is still ours. */
+		job_free(j);
+		pending_fail(p, "no upstream could be asked");
+		pending_free(p);
+	}
+}
+
+void
+svc_handle(struct svc *s, struct evhttp_request *req, const struct svc_call *c)
+{
+	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
+		return;
+	fetch_for_client(s, req, c);
+}
+
+/* ---- background refresh ------------------------------------------------- */
+
+static void
+refresh_fetched(const struct fetch_res *res, void *arg)
+{
+	struct refresh_wait	*rw = arg;
+	struct svc		*s = rw->svc;
+	struct cache_meta	 m;
+	char			 why[128];
+	const char		*w = NULL;
+	int			 ok;
+
+	/*
+	 * Success means an entry was stored (by this job or the one it
+	 * joined); an unverifiable answer reaches clients but is no refresh.
+	 */
+	ok = res->err == FETCH_OK && res->http_status / 100 == 2 &&
+	    cache_get_meta(s->gen->cache, s->ops->kind, rw->key, rw->klen, &m) == 1 &&
+	    m.fetched_at >= rw->started;
+	if (!ok) {
+		if (res->err != FETCH_OK)
+			w = res->summary ? res->summary : fetch_err_str[res->err];
+		else if (res->http_status / 100 != 2) {
+			snprintf(why, sizeof(why), "HTTP %d from %s",
+			    res->http_status, res->upstream ? res->upstream : "?");
+			w = why;
+		} else
+			w = "the answer could not be verified (see above)";
+	}
+	rw->done(s->gen->refresh, ok, w, rw->done_arg);
+	gen_unref(s->gen);
+	free(rw);
+}
+
+static int
+svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
+    size_t klen, refresh_done_fn *done, void *done_arg)
+{
+	struct svc		*s = arg;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	struct svc_call		 c;
+	struct refresh_wait	*rw;
+	struct svc_job		*j;
+	struct fetch_req	 fr;
+	void			*scratch = NULL;
+
+	if (kind != s->ops->kind || klen > CACHE_KEY_MAX_BYTES ||
+	    cache_get(s->gen->cache, kind, key, klen, &m, &b) != 1)
+		return -1;
+	memset(&c, 0, sizeof(c));
+	memcpy(c.key, key, klen);
+	c.klen = klen;
+	if (s->ops->refresh_call(s, key, klen, &b, &c, &scratch) == -1) {
+		free(scratch);
+		return -1;
+	}
+	j = job_new(s, &c);
+	free(scratch);
+	if (j == NULL)
+		return -1;
+	if ((rw = calloc(1, sizeof(*rw))) == NULL) {
+		job_free(j);
+		return -1;
+	}
+	rw->svc = s;
+	gen_ref(s->gen);
+	rw->done = done;
+	rw->done_arg = done_arg;
+	rw->started = time(NULL);
+	memcpy(rw->key, key, klen);
+	rw->klen = klen;
+	if (fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
+	    job_free, refresh_fetched, rw) == NULL) {
+		job_free(j);
+		gen_unref(s->gen);
+		free(rw);
+		return -1;
+	}
+	return 0;
+}
+
+void
+gen_install_refresh(struct gen *g)
+{
+	struct refresh_kind_conf	 kc;
+	const struct config_service	*c;
+	size_t				 i;
+
+	for (i = 0; i < SVC_MAX; i++) {
+		c = g->svcs[i].conf;
+		memset(&kc, 0, sizeof(kc));
+		kc.sched.fraction = c->refresh.fraction;
+		kc.sched.jitter = c->refresh.jitter;
+		kc.sched.min_interval_s = c->refresh.min_interval_s;
+		kc.sched.max_interval_s = c->refresh.max_interval_s;
+		kc.idle_expire_s = c->idle_expire_s;
+		kc.rate_limit_per_s = c->rate_limit_per_s;
+		kc.start = svc_refresh_start;
+		kc.arg = &g->svcs[i];
+		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);
+	}
+}

@@ -35,8 +35,7 @@ post "$T/r1.der" "$T/a1.der"
 note "dead, 503, good: HTTP $HTTP_CODE in $HTTP_TIME s"
 check_eq "dead, 503, good: successful answer" successful "$(resp_status "$T/a1.der")"
 check "dead, 503, good: the answer verifies" \
-    openssl ocsp -respin "$T/a1.der" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
-    -issuer "$ICA_CERT" -cert "$LEAF1" -no_nonce
+    ossl_verify "$T/a1.der" "$ICA_CERT" "$LEAF1"
 check_eq "dead, 503, good: the 503 upstream was tried once" 1 "$(upstream_count s503)"
 check_eq "dead, 503, good: the good upstream answered once" 1 "$(upstream_count good)"
 assert "dead, 503, good: well under the connect timeout ($HTTP_TIME s)" 'lt "$HTTP_TIME" 1.5'

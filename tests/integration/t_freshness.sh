@@ -47,8 +47,7 @@ check_eq "after the refresh: successful" successful "$(resp_status "$T/second.de
 assert "after the refresh: the served response is the new one (thisUpdate changed)" \
     '[ -n "$tu2" ] && [ "$tu1" != "$tu2" ]'
 check "after the refresh: the new response verifies" \
-    openssl ocsp -respin "$T/second.der" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
-    -issuer "$ICA_CERT" -cert "$LEAF1" -no_nonce -validity_period 5
+    ossl_verify "$T/second.der" "$ICA_CERT" "$LEAF1"
 metrics_get "$T/m1"
 assert "refresh: stapled_refresh_total{result=\"ok\"} moved" \
     '[ "$(metric_sum "$T/m1" "^stapled_refresh_total.*result=\"ok\"")" -ge 1 ]'

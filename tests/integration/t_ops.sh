@@ -48,7 +48,7 @@ check_eq "metrics: the upstream made one exchange" 1 \
     "$(metric_sum "$T/m1" '^stapled_upstream_requests_total')"
 metric_wait "$T/m1e" '^stapled_cache_entries.*kind="ocsp"' 1
 check_eq "metrics: one OCSP entry stored" 1 "$(metric_sum "$T/m1e" '^stapled_cache_entries.*kind="ocsp"')"
-enu=$(metric_sum "$T/m1" '^stapled_earliest_next_update_seconds')
+enu=$(metric_sum "$T/m1e" '^stapled_earliest_next_update_seconds')
 assert "metrics: earliest nextUpdate is about a day away ($enu s)" \
     '[ "$enu" -gt 80000 ] && [ "$enu" -le 86400 ]'
 b64=$(base64 -w0 <"$T/r1.der" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g')

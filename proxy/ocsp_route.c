@@ -78,9 +78,9 @@ log_unverifiable(const struct ocsp_result *r, const char *upstream)
 			return;
 	if (nunverifiable_seen < UNVERIFIABLE_LOG_SLOTS)
 		memcpy(unverifiable_seen[nunverifiable_seen++], r->issuer_key_hash, n);
-	log_warn("ocsp: %s: the answer for issuer key %s looks genuine but its "
-	    "chain cannot be completed (%s): passed to the client, not stored; "
-	    "add the issuing CA with --ocsp-intermediates", upstream,
+	log_warn("ocsp: %s: unverifiable answer for issuer key %s: it looks "
+	    "genuine but its chain cannot be completed (%s); passed to the client, "
+	    "not stored; add the issuing CA with --ocsp-intermediates", upstream,
 	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
 }
 

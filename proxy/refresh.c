@@ -18,6 +18,7 @@
 struct inflight {
 	int		used;
 	int		started;
+	unsigned	failures;	/* before this refresh */
 	uint8_t		kind;
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
@@ -123,7 +124,12 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 	log_hex(hex, sizeof(hex), f->key, f->klen);
 	if (ok) {
 		metrics.refresh_ok++;
-		log_debug("refresh: %s %s: refreshed", cache_kind_str[f->kind], hex);
+		if (f->failures > 0)
+			log_info("refresh: %s %s: refreshed again after %u failure(s)",
+			    cache_kind_str[f->kind], hex, f->failures);
+		else
+			log_debug("refresh: %s %s: refreshed", cache_kind_str[f->kind],
+			    hex);
 	} else if (cache_get_meta(r->cache, f->kind, f->key, f->klen, &m) == 1) {
 		metrics.refresh_failed++;
 		m.refresh_failures++;
@@ -158,6 +164,7 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		return;
 	if (m->next_update <= now)
 		return;		/* expired: never served, a client miss refetches */
+	/* Entries stored by a client miss are touched then; imports set it. */
 	last_used = m->last_served_at ? m->last_served_at : m->fetched_at;
 	if (schedule_is_idle(last_used, kc->idle_expire_s, now)) {
 		r->cur.idle++;
@@ -181,6 +188,7 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 	/* Claimed now, started after the walk: the walk callback may not use the cache. */
 	f->used = 1;
 	f->started = 0;
+	f->failures = m->refresh_failures;
 	f->kind = kind;
 	f->klen = klen;
 	f->r = r;

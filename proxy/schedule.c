@@ -20,20 +20,28 @@ time_t
 schedule_refresh_at(const struct schedule_conf *c, time_t this_update,
     time_t next_update, time_t now, double rnd)
 {
-	double	validity, target, delay;
+	double	validity, delay;
 
 	if (next_update <= now)
 		return 0;
 	validity = (double)next_update - (double)this_update;
 	if (validity < 0)
 		validity = 0;
-	target = (double)this_update + c->fraction * validity;
-	target += c->jitter * c->fraction * validity * (2.0 * rnd - 1.0);
-	delay = target - (double)now;
+	delay = (double)this_update + c->fraction * validity - (double)now;
 	if (delay < c->min_interval_s)
 		delay = c->min_interval_s;
 	if (delay > c->max_interval_s)
 		delay = c->max_interval_s;
+	/*
+	 * Jitter after the clamps, so that entries held at the ceiling (a
+	 * 24 h NVIDIA window against a 12 h maximum) still spread out: what
+	 * would pass the ceiling is reflected below it.
+	 */
+	delay *= 1.0 + c->jitter * (2.0 * rnd - 1.0);
+	if (delay > c->max_interval_s)
+		delay = 2.0 * c->max_interval_s - delay;
+	if (delay < c->min_interval_s)
+		delay = c->min_interval_s;
 	return before_expiry(now + (time_t)floor(delay), next_update, now);
 }
 

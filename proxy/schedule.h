@@ -6,7 +6,7 @@
 
 struct schedule_conf {
 	double	fraction;	/* of thisUpdate..nextUpdate, e.g. 0.5 */
-	double	jitter;		/* +- share of that interval, e.g. 0.1 */
+	double	jitter;		/* +- share of the delay, e.g. 0.1 */
 	long	min_interval_s;	/* never sooner than this from now */
 	long	max_interval_s;	/* never later than this from now */
 };
@@ -15,10 +15,11 @@ struct schedule_conf {
 
 /*
  * When to refresh an entry valid from this_update to next_update, decided
- * at `now`; rnd is uniform in [0, 1). The target is this_update +
- * fraction * validity, jittered, then clamped to now + [min, max] and
- * finally pulled in before next_update. Returns 0 when next_update has
- * passed (nothing to refresh: the entry is no longer served).
+ * at `now`; rnd is uniform in [0, 1). The delay from now to this_update +
+ * fraction * validity is clamped to [min, max], then jittered by +-jitter
+ * of itself (reflected below max), and the moment is pulled in before
+ * next_update. Returns 0 when next_update has passed (nothing to refresh:
+ * the entry is no longer served).
  */
 time_t	schedule_refresh_at(const struct schedule_conf *, time_t this_update,
 	    time_t next_update, time_t now, double rnd);

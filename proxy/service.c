@@ -462,6 +462,9 @@ pending_done(const struct fetch_res *res, void *arg)
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
 			    res->body, res->body_len, b.headers, b.headers_len, now,
 			    RES_MISS)]++;
+			/* A miss is a use too: it starts the idle clock. */
+			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
+			    now);
 		} else {
 			memset(&m, 0, sizeof(m));
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,

@@ -54,6 +54,23 @@ test_ceiling_and_floor(void **state)
 	    T0 + DAY - 3600 + 10);
 }
 
+/* Entries at the 12 h ceiling still spread over [10.8 h, 12 h]. */
+static void
+test_jitter_at_ceiling(void **state)
+{
+	time_t	at, lo = 0, hi = 0;
+	int	i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		at = schedule_refresh_at(&dflt, T0, T0 + DAY, T0, i / 1000.0) - T0;
+		assert_true(at >= 43200 - 4320 && at <= 43200);
+		lo += at < 43200 - 2160;
+		hi += at > 43200 - 2160;
+	}
+	assert_true(lo > 300 && hi > 300);
+}
+
 static void
 test_before_expiry(void **state)
 {
@@ -103,6 +120,7 @@ main(void)
 		cmocka_unit_test(test_half_life),
 		cmocka_unit_test(test_jitter_bounds),
 		cmocka_unit_test(test_ceiling_and_floor),
+		cmocka_unit_test(test_jitter_at_ceiling),
 		cmocka_unit_test(test_before_expiry),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_idle),

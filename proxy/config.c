@@ -65,6 +65,7 @@ service_free(struct config_service *s)
 	strlist_free(s->anchors, s->nanchors);
 	strlist_free(s->intermediates, s->nintermediates);
 	strlist_free(s->paths, s->npaths);
+	free(s->api_key_file);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -76,6 +77,9 @@ config_free(struct config *cfg)
 	strlist_free(cfg->listen, cfg->nlisten);
 	free(cfg->cache_dir);
 	service_free(&cfg->ocsp);
+	service_free(&cfg->rim);
+	service_free(&cfg->pccs);
+	service_free(&cfg->amd_kds);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -459,6 +463,7 @@ service_defaults(struct config_service *s, const char *upstream)
 	s->refresh.max_interval_s = 43200;
 	s->idle_expire_s = 30L * 24 * 3600;
 	s->rate_limit_per_s = 20;
+	s->negative_ttl_s = 60;
 }
 
 void
@@ -473,6 +478,13 @@ config_defaults(struct config *cfg)
 	cfg->map_size = 1024 * MIB;
 	cfg->log_level = 0;
 	service_defaults(&cfg->ocsp, CONFIG_DEFAULT_OCSP_UPSTREAM);
+	service_defaults(&cfg->rim, CONFIG_DEFAULT_RIM_UPSTREAM);
+	/* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
+	cfg->rim.retention_s = 30L * 24 * 3600;
+	service_defaults(&cfg->pccs, CONFIG_DEFAULT_PCCS_UPSTREAM);
+	service_defaults(&cfg->amd_kds, CONFIG_DEFAULT_KDS_UPSTREAM);
+	/* AMD KDS throttles identical requests to about one per 10 s. */
+	cfg->amd_kds.pacing_ms = 10000;
 }
 
 /* ---- key positions in the raw text ------------------------------------- */
@@ -1108,7 +1120,7 @@ ld_refresh(struct ld *ld, json_t *obj, struct config_refresh *r)
 }
 
 static int
-ld_service(struct ld *ld, json_t *obj, struct config_service *s)
+ld_service(struct ld *ld, json_t *obj, struct config_service *s, int is_pccs)
 {
 	const char	*k;
 	json_t		*v;
@@ -1152,6 +1164,21 @@ ld_service(struct ld *ld, json_t *obj, struct config_service *s)
 		else if (strcmp(k, "rate_limit_per_s") == 0)
 			rv = ld_double(ld, v, 0, 1, DBL_MAX,
 			    &s->rate_limit_per_s);
+		else if (strcmp(k, "shuffle") == 0) {
+			if (!json_is_boolean(v))
+				rv = ld_error(ld, AT_VALUE, "must be true or false");
+			else {
+				s->shuffle = json_is_true(v);
+				rv = 0;
+			}
+		} else if (strcmp(k, "negative_ttl_s") == 0)
+			rv = ld_long(ld, v, 0, 3600, &s->negative_ttl_s);
+		else if (strcmp(k, "pacing_ms") == 0)
+			rv = ld_long(ld, v, 0, 600000, &s->pacing_ms);
+		else if (strcmp(k, "retention_s") == 0)
+			rv = ld_long(ld, v, 0, CONFIG_MAX_INTERVAL_S, &s->retention_s);
+		else if (is_pccs && strcmp(k, "api_key_file") == 0)
+			rv = ld_str(ld, v, &s->api_key_file);
 		else {
 			ld_pop(ld);
 			return ld_unknown(ld, k);
@@ -1192,10 +1219,13 @@ ld_root(struct ld *ld, json_t *root, struct config *cfg)
 			if (rv == 0)
 				cfg->log_level = lvl;
 		} else if (strcmp(k, "ocsp") == 0)
-			rv = ld_service(ld, v, &cfg->ocsp);
-		else if (strcmp(k, "rim") == 0 || strcmp(k, "pccs") == 0 ||
-		    strcmp(k, "amd_kds") == 0)
-			rv = ld_error(ld, AT_KEY, "not supported in this version");
+			rv = ld_service(ld, v, &cfg->ocsp, 0);
+		else if (strcmp(k, "rim") == 0)
+			rv = ld_service(ld, v, &cfg->rim, 0);
+		else if (strcmp(k, "pccs") == 0)
+			rv = ld_service(ld, v, &cfg->pccs, 1);
+		else if (strcmp(k, "amd_kds") == 0)
+			rv = ld_service(ld, v, &cfg->amd_kds, 0);
 		else {
 			ld_pop(ld);
 			return ld_unknown(ld, k);
@@ -1276,6 +1306,32 @@ config_load_file(struct config *cfg, const char *path, char *err,
 
 /* ---- checks after the command line ------------------------------------- */
 
+static int
+service_validate(const struct config_service *s, const char *name, char *err,
+    size_t errlen)
+{
+	char	r[160], q[128];
+	size_t	i;
+
+	if (s->nupstreams == 0) {
+		snprintf(err, errlen, "%s.upstreams: at least one upstream is "
+		    "required", name);
+		return -1;
+	}
+	for (i = 0; i < s->nupstreams; i++)
+		if (url_check(s->upstreams[i].url, NULL, 0, r, sizeof(r)) == -1) {
+			snprintf(err, errlen, "%s.upstreams[%zu]: \"%s\": %s", name,
+			    i, quote(q, sizeof(q), s->upstreams[i].url), r);
+			return -1;
+		}
+	if (s->refresh.max_interval_s < s->refresh.min_interval_s) {
+		snprintf(err, errlen, "%s.refresh.max_interval_s: must not be less "
+		    "than min_interval_s", name);
+		return -1;
+	}
+	return 0;
+}
+
 int
 config_validate(const struct config *cfg, char *err, size_t errlen)
 {
@@ -1304,24 +1360,10 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "log_level: must be 0, 1 or 2");
 		return -1;
 	}
-	if (cfg->ocsp.nupstreams == 0) {
-		snprintf(err, errlen, "ocsp.upstreams: at least one upstream "
-		    "is required");
+	if (service_validate(&cfg->ocsp, "ocsp", err, errlen) == -1 ||
+	    service_validate(&cfg->rim, "rim", err, errlen) == -1 ||
+	    service_validate(&cfg->pccs, "pccs", err, errlen) == -1 ||
+	    service_validate(&cfg->amd_kds, "amd_kds", err, errlen) == -1)
 		return -1;
-	}
-	for (i = 0; i < cfg->ocsp.nupstreams; i++)
-		if (url_check(cfg->ocsp.upstreams[i].url, NULL, 0, r,
-		    sizeof(r)) == -1) {
-			snprintf(err, errlen, "ocsp.upstreams[%zu]: \"%s\": %s",
-			    i, quote(q, sizeof(q), cfg->ocsp.upstreams[i].url),
-			    r);
-			return -1;
-		}
-	if (cfg->ocsp.refresh.max_interval_s <
-	    cfg->ocsp.refresh.min_interval_s) {
-		snprintf(err, errlen, "ocsp.refresh.max_interval_s: must not be "
-		    "less than min_interval_s");
-		return -1;
-	}
 	return 0;
 }

@@ -7,6 +7,9 @@
 #define CONFIG_DEFAULT_LISTEN		"127.0.0.1:8090"
 #define CONFIG_DEFAULT_CACHE_DIR	"/var/lib/stapled"
 #define CONFIG_DEFAULT_OCSP_UPSTREAM	"https://ocsp.ndis.nvidia.com"
+#define CONFIG_DEFAULT_RIM_UPSTREAM	"https://rim.attestation.nvidia.com"
+#define CONFIG_DEFAULT_PCCS_UPSTREAM	"https://api.trustedservices.intel.com"
+#define CONFIG_DEFAULT_KDS_UPSTREAM	"https://kdsintf.amd.com"
 
 enum config_mode { MODE_CACHE_FIRST = 0, MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
@@ -43,6 +46,11 @@ struct config_service {
 	struct config_refresh	 refresh;
 	long			 idle_expire_s;		/* 30 days */
 	double			 rate_limit_per_s;	/* 20 */
+	int			 shuffle;	/* equal mirrors: spread the first try */
+	long			 negative_ttl_s;	/* 404/410 remembered; 60 */
+	long			 pacing_ms;	/* one identical request per endpoint per this; KDS 10000 */
+	long			 retention_s;	/* RIM: kept 30 days; 0: until nextUpdate */
+	char			*api_key_file;	/* pccs: Intel PCS API key, never logged */
 };
 
 struct config {
@@ -52,6 +60,9 @@ struct config {
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
 	struct config_service	 ocsp;
+	struct config_service	 rim;
+	struct config_service	 pccs;
+	struct config_service	 amd_kds;
 };
 
 /* Fill every field with the embedded defaults. */

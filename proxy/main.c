@@ -39,6 +39,12 @@ struct cli {
 	size_t		 nanchors;
 	char		*intermediates[MAX_FLAG_VALUES];
 	size_t		 nintermediates;
+	char		*rim_upstreams[MAX_FLAG_VALUES];
+	size_t		 nrim_upstreams;
+	char		*pccs_upstreams[MAX_FLAG_VALUES];
+	size_t		 npccs_upstreams;
+	char		*kds_upstreams[MAX_FLAG_VALUES];
+	size_t		 nkds_upstreams;
 };
 
 struct daemon {
@@ -61,6 +67,8 @@ usage(FILE *f)
 	    "usage: stapled [-f config.json] [-n] [-d] [-v] [--listen HOST:PORT]...\n"
 	    "               [--cache-dir DIR] [--ocsp-upstream URL]...\n"
 	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
+	    "               [--rim-upstream URL]... [--pccs-upstream URL]...\n"
+	    "               [--kds-upstream URL]...\n"
 	    "\n"
 	    "  -f FILE                   configuration file (JSON, see stapled.conf(5))\n"
 	    "  -n                        check the configuration and exit\n"
@@ -71,10 +79,14 @@ usage(FILE *f)
 	    "                            default %s)\n"
 	    "  --ocsp-anchor PEMFILE     trust anchors, replacing the built-in NVIDIA roots\n"
 	    "  --ocsp-intermediates PEMFILE  untrusted CA certificates for chain building\n"
+	    "  --rim-upstream URL        NVIDIA RIM service (repeatable; default %s)\n"
+	    "  --pccs-upstream URL       Intel PCS or a PCCS (repeatable; default %s)\n"
+	    "  --kds-upstream URL        AMD KDS or a mirror (repeatable; default %s)\n"
 	    "  -h, --help                this text\n"
 	    "  -V, --version             print the version\n",
 	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR,
-	    CONFIG_DEFAULT_OCSP_UPSTREAM);
+	    CONFIG_DEFAULT_OCSP_UPSTREAM, CONFIG_DEFAULT_RIM_UPSTREAM,
+	    CONFIG_DEFAULT_PCCS_UPSTREAM, CONFIG_DEFAULT_KDS_UPSTREAM);
 }
 
 static int
@@ -92,13 +104,17 @@ push(char **list, size_t *n, char *v)
 static int
 parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER };
+	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
+	    O_KDS };
 	static const struct option	opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "cache-dir", required_argument, NULL, O_CACHE },
 		{ "ocsp-upstream", required_argument, NULL, O_UP },
 		{ "ocsp-anchor", required_argument, NULL, O_ANCHOR },
 		{ "ocsp-intermediates", required_argument, NULL, O_INTER },
+		{ "rim-upstream", required_argument, NULL, O_RIM },
+		{ "pccs-upstream", required_argument, NULL, O_PCCS },
+		{ "kds-upstream", required_argument, NULL, O_KDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -136,6 +152,15 @@ parse_cli(int argc, char **argv, struct cli *c)
 		case O_INTER:
 			rv |= push(c->intermediates, &c->nintermediates, optarg);
 			break;
+		case O_RIM:
+			rv |= push(c->rim_upstreams, &c->nrim_upstreams, optarg);
+			break;
+		case O_PCCS:
+			rv |= push(c->pccs_upstreams, &c->npccs_upstreams, optarg);
+			break;
+		case O_KDS:
+			rv |= push(c->kds_upstreams, &c->nkds_upstreams, optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -155,25 +180,28 @@ parse_cli(int argc, char **argv, struct cli *c)
 	return rv;
 }
 
-/* Say which --ocsp-upstream value is wrong, and how. */
-static void
-bad_upstream(const struct cli *c, char *err, size_t errlen)
+/* Replace a service's upstreams from repeated flags; say which value is wrong, and how. */
+static int
+set_upstreams(struct config_service *svc, const char *flag, char *const *urls,
+    size_t n, char *err, size_t errlen)
 {
 	char	why[256];
 	size_t	i;
 
+	if (n == 0 || config_set_upstreams(svc, urls, n) == 0)
+		return 0;
 	if (errno == EEXIST) {
-		snprintf(err, errlen, "--ocsp-upstream: two URLs on one host get the "
-		    "same name; name them in the config file instead");
-		return;
+		snprintf(err, errlen, "%s: two URLs on one host get the same name; "
+		    "name them in the config file instead", flag);
+		return -1;
 	}
-	for (i = 0; i < c->nupstreams; i++)
-		if (config_check_url(c->upstreams[i], why, sizeof(why)) == -1) {
-			snprintf(err, errlen, "--ocsp-upstream \"%s\": %s",
-			    c->upstreams[i], why);
-			return;
+	for (i = 0; i < n; i++)
+		if (config_check_url(urls[i], why, sizeof(why)) == -1) {
+			snprintf(err, errlen, "%s \"%s\": %s", flag, urls[i], why);
+			return -1;
 		}
-	snprintf(err, errlen, "--ocsp-upstream: %s", strerror(errno));
+	snprintf(err, errlen, "%s: %s", flag, strerror(errno));
+	return -1;
 }
 
 /* Defaults, then the file, then the flags. Returns a complete config or NULL. */
@@ -197,11 +225,15 @@ load_config(const struct cli *c, char *err, size_t errlen)
 		goto oom;
 	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
 		goto oom;
-	if (c->nupstreams > 0 &&
-	    config_set_upstreams(&cfg->ocsp, c->upstreams, c->nupstreams) == -1) {
-		bad_upstream(c, err, errlen);
+	if (set_upstreams(&cfg->ocsp, "--ocsp-upstream", c->upstreams,
+	    c->nupstreams, err, errlen) == -1 ||
+	    set_upstreams(&cfg->rim, "--rim-upstream", c->rim_upstreams,
+	    c->nrim_upstreams, err, errlen) == -1 ||
+	    set_upstreams(&cfg->pccs, "--pccs-upstream", c->pccs_upstreams,
+	    c->npccs_upstreams, err, errlen) == -1 ||
+	    set_upstreams(&cfg->amd_kds, "--kds-upstream", c->kds_upstreams,
+	    c->nkds_upstreams, err, errlen) == -1)
 		goto fail;
-	}
 	if (c->nanchors > 0 && config_set_strlist(&cfg->ocsp.anchors,
 	    &cfg->ocsp.nanchors, c->anchors, c->nanchors) == -1)
 		goto oom;

@@ -286,12 +286,44 @@ test_unknown_keys(void **state)
 	/* A control character in an unknown key is shown escaped. */
 	load_fails("{\"ocsp\": {\"a\\tb\": 1}}",
 	    NAME ":1:11: ocsp: unknown key \"a\\x09b\"");
-	load_fails("{\"rim\": {}}",
-	    NAME ":1:2: rim: not supported in this version");
-	load_fails("{\"listen\": \"127.0.0.1:1\",\n \"amd_kds\": {}}",
-	    NAME ":2:2: amd_kds: not supported in this version");
-	load_fails("{\"pccs\": {}}",
-	    NAME ":1:2: pccs: not supported in this version");
+	/* The sibling services take the same keys, and api_key_file is PCCS's. */
+	load_fails("{\"rim\": {\"hedge\": 1}}",
+	    NAME ":1:10: rim: unknown key \"hedge\"");
+	load_fails("{\"listen\": \"127.0.0.1:1\",\n \"amd_kds\": {\"api_key_file\": \"k\"}}",
+	    NAME ":2:14: amd_kds: unknown key \"api_key_file\"");
+	load_fails("{\"pccs\": {\"pacing_ms\": -1}}",
+	    NAME ":1:24: pccs.pacing_ms: must be an integer between 0 and 600000");
+}
+
+static void
+test_sibling_services(void **state)
+{
+	struct config	cfg;
+	char		msg[256];
+	const char	*js = "{\"rim\": {\"upstreams\": [\"http://127.0.0.1:1\"], "
+	    "\"retention_s\": 86400},\n"
+	    " \"pccs\": {\"upstreams\": [\"https://pccs.internal\", "
+	    "\"https://pccs.example\"], \"api_key_file\": \"/etc/stapled/pcs.key\", "
+	    "\"shuffle\": true},\n"
+	    " \"amd_kds\": {\"upstreams\": \"https://kdsintf.amd.com/vcek/v1\", "
+	    "\"negative_ttl_s\": 30}}";
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_string_equal(cfg.rim.upstreams[0].url, CONFIG_DEFAULT_RIM_UPSTREAM);
+	assert_int_equal(cfg.rim.retention_s, 30L * 24 * 3600);
+	assert_int_equal(cfg.amd_kds.pacing_ms, 10000);
+	assert_int_equal(config_load_buffer(&cfg, "t.json", js, strlen(js), msg,
+	    sizeof(msg)), 0);
+	assert_int_equal(cfg.rim.retention_s, 86400);
+	assert_int_equal(cfg.pccs.nupstreams, 2);
+	assert_true(cfg.pccs.shuffle);
+	assert_string_equal(cfg.pccs.api_key_file, "/etc/stapled/pcs.key");
+	assert_int_equal(cfg.amd_kds.negative_ttl_s, 30);
+	assert_string_equal(cfg.amd_kds.upstreams[0].url,
+	    "https://kdsintf.amd.com/vcek/v1");
+	assert_int_equal(config_validate(&cfg, msg, sizeof(msg)), 0);
+	config_free(&cfg);
 }
 
 static void
@@ -634,6 +666,7 @@ main(void)
 		cmocka_unit_test(test_upstream_objects),
 		cmocka_unit_test(test_duplicate_names),
 		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_sibling_services),
 		cmocka_unit_test(test_escaped_keys),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_types_and_ranges),

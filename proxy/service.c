@@ -17,6 +17,18 @@
 #include "proxy/service.h"
 
 #define SVC_HEADERS_MAX_BYTES	(64 * 1024)
+#define NEG_SLOTS		1024	/* remembered 404/410 answers per service */
+#define NEG_MAX_BODY_BYTES	4096
+
+/* A 404/410 about an object, which every mirror would repeat: remembered briefly. */
+struct neg {
+	uint8_t		 key[CACHE_KEY_MAX_BYTES];
+	size_t		 klen;
+	int		 status;
+	time_t		 until;
+	uint8_t		*body;
+	size_t		 body_len;
+};
 
 struct svc {
 	struct gen			*gen;
@@ -24,6 +36,8 @@ struct svc {
 	const struct config_service	*conf;
 	void				*trust;
 	struct fetch_pool		*pool;
+	char				**urls;	/* upstream bases, suffixes removed */
+	struct neg			*neg;	/* NEG_SLOTS, or NULL */
 };
 
 struct gen {
@@ -94,6 +108,45 @@ gen_ref(struct gen *g)
 	g->refs++;
 }
 
+static void
+svc_fini(struct svc *s)
+{
+	size_t	i;
+
+	fetch_pool_free(s->pool);
+	if (s->trust != NULL && s->ops->trust_free != NULL)
+		s->ops->trust_free(s->trust);
+	for (i = 0; s->urls != NULL && i < s->conf->nupstreams; i++)
+		free(s->urls[i]);
+	free(s->urls);
+	for (i = 0; s->neg != NULL && i < NEG_SLOTS; i++)
+		free(s->neg[i].body);
+	free(s->neg);
+}
+
+/* An upstream base without the suffix that names the API (dstack writes KDS bases so). */
+static char *
+base_url(const struct svc_ops *ops, const char *url)
+{
+	size_t	n = strlen(url), k, i;
+	char	*u;
+
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	for (i = 0; ops->base_suffixes != NULL && ops->base_suffixes[i] != NULL; i++) {
+		k = strlen(ops->base_suffixes[i]);
+		if (n > k && strncmp(url + n - k, ops->base_suffixes[i], k) == 0) {
+			n -= k;
+			break;
+		}
+	}
+	if ((u = malloc(n + 1)) != NULL) {
+		memcpy(u, url, n);
+		u[n] = '\0';
+	}
+	return u;
+}
+
 void
 gen_unref(struct gen *g)
 {
@@ -101,11 +154,8 @@ gen_unref(struct gen *g)
 
 	if (g == NULL || --g->refs > 0)
 		return;
-	for (i = 0; i < SVC_MAX; i++) {
-		fetch_pool_free(g->svcs[i].pool);
-		if (g->svcs[i].trust != NULL && g->svcs[i].ops->trust_free != NULL)
-			g->svcs[i].ops->trust_free(g->svcs[i].trust);
-	}
+	for (i = 0; i < SVC_MAX; i++)
+		svc_fini(&g->svcs[i]);
 	config_free(g->cfg);
 	free(g->cfg);
 	free(g);
@@ -140,19 +190,29 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 		return -1;
 	if (fctx == NULL)
 		return 0;	/* checking a configuration: no pool */
-	if ((ups = calloc(c->nupstreams, sizeof(*ups))) == NULL) {
+	if ((ups = calloc(c->nupstreams, sizeof(*ups))) == NULL ||
+	    (s->urls = calloc(c->nupstreams, sizeof(*s->urls))) == NULL ||
+	    (c->negative_ttl_s > 0 &&
+	    (s->neg = calloc(NEG_SLOTS, sizeof(*s->neg))) == NULL)) {
+		free(ups);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < c->nupstreams; i++) {
+		if ((s->urls[i] = base_url(ops, c->upstreams[i].url)) == NULL) {
+			free(ups);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		ups[i].name = c->upstreams[i].name;
-		ups[i].url = c->upstreams[i].url;
+		ups[i].url = s->urls[i];
 		ups[i].verify_nonce = c->upstreams[i].verify_nonce;
 	}
 	memset(&pc, 0, sizeof(pc));
 	pc.hedge_ms = (int)c->hedge_ms;
 	pc.connect_timeout_ms = (int)c->connect_timeout_ms;
 	pc.timeout_ms = (int)c->timeout_ms;
+	pc.shuffle = c->shuffle;
 	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
 	free(ups);
 	if (s->pool == NULL) {
@@ -406,6 +466,56 @@ serve_cached(struct svc *s, struct evhttp_request *req, const struct svc_call *c
 	return 1;
 }
 
+static struct neg *
+neg_slot(struct svc *s, const uint8_t *key, size_t klen)
+{
+	uint32_t	h = 2166136261u;
+	size_t		i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &s->neg[h % NEG_SLOTS];
+}
+
+static void
+neg_put(struct svc *s, const struct svc_call *c, int status, const uint8_t *body,
+    size_t len, time_t now)
+{
+	struct neg	*n;
+
+	if (s->neg == NULL || c->klen > sizeof(n->key))
+		return;
+	n = neg_slot(s, c->key, c->klen);
+	free(n->body);
+	memset(n, 0, sizeof(*n));
+	if (len > NEG_MAX_BODY_BYTES)
+		len = 0;
+	if (len > 0 && (n->body = dup_bytes(body, len)) == NULL)
+		len = 0;
+	memcpy(n->key, c->key, c->klen);
+	n->klen = c->klen;
+	n->status = status;
+	n->body_len = len;
+	n->until = now + s->conf->negative_ttl_s;
+}
+
+/* A remembered 404/410: answered without asking any upstream again. */
+static int
+neg_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c)
+{
+	struct neg	*n;
+
+	if (s->neg == NULL)
+		return 0;
+	n = neg_slot(s, c->key, c->klen);
+	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
+	    n->until <= time(NULL))
+		return 0;
+	metrics.requests[c->route][RES_FINAL]++;
+	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
+	return 1;
+}
+
 static void
 pending_free(struct pending *p)
 {
@@ -448,6 +558,8 @@ pending_done(const struct fetch_res *res, void *arg)
 	char			 why[128];
 
 	p->w = NULL;
+	if (res->err == FETCH_OK && res->http_status / 100 != 2)
+		neg_put(s, c, res->http_status, res->body, res->body_len, now);
 	if (p->req == NULL)
 		goto out;
 	if (res->err == FETCH_OK && res->http_status / 100 == 2) {
@@ -570,6 +682,8 @@ void
 svc_handle(struct svc *s, struct evhttp_request *req, const struct svc_call *c)
 {
 	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
+		return;
+	if (neg_serve(s, req, c))
 		return;
 	fetch_for_client(s, req, c);
 }

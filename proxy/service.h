@@ -58,6 +58,8 @@ struct svc_ops {
 	enum cache_kind		 kind;
 	/* Response headers kept with an entry and served again (issuer chains). */
 	const char *const	*keep_headers;
+	/* Upstream URL suffixes that mean the host ("/vcek/v1", dstack's KDS form). */
+	const char *const	*base_suffixes;
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
 	void			 (*trust_free)(void *);

@@ -269,7 +269,7 @@ pki_issue() {
 pki_ca_new() {
 	local _d=$1 _subj=$2 _parent=${3:-}
 	mkdir -p "$_d/newcerts" && : >"$_d/index.txt" || return 1
-	printf '5%04x\n' $(( $(od -An -N2 -tu2 /dev/urandom) )) >"$_d/serial"
+	printf '5%03x\n' $(( $(od -An -N2 -tu2 /dev/urandom) % 4096 )) >"$_d/serial"
 	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -out "$_d/ca.key" 2>/dev/null
 	if [ -z "$_parent" ]; then
 		pki_issue "$_d" "$_d/ca.key" "$_subj" v3_ca "$_d/ca.pem" selfsign || return 1

@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
@@ -23,6 +26,8 @@
 #include "proxy/service.h"
 
 #define SHUTDOWN_POLL_MS	50
+#define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
+#define HEALTH_MAX_UPSTREAMS	64
 #define MAX_FLAG_VALUES		64
 
 /* Command-line values, kept to re-apply over the file on SIGHUP: flags win. */
@@ -56,6 +61,8 @@ struct daemon {
 	struct http		*http;
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
+	struct event		*health_ev;
+	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
 };
@@ -279,6 +286,64 @@ shutdown_poll(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
+/*
+ * Record what only the daemon knows (upstream health, refresh backlog) in
+ * the cache's aux table, as JSON, so `staplectl status` can show it.
+ */
+static void
+record_health(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon		*d = arg;
+	struct fetch_health	 fh[HEALTH_MAX_UPSTREAMS];
+	struct refresh_stats	 rs;
+	struct timeval		 tv = { HEALTH_RECORD_S, 0 };
+	struct fetch_pool	*pool;
+	json_t			*root, *svcs, *ups, *u;
+	char			*text;
+	size_t			 id, i, n, k;
+	unsigned long		 fails;
+
+	(void)fd;
+	(void)what;
+	refresh_stats(d->refresh, &rs);
+	root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I}", "pid", (int)getpid(),
+	    "version", PACKAGE_VERSION, "started", (json_int_t)d->started,
+	    "recorded", (json_int_t)time(NULL), "refresh_backlog",
+	    (json_int_t)rs.backlog, "refresh_inflight", (json_int_t)rs.inflight);
+	svcs = json_object();
+	for (id = 0; root != NULL && svcs != NULL && id < SVC_MAX; id++) {
+		pool = svc_pool(gen_svc(d->gen, id));
+		n = fetch_pool_health(pool, fh, HEALTH_MAX_UPSTREAMS);
+		ups = json_array();
+		for (i = 0; ups != NULL && i < n; i++) {
+			for (fails = 0, k = 1; k < FETCH_ERR_MAX; k++)
+				fails += fh[i].failures[k];
+			u = json_pack("{s:s, s:s, s:b, s:i, s:I, s:I, s:I}",
+			    "name", fh[i].name, "url", fh[i].url, "up", fh[i].up,
+			    "consecutive_failures", (int)fh[i].consecutive_failures,
+			    "last_failure", (json_int_t)fh[i].last_failure_unix,
+			    "requests", (json_int_t)fh[i].requests,
+			    "failures", (json_int_t)fails);
+			json_array_append_new(ups, u);
+		}
+		json_object_set_new(svcs, fetch_pool_service(pool), ups);
+	}
+	if (root != NULL && svcs != NULL)
+		json_object_set_new(root, "upstreams", svcs);
+	else
+		json_decref(svcs);
+	if (root != NULL && (text = json_dumps(root, JSON_COMPACT)) != NULL) {
+		if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
+		    strlen(text)) == -1)
+			log_warn("recording upstream health: %s",
+			    cache_strerror(d->cache));
+		free(text);
+	}
+	json_decref(root);
+	if (!d->stopping)
+		evtimer_add(d->health_ev, &tv);
+}
+
 static void
 on_term(evutil_socket_t sig, short what, void *arg)
 {
@@ -297,6 +362,7 @@ on_term(evutil_socket_t sig, short what, void *arg)
 #endif
 	http_stop_accepting(d->http);
 	refresh_stop(d->refresh);
+	evtimer_del(d->health_ev);
 	/* Clients are answered within their budget; fetches within their timeouts. */
 	grace = c->client_budget_ms > c->timeout_ms ? c->client_budget_ms : c->timeout_ms;
 	d->shutdown_deadline_ms = now_ms() + grace + 1000;
@@ -425,12 +491,19 @@ main(int argc, char **argv)
 	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
 	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
 	d.shutdown_ev = evtimer_new(d.base, shutdown_poll, &d);
+	d.health_ev = evtimer_new(d.base, record_health, &d);
 	if (d.sig_term == NULL || d.sig_int == NULL || d.sig_hup == NULL ||
-	    d.shutdown_ev == NULL || evsignal_add(d.sig_term, NULL) == -1 ||
+	    d.shutdown_ev == NULL || d.health_ev == NULL || evsignal_add(d.sig_term, NULL) == -1 ||
 	    evsignal_add(d.sig_int, NULL) == -1 || evsignal_add(d.sig_hup, NULL) == -1)
 		fatal("cannot install signal handlers");
 	/* Ready as soon as the cache is open: the refresh walk runs behind. */
+	d.started = time(NULL);
 	refresh_start(d.refresh);
+	{
+		struct timeval	tv = { HEALTH_RECORD_S, 0 };
+
+		evtimer_add(d.health_ev, &tv);
+	}
 	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
 	    gen_config(d.gen)->cache_dir, gen_config(d.gen)->ocsp.nupstreams,
 	    gen_config(d.gen)->ocsp.upstreams[0].url);
@@ -438,6 +511,7 @@ main(int argc, char **argv)
 	sd_notify(0, "READY=1");
 #endif
 	event_base_dispatch(d.base);
+	record_health(-1, 0, &d);
 	log_info("stopped");
 	rv = 0;
 out:
@@ -449,6 +523,8 @@ out:
 		event_free(d.sig_hup);
 	if (d.shutdown_ev != NULL)
 		event_free(d.shutdown_ev);
+	if (d.health_ev != NULL)
+		event_free(d.health_ev);
 	http_free(d.http);
 	refresh_free(d.refresh);
 	gen_unref(d.gen);

@@ -13,6 +13,7 @@
 #include "proxy/refresh.h"
 
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
+#define UNSCHEDULED_MAX		256	/* entries given a schedule per walk chunk */
 #define TOUCH_FLUSH_MS		5000
 
 struct inflight {
@@ -23,6 +24,14 @@ struct inflight {
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
 	struct refresh	*r;
+};
+
+/* An entry written without a schedule (an import): planned after the chunk. */
+struct unscheduled {
+	uint8_t			kind;
+	uint8_t			key[CACHE_KEY_MAX_BYTES];
+	size_t			klen;
+	struct cache_meta	meta;
 };
 
 struct bucket {
@@ -47,6 +56,8 @@ struct refresh {
 	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
 	struct cache_touch	*touches;
 	size_t			 ntouches;
+	struct unscheduled	*unsched;
+	size_t			 nunsched;
 };
 
 double
@@ -170,6 +181,20 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		r->cur.idle++;
 		return;
 	}
+	if (m->next_refresh_at == 0) {
+		/* Imported by staplectl: it joins the schedule here. */
+		if (r->nunsched < UNSCHEDULED_MAX) {
+			struct unscheduled *u = &r->unsched[r->nunsched++];
+
+			u->kind = (uint8_t)kind;
+			u->klen = klen;
+			memcpy(u->key, key, klen);
+			u->meta = *m;
+			u->meta.next_refresh_at = schedule_refresh_at(&kc->sched,
+			    m->this_update, m->next_update, now, refresh_rand());
+		}
+		return;
+	}
 	if (m->next_refresh_at > now)
 		return;
 	if (inflight_find(r, kind, key, klen) != NULL) {
@@ -196,12 +221,19 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 	r->cur.inflight++;
 }
 
-/* Start the refreshes claimed during the last walk chunk. */
+/* Start the refreshes claimed during the last walk chunk, and plan the unscheduled. */
 static void
 start_claimed(struct refresh *r)
 {
 	struct inflight	*f;
 	size_t		 i;
+
+	for (i = 0; i < r->nunsched; i++)
+		if (cache_put_meta(r->cache, r->unsched[i].key, r->unsched[i].klen,
+		    &r->unsched[i].meta) == -1)
+			log_err("refresh: scheduling an imported entry: %s",
+			    cache_strerror(r->cache));
+	r->nunsched = 0;
 
 	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++) {
 		f = &r->inflight[i];
@@ -349,9 +381,11 @@ refresh_new(struct event_base *base, struct cache *cache)
 	r->base = base;
 	r->cache = cache;
 	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
+	r->unsched = calloc(UNSCHEDULED_MAX, sizeof(*r->unsched));
 	r->walk_ev = evtimer_new(base, walk_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
-	if (r->touches == NULL || r->walk_ev == NULL || r->touch_ev == NULL) {
+	if (r->touches == NULL || r->unsched == NULL || r->walk_ev == NULL ||
+	    r->touch_ev == NULL) {
 		refresh_free(r);
 		return NULL;
 	}
@@ -370,6 +404,7 @@ refresh_free(struct refresh *r)
 	if (r->touch_ev != NULL)
 		event_free(r->touch_ev);
 	free(r->touches);
+	free(r->unsched);
 	free(r);
 }
 

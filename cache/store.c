@@ -427,13 +427,16 @@ cache_txn_put_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 	return 0;
 }
 
-int
-cache_put(struct cache *c, const uint8_t *key, size_t klen,
+/*
+ * One put inside the caller's write transaction: CACHE_PUT_STORED or
+ * CACHE_PUT_KEPT, or -1 (the caller aborts).
+ */
+static int
+cache_txn_put(struct cache *c, MDB_txn *txn, const uint8_t *key, size_t klen,
     const struct cache_meta *meta, const struct cache_body *body)
 {
 	uint8_t			 lk[CACHE_LKEY_BYTES];
 	struct cache_meta	 m, old;
-	MDB_txn			*txn = NULL;
 	MDB_val			 k, v;
 	uint8_t			*enc = NULL;
 	size_t			 enclen;
@@ -448,8 +451,6 @@ cache_put(struct cache *c, const uint8_t *key, size_t klen,
 		    RECORD_MAX_BLOB_BYTES);
 		goto out;
 	}
-	if (cache_write_begin(c, &txn) == -1)
-		goto out;
 	if ((have = cache_txn_meta(c, txn, &k, &old)) == -1)
 		goto out;
 	if (have && old.this_update > meta->this_update) {
@@ -467,14 +468,56 @@ cache_put(struct cache *c, const uint8_t *key, size_t klen,
 		cache_setmdberr(c, "put body", rc);
 		goto out;
 	}
+	rv = CACHE_PUT_STORED;
+ out:
+	free(enc);
+	return rv;
+}
+
+int
+cache_put(struct cache *c, const uint8_t *key, size_t klen,
+    const struct cache_meta *meta, const struct cache_body *body)
+{
+	struct cache_put_item	it = { key, klen, meta, body };
+	int			res;
+
+	if (cache_put_many(c, &it, 1, &res) == -1)
+		return -1;
+	return res;
+}
+
+int
+cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
+    int *results)
+{
+	MDB_txn	*txn = NULL;
+	size_t	 i, stored = 0;
+	int	 rc, rv = -1;
+
+	if (n == 0)
+		return 0;
+	if (cache_write_begin(c, &txn) == -1)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if ((rc = cache_txn_put(c, txn, it[i].key, it[i].klen,
+		    it[i].meta, it[i].body)) == -1)
+			goto out;
+		results[i] = rc;
+		if (rc == CACHE_PUT_STORED)
+			stored++;
+	}
+	/* Nothing changed: no commit, no sync. */
+	if (stored == 0) {
+		rv = 0;
+		goto out;
+	}
 	rc = cache_commit(c, txn);
 	txn = NULL;
 	if (rc == -1)
 		goto out;
-	rv = CACHE_PUT_STORED;
+	rv = 0;
  out:
 	mdb_txn_abort(txn);
-	free(enc);
 	return rv;
 }
 
@@ -779,6 +822,59 @@ cache_aux_get(struct cache *c, const char *name, uint8_t **val, size_t *len)
 	*len = v.mv_size;
 	rv = 1;
  out:
+	cache_read_end(c);
+	return rv;
+}
+
+long
+cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
+    void *arg)
+{
+	char		 name[CACHE_KEY_MAX_BYTES + 1];
+	MDB_cursor	*cur = NULL;
+	MDB_val		 k, v;
+	size_t		 plen = prefix != NULL ? strlen(prefix) : 0;
+	long		 visited = 0, rv = -1;
+	int		 rc;
+
+	if (c->in_walk) {
+		cache_seterr(c, "called from a walk callback");
+		return -1;
+	}
+	if (plen > CACHE_KEY_MAX_BYTES) {
+		cache_seterr(c, "aux walk: prefix longer than %d",
+		    CACHE_KEY_MAX_BYTES);
+		return -1;
+	}
+	if (cache_read_begin(c) == -1)
+		return -1;
+	if ((rc = mdb_cursor_open(c->rtxn, c->aux, &cur)) != 0) {
+		cache_setmdberr(c, "aux walk", rc);
+		goto out;
+	}
+	k.mv_data = (void *)prefix;
+	k.mv_size = plen;
+	rc = mdb_cursor_get(cur, &k, &v, plen == 0 ? MDB_FIRST : MDB_SET_RANGE);
+	c->in_walk = 1;
+	for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+			break;		/* past the names with this prefix */
+		if (k.mv_size > CACHE_KEY_MAX_BYTES)
+			continue;
+		memcpy(name, k.mv_data, k.mv_size);
+		name[k.mv_size] = '\0';
+		visited++;
+		if (cb(name, v.mv_data, v.mv_size, arg) != 0)
+			break;
+	}
+	c->in_walk = 0;
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		cache_setmdberr(c, "aux walk", rc);
+		goto out;
+	}
+	rv = visited;
+ out:
+	mdb_cursor_close(cur);
 	cache_read_end(c);
 	return rv;
 }

@@ -47,6 +47,20 @@ enum cache_put_result {
  */
 int	cache_put(struct cache *, const uint8_t *key, size_t klen,
 	    const struct cache_meta *meta, const struct cache_body *body);
+/*
+ * Several puts in one write transaction (one sync), for imports. Each item
+ * is judged exactly as cache_put would judge it, in order, so a later item
+ * for the same key sees the earlier one. results[i] gets that item's enum
+ * cache_put_result. Returns 0, or -1 and nothing stored (cache_strerror).
+ */
+struct cache_put_item {
+	const uint8_t		*key;
+	size_t			 klen;
+	const struct cache_meta	*meta;
+	const struct cache_body	*body;
+};
+int	cache_put_many(struct cache *, const struct cache_put_item *, size_t n,
+	    int *results);
 /* Replace only the metadata of an existing entry (schedule, failures). 0, or -1 (also when absent). */
 int	cache_put_meta(struct cache *, const uint8_t *key, size_t klen,
 	    const struct cache_meta *meta);
@@ -86,6 +100,18 @@ size_t	cache_walk_skipped(const struct cache *);
 int	cache_aux_put(struct cache *, const char *name, const uint8_t *val, size_t len);
 /* Returns 1 and a malloc'd copy in *val, 0 absent, -1 error. */
 int	cache_aux_get(struct cache *, const char *name, uint8_t **val, size_t *len);
+/*
+ * Visit the aux records whose name starts with `prefix` ("pool/" for the
+ * intermediate pool: "pool/<sha256 hex of the DER>" holds the DER), in
+ * name order. name (NUL-terminated) and val borrow the walk's read
+ * transaction and are valid during the callback only; the callback must
+ * not call into the same handle. Returning non-zero stops the walk.
+ * Returns the number visited, or -1.
+ */
+typedef int cache_aux_cb(const char *name, const uint8_t *val, size_t len,
+    void *arg);
+long	cache_aux_walk(struct cache *, const char *prefix, cache_aux_cb *,
+	    void *arg);
 
 /* Entry counts and map usage; entries[0] counts records that do not decode. */
 struct cache_stat {

@@ -167,9 +167,11 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 	if (what & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
 	curl_multi_socket_action(ctx->multi, fd, action, &running);
+	/*
+	 * No timer cleanup here: process_done may start the next upstream,
+	 * and curl arms the timer that transfer needs through timer_fn.
+	 */
 	process_done(ctx);
-	if (running <= 0 && evtimer_pending(&ctx->timer_ev, NULL))
-		evtimer_del(&ctx->timer_ev);
 }
 
 static void

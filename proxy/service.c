@@ -78,6 +78,7 @@ struct refresh_wait {
 };
 
 static size_t	npending;
+static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 
 static const struct svc_ops *const svc_table[SVC_MAX] = {
 	[SVC_OCSP] = &ocsp_ops,
@@ -593,8 +594,15 @@ pending_done(const struct fetch_res *res, void *arg)
 		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
 		    res->body_len);
 	} else {
-		log_info("%s: every upstream failed: %s", s->ops->name,
-		    res->summary ? res->summary : fetch_err_str[res->err]);
+		/* A line per state, not per client: at most one every 10 s. */
+		if (now - last_fail_log[s->ops->kind] >= 10) {
+			last_fail_log[s->ops->kind] = now;
+			log_info("%s: every upstream failed, answering without them: %s",
+			    s->ops->name, res->summary ? res->summary :
+			    fetch_err_str[res->err]);
+		} else
+			log_debug("%s: every upstream failed: %s", s->ops->name,
+			    res->summary ? res->summary : fetch_err_str[res->err]);
 		snprintf(why, sizeof(why), "%s", fetch_err_str[res->err]);
 		pending_fail(p, res->summary ? res->summary : why);
 	}

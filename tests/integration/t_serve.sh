@@ -176,9 +176,17 @@ else
 	note "tests/vectors/nvidia/derived/ocsp_requests not present; real-vector checks skipped"
 fi
 
+# ---- 6b. a revoked certificate: stored and served as signed ------------------
+mkreq "$T/rrev.der" "$ICA_CERT" "$LEAF3"
+post "$T/rrev.der" "$T/rev.der" /ocsp
+check_eq "revoked leaf: successful response" successful "$(resp_status "$T/rev.der")"
+check_eq "revoked leaf: the status is revoked, as signed" revoked "$(cert_status "$T/rev.der")"
+
 # ---- 7. hit after the upstream dies; the cache survives a restart -------------------
 farm_stop good
 post "$T/r2.der" "$T/dead1.der" /ocsp
+post "$T/rrev.der" "$T/rev2.der" /ocsp
+check_bytes "upstream dead: the revoked answer is served from the cache too" "$T/rev.der" "$T/rev2.der"
 check_bytes "upstream dead: a cached entry is still served (HTTP 200, same bytes)" "$T/p_.der" "$T/dead1.der"
 ossl_client "$T/c3.out" -issuer "$ICA_CERT" -cert "$LEAF1" -respout "$T/dead2.der"
 check "upstream dead: openssl client gets the cached response" cmp -s "$T/miss.der" "$T/dead2.der"
@@ -248,7 +256,21 @@ post "$T/f1.der" "$T/f2.out" /ocsp
 check_trylater "look-alike responder: client gets tryLater" "$T/f2.out"
 check "look-alike responder was really asked" [ "$(upstream_count lookalike)" -ge 1 ]
 stapled_stop
-# Nothing of either forged answer was stored in that cache.
+# (c) a responder certificate issued by the Identity CA signing for the
+# ICA's leaves: not authorised for them.
+responder_start RR rogue "$ICA_CERT" "$(ca_index ica)" "$PKI/rogue/responder.pem" \
+    "$PKI/rogue/responder.key" -ndays 1 -rother "$INTERMEDIATES"
+upstream_start UPR rogue-router --mode "route:$(key_hash_hex "$ICA_CERT")=127.0.0.1:$RR" \
+    --count-file "$T/rogue-router.count"
+STAPLED_CACHE=$T/cache-forged stapled_start d5b --ocsp-upstream "http://127.0.0.1:$UPR/" \
+    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
+post "$T/f1.der" "$T/f2b.out" /ocsp
+check_trylater "responder not authorised for the issuer: client gets tryLater" "$T/f2b.out"
+check "the unauthorised responder was really asked" [ "$(upstream_count rogue-router)" -ge 1 ]
+stapled_stop
+bg_kill "$UPR_PID"; bg_kill "$RR_PID"
+
+# Nothing of the forged answers was stored in that cache.
 STAPLED_CACHE=$T/cache-forged stapled_start d6 --ocsp-upstream "http://127.0.0.1:$(free_port)/" \
     --ocsp-anchor "$ANCHORS"
 post "$T/f1.der" "$T/f3.out" /ocsp

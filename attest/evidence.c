@@ -1,0 +1,1272 @@
+/* From GPU/NVSwitch evidence or a PEM chain to a manifest: the CertIDs nvattest OCSP-checks and the RIM IDs it fetches. */
+#include "config.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ocsp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "attest/evidence.h"
+#include "attest/nvidia_certs.h"
+#include "attest/ocsp.h"
+#include "attest/rim.h"
+
+/* SHA-256 of the NVIDIA CoRIM signing Root CA: a chain under it is a RIM chain. */
+#define CORIM_ROOT_SHA256 \
+	"12977B5115ACB0381179279FFFEB5A8C4D264971EBB32298023A465FA41DF5D1"
+
+/* SPDM 1.1 (DSP0274) GET_MEASUREMENTS with a signature requested. */
+#define SPDM_REQ_BYTES		37	/* 4 header + 32 nonce + slot id */
+#define SPDM_GET_MEASUREMENTS	0xe0
+#define SPDM_MEASUREMENTS	0x60
+#define SPDM_NONCE_BYTES	32
+#define SPDM_SIG_BYTES		96	/* ECDSA P-384 r||s, Hopper/Blackwell/LS10 */
+
+/* NVIDIA opaque data (gpu_opaque_data_parser.hpp GpuOpaqueDataType). */
+#define OD_DRIVER_VERSION	3
+#define OD_VBIOS_VERSION	6
+#define OD_CHIP_SKU		15
+#define OD_PROJECT		17
+#define OD_PROJECT_SKU		18
+#define OD_CHIP_INFO		35
+#define OD_MAX_TYPE		64	/* types we keep; others are skipped */
+#define OD_MAGIC		"NVDAOD" /* optional header of newer firmware */
+#define OD_HEADER_BYTES		12
+
+const char *const evidence_chain_type_str[EVIDENCE_CHAIN_TYPE_MAX] = {
+	[EVIDENCE_CHAIN_DEVICE] = "device",
+	[EVIDENCE_CHAIN_RIM] = "rim",
+};
+
+const char *const evidence_kind_str[EVIDENCE_KIND_MAX] = {
+	[EVIDENCE_GPU] = "gpu",
+	[EVIDENCE_SWITCH] = "nvswitch",
+	[EVIDENCE_CHAIN] = "chain",
+};
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- base64 ------------------------------------------------------------ */
+
+static int
+b64_val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Strict RFC 4648 base64, whitespace ignored. Returns malloc'd bytes or NULL. */
+static uint8_t *
+b64_decode(const char *s, size_t len, size_t *outlen)
+{
+	uint8_t		*out;
+	uint32_t	 acc = 0;
+	size_t		 i, o = 0, n = 0, pad = 0;
+	int		 v;
+
+	if ((out = malloc(len / 4 * 3 + 3)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
+		    s[i] == '\n')
+			continue;
+		if (s[i] == '=') {
+			if (++pad > 2)
+				goto bad;
+			n++;
+			continue;
+		}
+		if (pad > 0 || (v = b64_val((unsigned char)s[i])) < 0)
+			goto bad;
+		acc = acc << 6 | (uint32_t)v;
+		if (++n % 4 == 0) {
+			out[o++] = acc >> 16;
+			out[o++] = acc >> 8;
+			out[o++] = acc;
+			acc = 0;
+		}
+	}
+	if (n == 0 || n % 4 != 0)
+		goto bad;
+	if (pad == 1) {
+		acc <<= 6;
+		out[o++] = acc >> 16;
+		out[o++] = acc >> 8;
+	} else if (pad == 2) {
+		acc <<= 12;
+		out[o++] = acc >> 16;
+	}
+	*outlen = o;
+	return out;
+ bad:
+	free(out);
+	return NULL;
+}
+
+/* ---- the SPDM report and its opaque data ------------------------------- */
+
+struct od_field {
+	const uint8_t	*p;
+	size_t		 len;
+	int		 present;
+};
+
+static uint32_t
+le(const uint8_t *p, size_t n)
+{
+	uint32_t	 v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/*
+ * Split the report into its opaque data fields. Layout (DSP0274 1.1,
+ * MEASUREMENTS): version, code, param1, param2, number of blocks,
+ * record length (3, LE), record, nonce (32), opaque length (2, LE),
+ * opaque data, signature. The opaque data is a list of (type u16,
+ * [value type u16 after an NVDAOD header,] size u16, bytes), all LE.
+ */
+static int
+report_fields(const uint8_t *rep, size_t len, struct od_field f[OD_MAX_TYPE],
+    char *err, size_t errlen)
+{
+	const uint8_t	*r, *od;
+	size_t		 rlen, off, olen, p, hdr = 0, tl, sz;
+	unsigned	 type;
+
+	memset(f, 0, sizeof(*f) * OD_MAX_TYPE);
+	if (len > EVIDENCE_MAX_REPORT_BYTES) {
+		seterr(err, errlen, "report of %zu bytes is too large", len);
+		return -1;
+	}
+	if (len < SPDM_REQ_BYTES + 8 || rep[1] != SPDM_GET_MEASUREMENTS ||
+	    (rep[0] & 0xf0) != 0x10) {
+		seterr(err, errlen,
+		    "not an SPDM GET_MEASUREMENTS request and response");
+		return -1;
+	}
+	r = rep + SPDM_REQ_BYTES;
+	rlen = len - SPDM_REQ_BYTES;
+	if (r[1] != SPDM_MEASUREMENTS) {
+		seterr(err, errlen, "not an SPDM MEASUREMENTS response "
+		    "(code 0x%02x)", r[1]);
+		return -1;
+	}
+	off = 8 + le(r + 5, 3);
+	if (off + SPDM_NONCE_BYTES + 2 > rlen) {
+		seterr(err, errlen, "report truncated (%zu bytes): the "
+		    "measurement record runs past the end", len);
+		return -1;
+	}
+	off += SPDM_NONCE_BYTES;
+	olen = le(r + off, 2);
+	off += 2;
+	if (off + olen > rlen) {
+		seterr(err, errlen, "report truncated (%zu bytes): the "
+		    "opaque data runs past the end", len);
+		return -1;
+	}
+	if (rlen - off - olen != SPDM_SIG_BYTES) {
+		seterr(err, errlen, "report has %zu bytes after the opaque "
+		    "data, expected a %d-byte signature", rlen - off - olen,
+		    SPDM_SIG_BYTES);
+		return -1;
+	}
+	od = r + off;
+	p = 0;
+	if (olen >= OD_HEADER_BYTES && memcmp(od, OD_MAGIC, 6) == 0) {
+		if (le(od + 6, 2) != 0) {
+			seterr(err, errlen, "opaque data profile %u is not "
+			    "supported", (unsigned)le(od + 6, 2));
+			return -1;
+		}
+		p = OD_HEADER_BYTES;
+		hdr = 2;
+	}
+	tl = 4 + hdr;
+	while (p < olen) {
+		if (olen - p < tl) {
+			seterr(err, errlen, "opaque data ends inside a field "
+			    "header");
+			return -1;
+		}
+		type = le(od + p, 2);
+		sz = le(od + p + 2 + hdr, 2);
+		p += tl;
+		if (olen - p < sz) {
+			seterr(err, errlen, "opaque field %u runs past the end "
+			    "of the opaque data", type);
+			return -1;
+		}
+		if (type < OD_MAX_TYPE) {
+			if (f[type].present) {
+				seterr(err, errlen, "opaque field %u appears "
+				    "twice", type);
+				return -1;
+			}
+			f[type].p = od + p;
+			f[type].len = sz;
+			f[type].present = 1;
+		}
+		p += sz;
+	}
+	return 0;
+}
+
+static const char *
+od_name(unsigned type)
+{
+	switch (type) {
+	case OD_DRIVER_VERSION:
+		return "DRIVER_VERSION";
+	case OD_VBIOS_VERSION:
+		return "VBIOS_VERSION";
+	case OD_CHIP_SKU:
+		return "CHIP_SKU";
+	case OD_PROJECT:
+		return "PROJECT";
+	case OD_PROJECT_SKU:
+		return "PROJECT_SKU";
+	case OD_CHIP_INFO:
+		return "CHIP_INFO";
+	}
+	return "?";
+}
+
+/*
+ * A string field: printable ASCII up to the first NUL, NULs only after
+ * it (the SDK strips the terminators).
+ */
+static int
+od_string(const struct od_field *f, unsigned type, char *buf, size_t buflen,
+    char *err, size_t errlen)
+{
+	size_t	 i, n;
+
+	if (!f[type].present) {
+		seterr(err, errlen, "no %s (%u) in the opaque data",
+		    od_name(type), type);
+		return -1;
+	}
+	for (n = 0; n < f[type].len && f[type].p[n] != '\0'; n++)
+		if (!isprint(f[type].p[n]) || f[type].p[n] > 0x7e)
+			goto bad;
+	for (i = n; i < f[type].len; i++)
+		if (f[type].p[i] != '\0')
+			goto bad;
+	if (n == 0 || n >= buflen)
+		goto bad;
+	memcpy(buf, f[type].p, n);
+	buf[n] = '\0';
+	return 0;
+ bad:
+	seterr(err, errlen, "%s (%u) is not a short text field",
+	    od_name(type), type);
+	return -1;
+}
+
+/*
+ * The GPU VBIOS version as nvattest prints it (gpu/evidence.cpp
+ * get_vbios_version): the bytes reversed and hex-encoded; then the
+ * second half of that string followed by the two digits just before
+ * its middle, in dotted pairs, upper case. 00 a5 00 96 01 00 00 00
+ * gives "96.00.A5.00.01".
+ */
+static int
+gpu_vbios_version(const struct od_field *f, char *buf, size_t buflen,
+    char *err, size_t errlen)
+{
+	char		 hex[2 * 16 + 1], tmp[sizeof(hex)];
+	const uint8_t	*v = f[OD_VBIOS_VERSION].p;
+	size_t		 n = f[OD_VBIOS_VERSION].len, i, half, t, o = 0;
+
+	if (!f[OD_VBIOS_VERSION].present) {
+		seterr(err, errlen, "no VBIOS_VERSION (6) in the opaque data");
+		return -1;
+	}
+	if (n < 2 || n > 16) {
+		seterr(err, errlen, "VBIOS_VERSION (6) has %zu bytes", n);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", v[n - 1 - i]);
+	half = n;	/* hex has 2n digits */
+	t = 0;
+	memcpy(tmp, hex + half, 2 * n - half);
+	t = 2 * n - half;
+	memcpy(tmp + t, hex + half - 2, 2);
+	t += 2;
+	for (i = 0; i < t; i += 2) {
+		if (o + 4 > buflen) {
+			seterr(err, errlen, "VBIOS_VERSION (6) too long");
+			return -1;
+		}
+		if (o > 0)
+			buf[o++] = '.';
+		buf[o++] = toupper((unsigned char)tmp[i]);
+		if (i + 1 < t)
+			buf[o++] = toupper((unsigned char)tmp[i + 1]);
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+/* Copy src without dots (and upper-cased when `upper`). */
+static void
+undot(char *dst, size_t dstlen, const char *src, int upper)
+{
+	size_t	 o = 0;
+
+	for (; *src != '\0' && o + 1 < dstlen; src++)
+		if (*src != '.')
+			dst[o++] = upper ? toupper((unsigned char)*src) : *src;
+	dst[o] = '\0';
+}
+
+static int
+is_gpu_arch(const char *a)
+{
+	return strcmp(a, "HOPPER") == 0 || strcmp(a, "BLACKWELL") == 0;
+}
+
+static int
+is_switch_arch(const char *a)
+{
+	return strcmp(a, "LS10") == 0;
+}
+
+int
+evidence_report_ids(const char *arch, const uint8_t *report, size_t len,
+    struct evidence_device *d, char *err, size_t errlen)
+{
+	struct od_field	 f[OD_MAX_TYPE];
+	char		 project[32], psku[32], csku[32], chip[32], v[64];
+	int		 n;
+
+	if (arch == NULL || report == NULL) {
+		seterr(err, errlen, "no report");
+		return -1;
+	}
+	if (!is_gpu_arch(arch) && !is_switch_arch(arch)) {
+		seterr(err, errlen, "unsupported architecture \"%.20s\"", arch);
+		return -1;
+	}
+	if (report_fields(report, len, f, err, errlen) == -1)
+		return -1;
+	if (is_switch_arch(arch)) {
+		/* switch/evidence.cpp: a text field, e.g. "96.10.55.00.01". */
+		if (od_string(f, OD_VBIOS_VERSION, d->vbios_version,
+		    sizeof(d->vbios_version), err, errlen) == -1)
+			return -1;
+		undot(v, sizeof(v), d->vbios_version, 1);
+		/* LS10: SwitchArchitectureData fixes project 5612, SKU 0002, chip 890. */
+		n = snprintf(d->vbios_rim_id, sizeof(d->vbios_rim_id),
+		    "NV_SWITCH_BIOS_5612_0002_890_%s", v);
+		d->driver_version[0] = '\0';
+		d->driver_rim_id[0] = '\0';
+	} else {
+		if (od_string(f, OD_DRIVER_VERSION, d->driver_version,
+		    sizeof(d->driver_version), err, errlen) == -1 ||
+		    gpu_vbios_version(f, d->vbios_version,
+		    sizeof(d->vbios_version), err, errlen) == -1 ||
+		    od_string(f, OD_PROJECT, project, sizeof(project), err,
+		    errlen) == -1 ||
+		    od_string(f, OD_PROJECT_SKU, psku, sizeof(psku), err,
+		    errlen) == -1 ||
+		    od_string(f, OD_CHIP_SKU, csku, sizeof(csku), err,
+		    errlen) == -1)
+			return -1;
+		if (strcmp(arch, "HOPPER") == 0)
+			snprintf(d->driver_rim_id, sizeof(d->driver_rim_id),
+			    "NV_GPU_DRIVER_GH100_%s", d->driver_version);
+		else {
+			/* Blackwell: the chip from CHIP_INFO, GB100 without it. */
+			if (!f[OD_CHIP_INFO].present)
+				snprintf(chip, sizeof(chip), "GB100");
+			else if (od_string(f, OD_CHIP_INFO, chip,
+			    sizeof(chip), err, errlen) == -1)
+				return -1;
+			snprintf(d->driver_rim_id, sizeof(d->driver_rim_id),
+			    "NV_GPU_CC_DRIVER_%s_%s", chip, d->driver_version);
+		}
+		/* The vbios digits keep their case; only dots go. */
+		undot(v, sizeof(v), d->vbios_version, 0);
+		n = snprintf(d->vbios_rim_id, sizeof(d->vbios_rim_id),
+		    "NV_GPU_VBIOS_%s_%s_%s_%s", project, psku, csku, v);
+		if (!rim_id_valid(d->driver_rim_id)) {
+			seterr(err, errlen, "driver RIM ID \"%.80s\" is not a "
+			    "valid RIM ID", d->driver_rim_id);
+			return -1;
+		}
+	}
+	if (n < 0 || (size_t)n >= sizeof(d->vbios_rim_id) ||
+	    !rim_id_valid(d->vbios_rim_id)) {
+		seterr(err, errlen, "VBIOS RIM ID \"%.80s\" is not a valid "
+		    "RIM ID", d->vbios_rim_id);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- certificates and CertIDs ------------------------------------------ */
+
+static void
+name_rfc2253(const X509_NAME *name, char *buf, size_t len)
+{
+	BIO	*bio;
+	int	 n;
+
+	buf[0] = '\0';
+	if ((bio = BIO_new(BIO_s_mem())) == NULL)
+		return;
+	if (X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253) >= 0 &&
+	    (n = BIO_read(bio, buf, (int)len - 1)) > 0)
+		buf[n] = '\0';
+	BIO_free(bio);
+}
+
+static int
+is_self_signed(X509 *x)
+{
+	EVP_PKEY	*k = X509_get0_pubkey(x);
+
+	return X509_check_issued(x, x) == X509_V_OK && k != NULL &&
+	    X509_verify(x, k) == 1;
+}
+
+void
+evidence_certids_free(struct evidence_certid *c, size_t n)
+{
+	size_t	 i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(c[i].req);
+	free(c);
+}
+
+/*
+ * The CertID of `subject` under `issuer` as RFC 6960 4.1.1 and
+ * `openssl ocsp -issuer -cert` make it: SHA-1 of the issuer's DER subject
+ * name, SHA-1 of the issuer's subjectPublicKey BIT STRING content, the
+ * subject's serial. The request is then built by OpenSSL from the two
+ * certificates and parsed back, and must carry the same three values.
+ */
+static int
+certid_make(X509 *subject, X509 *issuer, enum evidence_chain_type type,
+    struct evidence_certid *c, char *err, size_t errlen)
+{
+	OCSP_REQUEST	*req = NULL;
+	OCSP_CERTID	*id = NULL;
+	struct ocsp_req	 parsed;
+	const char	*why;
+	uint8_t		 nonce[EVIDENCE_NONCE_BYTES], *der = NULL, *q;
+	unsigned char	*ser = NULL, *nm = NULL;
+	unsigned int	 mdlen;
+	int		 n, sl, rv = -1;
+
+	memset(c, 0, sizeof(*c));
+	c->chain = type;
+	name_rfc2253(X509_get_subject_name(subject), c->subject,
+	    sizeof(c->subject));
+	if ((n = i2d_X509_NAME(X509_get_subject_name(issuer), &nm)) <= 0 ||
+	    EVP_Digest(nm, (size_t)n, c->name_hash, &mdlen, EVP_sha1(),
+	    NULL) != 1 ||
+	    X509_pubkey_digest(issuer, EVP_sha1(), c->key_hash, &mdlen) != 1) {
+		seterr(err, errlen, "%s: cannot hash its issuer", c->subject);
+		goto out;
+	}
+	/* The serial's INTEGER content octets: DER minus tag and length. */
+	if ((sl = i2d_ASN1_INTEGER(X509_get0_serialNumber(subject), &ser)) < 3 ||
+	    ser[1] >= 0x80 || (size_t)ser[1] != (size_t)sl - 2 ||
+	    (size_t)ser[1] > sizeof(c->serial)) {
+		seterr(err, errlen, "%s: serial number too long", c->subject);
+		goto out;
+	}
+	memcpy(c->serial, ser + 2, ser[1]);
+	c->serial_len = ser[1];
+
+	if ((req = OCSP_REQUEST_new()) == NULL ||
+	    (id = OCSP_cert_to_id(EVP_sha1(), subject, issuer)) == NULL ||
+	    OCSP_request_add0_id(req, id) == NULL)
+		goto nomem;
+	id = NULL;
+	if (RAND_bytes(nonce, sizeof(nonce)) != 1 ||
+	    OCSP_request_add1_nonce(req, nonce, sizeof(nonce)) != 1)
+		goto nomem;
+	if ((n = i2d_OCSP_REQUEST(req, NULL)) <= 0 ||
+	    (der = malloc(n)) == NULL)
+		goto nomem;
+	q = der;
+	if (i2d_OCSP_REQUEST(req, &q) != n)
+		goto nomem;
+	if (ocsp_req_parse(der, (size_t)n, &parsed, &why) == -1 ||
+	    parsed.ncertids != 1 ||
+	    parsed.certids[0].name_hash_len != EVIDENCE_SHA1_BYTES ||
+	    parsed.certids[0].key_hash_len != EVIDENCE_SHA1_BYTES ||
+	    memcmp(parsed.certids[0].name_hash, c->name_hash,
+	    EVIDENCE_SHA1_BYTES) != 0 ||
+	    memcmp(parsed.certids[0].key_hash, c->key_hash,
+	    EVIDENCE_SHA1_BYTES) != 0 ||
+	    parsed.certids[0].serial_len != c->serial_len ||
+	    memcmp(parsed.certids[0].serial, c->serial, c->serial_len) != 0) {
+		seterr(err, errlen, "%s: OpenSSL built a different CertID",
+		    c->subject);
+		goto out;
+	}
+	ocsp_req_key(&parsed, c->key);
+	c->req = der;
+	c->req_len = (size_t)n;
+	der = NULL;
+	rv = 0;
+	goto out;
+ nomem:
+	seterr(err, errlen, "%s: cannot build its OCSP request", c->subject);
+ out:
+	free(der);
+	OPENSSL_free(ser);
+	OPENSSL_free(nm);
+	OCSP_CERTID_free(id);
+	OCSP_REQUEST_free(req);
+	ERR_clear_error();
+	return rv;
+}
+
+/* Check each link of a leaf-first chain and that it ends at a root. */
+static int
+chain_check(STACK_OF(X509) *sk, char *err, size_t errlen)
+{
+	char		 a[128], b[128];
+	X509		*x, *up;
+	EVP_PKEY	*k;
+	int		 i, n = sk_X509_num(sk);
+
+	if (n < 2) {
+		seterr(err, errlen, "a chain of %d certificate%s: need the "
+		    "leaf to the root", n, n == 1 ? "" : "s");
+		return -1;
+	}
+	if (n > EVIDENCE_MAX_CHAIN_CERTS) {
+		seterr(err, errlen, "a chain of %d certificates (at most %d)",
+		    n, EVIDENCE_MAX_CHAIN_CERTS);
+		return -1;
+	}
+	for (i = 0; i + 1 < n; i++) {
+		x = sk_X509_value(sk, i);
+		up = sk_X509_value(sk, i + 1);
+		k = X509_get0_pubkey(up);
+		if (X509_check_issued(up, x) != X509_V_OK || k == NULL ||
+		    X509_verify(x, k) != 1) {
+			name_rfc2253(X509_get_subject_name(x), a, sizeof(a));
+			name_rfc2253(X509_get_subject_name(up), b, sizeof(b));
+			seterr(err, errlen, "certificate %d (%s) is not issued "
+			    "by certificate %d (%s)", i + 1, a, i + 2, b);
+			ERR_clear_error();
+			return -1;
+		}
+	}
+	if (!is_self_signed(sk_X509_value(sk, n - 1))) {
+		name_rfc2253(X509_get_subject_name(sk_X509_value(sk, n - 1)),
+		    a, sizeof(a));
+		seterr(err, errlen, "the last certificate (%s) is not a "
+		    "self-signed root", a);
+		ERR_clear_error();
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sk_certids(enum evidence_chain_type type, STACK_OF(X509) *sk,
+    struct evidence_certid **out, size_t *nout, char *err, size_t errlen)
+{
+	struct evidence_certid	*c = NULL;
+	int			 i, n, first;
+	size_t			 k = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if ((unsigned)type >= EVIDENCE_CHAIN_TYPE_MAX) {
+		seterr(err, errlen, "unknown chain type");
+		return -1;
+	}
+	if (chain_check(sk, err, errlen) == -1)
+		return -1;
+	n = sk_X509_num(sk);
+	/* nv_x509.cpp: the root is never asked about; nor a device leaf. */
+	first = type == EVIDENCE_CHAIN_DEVICE ? 1 : 0;
+	if (n - 1 > first &&
+	    (c = calloc((size_t)(n - 1 - first), sizeof(*c))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	/* From the root down, the order nvattest asks in. */
+	for (i = n - 2; i >= first; i--) {
+		if (certid_make(sk_X509_value(sk, i), sk_X509_value(sk, i + 1),
+		    type, &c[k], err, errlen) == -1) {
+			evidence_certids_free(c, k);
+			return -1;
+		}
+		k++;
+	}
+	*out = c;
+	*nout = k;
+	return 0;
+}
+
+static STACK_OF(X509) *
+der_stack(const uint8_t *const der[], const size_t len[], size_t n, char *err,
+    size_t errlen)
+{
+	STACK_OF(X509)	*sk;
+	const uint8_t	*p;
+	X509		*x;
+	size_t		 i;
+
+	if ((sk = sk_X509_new_null()) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		x = NULL;
+		if ((p = der[i]) != NULL && len[i] <= LONG_MAX)
+			x = d2i_X509(NULL, &p, (long)len[i]);
+		if (x == NULL || p != der[i] + len[i] ||
+		    sk_X509_push(sk, x) == 0) {
+			X509_free(x);
+			seterr(err, errlen, "certificate %zu is not DER X.509",
+			    i + 1);
+			sk_X509_pop_free(sk, X509_free);
+			ERR_clear_error();
+			return NULL;
+		}
+	}
+	return sk;
+}
+
+int
+evidence_chain_certids(enum evidence_chain_type type,
+    const uint8_t *const der[], const size_t len[], size_t n,
+    struct evidence_certid **out, size_t *nout, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*sk;
+	int		 rv;
+
+	*out = NULL;
+	*nout = 0;
+	if (n > EVIDENCE_MAX_CHAIN_CERTS) {
+		seterr(err, errlen, "a chain of %zu certificates (at most %d)",
+		    n, EVIDENCE_MAX_CHAIN_CERTS);
+		return -1;
+	}
+	if ((sk = der_stack(der, len, n, err, errlen)) == NULL)
+		return -1;
+	rv = sk_certids(type, sk, out, nout, err, errlen);
+	sk_X509_pop_free(sk, X509_free);
+	return rv;
+}
+
+uint8_t *
+evidence_ocsp_request(const struct evidence_certid *c, const uint8_t *nonce,
+    size_t nonce_len, size_t *outlen)
+{
+	uint8_t	 rnd[EVIDENCE_NONCE_BYTES];
+
+	if (c == NULL || c->req == NULL || outlen == NULL)
+		return NULL;
+	if (nonce == NULL) {
+		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+			return NULL;
+		nonce = rnd;
+		nonce_len = sizeof(rnd);
+	}
+	return ocsp_req_renonce(c->req, c->req_len, nonce, nonce_len, outlen);
+}
+
+/* Read every certificate of a PEM text; none, or a broken one, is an error. */
+static STACK_OF(X509) *
+pem_stack(const char *pem, size_t len, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*sk = NULL;
+	BIO		*bio = NULL;
+	X509		*x;
+	unsigned long	 e;
+
+	if (len > INT32_MAX || (sk = sk_X509_new_null()) == NULL ||
+	    (bio = BIO_new_mem_buf(pem, (int)len)) == NULL) {
+		seterr(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (;;) {
+		if ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL) {
+			e = ERR_peek_last_error();
+			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
+			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE &&
+			    sk_X509_num(sk) > 0)
+				break;
+			if (sk_X509_num(sk) == 0 &&
+			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+				seterr(err, errlen, "no PEM certificate in it");
+			else
+				seterr(err, errlen, "PEM certificate %d is "
+				    "malformed", sk_X509_num(sk) + 1);
+			goto fail;
+		}
+		if (sk_X509_num(sk) == EVIDENCE_MAX_CHAIN_CERTS ||
+		    sk_X509_push(sk, x) == 0) {
+			X509_free(x);
+			seterr(err, errlen, "more than %d certificates",
+			    EVIDENCE_MAX_CHAIN_CERTS);
+			goto fail;
+		}
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return sk;
+ fail:
+	ERR_clear_error();
+	BIO_free(bio);
+	sk_X509_pop_free(sk, X509_free);
+	return NULL;
+}
+
+/*
+ * The "certificate" field must be PEM blocks and whitespace only: a PEM
+ * reader skips text it does not recognise, so a damaged BEGIN line would
+ * otherwise drop a certificate silently and shift the chain.
+ */
+static int
+pem_only(const char *pem, size_t len, char *err, size_t errlen)
+{
+	static const char	 b[] = "-----BEGIN CERTIFICATE-----";
+	static const char	 e[] = "-----END CERTIFICATE-----";
+	const char		*p = pem, *end = pem + len, *q;
+
+	while (p < end) {
+		if (isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		if ((size_t)(end - p) < sizeof(b) - 1 ||
+		    memcmp(p, b, sizeof(b) - 1) != 0 ||
+		    (q = memmem(p, (size_t)(end - p), e, sizeof(e) - 1)) ==
+		    NULL) {
+			seterr(err, errlen, "not only PEM certificates (at "
+			    "byte %zu)", (size_t)(p - pem));
+			return -1;
+		}
+		p = q + sizeof(e) - 1;
+	}
+	return 0;
+}
+
+/* A chain under the pinned CoRIM root is a RIM chain; anything else a device chain. */
+static enum evidence_chain_type
+classify(STACK_OF(X509) *sk)
+{
+	X509		*root = sk_X509_value(sk, sk_X509_num(sk) - 1);
+	unsigned char	 md[32];
+	char		 hex[65];
+	unsigned int	 n, i;
+
+	if (root == NULL || X509_digest(root, EVP_sha256(), md, &n) != 1 ||
+	    n != sizeof(md))
+		return EVIDENCE_CHAIN_DEVICE;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02X", md[i]);
+	return strcmp(hex, CORIM_ROOT_SHA256) == 0 ? EVIDENCE_CHAIN_RIM :
+	    EVIDENCE_CHAIN_DEVICE;
+}
+
+/* ---- the manifest ------------------------------------------------------- */
+
+/* One parsed device, not yet in the manifest. */
+struct pending {
+	struct evidence_device	 dev;
+	struct evidence_certid	*ids;
+	size_t			 nids;
+	STACK_OF(X509)		*chain;
+};
+
+static void
+pending_free(struct pending *p, size_t n)
+{
+	size_t	 i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		evidence_certids_free(p[i].ids, p[i].nids);
+		sk_X509_pop_free(p[i].chain, X509_free);
+	}
+	free(p);
+}
+
+struct evidence_manifest *
+evidence_manifest_new(void)
+{
+	return calloc(1, sizeof(struct evidence_manifest));
+}
+
+void
+evidence_manifest_free(struct evidence_manifest *m)
+{
+	size_t	 i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->ncertids; i++)
+		free(m->certids[i].req);
+	for (i = 0; i < m->ncas; i++)
+		free(m->ca_der[i]);
+	free(m->devices);
+	free(m->certids);
+	free(m->ca_der);
+	free(m->ca_len);
+	free(m->rim_ids);
+	free(m);
+}
+
+static int
+grow(void **p, size_t have, size_t more, size_t size)
+{
+	void	*n;
+
+	if (more == 0)
+		return 0;
+	if (have + more < have || have + more > SIZE_MAX / size)
+		return -1;
+	if ((n = realloc(*p, (have + more) * size)) == NULL)
+		return -1;
+	*p = n;
+	return 0;
+}
+
+static int
+has_rim_id(const struct evidence_manifest *m, const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->nrim_ids; i++)
+		if (strcmp(m->rim_ids[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t
+find_certid(const struct evidence_manifest *m, const struct evidence_certid *c)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->ncertids; i++)
+		if (memcmp(m->certids[i].name_hash, c->name_hash,
+		    EVIDENCE_SHA1_BYTES) == 0 &&
+		    memcmp(m->certids[i].key_hash, c->key_hash,
+		    EVIDENCE_SHA1_BYTES) == 0 &&
+		    m->certids[i].serial_len == c->serial_len &&
+		    memcmp(m->certids[i].serial, c->serial, c->serial_len) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+static int
+has_ca(const struct evidence_manifest *m, const uint8_t *der, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->ncas; i++)
+		if (m->ca_len[i] == len && memcmp(m->ca_der[i], der, len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Move parsed devices into the manifest. Space is reserved first, so
+ * once that succeeds nothing can fail and the manifest is never half
+ * updated.
+ */
+static int
+commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
+    size_t errlen)
+{
+	uint8_t		**ders = NULL, *d;
+	size_t		*dlens = NULL, i, j, k, nc = 0, nca = 0, idx;
+	int		 l, dl, rv = -1;
+
+	for (i = 0; i < np; i++) {
+		nc += p[i].nids;
+		nca += (size_t)sk_X509_num(p[i].chain);
+	}
+	if (nca > 0 && ((ders = calloc(nca, sizeof(*ders))) == NULL ||
+	    (dlens = calloc(nca, sizeof(*dlens))) == NULL))
+		goto nomem;
+	/* DER of the CA certificates: not leaves, not self-signed roots. */
+	for (i = 0, k = 0; i < np; i++) {
+		for (l = 1; l < sk_X509_num(p[i].chain); l++) {
+			X509	*x = sk_X509_value(p[i].chain, l);
+
+			if (X509_check_ca(x) <= 0 || is_self_signed(x))
+				continue;
+			d = NULL;
+			if ((dl = i2d_X509(x, &d)) <= 0)
+				goto nomem;
+			ders[k] = d;
+			dlens[k++] = (size_t)dl;
+		}
+	}
+	nca = k;
+	if (grow((void **)&m->devices, m->ndevices, np,
+	    sizeof(*m->devices)) == -1 ||
+	    grow((void **)&m->certids, m->ncertids, nc,
+	    sizeof(*m->certids)) == -1 ||
+	    grow((void **)&m->ca_der, m->ncas, nca, sizeof(*m->ca_der)) == -1 ||
+	    grow((void **)&m->ca_len, m->ncas, nca, sizeof(*m->ca_len)) == -1 ||
+	    grow((void **)&m->rim_ids, m->nrim_ids, 2 * np,
+	    sizeof(*m->rim_ids)) == -1)
+		goto nomem;
+
+	/* From here on nothing fails. */
+	for (i = 0; i < np; i++) {
+		struct evidence_device	*dev = &p[i].dev;
+
+		dev->ncertids = 0;
+		for (j = 0; j < p[i].nids; j++) {
+			if ((idx = find_certid(m, &p[i].ids[j])) == SIZE_MAX) {
+				idx = m->ncertids++;
+				m->certids[idx] = p[i].ids[j];
+				p[i].ids[j].req = NULL;	/* moved */
+			}
+			dev->certid[dev->ncertids++] = idx;
+		}
+		if (dev->driver_rim_id[0] != '\0' &&
+		    !has_rim_id(m, dev->driver_rim_id))
+			memcpy(m->rim_ids[m->nrim_ids++], dev->driver_rim_id,
+			    EVIDENCE_ID_BYTES);
+		if (dev->vbios_rim_id[0] != '\0' &&
+		    !has_rim_id(m, dev->vbios_rim_id))
+			memcpy(m->rim_ids[m->nrim_ids++], dev->vbios_rim_id,
+			    EVIDENCE_ID_BYTES);
+		m->devices[m->ndevices++] = *dev;
+	}
+	for (k = 0; k < nca; k++) {
+		if (has_ca(m, ders[k], dlens[k])) {
+			free(ders[k]);
+			ders[k] = NULL;
+			continue;
+		}
+		m->ca_der[m->ncas] = ders[k];
+		m->ca_len[m->ncas] = dlens[k];
+		m->ncas++;
+		ders[k] = NULL;
+	}
+	rv = 0;
+	goto out;
+ nomem:
+	seterr(err, errlen, "out of memory");
+ out:
+	if (ders != NULL)
+		for (k = 0; k < nca; k++)
+			free(ders[k]);
+	free(ders);
+	free(dlens);
+	ERR_clear_error();
+	return rv;
+}
+
+/* Fill p from its chain: CertIDs of the chain type. */
+static int
+pending_certids(struct pending *p, enum evidence_chain_type type, char *err,
+    size_t errlen)
+{
+	return sk_certids(type, p->chain, &p->ids, &p->nids, err, errlen);
+}
+
+static int
+json_str(json_t *o, const char *key, size_t i, const char **out, char *err,
+    size_t errlen)
+{
+	json_t	*v = json_object_get(o, key);
+
+	if (v == NULL) {
+		seterr(err, errlen, "evidence[%zu]: no \"%s\"", i, key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		seterr(err, errlen, "evidence[%zu].%s: not a string", i, key);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* One evidence object of a JSON array into p. */
+static int
+parse_object(json_t *o, size_t i, struct pending *p, char *err, size_t errlen)
+{
+	const char	*arch, *cert, *ev;
+	uint8_t		*pem = NULL, *rep = NULL;
+	size_t		 pemlen, replen;
+	char		 why[200];
+	int		 rv = -1;
+
+	if (!json_is_object(o)) {
+		seterr(err, errlen, "evidence[%zu]: not an object", i);
+		return -1;
+	}
+	if (json_str(o, "arch", i, &arch, err, errlen) == -1 ||
+	    json_str(o, "certificate", i, &cert, err, errlen) == -1 ||
+	    json_str(o, "evidence", i, &ev, err, errlen) == -1)
+		return -1;
+	if (is_gpu_arch(arch))
+		p->dev.kind = EVIDENCE_GPU;
+	else if (is_switch_arch(arch))
+		p->dev.kind = EVIDENCE_SWITCH;
+	else {
+		seterr(err, errlen, "evidence[%zu].arch: unsupported "
+		    "architecture \"%.20s\" (HOPPER, BLACKWELL or LS10)", i,
+		    arch);
+		return -1;
+	}
+	snprintf(p->dev.arch, sizeof(p->dev.arch), "%s", arch);
+	snprintf(p->dev.source, sizeof(p->dev.source), "evidence[%zu]", i);
+	if ((pem = b64_decode(cert, strlen(cert), &pemlen)) == NULL) {
+		seterr(err, errlen, "evidence[%zu].certificate: not base64", i);
+		goto out;
+	}
+	if (pem_only((const char *)pem, pemlen, why, sizeof(why)) == -1 ||
+	    (p->chain = pem_stack((const char *)pem, pemlen, why,
+	    sizeof(why))) == NULL) {
+		seterr(err, errlen, "evidence[%zu].certificate: %s", i, why);
+		goto out;
+	}
+	if (pending_certids(p, EVIDENCE_CHAIN_DEVICE, why, sizeof(why)) == -1) {
+		seterr(err, errlen, "evidence[%zu].certificate: %s", i, why);
+		goto out;
+	}
+	if ((rep = b64_decode(ev, strlen(ev), &replen)) == NULL) {
+		seterr(err, errlen, "evidence[%zu].evidence: not base64", i);
+		goto out;
+	}
+	if (evidence_report_ids(arch, rep, replen, &p->dev, why,
+	    sizeof(why)) == -1) {
+		seterr(err, errlen, "evidence[%zu].evidence: %s", i, why);
+		goto out;
+	}
+	rv = 0;
+ out:
+	free(pem);
+	free(rep);
+	return rv;
+}
+
+static int
+add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
+    char *err, size_t errlen)
+{
+	json_t		*root, *arr, *rc;
+	json_error_t	 jerr;
+	struct pending	*p = NULL;
+	size_t		 i, n = 0;
+	int		 rv = -1;
+
+	if ((root = json_loadb((const char *)buf, len, 0, &jerr)) == NULL) {
+		seterr(err, errlen, "not valid JSON, truncated or corrupt: %s "
+		    "(line %d, column %d)", jerr.text, jerr.line, jerr.column);
+		return -1;
+	}
+	arr = root;
+	if (json_is_object(root)) {
+		/* nvattest collect-evidence --format json */
+		arr = json_object_get(root, "evidences");
+		rc = json_object_get(root, "result_code");
+		if (arr == NULL && rc == NULL) {
+			seterr(err, errlen, "not a JSON array of evidence "
+			    "objects, nor nvattest collect-evidence output "
+			    "(an object without \"evidences\")");
+			goto out;
+		}
+		if ((rc != NULL && (!json_is_integer(rc) ||
+		    json_integer_value(rc) != 0)) || json_is_null(arr) ||
+		    arr == NULL) {
+			seterr(err, errlen, "nvattest collect-evidence output "
+			    "without evidence (result_code %lld)",
+			    rc != NULL && json_is_integer(rc) ?
+			    (long long)json_integer_value(rc) : -1LL);
+			goto out;
+		}
+	}
+	if (!json_is_array(arr)) {
+		seterr(err, errlen, "not a JSON array of evidence objects");
+		goto out;
+	}
+	n = json_array_size(arr);
+	if (n == 0) {
+		seterr(err, errlen, "an empty array: no evidence");
+		goto out;
+	}
+	if (n > EVIDENCE_MAX_DEVICES) {
+		seterr(err, errlen, "%zu evidence objects (at most %d)", n,
+		    EVIDENCE_MAX_DEVICES);
+		goto out;
+	}
+	if ((p = calloc(n, sizeof(*p))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (parse_object(json_array_get(arr, i), i, &p[i], err,
+		    errlen) == -1)
+			goto out;
+	if (commit(m, p, n, err, errlen) == -1)
+		goto out;
+	rv = (int)n;
+ out:
+	pending_free(p, n);
+	json_decref(root);
+	return rv;
+}
+
+static int
+add_pem(struct evidence_manifest *m, const uint8_t *buf, size_t len,
+    char *err, size_t errlen)
+{
+	struct pending	*p;
+	char		 why[200];
+	int		 rv = -1;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	p->dev.kind = EVIDENCE_CHAIN;
+	snprintf(p->dev.source, sizeof(p->dev.source), "chain");
+	if ((p->chain = pem_stack((const char *)buf, len, why,
+	    sizeof(why))) == NULL) {
+		seterr(err, errlen, "PEM chain: %s", why);
+		goto out;
+	}
+	if (pending_certids(p, classify(p->chain), why, sizeof(why)) == -1) {
+		seterr(err, errlen, "PEM chain: %s", why);
+		goto out;
+	}
+	if (commit(m, p, 1, err, errlen) == -1)
+		goto out;
+	rv = 1;
+ out:
+	pending_free(p, 1);
+	return rv;
+}
+
+int
+evidence_manifest_add(struct evidence_manifest *m, const uint8_t *buf,
+    size_t len, char *err, size_t errlen)
+{
+	static const char	 begin[] = "-----BEGIN CERTIFICATE-----";
+	size_t			 i = 0;
+
+	if (m == NULL || buf == NULL || len == 0) {
+		seterr(err, errlen, "empty input");
+		return -1;
+	}
+	if (len > EVIDENCE_MAX_FILE_BYTES) {
+		seterr(err, errlen, "%zu bytes is more than %d", len,
+		    EVIDENCE_MAX_FILE_BYTES);
+		return -1;
+	}
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)	/* UTF-8 BOM */
+		i = 3;
+	while (i < len && isspace(buf[i]))
+		i++;
+	if (i < len && (buf[i] == '[' || buf[i] == '{'))
+		return add_json(m, buf + i, len - i, err, errlen);
+	if (memmem(buf, len, begin, sizeof(begin) - 1) != NULL)
+		return add_pem(m, buf, len, err, errlen);
+	seterr(err, errlen, "not a JSON array of evidence objects, and not a "
+	    "PEM chain");
+	return -1;
+}
+
+int
+evidence_manifest_add_chain(struct evidence_manifest *m,
+    enum evidence_chain_type type, const uint8_t *const der[],
+    const size_t len[], size_t n, char *err, size_t errlen)
+{
+	struct pending	*p;
+	int		 rv = -1;
+
+	if (m == NULL || n > EVIDENCE_MAX_CHAIN_CERTS) {
+		seterr(err, errlen, "a chain of %zu certificates (at most %d)",
+		    n, EVIDENCE_MAX_CHAIN_CERTS);
+		return -1;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	p->dev.kind = EVIDENCE_CHAIN;
+	snprintf(p->dev.source, sizeof(p->dev.source), "%s chain",
+	    (unsigned)type < EVIDENCE_CHAIN_TYPE_MAX ?
+	    evidence_chain_type_str[type] : "?");
+	if ((p->chain = der_stack(der, len, n, err, errlen)) == NULL ||
+	    pending_certids(p, type, err, errlen) == -1 ||
+	    commit(m, p, 1, err, errlen) == -1)
+		goto out;
+	rv = 0;
+ out:
+	pending_free(p, 1);
+	return rv;
+}
+
+int
+evidence_manifest_add_rim_id(struct evidence_manifest *m, const char *id)
+{
+	if (m == NULL || !rim_id_valid(id))
+		return -1;
+	if (has_rim_id(m, id))
+		return 0;
+	if (grow((void **)&m->rim_ids, m->nrim_ids, 1,
+	    sizeof(*m->rim_ids)) == -1)
+		return -1;
+	memset(m->rim_ids[m->nrim_ids], 0, EVIDENCE_ID_BYTES);
+	memcpy(m->rim_ids[m->nrim_ids], id, strlen(id));
+	m->nrim_ids++;
+	return 0;
+}

@@ -1,0 +1,787 @@
+/* Unit tests for attest/evidence.c: CertIDs and RIM IDs from real NVIDIA evidence, checked against the openssl command line. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "attest/evidence.h"
+#include "attest/ocsp.h"
+#include "attest/rim.h"
+
+#define VEC		"/tests/vectors/nvidia/"
+#define SDK_EV		VEC "attestation-sdk/serialized_test_evidence/"
+#define SDK_TD		VEC "attestation-sdk/testdata/"
+#define PPCIE		VEC "nvtrust/ppcie-verifier-sdk-cpp/"
+#define REQS		VEC "derived/ocsp_requests/"
+
+#define HOPPER_DRIVER	"NV_GPU_DRIVER_GH100_590.12"
+#define HOPPER_VBIOS	"NV_GPU_VBIOS_G520_0200_885_9600A50001"
+
+static char	 tmpdir[512];
+
+/* tests/vectors/nvidia/SOURCES.md, derived/ocsp_requests. */
+static const struct want {
+	const char	*req;	/* the derived request for it */
+	const char	*name_hash;
+	const char	*key_hash;
+	const char	*serial;
+} want_dev[] = {	/* hopper_evidence.json, from the root down */
+	{ "dev_3_gh100_identity_sha1_nonce.der",
+	    "B5FBF0D6CBBB46CEE7AE74CF946B0F9E8B258FE5",
+	    "5785FF83F263CC657D68B73A5BF48D4ACBFB495F",
+	    "4C255EDE3BD001BF3F4A3B605FCA898A" },
+	{ "dev_2_provisioner_ica1_sha1_nonce.der",
+	    "A6297A5536F25D6B2C1BEBC55BD2CC1D11867BD3",
+	    "0742A0EB039C80607BA14161994DAE25F7C29B1E",
+	    "6AFE7184F92232C8DF7B242261776E56" },
+	{ "dev_1_gsp_brom_sha1_nonce.der",
+	    "25D92E964356717A4F5BF81F01CFFDFC201020DB",
+	    "2968CB162CD0779572A2791003E69EBA0CCC0A94", "412921CE551E4EEDA3" },
+}, want_rim[] = {	/* NV_GPU_DRIVER_GH100_550.144.03.xml KeyInfo */
+	{ "rim_2_ref_value_gh100_ca_sha1_nonce.der",
+	    "0F63F0E5EF066195AA6AC63853F6B6BA4CAE168F",
+	    "A5A5EB38F2B8643024D3C0C1B249F9F78CDE6630",
+	    "C6DBF0754093FDEB4333F34BA205B4DC" },
+	{ "rim_1_ref_value_l3_gh100_002_sha1_nonce.der",
+	    "64448374AF986A56B2370917B9D3C23A96AC7B21",
+	    "4802B25616DA553BE2512D952C847411BD21491E",
+	    "B4EBF6542022FDEC4512F24BA503A3CB" },
+	{ "rim_0_hcc_rim_l4_signer_sha1_nonce.der",
+	    "27C00D8DAB68F465BD71258DADD158A30B5C99F0",
+	    "2D3E1FE02672EE00BFA96C52AE5E6314C1A1FE1C",
+	    "5E9E59C857378C98E1B4F5BAED9BA3A7BDFB5DFF" },
+};
+
+static uint8_t *
+load_abs(const char *path, size_t *len)
+{
+	uint8_t	*buf;
+	FILE	*f;
+	long	 n;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		fail_msg("%s: cannot open (set top_srcdir)", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static uint8_t *
+load(const char *rel, size_t *len)
+{
+	const char	*top = getenv("top_srcdir");
+	char		 path[4096];
+
+	snprintf(path, sizeof(path), "%s%s", top ? top : ".", rel);
+	return load_abs(path, len);
+}
+
+static void
+save(const char *path, const void *buf, size_t len)
+{
+	FILE	*f;
+
+	if ((f = fopen(path, "wb")) == NULL)
+		fail_msg("%s: cannot create", path);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+hex(const uint8_t *p, size_t n, char *out)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02X", p[i]);
+}
+
+static void
+assert_certid(const struct evidence_certid *c, const struct want *w)
+{
+	char	 h[2 * EVIDENCE_MAX_SERIAL_BYTES + 1];
+
+	hex(c->name_hash, EVIDENCE_SHA1_BYTES, h);
+	assert_string_equal(h, w->name_hash);
+	hex(c->key_hash, EVIDENCE_SHA1_BYTES, h);
+	assert_string_equal(h, w->key_hash);
+	/* Content octets; the table prints the value (no sign octet). */
+	if (c->serial_len > 1 && c->serial[0] == 0x00)
+		hex(c->serial + 1, c->serial_len - 1, h);
+	else
+		hex(c->serial, c->serial_len, h);
+	assert_string_equal(h, w->serial);
+}
+
+static size_t
+find(const struct evidence_manifest *m, const struct ocsp_certid *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->ncertids; i++)
+		if (id->name_hash_len == EVIDENCE_SHA1_BYTES &&
+		    id->key_hash_len == EVIDENCE_SHA1_BYTES &&
+		    memcmp(m->certids[i].name_hash, id->name_hash, 20) == 0 &&
+		    memcmp(m->certids[i].key_hash, id->key_hash, 20) == 0 &&
+		    m->certids[i].serial_len == id->serial_len &&
+		    memcmp(m->certids[i].serial, id->serial, id->serial_len) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+static void
+run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+run(const char *fmt, ...)
+{
+	char	 cmd[8192];
+	va_list	 ap;
+	int	 rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if ((rc = system(cmd)) != 0)
+		fail_msg("exit %d: %s", rc, cmd);
+}
+
+/* Split a PEM text into tmpdir/c<i>.pem files; returns the count. */
+static int
+split_pem(const char *pem)
+{
+	static const char	 end[] = "-----END CERTIFICATE-----";
+	const char		*p = pem, *b, *e;
+	char			 path[600];
+	int			 n = 0;
+
+	while ((b = strstr(p, "-----BEGIN CERTIFICATE-----")) != NULL) {
+		e = strstr(b, end);
+		assert_non_null(e);
+		e += sizeof(end) - 1;
+		snprintf(path, sizeof(path), "%s/c%d.pem", tmpdir, n++);
+		save(path, b, (size_t)(e - b));
+		p = e;
+	}
+	return n;
+}
+
+/*
+ * The independent check: for certificates c<first>..c<n-2> in tmpdir,
+ * `openssl ocsp -issuer c<i+1> -cert c<i> -reqout` must give a CertID the
+ * manifest holds, and the one in device `dev`. Returns how many.
+ */
+static int
+openssl_certids(const struct evidence_manifest *m, const struct evidence_device
+    *dev, int n, int first)
+{
+	struct ocsp_req	 req;
+	const char	*why;
+	char		 path[600];
+	uint8_t		*der;
+	size_t		 len, idx, k;
+	int		 i, found = 0;
+
+	for (i = first; i + 1 < n; i++) {
+		run("openssl ocsp -issuer '%s/c%d.pem' -cert '%s/c%d.pem' "
+		    "-no_nonce -reqout '%s/req.der' >/dev/null 2>&1", tmpdir,
+		    i + 1, tmpdir, i, tmpdir);
+		snprintf(path, sizeof(path), "%s/req.der", tmpdir);
+		der = load_abs(path, &len);
+		assert_int_equal(ocsp_req_parse(der, len, &req, &why), 0);
+		assert_int_equal(req.ncertids, 1);
+		idx = find(m, &req.certids[0]);
+		if (idx == SIZE_MAX)
+			fail_msg("openssl's CertID for c%d.pem is not in the "
+			    "manifest", i);
+		if (dev != NULL) {
+			for (k = 0; k < dev->ncertids; k++)
+				if (dev->certid[k] == idx)
+					break;
+			assert_true(k < dev->ncertids);
+		}
+		free(der);
+		found++;
+	}
+	return found;
+}
+
+/* Run the openssl check over every evidence object of a JSON file. */
+static void
+openssl_check_evidence(const char *rel, const struct evidence_manifest *m,
+    size_t dev0)
+{
+	json_t		*root, *o;
+	json_error_t	 jerr;
+	char		 path[600], *pem;
+	uint8_t		*buf;
+	size_t		 len, i, plen;
+	int		 n;
+
+	buf = load(rel, &len);
+	root = json_loadb((char *)buf, len, 0, &jerr);
+	assert_non_null(root);
+	assert_true(json_is_array(root));
+	json_array_foreach(root, i, o) {
+		snprintf(path, sizeof(path), "%s/chain.b64", tmpdir);
+		save(path, json_string_value(json_object_get(o, "certificate")),
+		    strlen(json_string_value(json_object_get(o,
+		    "certificate"))));
+		run("openssl base64 -d -A -in '%s/chain.b64' -out "
+		    "'%s/chain.pem'", tmpdir, tmpdir);
+		snprintf(path, sizeof(path), "%s/chain.pem", tmpdir);
+		pem = (char *)load_abs(path, &plen);
+		n = split_pem(pem);
+		assert_int_equal(n, 5);
+		/* Device chains: neither the leaf (0) nor the root (4). */
+		assert_int_equal(openssl_certids(m, &m->devices[dev0 + i], n,
+		    1), 3);
+		assert_int_equal(m->devices[dev0 + i].ncertids, 3);
+		free(pem);
+	}
+	json_decref(root);
+	free(buf);
+}
+
+static struct evidence_manifest *
+manifest_of(const char *rel)
+{
+	struct evidence_manifest	*m;
+	char				 err[256];
+	uint8_t				*buf;
+	size_t				 len;
+
+	buf = load(rel, &len);
+	assert_non_null(m = evidence_manifest_new());
+	if (evidence_manifest_add(m, buf, len, err, sizeof(err)) < 0)
+		fail_msg("%s: %s", rel, err);
+	free(buf);
+	return m;
+}
+
+static int
+setup(void **state)
+{
+	const char	*t = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test_evidence.XXXXXX",
+	    t != NULL && *t != '\0' ? t : "/tmp");
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	char	 cmd[700];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+test_hopper(void **state)
+{
+	struct evidence_manifest	*m;
+	struct ocsp_req			 req, ref;
+	const char			*why;
+	uint8_t				*der, *fresh, nonce[16];
+	char				 rel[256];
+	size_t				 i, len, flen;
+
+	(void)state;
+	m = manifest_of(SDK_EV "hopper_evidence.json");
+	assert_int_equal(m->ndevices, 1);
+	assert_int_equal(m->devices[0].kind, EVIDENCE_GPU);
+	assert_string_equal(m->devices[0].arch, "HOPPER");
+	assert_string_equal(m->devices[0].source, "evidence[0]");
+	assert_int_equal(m->ncertids, 3);
+	for (i = 0; i < 3; i++) {
+		assert_certid(&m->certids[i], &want_dev[i]);
+		assert_int_equal(m->certids[i].chain, EVIDENCE_CHAIN_DEVICE);
+		/* The request is NVAT's shape and has the same cache key. */
+		assert_int_equal(ocsp_req_parse(m->certids[i].req,
+		    m->certids[i].req_len, &req, &why), 0);
+		assert_int_equal(req.ncertids, 1);
+		assert_int_equal(req.nonce_len, 2 + EVIDENCE_NONCE_BYTES);
+		snprintf(rel, sizeof(rel), REQS "%s", want_dev[i].req);
+		der = load(rel, &len);
+		assert_int_equal(ocsp_req_parse(der, len, &ref, &why), 0);
+		assert_int_equal(m->certids[i].req_len, len);
+		{
+			uint8_t	 k[OCSP_KEY_BYTES];
+
+			ocsp_req_key(&ref, k);
+			assert_memory_equal(k, m->certids[i].key, sizeof(k));
+		}
+		/* Same bytes as `openssl ocsp -nonce` up to the nonce. */
+		assert_memory_equal(m->certids[i].req, der, len - 16);
+		free(der);
+		/* A fresh request with our nonce. */
+		memset(nonce, 0xa5, sizeof(nonce));
+		fresh = evidence_ocsp_request(&m->certids[i], nonce,
+		    sizeof(nonce), &flen);
+		assert_non_null(fresh);
+		assert_int_equal(flen, m->certids[i].req_len);
+		assert_memory_equal(fresh + flen - 16, nonce, 16);
+		free(fresh);
+	}
+	assert_non_null(strstr(m->certids[2].subject, "GH100 A01 GSP BROM"));
+	assert_string_equal(m->devices[0].driver_version, "590.12");
+	assert_string_equal(m->devices[0].vbios_version, "96.00.A5.00.01");
+	assert_string_equal(m->devices[0].driver_rim_id, HOPPER_DRIVER);
+	assert_string_equal(m->devices[0].vbios_rim_id, HOPPER_VBIOS);
+	assert_int_equal(m->nrim_ids, 2);
+	assert_string_equal(m->rim_ids[0], HOPPER_DRIVER);
+	assert_string_equal(m->rim_ids[1], HOPPER_VBIOS);
+	/* BROM, Provisioner ICA 1 and GH100 Identity: not the leaf, not the root. */
+	assert_int_equal(m->ncas, 3);
+	openssl_check_evidence(SDK_EV "hopper_evidence.json", m, 0);
+	evidence_manifest_free(m);
+
+	m = manifest_of(SDK_EV "hopper_evidence_cert_hold.json");
+	assert_string_equal(m->devices[0].driver_rim_id,
+	    "NV_GPU_DRIVER_GH100_570.86.10");
+	assert_string_equal(m->devices[0].vbios_rim_id,
+	    "NV_GPU_VBIOS_1010_0200_882_9600AF0001");
+	openssl_check_evidence(SDK_EV "hopper_evidence_cert_hold.json", m, 0);
+	evidence_manifest_free(m);
+}
+
+static void
+test_multi_gpu(void **state)
+{
+	struct evidence_manifest	*m;
+	size_t				 i;
+
+	(void)state;
+	/* 4 GPUs: 4 BROMs under one ICA 1 and one Identity. */
+	m = manifest_of(SDK_EV "multi_gpu_hopper.json");
+	assert_int_equal(m->ndevices, 4);
+	assert_int_equal(m->ncertids, 6);
+	for (i = 1; i < 4; i++) {
+		assert_int_equal(m->devices[i].certid[0],
+		    m->devices[0].certid[0]);
+		assert_int_equal(m->devices[i].certid[1],
+		    m->devices[0].certid[1]);
+		assert_int_not_equal(m->devices[i].certid[2],
+		    m->devices[0].certid[2]);
+	}
+	assert_int_equal(m->nrim_ids, 2);
+	openssl_check_evidence(SDK_EV "multi_gpu_hopper.json", m, 0);
+	evidence_manifest_free(m);
+}
+
+static void
+test_eight_gpu(void **state)
+{
+	struct evidence_manifest	*m;
+	json_t				*root, *o;
+	json_error_t			 jerr;
+	uint8_t				*buf;
+	size_t				 i, len;
+
+	(void)state;
+	m = manifest_of(PPCIE "gpu_evidence.json");
+	assert_int_equal(m->ndevices, 8);
+	/* 8 BROM + the shared Provisioner ICA 1 and GH100 Identity. */
+	assert_int_equal(m->ncertids, 10);
+	assert_int_equal(m->nrim_ids, 2);
+	assert_string_equal(m->rim_ids[0], HOPPER_DRIVER);
+	assert_string_equal(m->rim_ids[1], HOPPER_VBIOS);
+	/* The report's signed values agree with the file's own fields. */
+	buf = load(PPCIE "gpu_evidence.json", &len);
+	assert_non_null(root = json_loadb((char *)buf, len, 0, &jerr));
+	json_array_foreach(root, i, o) {
+		assert_string_equal(m->devices[i].driver_version,
+		    json_string_value(json_object_get(o, "driver_version")));
+		assert_string_equal(m->devices[i].vbios_version,
+		    json_string_value(json_object_get(o, "vbios_version")));
+	}
+	json_decref(root);
+	free(buf);
+	openssl_check_evidence(PPCIE "gpu_evidence.json", m, 0);
+	evidence_manifest_free(m);
+}
+
+static void
+test_switches(void **state)
+{
+	struct evidence_manifest	*m;
+
+	(void)state;
+	m = manifest_of(SDK_EV "switch_evidence_ls10.json");
+	assert_int_equal(m->ndevices, 1);
+	assert_int_equal(m->devices[0].kind, EVIDENCE_SWITCH);
+	assert_int_equal(m->ncertids, 3);
+	assert_non_null(strstr(m->certids[2].subject, "LS_10"));
+	assert_string_equal(m->devices[0].driver_rim_id, "");
+	assert_string_equal(m->devices[0].vbios_version, "96.10.55.00.01");
+	/* The id of the switch BIOS RIM vector. */
+	assert_string_equal(m->devices[0].vbios_rim_id,
+	    "NV_SWITCH_BIOS_5612_0002_890_9610550001");
+	assert_int_equal(m->nrim_ids, 1);
+	openssl_check_evidence(SDK_EV "switch_evidence_ls10.json", m, 0);
+	evidence_manifest_free(m);
+
+	/* Four switches with one and the same chain. */
+	m = manifest_of(SDK_EV "multi_switch_ls10.json");
+	assert_int_equal(m->ndevices, 4);
+	assert_int_equal(m->ncertids, 3);
+	openssl_check_evidence(SDK_EV "multi_switch_ls10.json", m, 0);
+	evidence_manifest_free(m);
+
+	/* The 4 NVSwitches of the 8-GPU box: 4 distinct BROMs. */
+	m = manifest_of(PPCIE "switch_evidence.json");
+	assert_int_equal(m->ndevices, 4);
+	assert_int_equal(m->ncertids, 6);
+	assert_int_equal(m->nrim_ids, 1);
+	assert_string_equal(m->rim_ids[0],
+	    "NV_SWITCH_BIOS_5612_0002_890_9610730001");
+	openssl_check_evidence(PPCIE "switch_evidence.json", m, 0);
+	evidence_manifest_free(m);
+}
+
+/* Several files into one manifest: everything deduplicated. */
+static void
+test_merge(void **state)
+{
+	struct evidence_manifest	*m;
+	char				 err[256];
+	uint8_t				*buf;
+	size_t				 len;
+
+	(void)state;
+	m = manifest_of(SDK_EV "hopper_evidence.json");
+	buf = load(SDK_EV "multi_gpu_hopper.json", &len);
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 4);
+	free(buf);
+	buf = load(PPCIE "gpu_evidence.json", &len);
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 8);
+	free(buf);
+	assert_int_equal(m->ndevices, 13);
+	assert_true(m->ncertids >= 10 && m->ncertids <= 16);
+	assert_int_equal(m->nrim_ids, 2);
+	assert_int_equal(evidence_manifest_add_rim_id(m, HOPPER_DRIVER), 0);
+	assert_int_equal(m->nrim_ids, 2);
+	assert_int_equal(evidence_manifest_add_rim_id(m, "a/b"), -1);
+	assert_int_equal(evidence_manifest_add_rim_id(m,
+	    "NV_GPU_DRIVER_GH100_550.144.03"), 0);
+	assert_int_equal(m->nrim_ids, 3);
+	evidence_manifest_free(m);
+}
+
+static void
+test_pem_chains(void **state)
+{
+	struct evidence_manifest	*m;
+	char				*pem;
+	size_t				 len;
+	int				 n;
+
+	(void)state;
+	m = manifest_of(SDK_TD "hopperCertChain.txt");
+	assert_int_equal(m->ndevices, 1);
+	assert_int_equal(m->devices[0].kind, EVIDENCE_CHAIN);
+	assert_int_equal(m->ncertids, 3);
+	assert_string_equal(m->devices[0].driver_rim_id, "");
+	pem = (char *)load(SDK_TD "hopperCertChain.txt", &len);
+	n = split_pem(pem);
+	assert_int_equal(n, 5);
+	assert_int_equal(openssl_certids(m, &m->devices[0], n, 1), 3);
+	free(pem);
+	evidence_manifest_free(m);
+
+	m = manifest_of(SDK_TD "sample_attestation_data/gpu/blackwellCertChain.txt");
+	assert_int_equal(m->ncertids, 3);
+	assert_non_null(strstr(m->certids[2].subject, "GB100 A01 GSP BROM"));
+	pem = (char *)load(SDK_TD "sample_attestation_data/gpu/"
+	    "blackwellCertChain.txt", &len);
+	assert_int_equal(openssl_certids(m, &m->devices[0], split_pem(pem),
+	    1), 3);
+	free(pem);
+	evidence_manifest_free(m);
+
+	m = manifest_of(SDK_TD "switchCertChain.txt");
+	assert_int_equal(m->ncertids, 3);
+	evidence_manifest_free(m);
+}
+
+/* RIM KeyInfo chains: the L4 signer is checked too. */
+static void
+test_rim_chain(void **state)
+{
+	struct evidence_manifest	*m;
+	struct evidence_certid		*c;
+	struct rim_certs		 rc;
+	const char			*why;
+	char				 err[256], path[600];
+	uint8_t				*xml, *pem;
+	size_t				 len, n, i, plen;
+
+	(void)state;
+	xml = load(SDK_TD "NV_GPU_DRIVER_GH100_550.144.03.xml", &len);
+	assert_int_equal(rim_xml_certs(xml, len, &rc, &why), 0);
+	assert_int_equal(rc.n, 4);
+	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_RIM,
+	    (const uint8_t *const *)rc.der, rc.len, rc.n, &c, &n, err,
+	    sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	for (i = 0; i < n; i++) {
+		assert_certid(&c[i], &want_rim[i]);
+		assert_int_equal(c[i].chain, EVIDENCE_CHAIN_RIM);
+	}
+	assert_non_null(strstr(c[2].subject, "HCC RIM L4 Signer"));
+	evidence_certids_free(c, n);
+
+	/* As a device chain the leaf would be skipped: 2. */
+	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_DEVICE,
+	    (const uint8_t *const *)rc.der, rc.len, rc.n, &c, &n, err,
+	    sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	evidence_certids_free(c, n);
+
+	m = evidence_manifest_new();
+	assert_int_equal(evidence_manifest_add_chain(m, EVIDENCE_CHAIN_RIM,
+	    (const uint8_t *const *)rc.der, rc.len, rc.n, err,
+	    sizeof(err)), 0);
+	assert_int_equal(evidence_manifest_add_chain(m, EVIDENCE_CHAIN_RIM,
+	    (const uint8_t *const *)rc.der, rc.len, rc.n, err,
+	    sizeof(err)), 0);
+	assert_int_equal(m->ndevices, 2);
+	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->ncas, 2);	/* L3 and the GH100 CA */
+
+	/* openssl on the same certificates, leaf included. */
+	for (i = 0; i < rc.n; i++) {
+		snprintf(path, sizeof(path), "%s/d%zu.der", tmpdir, i);
+		save(path, rc.der[i], rc.len[i]);
+		run("openssl x509 -inform DER -in '%s/d%zu.der' -out "
+		    "'%s/c%zu.pem'", tmpdir, i, tmpdir, i);
+	}
+	assert_int_equal(openssl_certids(m, &m->devices[0], (int)rc.n, 0), 3);
+
+	/* The same chain as a PEM file is recognised by its CoRIM root. */
+	run("cat '%s/c0.pem' '%s/c1.pem' '%s/c2.pem' '%s/c3.pem' > "
+	    "'%s/rim.pem'", tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+	snprintf(path, sizeof(path), "%s/rim.pem", tmpdir);
+	pem = load_abs(path, &plen);
+	evidence_manifest_free(m);
+	m = evidence_manifest_new();
+	assert_int_equal(evidence_manifest_add(m, pem, plen, err,
+	    sizeof(err)), 1);
+	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->certids[2].chain, EVIDENCE_CHAIN_RIM);
+	assert_certid(&m->certids[2], &want_rim[2]);
+	free(pem);
+	evidence_manifest_free(m);
+	rim_certs_free(&rc);
+	free(xml);
+}
+
+static void
+test_report_ids(void **state)
+{
+	struct evidence_device	 d;
+	char			 err[256], *txt;
+	uint8_t			*rep;
+	size_t			 len, i, n;
+
+	(void)state;
+	txt = (char *)load(SDK_TD "sample_attestation_data/gpu/"
+	    "blackwellAttestationReport.txt", &len);
+	while (len > 0 && (txt[len - 1] == '\n' || txt[len - 1] == '\r'))
+		len--;
+	n = len / 2;
+	rep = malloc(n);
+	assert_non_null(rep);
+	for (i = 0; i < n; i++) {
+		unsigned int	 b;
+
+		assert_int_equal(sscanf(txt + 2 * i, "%2x", &b), 1);
+		rep[i] = (uint8_t)b;
+	}
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(evidence_report_ids("BLACKWELL", rep, n, &d, err,
+	    sizeof(err)), 0);
+	/* No CHIP_INFO field in this report: the SDK falls back to GB100. */
+	assert_string_equal(d.driver_rim_id, "NV_GPU_CC_DRIVER_GB100_575.32");
+	assert_string_equal(d.vbios_version, "97.00.88.00.0F");
+	assert_string_equal(d.vbios_rim_id,
+	    "NV_GPU_VBIOS_G525_0220_886_970088000F");
+	assert_int_equal(evidence_report_ids("HOPPER", rep, n, &d, err,
+	    sizeof(err)), 0);
+	assert_string_equal(d.driver_rim_id, "NV_GPU_DRIVER_GH100_575.32");
+
+	assert_int_equal(evidence_report_ids("VOLTA", rep, n, &d, err,
+	    sizeof(err)), -1);
+	assert_int_equal(evidence_report_ids("BLACKWELL", rep, n - 1, &d, err,
+	    sizeof(err)), -1);
+	assert_int_equal(evidence_report_ids("BLACKWELL", rep, n / 2, &d, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated"));
+	assert_int_equal(evidence_report_ids("BLACKWELL", rep, 20, &d, err,
+	    sizeof(err)), -1);
+	free(rep);
+	free(txt);
+}
+
+static void
+expect_error(const char *text, size_t len, const char *want)
+{
+	struct evidence_manifest	*m;
+	char				 err[256];
+
+	assert_non_null(m = evidence_manifest_new());
+	err[0] = '\0';
+	assert_int_equal(evidence_manifest_add(m, (const uint8_t *)text, len,
+	    err, sizeof(err)), -1);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\", want \"%s\"", err, want);
+	/* All or nothing. */
+	assert_int_equal(m->ndevices, 0);
+	assert_int_equal(m->ncertids, 0);
+	assert_int_equal(m->ncas, 0);
+	assert_int_equal(m->nrim_ids, 0);
+	evidence_manifest_free(m);
+}
+
+/* The n-th occurrence of needle, or fail. */
+static char *
+nth(char *s, const char *needle, int n)
+{
+	char	*p = s;
+
+	for (; n >= 0; n--) {
+		assert_non_null(p = strstr(p, needle));
+		if (n > 0)
+			p++;
+	}
+	return p + strlen(needle);
+}
+
+static void
+test_errors(void **state)
+{
+	char	*buf, *p, *w;
+	size_t	 len, wl;
+
+	(void)state;
+	expect_error("hello", 5, "not a JSON array of evidence objects, and "
+	    "not a PEM chain");
+	expect_error("", 0, "empty");
+	expect_error("{\"claims\": []}", 14, "without \"evidences\"");
+	expect_error("[]", 2, "no evidence");
+	expect_error("[1]", 3, "evidence[0]: not an object");
+	expect_error("{\"result_code\": 2, \"result_message\": \"x\", "
+	    "\"evidences\": null}", 60, "result_code 2");
+
+	buf = (char *)load(SDK_EV "multi_gpu_hopper.json", &len);
+	/* Truncated files. */
+	expect_error(buf, len / 2, "not valid JSON");
+	expect_error(buf, 1, "not valid JSON");
+	/* The third object's certificate is not base64. */
+	p = nth(buf, "\"certificate\": \"", 2);
+	p[10] = '*';
+	expect_error(buf, len, "evidence[2].certificate: not base64");
+	p[10] = 'A';
+	expect_error(buf, len, "evidence[2].certificate");
+	free(buf);
+
+	buf = (char *)load(SDK_EV "hopper_evidence.json", &len);
+	/* A report cut short, still base64. */
+	p = nth(buf, "\"evidence\": \"", 0);
+	w = strchr(p, '"');
+	memmove(p + 2000, w, strlen(w) + 1);
+	expect_error(buf, strlen(buf), "evidence[0].evidence: report truncated");
+	free(buf);
+
+	buf = (char *)load(SDK_EV "hopper_evidence.json", &len);
+	p = nth(buf, "\"arch\": \"", 0);
+	memcpy(p, "VOLTA\"", 6);
+	memmove(p + 6, p + 7, strlen(p + 7) + 1);
+	expect_error(buf, strlen(buf), "evidence[0].arch: unsupported");
+	p = nth(buf, "\"arch\"", 0);
+	p[-2] = 'X';
+	expect_error(buf, strlen(buf), "evidence[0]: no \"arch\"");
+	free(buf);
+
+	/* The collect-evidence wrapper is accepted. */
+	buf = (char *)load(SDK_EV "hopper_evidence.json", &len);
+	wl = len + 100;
+	w = malloc(wl);
+	assert_non_null(w);
+	snprintf(w, wl, "{\"result_code\": 0, \"result_message\": \"Ok\", "
+	    "\"evidences\": %s}", buf);
+	{
+		struct evidence_manifest	*m = evidence_manifest_new();
+		char				 err[256];
+
+		assert_int_equal(evidence_manifest_add(m, (uint8_t *)w,
+		    strlen(w), err, sizeof(err)), 1);
+		assert_int_equal(m->ncertids, 3);
+		evidence_manifest_free(m);
+	}
+	free(w);
+	free(buf);
+
+	/* PEM chains: shuffled, rootless, broken. */
+	buf = (char *)load(SDK_TD "hopperCertChain.txt", &len);
+	p = nth(buf, "-----END CERTIFICATE-----", 0);
+	while (*p == '\n' || *p == '\r')
+		p++;
+	{
+		size_t	 first = (size_t)(p - buf);
+		char	*sh = malloc(len + 1);
+
+		assert_non_null(sh);
+		memcpy(sh, p, len - first);
+		memcpy(sh + len - first, buf, first);
+		expect_error(sh, len, "is not issued by");
+		free(sh);
+	}
+	p = nth(buf, "-----END CERTIFICATE-----", 3);
+	expect_error(buf, (size_t)(p - buf), "not a self-signed root");
+	p = nth(buf, "-----BEGIN CERTIFICATE-----", 2);
+	p[20] = '*';
+	expect_error(buf, len, "PEM chain: PEM certificate 3 is malformed");
+	free(buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hopper),
+		cmocka_unit_test(test_multi_gpu),
+		cmocka_unit_test(test_eight_gpu),
+		cmocka_unit_test(test_switches),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_pem_chains),
+		cmocka_unit_test(test_rim_chain),
+		cmocka_unit_test(test_report_ids),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -19,6 +19,7 @@
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
 #include "proxy/refresh.h"
+#include "proxy/rim_route.h"
 #include "proxy/service.h"
 
 #define HTTP_MAX_HEADERS_BYTES	8192
@@ -184,6 +185,11 @@ dispatch(struct evhttp_request *req, void *arg)
 		break;
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
+		if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
+			rim_handle_get(gen_svc(h->gen, SVC_RIM), req,
+			    p + strlen(RIM_ROUTE_PREFIX));
+			break;
+		}
 		/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}. */
 		while (*p == '/')
 			p++;

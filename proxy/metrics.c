@@ -3,6 +3,7 @@
 
 #include <event2/buffer.h>
 
+#include "cache/record.h"
 #include "proxy/metrics.h"
 
 struct metrics	metrics;
@@ -22,6 +23,7 @@ const char *const metrics_result_str[RES_MAX] = {
 const char *const metrics_route_str[ROUTE_MAX] = {
 	[ROUTE_OCSP_POST] = "ocsp_post",
 	[ROUTE_OCSP_GET] = "ocsp_get",
+	[ROUTE_RIM] = "rim",
 };
 
 void
@@ -45,6 +47,12 @@ metrics_render_counters(struct evbuffer *b)
 		evbuffer_add_printf(b,
 		    "stapled_verify_failures_total{kind=\"ocsp\",reason=\"%s\"} %lu\n",
 		    ocsp_verdict_str[k], metrics.verify_failures[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_rejected_total Upstream answers refused before storing, by kind.\n"
+	    "# TYPE stapled_rejected_total counter\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_rejected_total{kind=\"%s\"} %lu\n",
+		    cache_kind_str[k], metrics.rejected[k]);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_store_errors_total Verified answers the cache could not store.\n"
 	    "# TYPE stapled_store_errors_total counter\n"

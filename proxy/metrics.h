@@ -20,12 +20,13 @@ enum metrics_result {
 };
 extern const char *const metrics_result_str[RES_MAX];
 
-enum metrics_route { ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_MAX };
+enum metrics_route { ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_RIM, ROUTE_MAX };
 extern const char *const metrics_route_str[ROUTE_MAX];
 
 struct metrics {
 	unsigned long	requests[ROUTE_MAX][RES_MAX];
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
+	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;

@@ -82,6 +82,7 @@ static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 
 static const struct svc_ops *const svc_table[SVC_MAX] = {
 	[SVC_OCSP] = &ocsp_ops,
+	[SVC_RIM] = &rim_ops,
 };
 
 size_t
@@ -98,6 +99,8 @@ conf_of(const struct config *cfg, enum svc_id id)
 	switch (id) {
 	case SVC_OCSP:
 		return &cfg->ocsp;
+	case SVC_RIM:
+		return &cfg->rim;
 	default:
 		return NULL;
 	}
@@ -166,6 +169,12 @@ const struct config *
 gen_config(const struct gen *g)
 {
 	return g->cfg;
+}
+
+struct cache *
+gen_cache(const struct gen *g)
+{
+	return g->cache;
 }
 
 struct svc *
@@ -415,8 +424,12 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	a.body = res->body;
 	a.body_len = res->body_len;
 	v = s->ops->verify(s, &j->call, res, now, &a, why, whylen);
-	if (v == SVC_REJECT)
+	if (v == SVC_REJECT) {
+		metrics.rejected[s->ops->kind]++;
+		log_info("%s: refused an answer from %s: %s", s->ops->name,
+		    res->upstream, why);
 		return FETCH_REJECT;
+	}
 	if (v == SVC_STORE) {
 		hlen = kept_headers(s->ops, res, headers, sizeof(headers));
 		store(j, res, &a, headers, hlen, now);

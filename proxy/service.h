@@ -93,7 +93,7 @@ struct svc_ops {
 };
 
 /* Services of one generation, in the order of this table. */
-enum svc_id { SVC_OCSP, SVC_MAX };
+enum svc_id { SVC_OCSP, SVC_RIM, SVC_MAX };
 
 /*
  * A generation: one configuration with its trust stores and upstream
@@ -106,6 +106,7 @@ struct gen		*gen_new(struct config *cfg, struct fetch_ctx *, struct cache *,
 void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);
+struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
 struct svc		*gen_svc(struct gen *, enum svc_id);
 /* Make this generation's services the refreshers of their kinds. */
 void			 gen_install_refresh(struct gen *);
@@ -129,5 +130,6 @@ size_t			 svc_pending(void);
 
 /* The OCSP, RIM ... kind tables (proxy/ocsp_route.c, ...). */
 extern const struct svc_ops	ocsp_ops;
+extern const struct svc_ops	rim_ops;
 
 #endif

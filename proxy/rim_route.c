@@ -1,0 +1,248 @@
+/* The RIM kind: id checked first, envelope and KeyInfo chain verified, kept a month, served stale when upstreams fail. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <openssl/evp.h>
+
+#include "attest/ocsp.h"
+#include "attest/rim.h"
+#include "cache/store.h"
+#include "proxy/config.h"
+#include "proxy/log.h"
+#include "proxy/metrics.h"
+#include "proxy/rim_route.h"
+#include "proxy/service.h"
+
+#define RIM_DEFAULT_RETENTION_S	(30L * 24 * 3600)
+#define RIM_PATH_MAX		(sizeof(RIM_ROUTE_PREFIX) + RIM_ID_MAX_CHARS)
+
+static void *
+rim_trust_create(const struct config *cfg, char *err, size_t errlen)
+{
+	struct rim_trust	*t;
+	size_t			 i;
+
+	if ((t = rim_trust_new()) == NULL) {
+		snprintf(err, errlen, "rim: cannot create the trust store");
+		return NULL;
+	}
+	/* Like OCSP: configured anchors replace the pinned CoRIM signing root. */
+	if (cfg->rim.nanchors == 0 && rim_trust_add_builtin(t) == -1) {
+		snprintf(err, errlen, "rim: the built-in CoRIM signing root does not load");
+		goto fail;
+	}
+	for (i = 0; i < cfg->rim.nanchors; i++) {
+		FILE	*f;
+		char	 buf[65536];
+		size_t	 n;
+
+		if ((f = fopen(cfg->rim.anchors[i], "r")) == NULL) {
+			snprintf(err, errlen, "rim.anchors: %s: cannot open",
+			    cfg->rim.anchors[i]);
+			goto fail;
+		}
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (rim_trust_add_anchors_pem(t, buf, n) <= 0) {
+			snprintf(err, errlen, "rim.anchors: %s: no PEM certificate",
+			    cfg->rim.anchors[i]);
+			goto fail;
+		}
+	}
+	return t;
+fail:
+	rim_trust_free(t);
+	return NULL;
+}
+
+static void
+rim_trust_destroy(void *t)
+{
+	rim_trust_free(t);
+}
+
+/*
+ * The RIM's CA certificates join the OCSP intermediate pool, in memory and
+ * in the cache, so OCSP answers for its signing chain verify.
+ */
+static void
+learn_chain(struct svc *s, const struct rim_certs *chain)
+{
+	struct svc	*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
+	struct cache	*cache = gen_cache(svc_gen(s));
+	unsigned char	 md[32];
+	char		 name[5 + 64 + 1];
+	size_t		 i;
+
+	for (i = 1; i < chain->n; i++) {
+		if (ocsp_trust_add_pool_der(svc_trust(ocsp), chain->der[i],
+		    chain->len[i]) == -1)
+			continue;
+		EVP_Digest(chain->der[i], chain->len[i], md, NULL, EVP_sha256(), NULL);
+		memcpy(name, "pool/", 5);
+		log_hex(name + 5, sizeof(name) - 5, md, sizeof(md));
+		if (cache != NULL && cache_aux_put(cache, name, chain->der[i],
+		    chain->len[i]) == -1)
+			log_warn("rim: keeping a chain certificate: %s",
+			    cache_strerror(cache));
+	}
+}
+
+static enum svc_verdict
+rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
+    time_t now, struct svc_answer *a, char *why, size_t whylen)
+{
+	struct rim_result	r;
+	char			id[RIM_ID_MAX_CHARS + 1];
+	long			keep = svc_conf(s)->retention_s;
+
+	memset(&r, 0, sizeof(r));
+	if (c->klen > RIM_ID_MAX_CHARS) {
+		snprintf(why, whylen, "bad key");
+		return SVC_REJECT;
+	}
+	memcpy(id, c->key, c->klen);
+	id[c->klen] = '\0';
+	if (rim_verify(svc_trust(s), id, res->body, res->body_len, now, &r) == -1) {
+		snprintf(why, whylen, "%s: %s", rim_verdict_str[r.verdict], r.detail);
+		rim_result_free(&r);
+		return SVC_REJECT;
+	}
+	learn_chain(s, &r.chain);
+	if (r.signer_expired)
+		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
+		    "as a claim)", id, r.signer_serial);
+	/* Version-addressed: valid for the retention, refreshed meanwhile. */
+	a->meta.this_update = now;
+	a->meta.next_update = now + (keep > 0 ? keep : RIM_DEFAULT_RETENTION_S);
+	a->meta.produced_at = now;
+	rim_result_free(&r);
+	return SVC_STORE;
+}
+
+static void
+reply(struct evhttp_request *req, int code, const char *reason,
+    const char *ctype, const uint8_t *body, size_t len)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	    ctype);
+	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
+	evhttp_send_reply(req, code, reason, NULL);
+}
+
+static enum metrics_result
+rim_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+    const struct cache_meta *m, const uint8_t *body, size_t len,
+    const uint8_t *headers, size_t headers_len, time_t now,
+    enum metrics_result result)
+{
+	(void)s;
+	(void)c;
+	(void)m;
+	(void)headers;
+	(void)headers_len;
+	(void)now;
+	reply(req, 200, "OK", "application/json", body, len);
+	return result;
+}
+
+/* NVIDIA's 404 (no such RIM) is an answer about the id: passed on as sent. */
+static void
+rim_serve_final(struct svc *s, struct evhttp_request *req,
+    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
+{
+	(void)s;
+	(void)c;
+	reply(req, http_status, http_status == 404 ? "Not Found" : "Gone",
+	    "application/json", body, len);
+}
+
+/* Nothing stored and no upstream: a quick 503 (nvattest retries it a few times). */
+static void
+rim_serve_failed(struct svc *s, struct evhttp_request *req,
+    const struct svc_call *c, const char *why)
+{
+	char	msg[1024];
+	int	n;
+
+	(void)s;
+	(void)c;
+	n = snprintf(msg, sizeof(msg), "{\"error\":\"RIM not cached and no "
+	    "upstream answered\",\"detail\":\"");
+	for (; why != NULL && *why != '\0' && n < (int)sizeof(msg) - 4; why++)
+		if (*why != '"' && *why != '\\' && (unsigned char)*why >= 0x20)
+			msg[n++] = *why;
+	n += snprintf(msg + n, sizeof(msg) - n, "\"}");
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+	reply(req, 503, "Service Unavailable", "application/json",
+	    (const uint8_t *)msg, (size_t)n);
+}
+
+static int
+rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
+    const struct cache_body *b, struct svc_call *c, void **scratch)
+{
+	char	*path;
+
+	(void)s;
+	(void)key;
+	(void)klen;
+	if (b->request == NULL || b->request_len == 0 ||
+	    b->request_len >= RIM_PATH_MAX ||
+	    (path = malloc(b->request_len + 1)) == NULL)
+		return -1;
+	memcpy(path, b->request, b->request_len);
+	path[b->request_len] = '\0';
+	*scratch = path;
+	c->method = "GET";
+	c->path = path;
+	c->accept = "application/json";
+	c->keep = b->request;
+	c->keep_len = b->request_len;
+	c->route = ROUTE_RIM;
+	return 0;
+}
+
+const struct svc_ops	rim_ops = {
+	.name = "rim",
+	.kind = CACHE_KIND_RIM,
+	.trust_new = rim_trust_create,
+	.trust_free = rim_trust_destroy,
+	.verify = rim_check,
+	.serve = rim_serve,
+	.serve_final = rim_serve_final,
+	.serve_failed = rim_serve_failed,
+	.refresh_call = rim_refresh_call,
+};
+
+void
+rim_handle_get(struct svc *s, struct evhttp_request *req, const char *id)
+{
+	struct svc_call	c;
+	char		path[RIM_PATH_MAX + 1];
+	size_t		n = strlen(id);
+
+	/* The id is checked before anything else: it names a file elsewhere. */
+	if (!rim_id_validn(id, n)) {
+		metrics.requests[ROUTE_RIM][RES_HTTP_ERROR]++;
+		evhttp_send_error(req, 400, "Bad Request");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	memcpy(c.key, id, n);
+	c.klen = n;
+	snprintf(path, sizeof(path), "%s%s", RIM_ROUTE_PREFIX, id);
+	c.method = "GET";
+	c.path = path;
+	c.accept = "application/json";
+	c.keep = (const uint8_t *)path;
+	c.keep_len = strlen(path);
+	c.route = ROUTE_RIM;
+	svc_handle(s, req, &c);
+}

@@ -5,7 +5,6 @@
 
 it_init t_serve
 pki_make
-command -v bash >/dev/null 2>&1 || skip "bash not installed"
 
 # ---- a genuine upstream: one openssl ocsp per issuing CA, routed by issuer ----
 farm_start UP good -ndays 1 -rother "$INTERMEDIATES"

@@ -72,6 +72,7 @@ struct fetch_job {
 	uint8_t			*key;
 	size_t			 klen;
 	char			*method, *path, *content_type, *accept;
+	char			*extra_header;
 	uint8_t			*body;
 	size_t			 body_len;
 	fetch_check_cb		*check;
@@ -396,6 +397,9 @@ attempt_start(struct fetch_job *job, size_t idx)
 	if (job->accept != NULL &&
 	    add_header(&a->reqhdrs, "Accept: ", job->accept) == -1)
 		goto out;
+	if (job->extra_header != NULL &&
+	    add_header(&a->reqhdrs, job->extra_header, "") == -1)
+		goto out;
 
 	if (curl_easy_setopt(e, CURLOPT_URL, a->url) != CURLE_OK)
 		goto out;
@@ -548,6 +552,7 @@ job_free(struct fetch_job *job)
 	free(job->method);
 	free(job->path);
 	free(job->content_type);
+	free(job->extra_header);
 	free(job->accept);
 	free(job->body);
 	free(job);
@@ -891,6 +896,7 @@ job_new(struct fetch_pool *pool, const struct fetch_req *req)
 	job->method = strdup_or_null(req->method ? req->method : "GET", &fail);
 	job->path = strdup_or_null(req->path ? req->path : "", &fail);
 	job->content_type = strdup_or_null(req->content_type, &fail);
+	job->extra_header = strdup_or_null(req->extra_header, &fail);
 	job->accept = strdup_or_null(req->accept, &fail);
 	if (req->body_len > 0) {
 		if ((job->body = malloc(req->body_len)) == NULL)

@@ -56,6 +56,7 @@ struct fetch_req {
 	size_t		 body_len;
 	const uint8_t	*key;		/* single-flight key; NULL: never coalesced */
 	size_t		 klen;
+	const char	*extra_header;	/* "Name: value" (an API key), or NULL; never logged */
 };
 
 /*

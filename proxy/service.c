@@ -55,6 +55,7 @@ struct svc_job {
 	uint8_t		*body;
 	uint8_t		*keep;
 	char		*path;
+	char		*extra_header;
 };
 
 /* A client waiting for a fetch. */
@@ -301,6 +302,7 @@ job_free(void *arg)
 	free(j->body);
 	free(j->keep);
 	free(j->path);
+	free(j->extra_header);
 	free(j);
 }
 
@@ -326,10 +328,13 @@ job_new(struct svc *s, const struct svc_call *c)
 	j->call = *c;
 	if ((j->body = dup_bytes(c->body, c->body_len)) == NULL ||
 	    (j->keep = dup_bytes(c->keep, c->keep_len)) == NULL ||
-	    (j->path = strdup(c->path ? c->path : "")) == NULL) {
+	    (j->path = strdup(c->path ? c->path : "")) == NULL ||
+	    (c->extra_header != NULL &&
+	    (j->extra_header = strdup(c->extra_header)) == NULL)) {
 		job_free(j);
 		return NULL;
 	}
+	j->call.extra_header = j->extra_header;
 	j->call.body = j->body;
 	j->call.keep = j->keep;
 	j->call.path = j->path;
@@ -449,6 +454,7 @@ fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
 	fr->body_len = c->body_len;
 	fr->key = c->key;
 	fr->klen = c->klen;
+	fr->extra_header = c->extra_header;
 	return fr;
 }
 

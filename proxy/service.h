@@ -35,7 +35,8 @@ struct svc_call {
 	size_t			 keep_len;
 	int			 own_nonce;	/* OCSP: stapled chose the nonce */
 	enum metrics_route	 route;
-	const void		*priv;		/* route data for the serve functions */
+	char			 variant[16];	/* how this client wants it ("hex", "der") */
+	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
 };
 
 /* What an upstream answer is worth. */

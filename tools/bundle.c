@@ -1,0 +1,756 @@
+/* Reading and writing stapled bundles (docs/bundle.md): JSON Lines, checked whole before anything is used. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "cache/record.h"
+#include "tools/bundle.h"
+
+struct bundle_writer {
+	FILE		*out;
+	EVP_MD_CTX	*md;
+	size_t		 entries;
+	int		 failed;
+};
+
+static const char *const ocsp_status_name[] = { "good", "revoked", "unknown" };
+
+const char *
+bundle_status_name(enum cache_kind kind, int status)
+{
+	if (kind == CACHE_KIND_OCSP && status >= 0 && status <= 2)
+		return ocsp_status_name[status];
+	return NULL;
+}
+
+/* ---- small codecs ---------------------------------------------------- */
+
+void
+bundle_hex(char *out, const uint8_t *buf, size_t len)
+{
+	static const char	digits[] = "0123456789abcdef";
+	size_t			i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[buf[i] >> 4];
+		out[2 * i + 1] = digits[buf[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long
+bundle_unhex(const char *s, uint8_t *out, size_t outlen)
+{
+	size_t	n = strlen(s), i;
+	int	hi, lo;
+
+	if (n == 0 || n % 2 != 0 || n / 2 > outlen)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		if ((hi = hexval((unsigned char)s[2 * i])) < 0 ||
+		    (lo = hexval((unsigned char)s[2 * i + 1])) < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (long)(n / 2);
+}
+
+void
+bundle_time_str(char buf[32], int64_t t)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, 32, "@%lld", (long long)t);
+}
+
+/* Strict RFC 3339 in UTC with a Z, which is all this writer emits. */
+int
+bundle_time_parse(const char *s, int64_t *t)
+{
+	struct tm	tm;
+	int		y, mo, d, h, mi, sec, n = 0;
+
+	if (strlen(s) != 20 || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo,
+	    &d, &h, &mi, &sec, &n) != 6 || n != 20)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*t = (int64_t)timegm(&tm);
+	return 0;
+}
+
+static int
+b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/*
+ * Strict standard base64 with padding (RFC 4648 4), as the writer emits
+ * it. "" decodes to nothing: *out is NULL and *outlen 0.
+ */
+static int
+b64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
+{
+	uint8_t	*p;
+	size_t	 i, o = 0, pad = 0;
+	int	 v[4], j;
+
+	*out = NULL;
+	*outlen = 0;
+	if (n == 0)
+		return 0;
+	if (n % 4 != 0)
+		return -1;
+	if (s[n - 1] == '=')
+		pad = s[n - 2] == '=' ? 2 : 1;
+	if ((p = malloc(n / 4 * 3)) == NULL)
+		return -1;
+	for (i = 0; i < n; i += 4) {
+		for (j = 0; j < 4; j++) {
+			if (i + j >= n - pad && s[i + j] == '=')
+				v[j] = 0;
+			else if ((v[j] = b64val((unsigned char)s[i + j])) < 0)
+				goto fail;
+		}
+		p[o++] = (uint8_t)(v[0] << 2 | v[1] >> 4);
+		p[o++] = (uint8_t)(v[1] << 4 | v[2] >> 2);
+		p[o++] = (uint8_t)(v[2] << 6 | v[3]);
+	}
+	*out = p;
+	*outlen = o - pad;
+	return 0;
+ fail:
+	free(p);
+	return -1;
+}
+
+static char *
+b64_encode(const uint8_t *buf, size_t len)
+{
+	char	*s;
+
+	if (len > RECORD_MAX_BLOB_BYTES)
+		return NULL;
+	if ((s = malloc((len + 2) / 3 * 4 + 1)) == NULL)
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)s, buf, (int)len);
+	return s;
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+struct rd {
+	size_t	 line;
+	char	*err;
+	size_t	 errlen;
+};
+
+static int	rd_fail(struct rd *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static int
+rd_fail(struct rd *r, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n = 0;
+
+	if (r->line > 0)
+		n = snprintf(r->err, r->errlen, "line %zu: ", r->line);
+	if (n < 0 || (size_t)n >= r->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, r->errlen - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A member that must be a string, or NULL with the error set. */
+static const char *
+rd_str(struct rd *r, json_t *o, const char *name, int required)
+{
+	json_t	*v = json_object_get(o, name);
+
+	if (v == NULL) {
+		if (required)
+			rd_fail(r, "%s: missing", name);
+		return NULL;
+	}
+	if (!json_is_string(v)) {
+		rd_fail(r, "%s: must be a string", name);
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+static int
+rd_blob(struct rd *r, json_t *o, const char *name, int required,
+    uint8_t **out, size_t *outlen)
+{
+	json_t	*v = json_object_get(o, name);
+
+	*out = NULL;
+	*outlen = 0;
+	if (v == NULL)
+		return required ? rd_fail(r, "%s: missing", name) : 0;
+	if (!json_is_string(v))
+		return rd_fail(r, "%s: must be a base64 string", name);
+	if (b64_decode(json_string_value(v), json_string_length(v), out,
+	    outlen) == -1)
+		return rd_fail(r, "%s: not base64", name);
+	if (*outlen > RECORD_MAX_BLOB_BYTES) {
+		free(*out);
+		*out = NULL;
+		return rd_fail(r, "%s: %zu bytes, over the %u-byte limit", name,
+		    *outlen, RECORD_MAX_BLOB_BYTES);
+	}
+	if (required && *outlen == 0)
+		return rd_fail(r, "%s: empty", name);
+	return 0;
+}
+
+static int
+rd_time(struct rd *r, json_t *o, const char *name, int64_t *t)
+{
+	json_t	*v = json_object_get(o, name);
+
+	*t = 0;
+	if (v == NULL)
+		return 0;
+	if (json_is_integer(v)) {
+		*t = json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v) || bundle_time_parse(json_string_value(v), t) == -1)
+		return rd_fail(r, "%s: not an RFC 3339 UTC time", name);
+	return 0;
+}
+
+static int
+rd_header(struct rd *r, json_t *o, struct bundle *b)
+{
+	const char	*s;
+	json_t		*v;
+
+	if ((s = rd_str(r, o, "format", 0)) == NULL ||
+	    strcmp(s, BUNDLE_FORMAT) != 0)
+		return rd_fail(r, "not a stapled bundle (no \"format\": \"%s\" "
+		    "header)", BUNDLE_FORMAT);
+	v = json_object_get(o, "version");
+	if (!json_is_integer(v))
+		return rd_fail(r, "version: missing or not an integer");
+	if (json_integer_value(v) != BUNDLE_VERSION)
+		return rd_fail(r, "unsupported bundle version %lld (this reader "
+		    "knows version %d)", (long long)json_integer_value(v),
+		    BUNDLE_VERSION);
+	b->version = BUNDLE_VERSION;
+	if (rd_time(r, o, "created", &b->created) == -1)
+		return -1;
+	if ((s = rd_str(r, o, "generator", 0)) != NULL)
+		snprintf(b->generator, sizeof(b->generator), "%s", s);
+	return 0;
+}
+
+static int
+rd_kind(const char *name)
+{
+	int	k;
+
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		if (strcmp(name, cache_kind_str[k]) == 0)
+			return k;
+	return 0;
+}
+
+static int
+rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
+{
+	const char	*s;
+	json_t		*v;
+	long		 n;
+	int		 k;
+
+	memset(e, 0, sizeof(*e));
+	e->line = r->line;
+	e->status = -1;
+	if ((s = rd_str(r, o, "kind", 1)) == NULL)
+		return -1;
+	if (strlen(s) == 0 || strlen(s) >= sizeof(e->kind_name))
+		return rd_fail(r, "kind: not a kind name");
+	snprintf(e->kind_name, sizeof(e->kind_name), "%s", s);
+	e->kind = rd_kind(s);
+	if ((s = rd_str(r, o, "key", 1)) == NULL)
+		return -1;
+	if ((n = bundle_unhex(s, e->key, sizeof(e->key))) <= 0)
+		return rd_fail(r, "key: not 1..%d bytes of hex",
+		    CACHE_KEY_MAX_BYTES);
+	e->klen = (size_t)n;
+	if (rd_blob(r, o, "request", 0, &e->request, &e->request_len) == -1 ||
+	    rd_blob(r, o, "response", 1, &e->response, &e->response_len) == -1 ||
+	    rd_blob(r, o, "headers", 0, &e->headers, &e->headers_len) == -1)
+		return -1;
+	if (rd_time(r, o, "this_update", &e->this_update) == -1 ||
+	    rd_time(r, o, "next_update", &e->next_update) == -1 ||
+	    rd_time(r, o, "produced_at", &e->produced_at) == -1)
+		return -1;
+	v = json_object_get(o, "status");
+	if (json_is_integer(v))
+		e->status = (int)json_integer_value(v);
+	else if (json_is_string(v)) {
+		for (k = 0; k < 3; k++)
+			if (e->kind == CACHE_KIND_OCSP &&
+			    strcmp(json_string_value(v), ocsp_status_name[k]) == 0)
+				e->status = k;
+		if (e->status == -1)
+			return rd_fail(r, "status: \"%s\" is not a status of "
+			    "kind %s", json_string_value(v), e->kind_name);
+	} else if (v != NULL)
+		return rd_fail(r, "status: must be a string or an integer");
+	if ((s = rd_str(r, o, "source", 0)) != NULL)
+		snprintf(e->source, sizeof(e->source), "%s", s);
+	return 0;
+}
+
+static int
+rd_cert(struct rd *r, json_t *o, struct bundle_cert *c)
+{
+	const uint8_t	*p;
+	X509		*x;
+
+	c->line = r->line;
+	if (rd_blob(r, o, "der", 1, &c->der, &c->len) == -1)
+		return -1;
+	if (c->len > BUNDLE_MAX_CERT_BYTES)
+		return rd_fail(r, "der: %zu bytes, over %d", c->len,
+		    BUNDLE_MAX_CERT_BYTES);
+	p = c->der;
+	x = d2i_X509(NULL, &p, (long)c->len);
+	X509_free(x);
+	if (x == NULL || p != c->der + c->len)
+		return rd_fail(r, "der: not one DER certificate");
+	return 0;
+}
+
+static int
+grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	void	*p;
+	size_t	 nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap == 0 ? 64 : *cap * 2;
+	if ((p = realloc(*arr, nc * size)) == NULL)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+/* The trailer: last line, entry count and the digest of everything before it. */
+static int
+rd_trailer(struct rd *r, const uint8_t *buf, size_t start, size_t end,
+    struct bundle *b)
+{
+	json_error_t	 je;
+	json_t		*o = NULL, *v;
+	const char	*s;
+	uint8_t		 md[32], want[32];
+	int		 rv = -1;
+
+	o = json_loadb((const char *)buf + start, end - start,
+	    JSON_REJECT_DUPLICATES, &je);
+	if (o == NULL || !json_is_object(o) ||
+	    (s = rd_str(r, o, "type", 0)) == NULL || strcmp(s, "end") != 0) {
+		rd_fail(r, "truncated or corrupt: the last line is not the "
+		    "\"end\" trailer");
+		goto out;
+	}
+	if ((s = rd_str(r, o, "sha256", 1)) == NULL)
+		goto out;
+	if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64 ||
+	    bundle_unhex(s, want, sizeof(want)) != 32) {
+		rd_fail(r, "sha256: not 64 lower-case hex digits");
+		goto out;
+	}
+	if (EVP_Digest(buf, start, md, NULL, EVP_sha256(), NULL) != 1 ||
+	    memcmp(md, want, sizeof(md)) != 0) {
+		rd_fail(r, "corrupt: the SHA-256 of the preceding bytes does not "
+		    "match the trailer's");
+		goto out;
+	}
+	memcpy(b->sha256, md, sizeof(md));
+	v = json_object_get(o, "entries");
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		rd_fail(r, "entries: missing or not a count");
+		goto out;
+	}
+	b->nentries = (size_t)json_integer_value(v);	/* checked after */
+	rv = 0;
+ out:
+	json_decref(o);
+	return rv;
+}
+
+int
+bundle_parse(const uint8_t *buf, size_t len, struct bundle *b, char *err,
+    size_t errlen)
+{
+	struct rd	 r = { 0, err, errlen };
+	json_error_t	 je;
+	json_t		*o = NULL;
+	const uint8_t	*nl;
+	const char	*type;
+	size_t		 pos, end, last, lines, want, ecap = 0, ccap = 0;
+	int		 rv = -1;
+
+	memset(b, 0, sizeof(*b));
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (len == 0)
+		return rd_fail(&r, "empty file");
+	if (len > BUNDLE_MAX_FILE_BYTES)
+		return rd_fail(&r, "%zu bytes, over the %zu-byte limit", len,
+		    BUNDLE_MAX_FILE_BYTES);
+	if (memchr(buf, '\0', len) != NULL)
+		return rd_fail(&r, "not a text file (NUL byte)");
+
+	/* The header first, so an unknown version is named as such. */
+	r.line = 1;
+	nl = memchr(buf, '\n', len);
+	end = nl != NULL ? (size_t)(nl - buf) : len;
+	o = json_loadb((const char *)buf, end, JSON_REJECT_DUPLICATES, &je);
+	if (o == NULL || !json_is_object(o)) {
+		rd_fail(&r, "not a stapled bundle (the first line is not a "
+		    "JSON object)");
+		goto out;
+	}
+	if (rd_header(&r, o, b) == -1)
+		goto out;
+	json_decref(o);
+	o = NULL;
+
+	/* Then the seal: the last line, over every byte before it. */
+	if (buf[len - 1] != '\n') {
+		r.line = 0;
+		rd_fail(&r, "truncated: the file does not end with a newline");
+		goto out;
+	}
+	for (lines = 0, pos = 0; pos < len; pos++)
+		if (buf[pos] == '\n')
+			lines++;
+	for (last = len - 1; last > 0 && buf[last - 1] != '\n'; last--)
+		;
+	r.line = lines;
+	if (lines < 2) {
+		rd_fail(&r, "truncated: no trailer");
+		goto out;
+	}
+	if (rd_trailer(&r, buf, last, len - 1, b) == -1)
+		goto out;
+	want = b->nentries;
+	b->nentries = 0;
+
+	/* Every line between: all must decode, or nothing is used. */
+	for (pos = end + 1, r.line = 2; pos < last; pos = end + 1, r.line++) {
+		nl = memchr(buf + pos, '\n', last - pos);
+		end = (size_t)(nl - buf);
+		if (end - pos > BUNDLE_MAX_LINE_BYTES) {
+			rd_fail(&r, "%zu bytes, over the %zu-byte line limit",
+			    end - pos, BUNDLE_MAX_LINE_BYTES);
+			goto out;
+		}
+		o = json_loadb((const char *)buf + pos, end - pos,
+		    JSON_REJECT_DUPLICATES, &je);
+		if (o == NULL || !json_is_object(o)) {
+			rd_fail(&r, "not a JSON object (%s)", o == NULL ?
+			    je.text : "another JSON value");
+			goto out;
+		}
+		if ((type = rd_str(&r, o, "type", 1)) == NULL)
+			goto out;
+		if (strcmp(type, "entry") == 0) {
+			if (grow((void **)&b->entries, &ecap, b->nentries,
+			    sizeof(*b->entries)) == -1) {
+				rd_fail(&r, "out of memory");
+				goto out;
+			}
+			if (rd_entry(&r, o, &b->entries[b->nentries++]) == -1)
+				goto out;
+		} else if (strcmp(type, "cert") == 0) {
+			if (grow((void **)&b->certs, &ccap, b->ncerts,
+			    sizeof(*b->certs)) == -1) {
+				rd_fail(&r, "out of memory");
+				goto out;
+			}
+			memset(&b->certs[b->ncerts], 0, sizeof(*b->certs));
+			if (rd_cert(&r, o, &b->certs[b->ncerts++]) == -1)
+				goto out;
+		} else if (strcmp(type, "header") == 0 ||
+		    strcmp(type, "end") == 0) {
+			rd_fail(&r, "a second \"%s\" line", type);
+			goto out;
+		} else
+			b->nunknown++;
+		json_decref(o);
+		o = NULL;
+	}
+	if (b->nentries != want) {
+		r.line = lines;
+		rd_fail(&r, "the trailer counts %zu entries, the file holds %zu",
+		    want, b->nentries);
+		goto out;
+	}
+	rv = 0;
+ out:
+	json_decref(o);
+	if (rv == -1)
+		bundle_free(b);
+	return rv;
+}
+
+void
+bundle_free(struct bundle *b)
+{
+	size_t	i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->nentries; i++) {
+		free(b->entries[i].request);
+		free(b->entries[i].response);
+		free(b->entries[i].headers);
+	}
+	for (i = 0; i < b->ncerts; i++)
+		free(b->certs[i].der);
+	free(b->entries);
+	free(b->certs);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* One object, compact, members in insertion order, then '\n'; o is consumed. */
+static int
+wr_line(struct bundle_writer *w, json_t *o)
+{
+	char	*s = NULL;
+	size_t	 n;
+	int	 rv = -1;
+
+	if (w->failed || o == NULL)
+		goto out;
+	if ((s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII)) == NULL)
+		goto out;
+	n = strlen(s);
+	if (fwrite(s, 1, n, w->out) != n || fputc('\n', w->out) == EOF)
+		goto out;
+	if (EVP_DigestUpdate(w->md, s, n) != 1 ||
+	    EVP_DigestUpdate(w->md, "\n", 1) != 1)
+		goto out;
+	rv = 0;
+ out:
+	if (rv == -1)
+		w->failed = 1;
+	free(s);
+	json_decref(o);
+	return rv;
+}
+
+static int
+set_blob(json_t *o, const char *name, const uint8_t *buf, size_t len)
+{
+	char	*s;
+	int	 rv;
+
+	if ((s = b64_encode(buf != NULL ? buf : (const uint8_t *)"", len)) == NULL)
+		return -1;
+	rv = json_object_set_new(o, name, json_string(s));
+	free(s);
+	return rv;
+}
+
+static int
+set_time(json_t *o, const char *name, int64_t t)
+{
+	char	buf[32];
+
+	bundle_time_str(buf, t);
+	return json_object_set_new(o, name, json_string(buf));
+}
+
+struct bundle_writer *
+bundle_writer_new(FILE *out, time_t created, const char *generator)
+{
+	struct bundle_writer	*w;
+	json_t			*o;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->out = out;
+	if ((w->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1)
+		goto fail;
+	o = json_object();
+	if (o == NULL ||
+	    json_object_set_new(o, "type", json_string("header")) == -1 ||
+	    json_object_set_new(o, "format", json_string(BUNDLE_FORMAT)) == -1 ||
+	    json_object_set_new(o, "version", json_integer(BUNDLE_VERSION)) == -1 ||
+	    set_time(o, "created", created) == -1 ||
+	    json_object_set_new(o, "generator", json_string(generator)) == -1) {
+		json_decref(o);
+		goto fail;
+	}
+	if (wr_line(w, o) == -1)
+		goto fail;
+	return w;
+ fail:
+	bundle_writer_free(w);
+	return NULL;
+}
+
+int
+bundle_write_entry(struct bundle_writer *w, const struct bundle_entry *e)
+{
+	char		 key[2 * CACHE_KEY_MAX_BYTES + 1];
+	const char	*kind, *st;
+	json_t		*o;
+
+	if (e->kind <= 0 || e->kind >= CACHE_KIND_MAX || e->klen == 0 ||
+	    e->klen > CACHE_KEY_MAX_BYTES || e->response_len == 0)
+		return -1;
+	kind = cache_kind_str[e->kind];
+	bundle_hex(key, e->key, e->klen);
+	o = json_object();
+	if (o == NULL ||
+	    json_object_set_new(o, "type", json_string("entry")) == -1 ||
+	    json_object_set_new(o, "kind", json_string(kind)) == -1 ||
+	    json_object_set_new(o, "key", json_string(key)) == -1 ||
+	    set_blob(o, "request", e->request, e->request_len) == -1 ||
+	    set_blob(o, "response", e->response, e->response_len) == -1 ||
+	    (e->headers_len > 0 &&
+	    set_blob(o, "headers", e->headers, e->headers_len) == -1) ||
+	    set_time(o, "this_update", e->this_update) == -1 ||
+	    set_time(o, "next_update", e->next_update) == -1 ||
+	    (e->produced_at != 0 &&
+	    set_time(o, "produced_at", e->produced_at) == -1))
+		goto fail;
+	if (e->status >= 0) {
+		st = bundle_status_name(e->kind, e->status);
+		if (json_object_set_new(o, "status", st != NULL ?
+		    json_string(st) : json_integer(e->status)) == -1)
+			goto fail;
+	}
+	if (e->source[0] != '\0' &&
+	    json_object_set_new(o, "source", json_string(e->source)) == -1)
+		goto fail;
+	if (wr_line(w, o) == -1)
+		return -1;
+	w->entries++;
+	return 0;
+ fail:
+	json_decref(o);
+	w->failed = 1;
+	return -1;
+}
+
+int
+bundle_write_cert(struct bundle_writer *w, const uint8_t *der, size_t len,
+    const char *subject)
+{
+	json_t	*o;
+
+	if (len == 0 || len > BUNDLE_MAX_CERT_BYTES)
+		return -1;
+	o = json_object();
+	if (o == NULL ||
+	    json_object_set_new(o, "type", json_string("cert")) == -1 ||
+	    set_blob(o, "der", der, len) == -1 ||
+	    (subject != NULL &&
+	    json_object_set_new(o, "subject", json_string(subject)) == -1)) {
+		json_decref(o);
+		w->failed = 1;
+		return -1;
+	}
+	return wr_line(w, o);
+}
+
+int
+bundle_writer_end(struct bundle_writer *w)
+{
+	uint8_t		md[32];
+	char		hex[65], line[160];
+	unsigned	mdlen;
+	int		n;
+
+	if (w->failed || EVP_DigestFinal_ex(w->md, md, &mdlen) != 1)
+		return -1;
+	bundle_hex(hex, md, sizeof(md));
+	/* Written by hand: it is not part of what it seals. */
+	n = snprintf(line, sizeof(line),
+	    "{\"type\":\"end\",\"entries\":%zu,\"sha256\":\"%s\"}\n",
+	    w->entries, hex);
+	if (n < 0 || (size_t)n >= sizeof(line) ||
+	    fwrite(line, 1, (size_t)n, w->out) != (size_t)n ||
+	    fflush(w->out) == EOF || ferror(w->out)) {
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+size_t
+bundle_writer_entries(const struct bundle_writer *w)
+{
+	return w->entries;
+}
+
+void
+bundle_writer_free(struct bundle_writer *w)
+{
+	if (w == NULL)
+		return;
+	EVP_MD_CTX_free(w->md);
+	free(w);
+}

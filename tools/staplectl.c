@@ -1,0 +1,115 @@
+/* staplectl: inspect a stapled cache, and carry its vendor-signed entries across an air gap in bundles. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/staplectl.h"
+
+struct ctl_cmd {
+	const char	*name;
+	ctl_cmd_fn	*fn;
+	const char	*summary;
+};
+
+static const struct ctl_cmd	cmds[] = {
+	{ "status", cmd_status, "entries by kind, earliest nextUpdate, upstream health" },
+	{ "list", cmd_list, "one line per entry" },
+	{ "show", cmd_show, "one entry, decoded" },
+	{ "export", cmd_export, "write a bundle of the valid entries" },
+	{ "verify", cmd_verify, "check a bundle without importing it" },
+	{ "import", cmd_import, "verify a bundle's entries and store them" },
+	{ "manifest", cmd_manifest, "what hosts need, from evidence or chains" },
+	{ "fetch", cmd_fetch, "fetch a manifest's entries into a bundle" },
+	{ "prefetch", cmd_prefetch, "fetch what evidence needs into the cache" },
+	{ "purge", cmd_purge, "delete expired or named entries" },
+	{ "export-rim-store", cmd_export_rim_store, "write {id}.xml for nvattest --rim-store" },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: staplectl [-C cache-dir] [-f config.json] [--json] "
+	    "COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-17s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\n'staplectl COMMAND --help' for a command's options; "
+	    "staplectl(8) for the exit codes:\n"
+	    "0 ok, 1 something rejected or failed, 2 usage, "
+	    "3 cannot open the cache or a file, 4 not in this build.\n");
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option	opts[] = {
+		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ctl	 ctl;
+	const char	*cache_dir = NULL;
+	size_t		 i;
+	int		 ch, rv;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.skew_s = CTL_DEFAULT_SKEW_S;
+	ctl.now = time(NULL);
+	while ((ch = getopt_long(argc, argv, "+C:f:hV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			cache_dir = optarg;
+			break;
+		case 'f':
+			ctl.config_file = optarg;
+			break;
+		case 'j':
+			ctl.json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return CTL_OK;
+		case 'V':
+			printf("staplectl %s\n", PACKAGE_VERSION);
+			return CTL_OK;
+		default:
+			usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	if (ctl.config_file != NULL &&
+	    (rv = ctl_load_config(&ctl, ctl.config_file)) != CTL_OK)
+		goto out;
+	/* -C wins over the config file's cache_dir, as stapled's flags do. */
+	ctl.cache_dir = cache_dir != NULL ? cache_dir :
+	    ctl.conf_cache_dir != NULL ? ctl.conf_cache_dir :
+	    CTL_DEFAULT_CACHE_DIR;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[0], cmds[i].name) == 0)
+			break;
+	if (i == sizeof(cmds) / sizeof(cmds[0])) {
+		ctl_warnx("%s: unknown command", argv[0]);
+		usage(stderr);
+		rv = CTL_USAGE;
+		goto out;
+	}
+	optind = 1;	/* each command parses its own options */
+	rv = cmds[i].fn(&ctl, argc, argv);
+ out:
+	ctl_free(&ctl);
+	return rv;
+}

@@ -1,0 +1,154 @@
+/* staplectl: what its command files share (context, exit codes, trust, the cache's pool). */
+#ifndef TOOLS_STAPLECTL_H
+#define TOOLS_STAPLECTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <openssl/ocsp.h>
+#include <openssl/x509.h>
+
+#include "attest/ocsp.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
+
+#define CTL_DEFAULT_CACHE_DIR	"/var/lib/stapled"
+#define CTL_DEFAULT_SKEW_S	60	/* as stapled's ocsp.skew_s */
+#define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
+#define CTL_MAX_LIST		64	/* anchors, intermediates, upstreams */
+#define CTL_POOL_PREFIX		"pool/"
+
+/* Exit codes a script can rely on (docs/staplectl.8). */
+enum ctl_exit {
+	CTL_OK = 0,		/* done; nothing rejected */
+	CTL_REJECTED = 1,	/* something was rejected or failed */
+	CTL_USAGE = 2,		/* bad command line or configuration */
+	CTL_NOFILE = 3,		/* cannot open the cache or a file */
+	CTL_UNAVAILABLE = 4,	/* the command is not in this build */
+};
+
+struct ctl {
+	const char	*cache_dir;
+	const char	*config_file;
+	int		 json;
+	size_t		 map_bytes;
+	long		 skew_s;
+	char		*conf_cache_dir;		/* owned */
+	char		*anchors[CTL_MAX_LIST];		/* ocsp.anchors */
+	size_t		 nanchors;
+	char		*intermediates[CTL_MAX_LIST];	/* ocsp.intermediates */
+	size_t		 nintermediates;
+	char		*ocsp_upstreams[CTL_MAX_LIST];	/* ocsp.upstreams urls */
+	size_t		 nocsp_upstreams;
+	char		*rim_upstreams[CTL_MAX_LIST];	/* rim.upstreams urls */
+	size_t		 nrim_upstreams;
+	struct cache	*cache;
+	int		 cache_readonly;
+	time_t		 now;
+};
+
+/* The OCSP trust store plus copies of its certificates, for chain building. */
+struct ctl_trust {
+	struct ocsp_trust	*ocsp;
+	STACK_OF(X509)		*anchors;
+	STACK_OF(X509)		*pool;
+};
+
+typedef int ctl_cmd_fn(struct ctl *, int argc, char **argv);
+
+ctl_cmd_fn	cmd_status, cmd_list, cmd_show, cmd_purge;
+ctl_cmd_fn	cmd_export, cmd_verify, cmd_import;
+ctl_cmd_fn	cmd_manifest, cmd_fetch, cmd_prefetch, cmd_export_rim_store;
+
+/* Messages to stderr, "staplectl: " first. */
+void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+/* -f: read the keys staplectl needs from a stapled config; CTL_* code. */
+int	ctl_load_config(struct ctl *, const char *path);
+void	ctl_free(struct ctl *);
+
+/* Open the cache once (read-only or not); CTL_OK or CTL_NOFILE (said why). */
+int	ctl_open_cache(struct ctl *, int readonly);
+
+/*
+ * The daemon's trust: -f anchors or the built-in roots, the built-in
+ * pool, -f intermediates, and (with_cache) the pool learned in the cache.
+ * CTL_OK, or another code with the reason said.
+ */
+int	ctl_trust_load(struct ctl *, struct ctl_trust *, int with_cache);
+int	ctl_trust_add_pool_der(struct ctl_trust *, const uint8_t *, size_t);
+void	ctl_trust_free(struct ctl_trust *);
+
+/* 1 if the DER certificate is a CA (basicConstraints cA), else 0. */
+int	ctl_der_is_ca(const uint8_t *der, size_t len);
+/* Add a CA certificate to the cache's pool: 1 added, 0 known or not a CA, -1. */
+int	ctl_pool_store(struct ctl *, const uint8_t *der, size_t len);
+
+/* Whole file (or "-": stdin) into malloc'd memory, at most max bytes. */
+int	ctl_read_file(const char *path, size_t max, uint8_t **buf,
+	    size_t *len, char *err, size_t errlen);
+/*
+ * Open an output: "-" or NULL is stdout; else a temporary file beside
+ * path, renamed over it by ctl_output_commit, so a reader never sees half.
+ */
+struct ctl_output {
+	FILE	*f;
+	char	*path;
+	char	*tmp;
+};
+int	ctl_output_open(struct ctl_output *, const char *path);
+int	ctl_output_commit(struct ctl_output *);	/* 0 or -1 (said why) */
+void	ctl_output_abort(struct ctl_output *);
+
+/* "6h", "30m", "2d", "90s", "45" (seconds). Returns 0 or -1. */
+int	ctl_parse_duration(const char *, long *secs);
+/* "3h12m", "-5m" (already past), for humans. */
+void	ctl_fmt_duration(char *buf, size_t len, long secs);
+/* Decode a hex key into kind-agnostic bytes; 0 or -1. */
+int	ctl_parse_key(const char *hex, uint8_t *key, size_t *klen);
+/* Subject (RFC 2253) of a DER certificate or X509, into buf. */
+void	ctl_x509_subject(X509 *, char *buf, size_t len);
+
+/* Every entry of a kind (0: all), with its metadata, in key order. */
+struct ctl_ent {
+	enum cache_kind		 kind;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+	struct cache_meta	 meta;
+};
+int	ctl_collect(struct ctl *, enum cache_kind, struct ctl_ent **out,
+	    size_t *n);	/* CTL_OK or CTL_NOFILE; *out is malloc'd */
+/* "ocsp" ... as kind, or 0. */
+enum cache_kind ctl_kind(const char *);
+/* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
+void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,
+	    char *buf, size_t len);
+
+/*
+ * The responder of a BasicOCSPResponse and the chain the trust store
+ * builds for it (as far as it gets), leaf first; owned, NULL if the
+ * signer is not found. ctl_ocsp_der_chain does the same from DER.
+ */
+STACK_OF(X509) *ctl_ocsp_signer_chain(struct ctl_trust *, OCSP_BASICRESP *);
+STACK_OF(X509) *ctl_ocsp_der_chain(struct ctl_trust *, const uint8_t *der,
+	    size_t len);
+/* 1 if the CA certificate chains to an anchor (dates not checked). */
+int	ctl_ca_chains(struct ctl_trust *, X509 *, STACK_OF(X509) *extra);
+
+/* The verdict of one bundle entry against the daemon's rules. */
+struct ctl_check {
+	int			 ok;
+	char			 reason[320];
+	struct cache_meta	 meta;	/* status and times, from the response */
+};
+
+/*
+ * Verify one entry as the daemon would before storing it (kind by kind;
+ * no nonce check: a bundle is cached by nature). Fills c->meta's kind,
+ * status and times; the caller sets the rest. Returns c->ok.
+ */
+int	ctl_check_entry(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+
+#endif

@@ -1,0 +1,506 @@
+/* staplectl status, list and purge: what the cache holds, how fresh it is, what the daemon last recorded. */
+#include "config.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "attest/ocsp.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
+#include "tools/staplectl.h"
+
+#define STATUS_EXPIRING_S	(6 * 3600)	/* what status counts as expiring */
+#define DAEMON_STALE_S		60		/* it records every few seconds */
+
+enum cache_kind
+ctl_kind(const char *s)
+{
+	int	k;
+
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		if (strcmp(s, cache_kind_str[k]) == 0)
+			return k;
+	return 0;
+}
+
+struct collect {
+	struct ctl_ent	*e;
+	size_t		 n, cap;
+	int		 oom;
+};
+
+static int
+collect_cb(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct collect	*c = arg;
+	struct ctl_ent	*p;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap == 0 ? 256 : c->cap * 2;
+		if ((p = realloc(c->e, c->cap * sizeof(*p))) == NULL) {
+			c->oom = 1;
+			return 1;
+		}
+		c->e = p;
+	}
+	p = &c->e[c->n++];
+	p->kind = kind;
+	memcpy(p->key, key, klen);
+	p->klen = klen;
+	p->meta = *m;
+	return 0;
+}
+
+int
+ctl_collect(struct ctl *ctl, enum cache_kind kind, struct ctl_ent **out,
+    size_t *n)
+{
+	struct collect	c = { NULL, 0, 0, 0 };
+
+	*out = NULL;
+	*n = 0;
+	if (cache_walk(ctl->cache, kind, NULL, 0, 0, collect_cb, &c) == -1 ||
+	    c.oom) {
+		ctl_warnx("%s", c.oom ? "out of memory" :
+		    cache_strerror(ctl->cache));
+		free(c.e);
+		return CTL_NOFILE;
+	}
+	if (cache_walk_skipped(ctl->cache) > 0)
+		ctl_warnx("%zu undecodable record(s) skipped",
+		    cache_walk_skipped(ctl->cache));
+	*out = c.e;
+	*n = c.n;
+	return CTL_OK;
+}
+
+void
+ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
+    char *buf, size_t len)
+{
+	struct ocsp_req	 req;
+	const char	*why;
+	size_t		 i;
+
+	snprintf(buf, len, "-");
+	if (e->kind == CACHE_KIND_OCSP) {
+		if (b == NULL || b->request_len == 0 ||
+		    ocsp_req_parse(b->request, b->request_len, &req, &why) == -1)
+			return;
+		if (req.certids[0].serial_len * 2 + 8 > len)
+			return;
+		memcpy(buf, "serial=", 7);
+		bundle_hex(buf + 7, req.certids[0].serial,
+		    req.certids[0].serial_len);
+		return;
+	}
+	/* Other kinds are keyed by a printable name (a RIM ID, a path). */
+	for (i = 0; i < e->klen; i++)
+		if (!isprint(e->key[i]))
+			return;
+	snprintf(buf, len, "%.*s", (int)e->klen, (const char *)e->key);
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+static int
+pool_count_cb(const char *name, const uint8_t *val, size_t len, void *arg)
+{
+	(void)name;
+	(void)val;
+	(void)len;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+struct kind_stat {
+	size_t	valid, expired, expiring, failing;
+	int64_t	earliest;	/* earliest nextUpdate of valid entries, 0: none */
+};
+
+static void
+status_text(struct ctl *ctl, const struct cache_stat *st,
+    const struct kind_stat *ks, size_t pool, json_t *daemon)
+{
+	const struct kind_stat	*all = &ks[0];
+	json_t			*v, *svc, *u;
+	const char		*name;
+	char			 t[32], d[32], lf[64];
+	size_t			 i;
+	int			 k;
+
+	printf("cache      %s (%zu MiB used of %zu MiB)\n", ctl->cache_dir,
+	    (st->used_bytes + (1 << 20) - 1) >> 20, st->map_bytes >> 20);
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		if (st->entries[k] == 0)
+			continue;
+		printf("entries    %-4s %zu: %zu valid, %zu expired, %zu "
+		    "expiring within 6h, %zu failing refresh\n",
+		    cache_kind_str[k], st->entries[k], ks[k].valid,
+		    ks[k].expired, ks[k].expiring, ks[k].failing);
+	}
+	if (st->entries[0] > 0)
+		printf("entries    %zu undecodable\n", st->entries[0]);
+	if (all->earliest != 0) {
+		bundle_time_str(t, all->earliest);
+		ctl_fmt_duration(d, sizeof(d), (long)(all->earliest - ctl->now));
+		printf("earliest   nextUpdate %s (in %s)\n", t, d);
+	} else
+		printf("earliest   nextUpdate none (no valid entry)\n");
+	printf("expiring   %zu within 6h\n", all->expiring);
+	printf("pool       %zu intermediate(s) learned\n", pool);
+	if (daemon == NULL) {
+		printf("daemon     no record (stapled has not run on this "
+		    "cache)\n");
+		return;
+	}
+	bundle_time_str(t, json_integer_value(json_object_get(daemon,
+	    "recorded")));
+	ctl_fmt_duration(d, sizeof(d), (long)(ctl->now -
+	    json_integer_value(json_object_get(daemon, "recorded"))));
+	printf("daemon     pid %lld, recorded %s (%s ago)%s, refresh backlog "
+	    "%lld\n", (long long)json_integer_value(json_object_get(daemon,
+	    "pid")), t, d, ctl->now - json_integer_value(json_object_get(daemon,
+	    "recorded")) > DAEMON_STALE_S ? " STALE: is stapled running?" : "",
+	    (long long)json_integer_value(json_object_get(daemon,
+	    "refresh_backlog")));
+	json_object_foreach(json_object_get(daemon, "upstreams"), name, svc) {
+		json_array_foreach(svc, i, u) {
+			v = json_object_get(u, "last_failure");
+			lf[0] = '\0';
+			if (json_integer_value(v) > 0) {
+				ctl_fmt_duration(d, sizeof(d), (long)(ctl->now -
+				    json_integer_value(v)));
+				snprintf(lf, sizeof(lf), ", last failure %s ago",
+				    d);
+			}
+			printf("upstream   %s %s %s %s, %lld consecutive "
+			    "failure(s), %lld request(s), %lld failure(s)%s\n",
+			    name, json_string_value(json_object_get(u, "name")),
+			    json_string_value(json_object_get(u, "url")),
+			    json_is_true(json_object_get(u, "up")) ? "up" : "DOWN",
+			    (long long)json_integer_value(json_object_get(u,
+			    "consecutive_failures")),
+			    (long long)json_integer_value(json_object_get(u,
+			    "requests")),
+			    (long long)json_integer_value(json_object_get(u,
+			    "failures")), lf);
+		}
+	}
+}
+
+static json_t *
+kind_json(const struct kind_stat *k, size_t total)
+{
+	char	t[32];
+	json_t	*o;
+
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "entries", (json_int_t)total,
+	    "valid", (json_int_t)k->valid, "expired", (json_int_t)k->expired,
+	    "expiring_6h", (json_int_t)k->expiring, "failing",
+	    (json_int_t)k->failing);
+	if (o != NULL && k->earliest != 0) {
+		bundle_time_str(t, k->earliest);
+		json_object_set_new(o, "earliest_next_update", json_string(t));
+		json_object_set_new(o, "earliest_next_update_unix",
+		    json_integer(k->earliest));
+	}
+	return o;
+}
+
+static void
+status_json(struct ctl *ctl, const struct cache_stat *st,
+    const struct kind_stat *ks, size_t pool, json_t *daemon)
+{
+	json_t	*root, *kinds, *all;
+	size_t	 total = 0;
+	int	 k;
+
+	kinds = json_object();
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		total += st->entries[k];
+		json_object_set_new(kinds, cache_kind_str[k],
+		    kind_json(&ks[k], st->entries[k]));
+	}
+	root = json_pack("{s:s, s:I, s:I, s:I, s:o, s:I}", "cache_dir",
+	    ctl->cache_dir, "map_bytes", (json_int_t)st->map_bytes,
+	    "used_bytes", (json_int_t)st->used_bytes, "undecodable",
+	    (json_int_t)st->entries[0], "kinds", kinds, "pool",
+	    (json_int_t)pool);
+	if (root == NULL)
+		return;
+	if ((all = kind_json(&ks[0], total)) != NULL) {
+		json_object_update(root, all);
+		json_decref(all);
+	}
+	json_object_set(root, "daemon", daemon != NULL ? daemon : json_null());
+	json_dumpf(root, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(root);
+}
+
+int
+cmd_status(struct ctl *ctl, int argc, char **argv)
+{
+	struct cache_stat	 st;
+	struct kind_stat	 ks[CACHE_KIND_MAX];
+	struct ctl_ent		*e = NULL;
+	json_t			*daemon = NULL;
+	json_error_t		 je;
+	uint8_t			*rec = NULL;
+	size_t			 n, i, reclen, pool = 0;
+	int			 rv, idx, k;
+
+	if (argc > 1) {
+		printf("usage: staplectl [-C dir] [--json] status\n"
+		    "entries by kind, the earliest nextUpdate, entries expiring "
+		    "within 6 h,\nthe refresh backlog and per-upstream health "
+		    "as stapled last recorded them.\n");
+		return strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0 ? CTL_OK : CTL_USAGE;
+	}
+	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK)
+		return rv;
+	if (cache_stat(ctl->cache, &st) == -1) {
+		ctl_warnx("%s", cache_strerror(ctl->cache));
+		return CTL_NOFILE;
+	}
+	if ((rv = ctl_collect(ctl, 0, &e, &n)) != CTL_OK)
+		return rv;
+	memset(ks, 0, sizeof(ks));
+	for (i = 0; i < n; i++) {
+		const struct cache_meta	*m = &e[i].meta;
+
+		for (idx = 0; idx < 2; idx++) {
+			k = idx == 0 ? 0 : e[i].kind;
+			if (m->next_update <= ctl->now) {
+				ks[k].expired++;
+				continue;
+			}
+			ks[k].valid++;
+			if (m->next_update - ctl->now <= STATUS_EXPIRING_S)
+				ks[k].expiring++;
+			if (m->refresh_failures > 0)
+				ks[k].failing++;
+			if (ks[k].earliest == 0 || m->next_update < ks[k].earliest)
+				ks[k].earliest = m->next_update;
+		}
+	}
+	free(e);
+	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_count_cb, &pool);
+	if (cache_aux_get(ctl->cache, "daemon", &rec, &reclen) == 1)
+		daemon = json_loadb((const char *)rec, reclen, 0, &je);
+	free(rec);
+	if (ctl->json)
+		status_json(ctl, &st, ks, pool, daemon);
+	else
+		status_text(ctl, &st, ks, pool, daemon);
+	json_decref(daemon);
+	return CTL_OK;
+}
+
+/* ---- list ------------------------------------------------------------------ */
+
+static void
+list_usage(FILE *f)
+{
+	fprintf(f, "usage: staplectl [-C dir] [--json] list [--kind "
+	    "ocsp|rim|pccs|kds] [--expiring-within DURATION]\n"
+	    "one line per entry: key, kind, subject, status, thisUpdate, "
+	    "nextUpdate, time left, source.\nDURATION: 90s, 30m, 6h, 2d. "
+	    "--expiring-within lists valid entries whose nextUpdate\nfalls "
+	    "within DURATION from now.\n");
+}
+
+int
+cmd_list(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option	opts[] = {
+		{ "kind", required_argument, NULL, 'k' },
+		{ "expiring-within", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ctl_ent		*e = NULL;
+	struct cache_body	 b;
+	enum cache_kind		 kind = 0;
+	json_t			*arr = NULL, *o;
+	const char		*st;
+	char			 key[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
+	char			 tu[32], nu[32], left[32], stbuf[16];
+	long			 within = -1;
+	size_t			 n, i;
+	int			 ch, rv;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'k':
+			if ((kind = ctl_kind(optarg)) == 0) {
+				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
+				    optarg);
+				return CTL_USAGE;
+			}
+			break;
+		case 'e':
+			if (ctl_parse_duration(optarg, &within) == -1) {
+				ctl_warnx("--expiring-within %s: not a duration "
+				    "(90s, 30m, 6h, 2d)", optarg);
+				return CTL_USAGE;
+			}
+			break;
+		case 'h':
+			list_usage(stdout);
+			return CTL_OK;
+		default:
+			list_usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	if (optind != argc) {
+		list_usage(stderr);
+		return CTL_USAGE;
+	}
+	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK)
+		return rv;
+	if ((rv = ctl_collect(ctl, kind, &e, &n)) != CTL_OK)
+		return rv;
+	if (ctl->json)
+		arr = json_array();
+	for (i = 0; i < n; i++) {
+		const struct cache_meta	*m = &e[i].meta;
+
+		if (within >= 0 && (m->next_update <= ctl->now ||
+		    m->next_update - ctl->now > within))
+			continue;
+		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen, NULL,
+		    &b) != 1)
+			memset(&b, 0, sizeof(b));
+		bundle_hex(key, e[i].key, e[i].klen);
+		ctl_entry_subject(&e[i], &b, subj, sizeof(subj));
+		bundle_time_str(tu, m->this_update);
+		bundle_time_str(nu, m->next_update);
+		if ((st = bundle_status_name(e[i].kind, m->status)) == NULL) {
+			snprintf(stbuf, sizeof(stbuf), "%u", m->status);
+			st = stbuf;
+		}
+		if (arr != NULL) {
+			o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, "
+			    "s:s, s:I}", "key", key, "kind",
+			    cache_kind_str[e[i].kind], "subject", subj, "status",
+			    st, "this_update", tu, "next_update", nu,
+			    "seconds_left", (json_int_t)(m->next_update -
+			    ctl->now), "valid", m->next_update > ctl->now,
+			    "source", m->source, "served",
+			    (json_int_t)m->served_count);
+			json_array_append_new(arr, o);
+			continue;
+		}
+		if (m->next_update > ctl->now)
+			ctl_fmt_duration(left, sizeof(left),
+			    (long)(m->next_update - ctl->now));
+		else
+			snprintf(left, sizeof(left), "expired");
+		printf("%s %-4s %s %s %s %s %s %s\n", key,
+		    cache_kind_str[e[i].kind], subj, st, tu, nu, left,
+		    m->source[0] != '\0' ? m->source : "-");
+	}
+	if (arr != NULL) {
+		json_dumpf(arr, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(arr);
+	}
+	free(e);
+	return CTL_OK;
+}
+
+/* ---- purge ---------------------------------------------------------------- */
+
+static void
+purge_usage(FILE *f)
+{
+	fprintf(f, "usage: staplectl [-C dir] purge --expired | KEY...\n"
+	    "--expired deletes every entry past its nextUpdate (never served "
+	    "again anyway);\nKEY deletes that entry, of whatever kind (keys as "
+	    "'list' prints them).\n");
+}
+
+int
+cmd_purge(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option	opts[] = {
+		{ "expired", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ctl_ent	*e = NULL;
+	struct cache_meta m;
+	uint8_t		 key[CACHE_KEY_MAX_BYTES];
+	size_t		 klen, n, i, deleted = 0;
+	int		 ch, rv, expired = 0, k, found, failed = 0;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'x':
+			expired = 1;
+			break;
+		case 'h':
+			purge_usage(stdout);
+			return CTL_OK;
+		default:
+			purge_usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	if (expired == (optind < argc)) {
+		purge_usage(stderr);
+		return CTL_USAGE;
+	}
+	for (i = optind; i < (size_t)argc; i++)
+		if (ctl_parse_key(argv[i], key, &klen) == -1) {
+			ctl_warnx("%s: not a hex key", argv[i]);
+			return CTL_USAGE;
+		}
+	if ((rv = ctl_open_cache(ctl, 0)) != CTL_OK)
+		return rv;
+	if (expired) {
+		if ((rv = ctl_collect(ctl, 0, &e, &n)) != CTL_OK)
+			return rv;
+		for (i = 0; i < n; i++) {
+			if (e[i].meta.next_update > ctl->now)
+				continue;
+			if (cache_del(ctl->cache, e[i].kind, e[i].key,
+			    e[i].klen) == -1) {
+				ctl_warnx("%s", cache_strerror(ctl->cache));
+				failed = 1;
+				continue;
+			}
+			deleted++;
+		}
+		free(e);
+	}
+	for (i = optind; !expired && i < (size_t)argc; i++) {
+		ctl_parse_key(argv[i], key, &klen);
+		for (found = 0, k = 1; k < CACHE_KIND_MAX; k++) {
+			if (cache_get_meta(ctl->cache, k, key, klen, &m) != 1)
+				continue;
+			found = 1;
+			if (cache_del(ctl->cache, k, key, klen) == -1) {
+				ctl_warnx("%s", cache_strerror(ctl->cache));
+				failed = 1;
+			} else
+				deleted++;
+		}
+		if (!found) {
+			ctl_warnx("%s: no such entry", argv[i]);
+			failed = 1;
+		}
+	}
+	printf("purged %zu entr%s\n", deleted, deleted == 1 ? "y" : "ies");
+	return failed ? CTL_REJECTED : CTL_OK;
+}

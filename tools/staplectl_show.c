@@ -1,0 +1,385 @@
+/* staplectl show: one entry, decoded (CertIDs, status, times, responder and its chain, where it came from). */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/ocsp.h>
+#include <openssl/x509.h>
+
+#include "attest/ocsp.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
+#include "tools/staplectl.h"
+
+#define SHOW_MIN_PREFIX_CHARS	8
+
+static void
+show_usage(FILE *f)
+{
+	fprintf(f, "usage: staplectl [-C dir] [-f config] [--json] show KEY\n"
+	    "KEY as 'list' prints it, or a unique prefix of at least %d hex "
+	    "digits.\n", SHOW_MIN_PREFIX_CHARS);
+}
+
+static int64_t
+asn1_unix(const ASN1_TIME *t)
+{
+	struct tm	tm;
+
+	if (t == NULL || !ASN1_TIME_to_tm(t, &tm))
+		return 0;
+	return (int64_t)timegm(&tm);
+}
+
+static void
+put_time(json_t *o, const char *name, int64_t t)
+{
+	char	buf[32];
+
+	if (t == 0)
+		return;
+	bundle_time_str(buf, t);
+	json_object_set_new(o, name, json_string(buf));
+}
+
+static void
+put_hex(json_t *o, const char *name, const uint8_t *p, size_t n)
+{
+	char	*h;
+
+	if ((h = malloc(2 * n + 1)) == NULL)
+		return;
+	bundle_hex(h, p, n);
+	json_object_set_new(o, name, json_string(h));
+	free(h);
+}
+
+static void
+put_asn1_hex(json_t *o, const char *name, const ASN1_STRING *s)
+{
+	if (s != NULL)
+		put_hex(o, name, ASN1_STRING_get0_data(s),
+		    (size_t)ASN1_STRING_length(s));
+}
+
+static json_t *
+cert_json(X509 *x, const char *origin)
+{
+	char	 subj[256], iss[256];
+	json_t	*o;
+	BIO	*bio;
+	int	 n;
+
+	ctl_x509_subject(x, subj, sizeof(subj));
+	iss[0] = '\0';
+	if ((bio = BIO_new(BIO_s_mem())) != NULL) {
+		if (X509_NAME_print_ex(bio, X509_get_issuer_name(x), 0,
+		    XN_FLAG_RFC2253) >= 0 &&
+		    (n = BIO_read(bio, iss, sizeof(iss) - 1)) > 0)
+			iss[n] = '\0';
+		BIO_free(bio);
+	}
+	o = json_pack("{s:s, s:s, s:s}", "subject", subj, "issuer", iss,
+	    "from", origin);
+	put_time(o, "not_after", asn1_unix(X509_get0_notAfter(x)));
+	return o;
+}
+
+static int
+in_stack(STACK_OF(X509) *sk, X509 *x)
+{
+	int	i;
+
+	for (i = 0; sk != NULL && i < sk_X509_num(sk); i++)
+		if (X509_cmp(sk_X509_value(sk, i), x) == 0)
+			return 1;
+	return 0;
+}
+
+/* The responder and the chain the trust store builds for it. */
+static json_t *
+signer_chain(struct ctl_trust *t, OCSP_BASICRESP *bs)
+{
+	const STACK_OF(X509)	*rc = OCSP_resp_get0_certs(bs);
+	STACK_OF(X509)		*chain;
+	X509			*x;
+	json_t			*arr = json_array();
+	const char		*from;
+	int			 i;
+
+	chain = ctl_ocsp_signer_chain(t, bs);
+	for (i = 0; chain != NULL && i < sk_X509_num(chain); i++) {
+		x = sk_X509_value(chain, i);
+		from = in_stack(t->anchors, x) ? "anchor" :
+		    in_stack((STACK_OF(X509) *)rc, x) ? "response" :
+		    in_stack(t->pool, x) ? "pool" : "?";
+		json_array_append_new(arr, cert_json(x, from));
+	}
+	sk_X509_pop_free(chain, X509_free);
+	return arr;
+}
+
+static json_t *
+decode_ocsp(struct ctl_trust *t, const uint8_t *der, size_t len)
+{
+	const unsigned char	*p = der;
+	OCSP_RESPONSE		*resp = NULL;
+	OCSP_BASICRESP		*bs = NULL;
+	OCSP_SINGLERESP		*sr;
+	OCSP_CERTID		*cid;
+	ASN1_OBJECT		*alg;
+	ASN1_OCTET_STRING	*nh, *kh;
+	ASN1_INTEGER		*serial;
+	ASN1_GENERALIZEDTIME	*rev, *tu, *nu;
+	const ASN1_OCTET_STRING	*rid_key;
+	const X509_NAME		*rid_name;
+	json_t			*o, *arr, *s;
+	char			 name[256];
+	int			 i, st, reason;
+
+	o = json_object();
+	if ((resp = d2i_OCSP_RESPONSE(NULL, &p, (long)len)) == NULL) {
+		json_object_set_new(o, "error", json_string("not a DER "
+		    "OCSPResponse"));
+		goto out;
+	}
+	st = OCSP_response_status(resp);
+	json_object_set_new(o, "response_status",
+	    json_string(OCSP_response_status_str(st)));
+	if ((bs = OCSP_response_get1_basic(resp)) == NULL)
+		goto out;
+	put_time(o, "produced_at", asn1_unix(OCSP_resp_get0_produced_at(bs)));
+	if (OCSP_resp_get0_id(bs, &rid_key, &rid_name) == 1) {
+		if (rid_name != NULL) {
+			X509_NAME_oneline(rid_name, name, sizeof(name));
+			json_object_set_new(o, "responder_name",
+			    json_string(name));
+		} else
+			put_asn1_hex(o, "responder_key_hash", rid_key);
+	}
+	arr = json_array();
+	for (i = 0; i < OCSP_resp_count(bs); i++) {
+		sr = OCSP_resp_get0(bs, i);
+		cid = (OCSP_CERTID *)OCSP_SINGLERESP_get0_id(sr);
+		s = json_object();
+		if (OCSP_id_get0_info(&nh, &alg, &kh, &serial, cid) == 1) {
+			json_object_set_new(s, "hash_algorithm",
+			    json_string(OBJ_nid2sn(OBJ_obj2nid(alg))));
+			put_asn1_hex(s, "issuer_name_hash", nh);
+			put_asn1_hex(s, "issuer_key_hash", kh);
+			put_asn1_hex(s, "serial", serial);
+		}
+		st = OCSP_single_get0_status(sr, &reason, &rev, &tu, &nu);
+		json_object_set_new(s, "cert_status",
+		    json_string(OCSP_cert_status_str(st)));
+		if (st == V_OCSP_CERTSTATUS_REVOKED) {
+			put_time(s, "revoked_at", asn1_unix(rev));
+			if (reason >= 0)
+				json_object_set_new(s, "reason",
+				    json_string(OCSP_crl_reason_str(reason)));
+		}
+		put_time(s, "this_update", asn1_unix(tu));
+		put_time(s, "next_update", asn1_unix(nu));
+		json_array_append_new(arr, s);
+	}
+	json_object_set_new(o, "responses", arr);
+	json_object_set_new(o, "signer_chain", signer_chain(t, bs));
+ out:
+	ERR_clear_error();
+	OCSP_BASICRESP_free(bs);
+	OCSP_RESPONSE_free(resp);
+	return o;
+}
+
+static void
+print_text(json_t *o, int depth)
+{
+	const char	*k;
+	json_t		*v, *e;
+	size_t		 i;
+
+	json_object_foreach(o, k, v) {
+		if (json_is_object(v)) {
+			printf("%*s%s:\n", depth * 2, "", k);
+			print_text(v, depth + 1);
+		} else if (json_is_array(v)) {
+			json_array_foreach(v, i, e) {
+				printf("%*s%s[%zu]:%s", depth * 2, "", k, i,
+				    json_is_object(e) ? "\n" : " ");
+				if (json_is_object(e))
+					print_text(e, depth + 1);
+				else
+					printf("%s\n", json_string_value(e));
+			}
+		} else if (json_is_string(v))
+			printf("%*s%-18s %s\n", depth * 2, "", k,
+			    json_string_value(v));
+		else if (json_is_integer(v))
+			printf("%*s%-18s %lld\n", depth * 2, "", k,
+			    (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			printf("%*s%-18s %s\n", depth * 2, "", k,
+			    json_is_true(v) ? "yes" : "no");
+	}
+}
+
+/* Full key in any kind, or a unique prefix of one. */
+static int
+find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
+{
+	struct ctl_ent	*e = NULL;
+	char		 hex[2 * CACHE_KEY_MAX_BYTES + 1];
+	size_t		 n, i, alen = strlen(arg), hits = 0;
+	int		 rv;
+
+	if (alen < SHOW_MIN_PREFIX_CHARS) {
+		ctl_warnx("%s: give at least %d hex digits of the key", arg,
+		    SHOW_MIN_PREFIX_CHARS);
+		return CTL_USAGE;
+	}
+	if ((rv = ctl_collect(ctl, 0, &e, &n)) != CTL_OK)
+		return rv;
+	for (i = 0; i < n; i++) {
+		bundle_hex(hex, e[i].key, e[i].klen);
+		if (strncasecmp(hex, arg, alen) != 0)
+			continue;
+		if (strlen(hex) == alen) {	/* exact: wins */
+			*out = e[i];
+			hits = 1;
+			break;
+		}
+		if (hits++ == 0)
+			*out = e[i];
+	}
+	free(e);
+	if (hits == 0) {
+		ctl_warnx("%s: no such entry", arg);
+		return CTL_REJECTED;
+	}
+	if (hits > 1) {
+		ctl_warnx("%s: ambiguous (%zu entries)", arg, hits);
+		return CTL_USAGE;
+	}
+	return CTL_OK;
+}
+
+int
+cmd_show(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_trust	 t;
+	struct ctl_ent		 ent;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	struct ocsp_req		 req;
+	struct ocsp_verify_opts	 vo;
+	struct ocsp_result	 r;
+	uint8_t			 md[32], *resp = NULL, *reqd = NULL;
+	size_t			 resplen, reqlen;
+	const char		*why, *st;
+	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
+	json_t			*o = NULL, *v;
+	int			 rv;
+
+	memset(&t, 0, sizeof(t));
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		show_usage(stdout);
+		return CTL_OK;
+	}
+	if (argc != 2) {
+		show_usage(stderr);
+		return CTL_USAGE;
+	}
+	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK ||
+	    (rv = find_entry(ctl, argv[1], &ent)) != CTL_OK)
+		return rv;
+	if (cache_get(ctl->cache, ent.kind, ent.key, ent.klen, &m, &b) != 1) {
+		ctl_warnx("%s: %s", argv[1], cache_strerror(ctl->cache));
+		return CTL_REJECTED;
+	}
+	/* Copy the bodies out: the trust load below reuses the handle. */
+	resplen = b.response_len;
+	reqlen = b.request_len;
+	if ((resp = malloc(resplen + 1)) == NULL ||
+	    (reqd = malloc(reqlen + 1)) == NULL) {
+		rv = CTL_REJECTED;
+		goto out;
+	}
+	memcpy(resp, b.response, resplen);
+	if (reqlen > 0)
+		memcpy(reqd, b.request, reqlen);
+	b.response = resp;
+	b.request = reqd;
+	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+		goto out;
+
+	bundle_hex(hex, ent.key, ent.klen);
+	ctl_entry_subject(&ent, &b, subj, sizeof(subj));
+	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
+	    cache_kind_str[ent.kind], "subject", subj);
+	if ((st = bundle_status_name(ent.kind, m.status)) != NULL)
+		json_object_set_new(o, "status", json_string(st));
+	else
+		json_object_set_new(o, "status", json_integer(m.status));
+	put_time(o, "this_update", m.this_update);
+	put_time(o, "next_update", m.next_update);
+	json_object_set_new(o, "valid", json_boolean(m.next_update > ctl->now));
+	json_object_set_new(o, "seconds_left",
+	    json_integer(m.next_update - ctl->now));
+	put_time(o, "produced_at", m.produced_at);
+	json_object_set_new(o, "source", json_string(m.source));
+	put_time(o, "fetched_at", m.fetched_at);
+	json_object_set_new(o, "served_count", json_integer((json_int_t)
+	    m.served_count));
+	put_time(o, "last_served_at", m.last_served_at);
+	if (m.next_refresh_at != 0)
+		put_time(o, "next_refresh_at", m.next_refresh_at);
+	else
+		json_object_set_new(o, "next_refresh_at", json_string(
+		    m.flags & CACHE_F_NO_REFRESH ? "never" : "unplanned"));
+	json_object_set_new(o, "refresh_failures",
+	    json_integer(m.refresh_failures));
+	EVP_Digest(resp, resplen, md, NULL, EVP_sha256(), NULL);
+	json_object_set_new(o, "response_bytes", json_integer((json_int_t)
+	    resplen));
+	put_hex(o, "response_sha256", md, sizeof(md));
+	json_object_set_new(o, "request_bytes", json_integer((json_int_t)
+	    reqlen));
+	if (b.headers_len > 0)
+		json_object_set_new(o, "headers", json_stringn((const char *)
+		    b.headers, b.headers_len));
+	if (ent.kind == CACHE_KIND_OCSP) {
+		v = decode_ocsp(&t, resp, resplen);
+		json_object_set_new(o, "ocsp", v);
+		/* Would the daemon store it now? The same check as import. */
+		if (reqlen > 0 && ocsp_req_parse(reqd, reqlen, &req, &why) == 0) {
+			memset(&vo, 0, sizeof(vo));
+			vo.now = ctl->now;
+			vo.skew_s = ctl->skew_s;
+			ocsp_verify(t.ocsp, resp, resplen, &req, &vo, &r);
+			json_object_set_new(o, "verifies_now", json_string(
+			    r.verdict == OCSP_OK ? "ok" : r.detail));
+		}
+	}
+	if (ctl->json) {
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else
+		print_text(o, 0);
+	rv = CTL_OK;
+ out:
+	json_decref(o);
+	ctl_trust_free(&t);
+	free(resp);
+	free(reqd);
+	return rv;
+}

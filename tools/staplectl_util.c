@@ -1,0 +1,562 @@
+/* staplectl's shared plumbing: the config file, the cache, the trust store and the cache's intermediate pool. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "attest/nvidia_certs.h"
+#include "attest/ocsp.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
+#include "tools/staplectl.h"
+
+void
+ctl_warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fputs("staplectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+int
+ctl_read_file(const char *path, size_t max, uint8_t **buf, size_t *len,
+    char *err, size_t errlen)
+{
+	FILE	*f;
+	uint8_t	*p = NULL, *np;
+	size_t	 cap = 0, n = 0, r;
+	int	 rv = -1;
+
+	*buf = NULL;
+	*len = 0;
+	if (strcmp(path, "-") == 0)
+		f = stdin;
+	else if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap = cap == 0 ? 65536 : cap * 2;
+			if (cap > max + 1)
+				cap = max + 1;
+			if (n == cap) {
+				snprintf(err, errlen, "%s: larger than %zu bytes",
+				    path, max);
+				goto out;
+			}
+			if ((np = realloc(p, cap)) == NULL) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				goto out;
+			}
+			p = np;
+		}
+		r = fread(p + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto out;
+	}
+	*buf = p;
+	*len = n;
+	p = NULL;
+	rv = 0;
+ out:
+	if (f != stdin)
+		fclose(f);
+	free(p);
+	return rv;
+}
+
+int
+ctl_output_open(struct ctl_output *o, const char *path)
+{
+	char	*dir = NULL, *copy = NULL;
+	int	 fd, rv = -1;
+
+	memset(o, 0, sizeof(*o));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	if ((o->path = strdup(path)) == NULL || (copy = strdup(path)) == NULL)
+		goto out;
+	dir = dirname(copy);
+	if (asprintf(&o->tmp, "%s/.%s.XXXXXX", dir, basename(o->path)) == -1) {
+		o->tmp = NULL;
+		goto out;
+	}
+	/* basename may have modified o->path on some libcs: restore it. */
+	free(o->path);
+	if ((o->path = strdup(path)) == NULL)
+		goto out;
+	if ((fd = mkstemp(o->tmp)) == -1) {
+		ctl_warnx("%s: %s", o->tmp, strerror(errno));
+		goto out;
+	}
+	fchmod(fd, 0644);
+	if ((o->f = fdopen(fd, "wb")) == NULL) {
+		close(fd);
+		unlink(o->tmp);
+		goto out;
+	}
+	rv = 0;
+ out:
+	free(copy);
+	if (rv == -1) {
+		free(o->tmp);
+		free(o->path);
+		memset(o, 0, sizeof(*o));
+	}
+	return rv;
+}
+
+int
+ctl_output_commit(struct ctl_output *o)
+{
+	int	rv = -1;
+
+	if (o->f == stdout) {
+		if (fflush(stdout) == EOF || ferror(stdout))
+			ctl_warnx("stdout: write error");
+		else
+			rv = 0;
+		o->f = NULL;
+		return rv;
+	}
+	if (fflush(o->f) == EOF || ferror(o->f) || fsync(fileno(o->f)) == -1)
+		ctl_warnx("%s: write error: %s", o->tmp, strerror(errno));
+	else if (rename(o->tmp, o->path) == -1)
+		ctl_warnx("%s: %s", o->path, strerror(errno));
+	else
+		rv = 0;
+	fclose(o->f);
+	if (rv == -1)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	return rv;
+}
+
+void
+ctl_output_abort(struct ctl_output *o)
+{
+	if (o->f != NULL && o->f != stdout) {
+		fclose(o->f);
+		unlink(o->tmp);
+	}
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}
+
+/* ---- the config file ---------------------------------------------------- */
+
+static int
+conf_strings(const char *path, const char *name, json_t *v, char **list,
+    size_t *n)
+{
+	json_t	*e;
+	size_t	 i, cnt;
+
+	cnt = json_is_array(v) ? json_array_size(v) : 1;
+	for (i = 0; i < cnt; i++) {
+		e = json_is_array(v) ? json_array_get(v, i) : v;
+		/* upstreams may be objects {"url", "name", ...} */
+		if (json_is_object(e))
+			e = json_object_get(e, "url");
+		if (!json_is_string(e)) {
+			ctl_warnx("%s: %s: must be a string or a list of "
+			    "strings", path, name);
+			return -1;
+		}
+		if (*n >= CTL_MAX_LIST) {
+			ctl_warnx("%s: %s: more than %d", path, name,
+			    CTL_MAX_LIST);
+			return -1;
+		}
+		if ((list[(*n)++] = strdup(json_string_value(e))) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* Only the keys staplectl uses; stapled -n checks the rest. */
+int
+ctl_load_config(struct ctl *ctl, const char *path)
+{
+	json_error_t	 je;
+	json_t		*root, *o, *v;
+	int		 rv = CTL_USAGE;
+
+	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		if (je.line <= 0) {
+			ctl_warnx("%s: %s", path, je.text);
+			return CTL_NOFILE;
+		}
+		ctl_warnx("%s:%d:%d: %s", path, je.line, je.column, je.text);
+		return CTL_USAGE;
+	}
+	if (!json_is_object(root)) {
+		ctl_warnx("%s: not a JSON object", path);
+		goto out;
+	}
+	if ((v = json_object_get(root, "cache_dir")) != NULL) {
+		if (!json_is_string(v)) {
+			ctl_warnx("%s: cache_dir: must be a string", path);
+			goto out;
+		}
+		free(ctl->conf_cache_dir);
+		if ((ctl->conf_cache_dir = strdup(json_string_value(v))) == NULL)
+			goto out;
+	}
+	if ((v = json_object_get(root, "map_size_mb")) != NULL &&
+	    json_is_integer(v) && json_integer_value(v) > 0)
+		ctl->map_bytes = (size_t)json_integer_value(v) << 20;
+	if ((o = json_object_get(root, "ocsp")) != NULL && json_is_object(o)) {
+		if ((v = json_object_get(o, "anchors")) != NULL &&
+		    conf_strings(path, "ocsp.anchors", v, ctl->anchors,
+		    &ctl->nanchors) == -1)
+			goto out;
+		if ((v = json_object_get(o, "intermediates")) != NULL &&
+		    conf_strings(path, "ocsp.intermediates", v,
+		    ctl->intermediates, &ctl->nintermediates) == -1)
+			goto out;
+		if ((v = json_object_get(o, "upstreams")) != NULL &&
+		    conf_strings(path, "ocsp.upstreams", v, ctl->ocsp_upstreams,
+		    &ctl->nocsp_upstreams) == -1)
+			goto out;
+		if ((v = json_object_get(o, "skew_s")) != NULL &&
+		    json_is_integer(v))
+			ctl->skew_s = (long)json_integer_value(v);
+	}
+	if ((o = json_object_get(root, "rim")) != NULL && json_is_object(o) &&
+	    (v = json_object_get(o, "upstreams")) != NULL &&
+	    conf_strings(path, "rim.upstreams", v, ctl->rim_upstreams,
+	    &ctl->nrim_upstreams) == -1)
+		goto out;
+	rv = CTL_OK;
+ out:
+	json_decref(root);
+	return rv;
+}
+
+void
+ctl_free(struct ctl *ctl)
+{
+	size_t	i;
+
+	cache_close(ctl->cache);
+	ctl->cache = NULL;
+	free(ctl->conf_cache_dir);
+	for (i = 0; i < ctl->nanchors; i++)
+		free(ctl->anchors[i]);
+	for (i = 0; i < ctl->nintermediates; i++)
+		free(ctl->intermediates[i]);
+	for (i = 0; i < ctl->nocsp_upstreams; i++)
+		free(ctl->ocsp_upstreams[i]);
+	for (i = 0; i < ctl->nrim_upstreams; i++)
+		free(ctl->rim_upstreams[i]);
+}
+
+/* ---- the cache ------------------------------------------------------------ */
+
+int
+ctl_open_cache(struct ctl *ctl, int readonly)
+{
+	struct stat	st;
+	char		err[512];
+
+	if (ctl->cache != NULL && (readonly || !ctl->cache_readonly))
+		return CTL_OK;
+	cache_close(ctl->cache);
+	ctl->cache = NULL;
+	/* Reading a cache that is not there is an error, not a new cache. */
+	if (readonly && stat(ctl->cache_dir, &st) == -1) {
+		ctl_warnx("cache %s: %s", ctl->cache_dir, strerror(errno));
+		return CTL_NOFILE;
+	}
+	ctl->cache = cache_open(ctl->cache_dir, ctl->map_bytes, readonly, err,
+	    sizeof(err));
+	if (ctl->cache == NULL) {
+		ctl_warnx("%s", err);
+		return CTL_NOFILE;
+	}
+	ctl->cache_readonly = readonly;
+	return CTL_OK;
+}
+
+/* ---- trust ------------------------------------------------------------------ */
+
+static int
+stack_add_pem(STACK_OF(X509) *sk, const char *pem, size_t len)
+{
+	BIO	*bio;
+	X509	*x;
+	int	 n = 0;
+
+	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
+		return -1;
+	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+		if (!sk_X509_push(sk, x)) {
+			X509_free(x);
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return n;
+}
+
+/* A PEM file into the OCSP trust store and the copy beside it. */
+static int
+trust_file(struct ctl_trust *t, const char *path, int anchor)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	char	 err[512];
+
+	if (ctl_read_file(path, CTL_MAX_CONFIG_BYTES * 16, &buf, &len, err,
+	    sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
+		return CTL_NOFILE;
+	}
+	if ((anchor ? ocsp_trust_add_anchors_pem(t->ocsp, (char *)buf, len) :
+	    ocsp_trust_add_pool_pem(t->ocsp, (char *)buf, len)) <= 0 ||
+	    stack_add_pem(anchor ? t->anchors : t->pool, (char *)buf, len) <= 0) {
+		ctl_warnx("%s: no PEM certificate", path);
+		free(buf);
+		return CTL_USAGE;
+	}
+	free(buf);
+	return CTL_OK;
+}
+
+int
+ctl_trust_add_pool_der(struct ctl_trust *t, const uint8_t *der, size_t len)
+{
+	const uint8_t	*p = der;
+	X509		*x;
+
+	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL) {
+		ERR_clear_error();
+		return -1;
+	}
+	if (ocsp_trust_add_pool_der(t->ocsp, der, len) < 0 ||
+	    !sk_X509_push(t->pool, x)) {
+		X509_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+pool_cb(const char *name, const uint8_t *val, size_t len, void *arg)
+{
+	(void)name;
+	/* A pool record that does not parse is skipped, never trusted. */
+	ctl_trust_add_pool_der(arg, val, len);
+	return 0;
+}
+
+int
+ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
+{
+	size_t	i;
+	int	rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((t->ocsp = ocsp_trust_new()) == NULL ||
+	    (t->anchors = sk_X509_new_null()) == NULL ||
+	    (t->pool = sk_X509_new_null()) == NULL) {
+		ctl_warnx("out of memory");
+		return CTL_REJECTED;
+	}
+	/* As stapled: configured anchors replace the pinned roots. */
+	if (ctl->nanchors == 0) {
+		if (ocsp_trust_add_builtin_anchors(t->ocsp) <= 0) {
+			ctl_warnx("the built-in anchors do not load");
+			return CTL_REJECTED;
+		}
+		for (i = 0; i < nvidia_anchors_count; i++)
+			stack_add_pem(t->anchors, nvidia_anchors[i].pem,
+			    strlen(nvidia_anchors[i].pem));
+	}
+	for (i = 0; i < ctl->nanchors; i++)
+		if ((rc = trust_file(t, ctl->anchors[i], 1)) != CTL_OK)
+			return rc;
+	if (ocsp_trust_add_builtin_pool(t->ocsp) < 0) {
+		ctl_warnx("the built-in intermediates do not load");
+		return CTL_REJECTED;
+	}
+	for (i = 0; i < nvidia_pool_count; i++)
+		stack_add_pem(t->pool, nvidia_pool[i].pem,
+		    strlen(nvidia_pool[i].pem));
+	for (i = 0; i < ctl->nintermediates; i++)
+		if ((rc = trust_file(t, ctl->intermediates[i], 0)) != CTL_OK)
+			return rc;
+	if (with_cache && ctl->cache != NULL &&
+	    cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_cb, t) == -1) {
+		ctl_warnx("%s", cache_strerror(ctl->cache));
+		return CTL_NOFILE;
+	}
+	return CTL_OK;
+}
+
+void
+ctl_trust_free(struct ctl_trust *t)
+{
+	if (t == NULL)
+		return;
+	ocsp_trust_free(t->ocsp);
+	sk_X509_pop_free(t->anchors, X509_free);
+	sk_X509_pop_free(t->pool, X509_free);
+	memset(t, 0, sizeof(*t));
+}
+
+int
+ctl_der_is_ca(const uint8_t *der, size_t len)
+{
+	const uint8_t	*p = der;
+	X509		*x;
+	int		 ca;
+
+	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL) {
+		ERR_clear_error();
+		return 0;
+	}
+	ca = X509_check_ca(x) > 0;
+	X509_free(x);
+	return ca;
+}
+
+int
+ctl_pool_store(struct ctl *ctl, const uint8_t *der, size_t len)
+{
+	uint8_t	 md[32], *old;
+	char	 name[sizeof(CTL_POOL_PREFIX) + 64];
+	size_t	 oldlen;
+	int	 rc;
+
+	if (!ctl_der_is_ca(der, len))
+		return 0;
+	if (EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL) != 1)
+		return -1;
+	memcpy(name, CTL_POOL_PREFIX, sizeof(CTL_POOL_PREFIX) - 1);
+	bundle_hex(name + sizeof(CTL_POOL_PREFIX) - 1, md, sizeof(md));
+	if ((rc = cache_aux_get(ctl->cache, name, &old, &oldlen)) == -1)
+		return -1;
+	free(old);
+	if (rc == 1)
+		return 0;
+	return cache_aux_put(ctl->cache, name, der, len) == -1 ? -1 : 1;
+}
+
+/* ---- little parsers --------------------------------------------------------- */
+
+int
+ctl_parse_duration(const char *s, long *secs)
+{
+	char	*end;
+	long	 v, mul = 1;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || errno != 0 || v < 0)
+		return -1;
+	if (*end != '\0') {
+		switch (*end) {
+		case 's':
+			mul = 1;
+			break;
+		case 'm':
+			mul = 60;
+			break;
+		case 'h':
+			mul = 3600;
+			break;
+		case 'd':
+			mul = 86400;
+			break;
+		default:
+			return -1;
+		}
+		if (end[1] != '\0')
+			return -1;
+	}
+	if (v > LONG_MAX / mul)
+		return -1;
+	*secs = v * mul;
+	return 0;
+}
+
+void
+ctl_fmt_duration(char *buf, size_t len, long secs)
+{
+	const char	*sign = secs < 0 ? "-" : "";
+	long		 a = secs < 0 ? -secs : secs;
+
+	if (a >= 86400)
+		snprintf(buf, len, "%s%ldd%ldh", sign, a / 86400,
+		    a % 86400 / 3600);
+	else if (a >= 3600)
+		snprintf(buf, len, "%s%ldh%ldm", sign, a / 3600, a % 3600 / 60);
+	else if (a >= 60)
+		snprintf(buf, len, "%s%ldm%lds", sign, a / 60, a % 60);
+	else
+		snprintf(buf, len, "%s%lds", sign, a);
+}
+
+int
+ctl_parse_key(const char *hex, uint8_t *key, size_t *klen)
+{
+	long	n;
+
+	if ((n = bundle_unhex(hex, key, CACHE_KEY_MAX_BYTES)) <= 0)
+		return -1;
+	*klen = (size_t)n;
+	return 0;
+}
+
+void
+ctl_x509_subject(X509 *x, char *buf, size_t len)
+{
+	BIO	*bio;
+	int	 n;
+
+	buf[0] = '\0';
+	if ((bio = BIO_new(BIO_s_mem())) == NULL)
+		return;
+	if (X509_NAME_print_ex(bio, X509_get_subject_name(x), 0,
+	    XN_FLAG_RFC2253) >= 0 && (n = BIO_read(bio, buf, (int)len - 1)) > 0)
+		buf[n] = '\0';
+	BIO_free(bio);
+}

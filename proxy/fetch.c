@@ -36,6 +36,14 @@
 #define FETCH_MAX_HEADER_BYTES	(64 * 1024)	/* response headers kept */
 #define FETCH_MAX_HEADERS	100
 #define FETCH_SUMMARY_BYTES	2048
+#define FETCH_PACE_SLOTS	1024	/* recent (request, upstream) pairs remembered */
+
+/* When an identical request last went to an upstream (AMD KDS throttles repeats). */
+struct fetch_pace {
+	uint64_t	h;		/* hash of the single-flight key */
+	size_t		up;
+	int64_t		at_ms;
+};
 #define FETCH_USER_AGENT	"stapled/" PACKAGE_VERSION
 
 struct fetch_sock {
@@ -111,6 +119,7 @@ struct fetch_pool {
 	struct fetch_pool_conf	 conf;
 	unsigned		 refs;		/* the owner's, plus one per job */
 	unsigned		 rotor;
+	struct fetch_pace	*paces;		/* FETCH_PACE_SLOTS when pacing */
 	TAILQ_HEAD(, fetch_job)	 jobs;		/* running, joinable */
 	TAILQ_ENTRY(fetch_pool)	 entry;
 };
@@ -508,6 +517,7 @@ pool_unref(struct fetch_pool *pool)
 		free(pool->ups[i].url);
 	}
 	free(pool->ups);
+	free(pool->paces);
 	free(pool->service);
 	free(pool);
 }
@@ -782,6 +792,27 @@ hedge_cb(evutil_socket_t fd, short what, void *arg)
 		job_finish(job, NULL);
 }
 
+static uint64_t
+key_hash(const struct fetch_job *job)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	size_t		i;
+
+	for (i = 0; i < job->klen; i++)
+		h = (h ^ job->key[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The pacing slot of this job's request at upstream idx, or NULL when not paced. */
+static struct fetch_pace *
+pace_slot(const struct fetch_job *job, size_t idx)
+{
+	if (job->pool->paces == NULL || job->key == NULL)
+		return NULL;
+	return &job->pool->paces[(key_hash(job) ^ (idx * 0x9e3779b97f4a7c15ULL)) %
+	    FETCH_PACE_SLOTS];
+}
+
 /*
  * Starts the next upstream of the job's order that can be started, and
  * arms the hedge timer if another one is left; -1 when none could start.
@@ -790,12 +821,27 @@ static int
 job_advance(struct fetch_job *job)
 {
 	struct fetch_pool	*pool = job->pool;
+	struct fetch_pace	*pc;
 	struct timeval		 tv;
 	size_t			 idx;
+	char			 why[96];
 
 	while (job->next < job->norder) {
 		idx = job->order[job->next++];
+		if ((pc = pace_slot(job, idx)) != NULL && pc->h == key_hash(job) &&
+		    pc->up == idx && now_ms() - pc->at_ms < pool->conf.pacing_ms) {
+			snprintf(why, sizeof(why), "paced: the same request went "
+			    "there %lld ms ago", (long long)(now_ms() - pc->at_ms));
+			summary_add(job, pool->ups[idx].name, why);
+			job->last_err = FETCH_ERR_PACED;
+			continue;
+		}
 		if (attempt_start(job, idx) == 0) {
+			if (pc != NULL) {
+				pc->h = key_hash(job);
+				pc->up = idx;
+				pc->at_ms = now_ms();
+			}
 			if (pool->conf.hedge_ms > 0 && job->next < job->norder) {
 				ms_to_tv(pool->conf.hedge_ms, &tv);
 				evtimer_add(&job->hedge_ev, &tv);
@@ -1051,7 +1097,11 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 		if (conf->timeout_ms > 0)
 			pool->conf.timeout_ms = conf->timeout_ms;
 		pool->conf.shuffle = conf->shuffle;
+		pool->conf.pacing_ms = conf->pacing_ms > 0 ? conf->pacing_ms : 0;
 	}
+	if (pool->conf.pacing_ms > 0 &&
+	    (pool->paces = calloc(FETCH_PACE_SLOTS, sizeof(*pool->paces))) == NULL)
+		goto fail;
 	pool->ctx = ctx;
 	TAILQ_INSERT_TAIL(&ctx->pools, pool, entry);
 	return pool;
@@ -1073,7 +1123,7 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 {
 	struct fetch_job	*job = NULL;
 	struct fetch_waiter	*w;
-	int			 joined = 0;
+	int			 joined = 0, started;
 
 	if (pool == NULL || pool->ctx == NULL || req == NULL || done == NULL)
 		return NULL;
@@ -1096,7 +1146,18 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 			free_cb(job_arg);
 		return w;
 	}
-	if (job_advance(job) == -1) {
+	started = job_advance(job);
+	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
+		/* Each upstream had this very request just now: fail soon, saying so. */
+		struct timeval	soon = { 0, 0 };
+
+		job->check = check;
+		job->job_arg = job_arg;
+		job->free_cb = free_cb;
+		evtimer_add(&job->hedge_ev, &soon);
+		return w;
+	}
+	if (started == -1) {
 		/* nothing asked upstream: undo as if never called */
 		TAILQ_REMOVE(&pool->jobs, job, pool_entry);
 		job_free(job);		/* frees w with the waiters */

@@ -28,6 +28,7 @@ struct fetch_pool_conf {
 	int		 connect_timeout_ms;
 	int		 timeout_ms;	/* total, per upstream attempt */
 	int		 shuffle;	/* equal mirrors: rotate the start */
+	int		 pacing_ms;	/* one identical request per upstream per this; 0 off */
 };
 
 /* What one exchange produced; every pointer is borrowed for the callback. */

@@ -21,6 +21,7 @@ const char *const fetch_err_str[FETCH_ERR_MAX] = {
 	[FETCH_ERR_TOO_BIG] = "too_big",
 	[FETCH_ERR_REJECTED] = "rejected",
 	[FETCH_ERR_TRANSPORT] = "transport",
+	[FETCH_ERR_PACED] = "paced",
 };
 
 /*

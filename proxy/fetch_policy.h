@@ -13,6 +13,7 @@ enum fetch_err {
 	FETCH_ERR_TOO_BIG,	/* over FETCH_MAX_RESPONSE_BYTES */
 	FETCH_ERR_REJECTED,	/* failed verification */
 	FETCH_ERR_TRANSPORT,	/* any other transfer error */
+	FETCH_ERR_PACED,	/* the same request went there too recently (KDS) */
 	FETCH_ERR_MAX
 };
 extern const char *const fetch_err_str[FETCH_ERR_MAX];

@@ -19,6 +19,8 @@
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
 #include "proxy/refresh.h"
+#include "proxy/pccs_route.h"
+#include "proxy/kds_route.h"
 #include "proxy/rim_route.h"
 #include "proxy/service.h"
 
@@ -185,6 +187,16 @@ dispatch(struct evhttp_request *req, void *arg)
 		break;
 	case EVHTTP_REQ_GET:
 	case EVHTTP_REQ_HEAD:
+		if (pccs_is_path(p)) {
+			pccs_handle(gen_svc(h->gen, SVC_PCCS), req, p,
+			    evhttp_uri_get_query(uri));
+			break;
+		}
+		if (kds_is_path(p)) {
+			kds_handle(gen_svc(h->gen, SVC_KDS), req, p,
+			    evhttp_uri_get_query(uri));
+			break;
+		}
 		if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
 			rim_handle_get(gen_svc(h->gen, SVC_RIM), req,
 			    p + strlen(RIM_ROUTE_PREFIX));

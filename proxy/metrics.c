@@ -24,6 +24,8 @@ const char *const metrics_route_str[ROUTE_MAX] = {
 	[ROUTE_OCSP_POST] = "ocsp_post",
 	[ROUTE_OCSP_GET] = "ocsp_get",
 	[ROUTE_RIM] = "rim",
+	[ROUTE_PCCS] = "pccs",
+	[ROUTE_KDS] = "kds",
 };
 
 void

@@ -20,7 +20,9 @@ enum metrics_result {
 };
 extern const char *const metrics_result_str[RES_MAX];
 
-enum metrics_route { ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_RIM, ROUTE_MAX };
+enum metrics_route {
+	ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_RIM, ROUTE_PCCS, ROUTE_KDS, ROUTE_MAX
+};
 extern const char *const metrics_route_str[ROUTE_MAX];
 
 struct metrics {

@@ -84,6 +84,8 @@ static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 static const struct svc_ops *const svc_table[SVC_MAX] = {
 	[SVC_OCSP] = &ocsp_ops,
 	[SVC_RIM] = &rim_ops,
+	[SVC_PCCS] = &pccs_ops,
+	[SVC_KDS] = &kds_ops,
 };
 
 size_t
@@ -102,6 +104,10 @@ conf_of(const struct config *cfg, enum svc_id id)
 		return &cfg->ocsp;
 	case SVC_RIM:
 		return &cfg->rim;
+	case SVC_PCCS:
+		return &cfg->pccs;
+	case SVC_KDS:
+		return &cfg->amd_kds;
 	default:
 		return NULL;
 	}
@@ -224,6 +230,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	pc.connect_timeout_ms = (int)c->connect_timeout_ms;
 	pc.timeout_ms = (int)c->timeout_ms;
 	pc.shuffle = c->shuffle;
+	pc.pacing_ms = (int)c->pacing_ms;
 	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
 	free(ups);
 	if (s->pool == NULL) {

@@ -94,7 +94,7 @@ struct svc_ops {
 };
 
 /* Services of one generation, in the order of this table. */
-enum svc_id { SVC_OCSP, SVC_RIM, SVC_MAX };
+enum svc_id { SVC_OCSP, SVC_RIM, SVC_PCCS, SVC_KDS, SVC_MAX };
 
 /*
  * A generation: one configuration with its trust stores and upstream
@@ -132,5 +132,7 @@ size_t			 svc_pending(void);
 /* The OCSP, RIM ... kind tables (proxy/ocsp_route.c, ...). */
 extern const struct svc_ops	ocsp_ops;
 extern const struct svc_ops	rim_ops;
+extern const struct svc_ops	pccs_ops;
+extern const struct svc_ops	kds_ops;
 
 #endif

@@ -1,0 +1,10 @@
+/* AMD's published cert_chain bodies per product, for a cold cache. */
+#ifndef ATTEST_AMD_CHAINS_H
+#define ATTEST_AMD_CHAINS_H
+
+#include "attest/amd.h"
+
+/* The PEM (ASK or ASVK, then ARK) KDS serves for product and signer; static, never NULL for valid arguments. */
+const char	*amd_builtin_chain(enum amd_product, enum amd_signer);
+
+#endif

@@ -1,0 +1,281 @@
+#!/bin/bash
+# Air gap: export a warm cache, import it into a daemon with no upstream, byte-identical answers;
+# rejected bundles change nothing; an import while the daemon serves under load.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_airgap
+CTL=$top_builddir/staplectl
+[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_cmd base64 sha256sum sed cmp
+pki_make
+
+# ---- helpers ------------------------------------------------------------------
+
+# conf FILE CACHE URL NAME: a stapled config with the test anchors and pool.
+conf() {
+	cat >"$1" <<EOF
+{
+  "cache_dir": "$2",
+  "ocsp": {
+    "upstreams": [ { "url": "$3", "name": "$4" } ],
+    "anchors": [ "$ANCHORS" ],
+    "intermediates": [ "$INTERMEDIATES" ]
+  }
+}
+EOF
+}
+
+# ctl ARGS...: staplectl, output in $T/ctl.out (stdout and stderr), exit in $CTL_RC.
+ctl() {
+	"$CTL" "$@" >"$T/ctl.out" 2>&1
+	CTL_RC=$?
+}
+
+# list_of CACHE: `staplectl list` without the time-left column, to compare.
+list_of() { "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
+
+# field LINE NAME: a string member of one compact JSON line.
+field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
+
+# seal OUT < lines: a header, the lines, and a trailer that matches them.
+seal() {
+	local _n
+	{
+		printf '{"type":"header","format":"stapled-bundle","version":%s,"created":"2025-01-01T00:00:00Z","generator":"t_airgap"}\n' \
+		    "${SEAL_VERSION:-1}"
+		cat
+	} >"$1.body"
+	_n=$(grep -c '"type":"entry"' "$1.body")
+	cp "$1.body" "$1"
+	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
+	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
+	rm -f "$1.body"
+}
+
+# entry_with LINE NAME VALUE: the entry line with one string member replaced.
+entry_with() {
+	printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"
+}
+
+# flip_sig IN OUT: flip the last byte of the BasicOCSPResponse signature.
+flip_sig() {
+	local _hl _ihl _il _ioff _off _pos _b
+	read -r _off _hl <<EOF
+$(openssl asn1parse -inform DER -in "$1" | awk '/OCTET STRING/ {
+	split($1, a, ":"); sub(/hl=/, "", $2); print a[1], $2; exit }')
+EOF
+	read -r _ioff _ihl _il <<EOF
+$(openssl asn1parse -inform DER -in "$1" -strparse "$_off" | awk '/d=1 .*BIT STRING/ {
+	split($1, a, ":"); h = $0; sub(/.*hl= */, "", h); sub(/ .*/, "", h);
+	l = $0; sub(/.*l= */, "", l); sub(/ .*/, "", l); print a[1], h, l; exit }')
+EOF
+	[ -n "$_il" ] || return 1
+	_pos=$((_off + _hl + _ioff + _ihl + _il - 1))
+	cp "$1" "$2"
+	_b=$(od -An -tu1 -j "$_pos" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $(( _b ^ 1 )))" |
+	    dd of="$2" bs=1 seek="$_pos" conv=notrunc 2>/dev/null
+}
+
+# ---- 1. daemon A with a live upstream warms its cache ----------------------------
+farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+conf "$T/a.json" "$T/a" "http://127.0.0.1:$UP/" good
+STAPLED_CACHE=$T/a stapled_start a -f "$T/a.json"
+A_URL=$SURL; A_PID=$SPID
+
+# The CertIDs a GPU asks about: leaves (one revoked), the ICA, the identity CA.
+set -- "$ICA_CERT $LEAF1" "$ICA_CERT $LEAF2" "$ICA_CERT $LEAF3" \
+    "$IDENT_CERT $ICA_CERT" "$ROOT_CERT $IDENT_CERT"
+i=0
+for pair in "$@"; do
+	i=$((i + 1))
+	set -- $pair
+	openssl ocsp -url "$A_URL/ocsp" -issuer "$1" -cert "$2" -CAfile "$ANCHORS" \
+	    -verify_other "$INTERMEDIATES" -respout "$T/a$i.der" >"$T/a$i.out" 2>&1 ||
+	    die "warming A: openssl ocsp for pair $i failed ($(cat "$T/a$i.out"))"
+	mkreq "$T/q$i.der" "$1" "$2"
+	echo "$pair" >"$T/pair$i"
+done
+NPAIRS=$i
+mkreq "$T/q6.der" "$ICA_CERT" "$LEAF1" -sha384
+SURL=$A_URL post "$T/q6.der" "$T/a6.der"
+check_eq "A: SHA-384 CertID answered" successful "$(resp_status "$T/a6.der")"
+check_eq "A: six entries cached" 6 "$("$CTL" -C "$T/a" list | wc -l)"
+
+ctl -C "$T/a" -f "$T/a.json" export --out "$T/b.jsonl"
+check_eq "export while A runs: exit 0" 0 "$CTL_RC"
+check_eq "export: six entry lines" 6 "$(grep -c '"type":"entry"' "$T/b.jsonl")"
+check "export: the header names the format and version 1" \
+    grep -q '^{"type":"header","format":"stapled-bundle","version":1,' "$T/b.jsonl"
+check "export: ends with the sealed trailer" \
+    grep -q '^{"type":"end","entries":6,"sha256":"[0-9a-f]\{64\}"}$' "$T/b.jsonl"
+assert "export: the trailer's digest is the sha256 of the bytes before it" \
+    '[ "$(head -n -1 "$T/b.jsonl" | sha256sum | cut -d" " -f1)" = "$(tail -n 1 "$T/b.jsonl" | sed "s/.*sha256\":\"\([0-9a-f]*\).*/\1/")" ]'
+check "export: carries the intermediates (cert lines)" grep -q '"type":"cert"' "$T/b.jsonl"
+ctl verify "$T/b.jsonl"
+check_eq "verify with the built-in NVIDIA anchors: the test PKI's answers are rejected" 1 "$CTL_RC"
+ctl -f "$T/a.json" -C "$T/none" verify "$T/b.jsonl"
+check_eq "verify with the test anchors: exit 0" 0 "$CTL_RC"
+check_eq "verify: six ok lines" 6 "$(grep -c '^ok ocsp ' "$T/ctl.out")"
+
+# ---- 2. daemon B, no upstream reachable, imports while it runs ---------------------
+DEAD=$(free_port)
+conf "$T/b.json" "$T/b" "http://127.0.0.1:$DEAD/" dead
+STAPLED_CACHE=$T/b stapled_start b -f "$T/b.json"
+B_URL=$SURL; B_PID=$SPID
+post "$T/q1.der" "$T/b0.der"
+check_trylater "B before the import: tryLater (nothing cached, upstream dead)" "$T/b0.der"
+
+ctl -C "$T/b" -f "$T/b.json" import "$T/b.jsonl"
+check_eq "import into B while it runs: exit 0" 0 "$CTL_RC"
+check_eq "import: six imported lines" 6 "$(grep -c '^imported ocsp ' "$T/ctl.out")"
+check "import: the revoked leaf stays revoked" grep -q '^imported ocsp [0-9a-f]* revoked' "$T/ctl.out"
+check "import: source names the file" sh -c "'$CTL' -C '$T/b' list | grep -q 'import:b.jsonl'"
+
+for i in $(seq 1 "$NPAIRS"); do
+	set -- $(cat "$T/pair$i")
+	openssl ocsp -url "$B_URL/ocsp" -issuer "$1" -cert "$2" -CAfile "$ANCHORS" \
+	    -verify_other "$INTERMEDIATES" -respout "$T/b$i.der" >"$T/b$i.out" 2>&1
+	check "B: openssl ocsp pair $i: byte-identical to A's answer" cmp -s "$T/a$i.der" "$T/b$i.der"
+	post "$T/q$i.der" "$T/c$i.der"
+	check_bytes "B: curl POST pair $i: byte-identical to A's answer" "$T/a$i.der" "$T/c$i.der"
+done
+check_eq "B: the revoked leaf is served as revoked" revoked "$(cert_status "$T/b3.der")"
+post "$T/q6.der" "$T/c6.der"
+check_bytes "B: the SHA-384 entry too" "$T/a6.der" "$T/c6.der"
+
+ctl -C "$T/b" -f "$T/b.json" import "$T/b.jsonl"
+check_eq "import again: exit 0" 0 "$CTL_RC"
+check_eq "import again: every entry kept (the cache holds the same answers)" 6 \
+    "$(grep -c '^kept ocsp ' "$T/ctl.out")"
+
+# ---- 3. rejected bundles: each gets its reason, the cache is unchanged -----------
+# L1: leaf2's entry (serial 3002, one SHA-1 CertID, issued by the ICA); L2: another.
+K1=$("$CTL" -C "$T/b" list | awk '$3 == "serial=3002" { print $1 }')
+L1=$(grep "\"key\":\"$K1\"" "$T/b.jsonl")
+L2=$(grep '"type":"entry"' "$T/b.jsonl" | grep -v "\"key\":\"$K1\"" | head -n 1)
+[ -n "$K1" ] && [ -n "$L1" ] && [ -n "$L2" ] || die "cannot find leaf2's entry in the bundle"
+K2=$(field "$L2" key)
+printf '%s' "$(field "$L1" response)" | base64 -d >"$T/l1.resp"
+printf '%s' "$(field "$L1" request)" | base64 -d >"$T/l1.req"
+
+flip_sig "$T/l1.resp" "$T/l1.flip" || die "cannot find the signature in a response"
+entry_with "$L1" response "$(base64 -w0 "$T/l1.flip")" | seal "$T/r_sig.jsonl"
+entry_with "$L1" key "$K2" | seal "$T/r_swap.jsonl"
+# The look-alike tree (same names, other keys) answering for the genuine CertID.
+openssl ocsp -index "$(ca_index evil_ica)" -CA "$(ca_cert evil_ica)" \
+    -rsigner "$(ca_rsigner evil_ica)" -rkey "$(ca_rkey evil_ica)" -rother "$EVIL_CHAIN" \
+    -reqin "$T/l1.req" -respout "$T/l1.evil" -ndays 1 >/dev/null 2>&1 ||
+    die "the look-alike responder did not sign"
+entry_with "$L1" response "$(base64 -w0 "$T/l1.evil")" | seal "$T/r_evil.jsonl"
+head -c $(( $(wc -c <"$T/b.jsonl") / 2 )) "$T/b.jsonl" >"$T/r_trunc.jsonl"
+head -n -1 "$T/b.jsonl" | grep -v '"type":"header"' | SEAL_VERSION=2 seal "$T/r_ver.jsonl"
+
+before=$(list_of "$T/b")
+for case in "sig:signature" "swap:key: the entry's key is not its request's CertID key" \
+    "evil:chain\|signer" "trunc:truncated\|corrupt" "ver:unsupported bundle version 2"; do
+	name=${case%%:*}; why=${case#*:}
+	ctl -C "$T/b" -f "$T/b.json" import "$T/r_$name.jsonl"
+	check_eq "rejected bundle $name: exit 1" 1 "$CTL_RC"
+	check "rejected bundle $name: the reason is given ($why)" grep -q "$why" "$T/ctl.out"
+	check_eq "rejected bundle $name: the cache is unchanged" "$before" "$(list_of "$T/b")"
+done
+
+# Expired: an answer valid for one minute, imported two minutes later.
+so=$(libfaketime_so) || so=""
+if [ -n "$so" ]; then
+	openssl ocsp -index "$(ca_index ica)" -CA "$ICA_CERT" -rsigner "$(ca_rsigner ica)" \
+	    -rkey "$(ca_rkey ica)" -rother "$INTERMEDIATES" -reqin "$T/l1.req" \
+	    -respout "$T/l1.short" -nmin 1 >/dev/null 2>&1 || die "cannot sign a 1-minute answer"
+	entry_with "$L1" response "$(base64 -w0 "$T/l1.short")" | seal "$T/r_exp.jsonl"
+	ctl -f "$T/b.json" -C "$T/none" verify "$T/r_exp.jsonl"
+	check_eq "a one-minute answer verifies now" 0 "$CTL_RC"
+	env LD_PRELOAD="$so" FAKETIME=+2m "$CTL" -C "$T/b" -f "$T/b.json" import "$T/r_exp.jsonl" \
+	    >"$T/ctl.out" 2>&1
+	check_eq "expired entry (two minutes later): exit 1" 1 "$?"
+	check "expired entry: the reason is given" grep -q '^rejected ocsp .*expired' "$T/ctl.out"
+	check_eq "expired entry: the cache is unchanged" "$before" "$(list_of "$T/b")"
+else
+	note "libfaketime not installed: expired-entry case skipped"
+fi
+
+# --allow-partial: the valid entry goes in, the forged one does not, exit 0.
+{ printf '%s\n' "$L2"; entry_with "$L1" key "$K2"; } | seal "$T/r_part.jsonl"
+ctl -C "$T/b" -f "$T/b.json" import "$T/r_part.jsonl"
+check_eq "a mixed bundle without --allow-partial: exit 1" 1 "$CTL_RC"
+check "the valid entry is held back" grep -q '^not imported ocsp' "$T/ctl.out"
+ctl -C "$T/b" -f "$T/b.json" import --allow-partial "$T/r_part.jsonl"
+check_eq "with --allow-partial: exit 0" 0 "$CTL_RC"
+check "with --allow-partial: the forged entry is still rejected" grep -q '^rejected ocsp' "$T/ctl.out"
+
+# ---- 4. import while B serves under load ----------------------------------------
+# A warms entries B has never seen; export them.
+i=0
+for leaf in "$LEAF5" "$LEAF6" "$LEAF7" "$LEAF8"; do
+	i=$((i + 1))
+	mkreq "$T/n$i.der" "$ICA_CERT" "$leaf"
+	SURL=$A_URL post "$T/n$i.der" "$T/an$i.der"
+done
+ctl -C "$T/a" -f "$T/a.json" export --out "$T/b2.jsonl"
+check_eq "second export: ten entries" 10 "$(grep -c '"type":"entry"' "$T/b2.jsonl")"
+
+: >"$T/load.fail"
+(
+	n=0
+	while [ ! -f "$T/load.stop" ]; do
+		n=$((n + 1))
+		code=$(curl -s -m 5 -o "$T/load.der" -w '%{http_code}' -H "$CT_REQ" \
+		    --data-binary @"$T/q1.der" "$B_URL/ocsp")
+		if [ "$code" != 200 ] || ! cmp -s "$T/load.der" "$T/a1.der"; then
+			echo "request $n: HTTP $code" >>"$T/load.fail"
+		fi
+	done
+	echo "$n" >"$T/load.count"
+) &
+LOAD=$!
+sleep 0.5
+ctl -C "$T/b" -f "$T/b.json" import "$T/b2.jsonl"
+check_eq "import under load: exit 0" 0 "$CTL_RC"
+check_eq "import under load: four new entries imported" 4 "$(grep -c '^imported ocsp ' "$T/ctl.out")"
+for i in 1 2 3 4; do
+	SURL=$B_URL post "$T/n$i.der" "$T/bn$i.der"
+	check_bytes "new entry $i served by B right after the import" "$T/an$i.der" "$T/bn$i.der"
+done
+sleep 0.5
+touch "$T/load.stop"
+wait "$LOAD"
+note "$(cat "$T/load.count") requests during the import"
+check_eq "no request failed while the import ran" "" "$(cat "$T/load.fail")"
+assert "the load loop made requests" '[ "$(cat "$T/load.count")" -gt 5 ]'
+
+# ---- 5. status, show, purge -----------------------------------------------------
+# The daemon writes its health record every few seconds and when it stops.
+SPID=$B_PID stapled_stop
+check_eq "B stops cleanly after the imports" 0 "$BG_RC"
+ctl -C "$T/b" status
+check_eq "status: exit 0" 0 "$CTL_RC"
+check "status: counts the OCSP entries" grep -q '^entries *ocsp 10:' "$T/ctl.out"
+check "status: the daemon's record is there" grep -q '^daemon *pid' "$T/ctl.out"
+ctl -C "$T/b" --json status
+check "status --json parses" sh -c "jq -e '.kinds.ocsp.entries == 10' '$T/ctl.out' >/dev/null 2>&1 || ! command -v jq >/dev/null"
+key=$("$CTL" -C "$T/b" list | awk '/ revoked / { print $1; exit }')
+ctl -C "$T/b" -f "$T/b.json" show "$key"
+check_eq "show: exit 0" 0 "$CTL_RC"
+check "show: the cert status and reason" sh -c "grep -q 'cert_status *revoked' '$T/ctl.out' && grep -q 'reason *keyCompromise' '$T/ctl.out'"
+check "show: the signer chain reaches the anchor" grep -q 'from *anchor' "$T/ctl.out"
+check "show: it verifies now" grep -q 'verifies_now *ok' "$T/ctl.out"
+ctl -C "$T/b" list --expiring-within 2d
+check_eq "list --expiring-within 2d: every entry (valid one day)" 10 "$(wc -l <"$T/ctl.out")"
+ctl -C "$T/b" list --expiring-within 1h
+check_eq "list --expiring-within 1h: none" 0 "$(wc -l <"$T/ctl.out")"
+ctl -C "$T/b" purge "$key"
+check_eq "purge KEY: exit 0" 0 "$CTL_RC"
+check_eq "purge KEY: one entry fewer" 9 "$("$CTL" -C "$T/b" list | wc -l)"
+ctl -C "$T/b" purge "$key"
+check_eq "purge of an absent key: exit 1" 1 "$CTL_RC"
+ctl -C "$T/b" list --kind nope
+check_eq "usage error: exit 2" 2 "$CTL_RC"
+ctl -C "$T/nonexistent" list
+check_eq "missing cache: exit 3" 3 "$CTL_RC"
+
+it_done

@@ -96,6 +96,13 @@ long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
  */
 size_t	cache_walk_skipped(const struct cache *);
 
+/*
+ * Let go of the map pages this process has touched (MADV_DONTNEED on
+ * LMDB's read-only map): they stay in the page cache, but no longer count
+ * as this process's resident memory. For after a walk over every entry.
+ */
+void	cache_release_pages(struct cache *);
+
 /* Small named records that are not vendor objects: upstream health, pools. */
 int	cache_aux_put(struct cache *, const char *name, const uint8_t *val, size_t len);
 /* Returns 1 and a malloc'd copy in *val, 0 absent, -1 error. */

@@ -300,6 +300,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	if (n == -1)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	start_claimed(r);
+	/* The walk touches every meta page: do not keep them as our RSS. */
+	cache_release_pages(r->cache);
 	if (n == REFRESH_WALK_CHUNK) {
 		evtimer_add(r->walk_ev, &tv);	/* more: next loop turn */
 		return;

@@ -18,6 +18,7 @@
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
 #define CTL_MAX_LIST		64	/* anchors, intermediates, upstreams */
 #define CTL_POOL_PREFIX		"pool/"
+#define CTL_RIM_RETENTION_S	(30L * 24 * 3600)	/* as stapled's rim.retention_s */
 
 /* Exit codes a script can rely on (docs/staplectl.8). */
 enum ctl_exit {
@@ -43,6 +44,9 @@ struct ctl {
 	size_t		 nocsp_upstreams;
 	char		*rim_upstreams[CTL_MAX_LIST];	/* rim.upstreams urls */
 	size_t		 nrim_upstreams;
+	char		*rim_anchors[CTL_MAX_LIST];	/* rim.anchors */
+	size_t		 nrim_anchors;
+	long		 rim_retention_s;		/* rim.retention_s */
 	struct cache	*cache;
 	int		 cache_readonly;
 	time_t		 now;
@@ -79,6 +83,8 @@ int	ctl_open_cache(struct ctl *, int readonly);
 int	ctl_trust_load(struct ctl *, struct ctl_trust *, int with_cache);
 int	ctl_trust_add_pool_der(struct ctl_trust *, const uint8_t *, size_t);
 void	ctl_trust_free(struct ctl_trust *);
+/* The RIM anchors: rim.anchors, or the pinned CoRIM root. NULL: said why. */
+struct rim_trust *ctl_rim_trust(struct ctl *);
 
 /* 1 if the DER certificate is a CA (basicConstraints cA), else 0. */
 int	ctl_der_is_ca(const uint8_t *der, size_t len);

@@ -11,6 +11,7 @@
 #include <openssl/x509_vfy.h>
 
 #include "attest/ocsp.h"
+#include "attest/rim.h"
 #include "cache/record.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
@@ -77,6 +78,50 @@ check_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	return 1;
 }
 
+/*
+ * As proxy/rim_route.c: the envelope's id is the key, its sha256 matches
+ * the document, the KeyInfo chain reaches the CoRIM root. RIMs are
+ * version-addressed: valid for the retention from the import on. The
+ * chain's CAs join the pool (they reach a pinned root).
+ */
+static int
+check_rim(struct ctl *ctl, const struct bundle_entry *e, time_t now,
+    struct ctl_check *c)
+{
+	struct rim_trust	*rt;
+	struct rim_result	 r;
+	char			 id[RIM_ID_MAX_CHARS + 1];
+	size_t			 i;
+
+	if (e->klen > RIM_ID_MAX_CHARS)
+		return reject(c, "key: longer than a RIM ID");
+	memcpy(id, e->key, e->klen);
+	id[e->klen] = '\0';
+	if (!rim_id_valid(id))
+		return reject(c, "key: not a valid RIM ID");
+	if ((rt = ctl_rim_trust(ctl)) == NULL)
+		return reject(c, "rim: the trust store does not load");
+	memset(&r, 0, sizeof(r));
+	if (rim_verify(rt, id, e->response, e->response_len, now, &r) == -1) {
+		reject(c, "%s: %s", rim_verdict_str[r.verdict], r.detail);
+		rim_result_free(&r);
+		rim_trust_free(rt);
+		return 0;
+	}
+	for (i = 1; i < r.chain.n; i++)
+		if (ctl->cache != NULL && !ctl->cache_readonly)
+			ctl_pool_store(ctl, r.chain.der[i], r.chain.len[i]);
+	rim_result_free(&r);
+	rim_trust_free(rt);
+	c->ok = 1;
+	c->meta.kind = CACHE_KIND_RIM;
+	c->meta.this_update = e->this_update > 0 && e->this_update <= now ?
+	    e->this_update : now;
+	c->meta.next_update = now + ctl->rim_retention_s;
+	c->meta.produced_at = c->meta.this_update;
+	return 1;
+}
+
 int
 ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
     const struct bundle_entry *e, time_t now, struct ctl_check *c)
@@ -86,6 +131,7 @@ ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
 	case CACHE_KIND_OCSP:
 		return check_ocsp(ctl, t, e, now, c);
 	case CACHE_KIND_RIM:
+		return check_rim(ctl, e, now, c);
 	case CACHE_KIND_PCCS:
 	case CACHE_KIND_KDS:
 		return reject(c, "kind %s: no verifier for this kind in this "

@@ -1,47 +1,871 @@
-/* staplectl manifest, fetch, prefetch and export-rim-store: not in this build yet. */
+/* staplectl manifest, fetch, prefetch and export-rim-store: what hosts need, fetched on a connected machine. */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "attest/evidence.h"
+#include "attest/ocsp.h"
+#include "attest/rim.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
 #include "tools/staplectl.h"
 
+#define MANIFEST_FORMAT		"stapled-manifest"
+#define MANIFEST_VERSION	1
+#define FETCH_MAX_BYTES		(8u << 20)	/* RIM envelopes are ~30 KiB */
+#define FETCH_CONNECT_MS	5000L
+#define FETCH_TIMEOUT_MS	30000L
+#define FETCH_NONCE_BYTES	16
+#define DEFAULT_OCSP_URL	"https://ocsp.ndis.nvidia.com"
+#define DEFAULT_RIM_URL		"https://rim.attestation.nvidia.com"
+#define GENERATOR		"staplectl " PACKAGE_VERSION
+
+/* ---- manifest ------------------------------------------------------------ */
+
 static int
-unavailable(int argc, char **argv)
+b64_put(json_t *o, const char *name, const uint8_t *p, size_t n)
 {
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0)) {
-		printf("staplectl %s: not available in this build\n", argv[0]);
-		return CTL_OK;
+	char	*s;
+	int	 rv;
+
+	if ((s = malloc((n + 2) / 3 * 4 + 1)) == NULL)
+		return -1;
+	EVP_EncodeBlock((unsigned char *)s, p, (int)n);
+	rv = json_object_set_new(o, name, json_string(s));
+	free(s);
+	return rv;
+}
+
+static int
+b64_get(json_t *v, uint8_t **out, size_t *outlen)
+{
+	const char	*s = json_string_value(v);
+	size_t		 n, pad = 0;
+	int		 len;
+
+	*out = NULL;
+	if (s == NULL || (n = strlen(s)) == 0 || n % 4 != 0)
+		return -1;
+	if ((*out = malloc(n / 4 * 3 + 1)) == NULL)
+		return -1;
+	if ((len = EVP_DecodeBlock(*out, (const unsigned char *)s, (int)n)) < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
 	}
-	ctl_warnx("%s: not available in this build", argv[0]);
-	return CTL_UNAVAILABLE;
+	pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
+	*outlen = (size_t)len - pad;
+	return 0;
+}
+
+/* Inputs of manifest and prefetch: every --evidence/--chain file. */
+static int
+load_inputs(struct evidence_manifest *m, char **files, size_t n)
+{
+	uint8_t	*buf;
+	size_t	 len, i;
+	char	 err[512];
+
+	for (i = 0; i < n; i++) {
+		if (ctl_read_file(files[i], EVIDENCE_MAX_FILE_BYTES, &buf, &len,
+		    err, sizeof(err)) == -1) {
+			ctl_warnx("%s", err);
+			return CTL_NOFILE;
+		}
+		if (evidence_manifest_add(m, buf, len, err, sizeof(err)) == -1) {
+			ctl_warnx("%s: %s", files[i], err);
+			free(buf);
+			return CTL_REJECTED;
+		}
+		free(buf);
+	}
+	return CTL_OK;
+}
+
+static int
+input_opts(int argc, char **argv, const char *usage, char **files,
+    size_t *nfiles, const char **outpath)
+{
+	static const struct option	opts[] = {
+		{ "evidence", required_argument, NULL, 'e' },
+		{ "chain", required_argument, NULL, 'c' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'e':
+		case 'c':
+			if (*nfiles >= CTL_MAX_LIST) {
+				ctl_warnx("more than %d inputs", CTL_MAX_LIST);
+				return CTL_USAGE;
+			}
+			files[(*nfiles)++] = optarg;
+			break;
+		case 'o':
+			if (outpath == NULL)
+				goto bad;
+			*outpath = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			goto bad;
+		}
+	}
+	if (optind == argc && *nfiles > 0)
+		return CTL_OK;
+ bad:
+	fputs(usage, stderr);
+	return CTL_USAGE;
+}
+
+/* Evidence CAs that chain to an anchor join the cache's pool, when it opens. */
+static void
+learn_cas(struct ctl *ctl, const struct evidence_manifest *m)
+{
+	struct ctl_trust	 t;
+	struct stat		 st;
+	const uint8_t		*p;
+	X509			*x;
+	size_t			 i;
+
+
+	/* Never create a cache just to remember certificates. */
+	if (stat(ctl->cache_dir, &st) == -1 || ctl_open_cache(ctl, 0) != CTL_OK)
+		return;
+	if (ctl_trust_load(ctl, &t, 1) == CTL_OK)
+		for (i = 0; i < m->ncas; i++) {
+			p = m->ca_der[i];
+			if ((x = d2i_X509(NULL, &p, (long)m->ca_len[i])) == NULL)
+				continue;
+			if (ctl_ca_chains(&t, x, NULL))
+				ctl_pool_store(ctl, m->ca_der[i], m->ca_len[i]);
+			X509_free(x);
+		}
+	ctl_trust_free(&t);
+}
+
+static json_t *
+certid_json(const uint8_t *key, const uint8_t *req, size_t reqlen,
+    const char *subject, const char *chain)
+{
+	char	hex[2 * OCSP_KEY_BYTES + 1];
+	json_t	*o;
+
+	bundle_hex(hex, key, OCSP_KEY_BYTES);
+	o = json_pack("{s:s}", "key", hex);
+	b64_put(o, "request", req, reqlen);
+	if (subject != NULL && subject[0] != '\0')
+		json_object_set_new(o, "subject", json_string(subject));
+	if (chain != NULL)
+		json_object_set_new(o, "chain", json_string(chain));
+	return o;
 }
 
 int
 cmd_manifest(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	return unavailable(argc, argv);
+	static const char	 usage[] = "usage: staplectl [-C dir] manifest "
+	    "(--evidence FILE | --chain PEMFILE)... [--out FILE]\nthe CertIDs "
+	    "nvattest checks and the RIM IDs it fetches, for the evidence of "
+	    "every\nhost given, plus the entries the cache already holds.\n";
+	struct evidence_manifest *m = NULL;
+	struct ctl_output	 out;
+	struct ctl_ent		*e = NULL;
+	struct cache_body	 b;
+	json_t			*root = NULL, *ocsp, *rims, *cas;
+	const char		*outpath = NULL;
+	char			*files[CTL_MAX_LIST], id[RIM_ID_MAX_CHARS + 1];
+	char			 tb[32];
+	size_t			 nfiles = 0, i, n = 0, k;
+	int			 rv;
+
+	memset(&out, 0, sizeof(out));
+	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath)) != 0)
+		return rv == -1 ? CTL_OK : rv;
+	if ((m = evidence_manifest_new()) == NULL)
+		return CTL_REJECTED;
+	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK)
+		goto out;
+	learn_cas(ctl, m);
+	bundle_time_str(tb, ctl->now);
+	ocsp = json_array();
+	rims = json_array();
+	cas = json_array();
+	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "format",
+	    MANIFEST_FORMAT, "version", MANIFEST_VERSION, "created", tb,
+	    "generator", GENERATOR, "ocsp", ocsp, "rim", rims, "certs", cas);
+	for (i = 0; i < m->ncertids; i++)
+		json_array_append_new(ocsp, certid_json(m->certids[i].key,
+		    m->certids[i].req, m->certids[i].req_len,
+		    m->certids[i].subject,
+		    evidence_chain_type_str[m->certids[i].chain]));
+	for (i = 0; i < m->nrim_ids; i++)
+		json_array_append_new(rims, json_string(m->rim_ids[i]));
+	for (i = 0; i < m->ncas; i++) {
+		json_t	*c = json_object();
+
+		b64_put(c, "der", m->ca_der[i], m->ca_len[i]);
+		json_array_append_new(cas, json_object_get(c, "der"));
+		json_incref(json_object_get(c, "der"));
+		json_decref(c);
+	}
+	/* What the site already relies on: the cache's own entries. */
+	if (ctl->cache != NULL || ctl_open_cache(ctl, 1) == CTL_OK) {
+		if (ctl_collect(ctl, 0, &e, &n) != CTL_OK)
+			n = 0;
+		for (i = 0; i < n; i++) {
+			if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen,
+			    NULL, &b) != 1)
+				continue;
+			if (e[i].kind == CACHE_KIND_OCSP && b.request_len > 0 &&
+			    e[i].klen == OCSP_KEY_BYTES) {
+				for (k = 0; k < m->ncertids; k++)
+					if (memcmp(m->certids[k].key, e[i].key,
+					    OCSP_KEY_BYTES) == 0)
+						break;
+				if (k == m->ncertids)
+					json_array_append_new(ocsp, certid_json(
+					    e[i].key, b.request, b.request_len,
+					    NULL, "cache"));
+			} else if (e[i].kind == CACHE_KIND_RIM &&
+			    e[i].klen <= RIM_ID_MAX_CHARS) {
+				memcpy(id, e[i].key, e[i].klen);
+				id[e[i].klen] = '\0';
+				for (k = 0; k < m->nrim_ids; k++)
+					if (strcmp(m->rim_ids[k], id) == 0)
+						break;
+				if (k == m->nrim_ids && rim_id_valid(id))
+					json_array_append_new(rims,
+					    json_string(id));
+			}
+		}
+	}
+	if (ctl_output_open(&out, outpath) == -1) {
+		rv = CTL_NOFILE;
+		goto out;
+	}
+	if (json_dumpf(root, out.f, JSON_INDENT(2)) == -1 ||
+	    fputc('\n', out.f) == EOF) {
+		ctl_output_abort(&out);
+		rv = CTL_REJECTED;
+		goto out;
+	}
+	rv = ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
+	fprintf(stderr, "staplectl: manifest: %zu device(s), %zu CertID(s), "
+	    "%zu RIM ID(s)\n", m->ndevices, json_array_size(ocsp),
+	    json_array_size(rims));
+ out:
+	free(e);
+	json_decref(root);
+	evidence_manifest_free(m);
+	return rv;
+}
+
+/* ---- fetching ---------------------------------------------------------------- */
+
+struct buf {
+	uint8_t	*p;
+	size_t	 n;
+	int	 over;
+};
+
+static size_t
+buf_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct buf	*b = arg;
+	size_t		 n = size * nmemb;
+	uint8_t		*np;
+
+	if (b->n + n > FETCH_MAX_BYTES) {
+		b->over = 1;
+		return 0;
+	}
+	if ((np = realloc(b->p, b->n + n + 1)) == NULL)
+		return 0;
+	b->p = np;
+	memcpy(b->p + b->n, data, n);
+	b->n += n;
+	return n;
+}
+
+/* One exchange; 0 with a 200 body in *b, or -1 (said why in err). */
+static int
+http_do(const char *url, const uint8_t *post, size_t postlen, struct buf *b,
+    char *err, size_t errlen)
+{
+	struct curl_slist	*h = NULL;
+	CURL			*c;
+	long			 code = 0;
+	CURLcode		 rc;
+	int			 rv = -1;
+
+	memset(b, 0, sizeof(*b));
+	if ((c = curl_easy_init()) == NULL) {
+		snprintf(err, errlen, "curl: cannot start");
+		return -1;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, FETCH_CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, GENERATOR);
+	if (post != NULL) {
+		h = curl_slist_append(h, "Content-Type: application/ocsp-request");
+		h = curl_slist_append(h, "Accept: application/ocsp-response");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)postlen);
+	} else {
+		h = curl_slist_append(h, "Accept: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	}
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK)
+		snprintf(err, errlen, "%s: %s", url, b->over ? "answer too large" :
+		    curl_easy_strerror(rc));
+	else if (code != 200)
+		snprintf(err, errlen, "%s: HTTP %ld", url, code);
+	else
+		rv = 0;
+	if (rv == -1) {
+		free(b->p);
+		memset(b, 0, sizeof(*b));
+	}
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return rv;
+}
+
+/* What fetch found: bundle entries with owned bodies. */
+struct haul {
+	struct bundle_entry	*e;
+	struct ctl_check	*chk;
+	size_t			 n, cap;
+	size_t			 failed;
+};
+
+static struct bundle_entry *
+haul_add(struct haul *h)
+{
+	void	*p;
+
+	if (h->n == h->cap) {
+		h->cap = h->cap == 0 ? 64 : h->cap * 2;
+		if ((p = realloc(h->e, h->cap * sizeof(*h->e))) == NULL)
+			return NULL;
+		h->e = p;
+		if ((p = realloc(h->chk, h->cap * sizeof(*h->chk))) == NULL)
+			return NULL;
+		h->chk = p;
+	}
+	memset(&h->e[h->n], 0, sizeof(h->e[h->n]));
+	return &h->e[h->n++];
+}
+
+static void
+haul_free(struct haul *h)
+{
+	size_t	i;
+
+	for (i = 0; i < h->n; i++) {
+		free(h->e[i].request);
+		free(h->e[i].response);
+	}
+	free(h->e);
+	free(h->chk);
+	memset(h, 0, sizeof(*h));
+}
+
+static int
+haul_has(const struct haul *h, enum cache_kind kind, const uint8_t *key,
+    size_t klen)
+{
+	size_t	i;
+
+	for (i = 0; i < h->n; i++)
+		if (h->e[i].kind == kind && h->e[i].klen == klen &&
+		    memcmp(h->e[i].key, key, klen) == 0)
+			return 1;
+	return 0;
+}
+
+/* Ask each upstream in order until one answer verifies. */
+static void
+fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
+    enum cache_kind kind, const uint8_t *key, size_t klen,
+    const uint8_t *req, size_t reqlen, char **ups, size_t nups)
+{
+	struct bundle_entry	*e;
+	struct buf		 b;
+	char			 url[2048], err[2600];
+	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1];
+	size_t			 i;
+
+	if (haul_has(h, kind, key, klen) || (e = haul_add(h)) == NULL)
+		return;
+	e->kind = kind;
+	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
+	memcpy(e->key, key, klen);
+	e->klen = klen;
+	e->status = -1;
+	for (i = 0; i < nups; i++) {
+		if (kind == CACHE_KIND_RIM)
+			snprintf(url, sizeof(url), "%s%s%.*s", ups[i],
+			    ups[i][strlen(ups[i]) - 1] == '/' ? "v1/rim/" :
+			    "/v1/rim/", (int)klen, (const char *)key);
+		else
+			snprintf(url, sizeof(url), "%s", ups[i]);
+		if (http_do(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
+		    &b, err, sizeof(err)) == -1) {
+			ctl_warnx("fetch: %s", err);
+			continue;
+		}
+		free(e->response);
+		e->response = b.p;
+		e->response_len = b.n;
+		if (ctl_check_entry(ctl, t, e, ctl->now, &h->chk[h->n - 1])) {
+			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
+			e->this_update = h->chk[h->n - 1].meta.this_update;
+			e->next_update = h->chk[h->n - 1].meta.next_update;
+			e->produced_at = h->chk[h->n - 1].meta.produced_at;
+			e->status = h->chk[h->n - 1].meta.status;
+			if ((e->request = malloc(reqlen + 1)) != NULL) {
+				memcpy(e->request, req, reqlen);
+				e->request_len = reqlen;
+			}
+			return;
+		}
+		ctl_warnx("fetch: %s: rejected: %s", url,
+		    h->chk[h->n - 1].reason);
+	}
+	bundle_hex(hex, key, klen);
+	ctl_warnx("fetch: %s %s: no upstream gave a valid answer",
+	    cache_kind_str[kind], hex);
+	free(e->response);
+	h->n--;
+	h->failed++;
+}
+
+/*
+ * RIMs first: their KeyInfo chains name more CertIDs to ask about. OCSP
+ * requests are sent with a fresh nonce.
+ */
+static int
+fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
+    json_t *more_ocsp, char **ocsp_ups, size_t nocsp, char **rim_ups,
+    size_t nrim, struct haul *h)
+{
+	struct rim_trust	*rt;
+	struct rim_result	 r;
+	struct evidence_certid	*ids = NULL;
+	struct ocsp_req		 req;
+	uint8_t			 nonce[FETCH_NONCE_BYTES], *der, *raw;
+	const uint8_t		*cder[EVIDENCE_MAX_CHAIN_CERTS];
+	const char		*why;
+	char			 err[512];
+	size_t			 i, j, nids, len, rawlen, first_rim = h->n;
+	json_t			*v;
+
+	for (i = 0; i < m->nrim_ids; i++)
+		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
+		    strlen(m->rim_ids[i]), (const uint8_t *)"", 0, rim_ups, nrim);
+	if ((rt = ctl_rim_trust(ctl)) == NULL)
+		return CTL_REJECTED;
+	for (i = first_rim; i < h->n; i++) {
+		char	id[RIM_ID_MAX_CHARS + 1];
+
+		memcpy(id, h->e[i].key, h->e[i].klen);
+		id[h->e[i].klen] = '\0';
+		snprintf(err, sizeof(err), "%s%s", "/v1/rim/", id);
+		free(h->e[i].request);
+		h->e[i].request = (uint8_t *)strdup(err);
+		h->e[i].request_len = strlen(err);
+		memset(&r, 0, sizeof(r));
+		if (rim_verify(rt, id, h->e[i].response, h->e[i].response_len,
+		    ctl->now, &r) == 0 && r.chain.n <= EVIDENCE_MAX_CHAIN_CERTS) {
+			for (j = 0; j < r.chain.n; j++)
+				cder[j] = r.chain.der[j];
+			if (evidence_chain_certids(EVIDENCE_CHAIN_RIM, cder,
+			    r.chain.len, r.chain.n, &ids, &nids, err,
+			    sizeof(err)) == 0) {
+				for (j = 0; j < nids; j++)
+					fetch_one(ctl, t, h, CACHE_KIND_OCSP,
+					    ids[j].key, OCSP_KEY_BYTES, ids[j].req,
+					    ids[j].req_len, ocsp_ups, nocsp);
+				evidence_certids_free(ids, nids);
+			}
+			for (j = 1; j < r.chain.n; j++)
+				ctl_trust_add_pool_der(t, r.chain.der[j],
+				    r.chain.len[j]);
+		}
+		rim_result_free(&r);
+	}
+	rim_trust_free(rt);
+	for (i = 0; i < m->ncertids; i++)
+		fetch_one(ctl, t, h, CACHE_KIND_OCSP, m->certids[i].key,
+		    OCSP_KEY_BYTES, m->certids[i].req, m->certids[i].req_len,
+		    ocsp_ups, nocsp);
+	json_array_foreach(more_ocsp, i, v) {
+		if (b64_get(json_object_get(v, "request"), &raw, &rawlen) == -1 ||
+		    ocsp_req_parse(raw, rawlen, &req, &why) == -1) {
+			ctl_warnx("manifest: ocsp[%zu]: request does not parse", i);
+			free(raw);
+			h->failed++;
+			continue;
+		}
+		RAND_bytes(nonce, sizeof(nonce));
+		der = ocsp_req_renonce(raw, rawlen, nonce, sizeof(nonce), &len);
+		if (der != NULL) {
+			uint8_t	key[OCSP_KEY_BYTES];
+
+			ocsp_req_key(&req, key);
+			fetch_one(ctl, t, h, CACHE_KIND_OCSP, key, sizeof(key),
+			    der, len, ocsp_ups, nocsp);
+		}
+		free(der);
+		free(raw);
+	}
+	return CTL_OK;
+}
+
+/* A manifest file into the model: CertIDs come back as requests. */
+static int
+read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp)
+{
+	json_error_t	 je;
+	json_t		*root, *v, *rims;
+	size_t		 i;
+
+	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		ctl_warnx("%s:%d: %s", path, je.line, je.text);
+		return je.line <= 0 ? CTL_NOFILE : CTL_REJECTED;
+	}
+	v = json_object_get(root, "format");
+	if (!json_is_string(v) || strcmp(json_string_value(v),
+	    MANIFEST_FORMAT) != 0 || json_integer_value(json_object_get(root,
+	    "version")) != MANIFEST_VERSION) {
+		ctl_warnx("%s: not a version-%d stapled manifest", path,
+		    MANIFEST_VERSION);
+		json_decref(root);
+		return CTL_REJECTED;
+	}
+	rims = json_object_get(root, "rim");
+	json_array_foreach(rims, i, v)
+		if (!json_is_string(v) ||
+		    evidence_manifest_add_rim_id(m, json_string_value(v)) == -1)
+			ctl_warnx("%s: rim[%zu]: not a RIM ID", path, i);
+	*ocsp = json_incref(json_object_get(root, "ocsp"));
+	json_decref(root);
+	return CTL_OK;
+}
+
+static void
+fetch_usage(FILE *f)
+{
+	fprintf(f, "usage: staplectl [-f config] fetch --manifest FILE --out "
+	    "BUNDLE\n    [--ocsp-upstream URL]... [--rim-upstream URL]...\n"
+	    "fetches everything a manifest lists (RIMs first, then the OCSP "
+	    "answers for\ntheir signing chains and the manifest's CertIDs), "
+	    "verifies it, writes a bundle.\nDefaults: " DEFAULT_OCSP_URL ", "
+	    DEFAULT_RIM_URL ".\n");
+}
+
+static int
+write_haul(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
+    const char *outpath)
+{
+	struct ctl_output	 out;
+	struct bundle_writer	*w = NULL;
+	unsigned char		*der;
+	size_t			 i;
+	int			 j, len;
+
+	if (ctl_output_open(&out, outpath) == -1)
+		return CTL_NOFILE;
+	if ((w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL)
+		goto fail;
+	for (i = 0; i < h->n; i++)
+		if (bundle_write_entry(w, &h->e[i]) == -1)
+			goto fail;
+	for (j = 0; j < sk_X509_num(t->pool); j++) {
+		X509	*x = sk_X509_value(t->pool, j);
+
+		der = NULL;
+		if (X509_check_ca(x) <= 0 || X509_check_issued(x, x) ==
+		    X509_V_OK || (len = i2d_X509(x, &der)) <= 0)
+			continue;
+		bundle_write_cert(w, der, (size_t)len, NULL);
+		OPENSSL_free(der);
+	}
+	if (bundle_writer_end(w) == -1)
+		goto fail;
+	bundle_writer_free(w);
+	return ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
+ fail:
+	bundle_writer_free(w);
+	ctl_output_abort(&out);
+	ctl_warnx("%s: write failed", outpath);
+	return CTL_REJECTED;
 }
 
 int
 cmd_fetch(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	return unavailable(argc, argv);
+	static const struct option	opts[] = {
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "ocsp-upstream", required_argument, NULL, 'O' },
+		{ "rim-upstream", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct evidence_manifest *m = NULL;
+	struct ctl_trust	 t;
+	struct haul		 h;
+	json_t			*ocsp = NULL;
+	const char		*mpath = NULL, *outpath = NULL;
+	char			*oups[CTL_MAX_LIST], *rups[CTL_MAX_LIST];
+	size_t			 no = 0, nr = 0;
+	int			 ch, rv;
+
+	memset(&t, 0, sizeof(t));
+	memset(&h, 0, sizeof(h));
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			mpath = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'O':
+		case 'R':
+			if ((ch == 'O' ? no : nr) >= CTL_MAX_LIST) {
+				ctl_warnx("too many upstreams");
+				return CTL_USAGE;
+			}
+			if (strncmp(optarg, "http://", 7) != 0 &&
+			    strncmp(optarg, "https://", 8) != 0) {
+				ctl_warnx("%s: not an http or https URL", optarg);
+				return CTL_USAGE;
+			}
+			if (ch == 'O')
+				oups[no++] = optarg;
+			else
+				rups[nr++] = optarg;
+			break;
+		case 'h':
+			fetch_usage(stdout);
+			return CTL_OK;
+		default:
+			fetch_usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	if (optind != argc || mpath == NULL || outpath == NULL) {
+		fetch_usage(stderr);
+		return CTL_USAGE;
+	}
+	/* Flags win over the config file; then NVIDIA's endpoints. */
+	for (; no == 0 && no < ctl->nocsp_upstreams; no++)
+		oups[no] = ctl->ocsp_upstreams[no];
+	for (; nr == 0 && nr < ctl->nrim_upstreams; nr++)
+		rups[nr] = ctl->rim_upstreams[nr];
+	if (no == 0)
+		oups[no++] = (char *)DEFAULT_OCSP_URL;
+	if (nr == 0)
+		rups[nr++] = (char *)DEFAULT_RIM_URL;
+	if ((m = evidence_manifest_new()) == NULL)
+		return CTL_REJECTED;
+	if ((rv = read_manifest(mpath, m, &ocsp)) != CTL_OK)
+		goto out;
+	/* No cache here by design; use it for its pool only if one is there. */
+	if (ctl_open_cache(ctl, 1) != CTL_OK)
+		ctl->cache = NULL;
+	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+		goto out;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((rv = fetch_all(ctl, &t, m, ocsp, oups, no, rups, nr, &h)) == CTL_OK)
+		rv = write_haul(ctl, &t, &h, outpath);
+	curl_global_cleanup();
+	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", h.n,
+	    h.n == 1 ? "y" : "ies", outpath, h.failed);
+	if (rv == CTL_OK && h.failed > 0)
+		rv = CTL_REJECTED;
+ out:
+	json_decref(ocsp);
+	haul_free(&h);
+	ctl_trust_free(&t);
+	evidence_manifest_free(m);
+	return rv;
 }
 
 int
 cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	return unavailable(argc, argv);
+	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
+	    "prefetch (--evidence FILE | --chain PEMFILE)...\nfetches what "
+	    "the evidence needs from the configured upstreams (ocsp.upstreams,"
+	    "\nrim.upstreams, else NVIDIA's) into the cache directly.\n";
+	struct evidence_manifest *m = NULL;
+	struct ctl_trust	 t;
+	struct haul		 h;
+	struct cache_put_item	*items = NULL;
+	struct cache_body	*bodies = NULL;
+	int			*res = NULL;
+	char			*files[CTL_MAX_LIST], *oups[CTL_MAX_LIST];
+	char			*rups[CTL_MAX_LIST];
+	size_t			 nfiles = 0, no, nr, i;
+	int			 rv;
+
+	memset(&t, 0, sizeof(t));
+	memset(&h, 0, sizeof(h));
+	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL)) != 0)
+		return rv == -1 ? CTL_OK : rv;
+	for (no = 0; no < ctl->nocsp_upstreams; no++)
+		oups[no] = ctl->ocsp_upstreams[no];
+	for (nr = 0; nr < ctl->nrim_upstreams; nr++)
+		rups[nr] = ctl->rim_upstreams[nr];
+	if (no == 0)
+		oups[no++] = (char *)DEFAULT_OCSP_URL;
+	if (nr == 0)
+		rups[nr++] = (char *)DEFAULT_RIM_URL;
+	if ((m = evidence_manifest_new()) == NULL)
+		return CTL_REJECTED;
+	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
+	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
+		goto out;
+	learn_cas(ctl, m);
+	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+		goto out;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rv = fetch_all(ctl, &t, m, NULL, oups, no, rups, nr, &h);
+	curl_global_cleanup();
+	if (rv != CTL_OK)
+		goto out;
+	rv = CTL_REJECTED;
+	if ((items = calloc(h.n + 1, sizeof(*items))) == NULL ||
+	    (bodies = calloc(h.n + 1, sizeof(*bodies))) == NULL ||
+	    (res = calloc(h.n + 1, sizeof(*res))) == NULL)
+		goto out;
+	for (i = 0; i < h.n; i++) {
+		struct cache_meta	*mt = &h.chk[i].meta;
+
+		mt->fetched_at = ctl->now;
+		mt->last_served_at = ctl->now;
+		snprintf(mt->source, sizeof(mt->source), "%s", h.e[i].source);
+		bodies[i].request = h.e[i].request;
+		bodies[i].request_len = h.e[i].request_len;
+		bodies[i].response = h.e[i].response;
+		bodies[i].response_len = h.e[i].response_len;
+		items[i].key = h.e[i].key;
+		items[i].klen = h.e[i].klen;
+		items[i].meta = mt;
+		items[i].body = &bodies[i];
+	}
+	if (cache_put_many(ctl->cache, items, h.n, res) == -1) {
+		ctl_warnx("%s", cache_strerror(ctl->cache));
+		goto out;
+	}
+	fprintf(stderr, "staplectl: prefetch: %zu entr%s stored, %zu failed\n",
+	    h.n, h.n == 1 ? "y" : "ies", h.failed);
+	rv = h.failed > 0 ? CTL_REJECTED : CTL_OK;
+ out:
+	free(items);
+	free(bodies);
+	free(res);
+	haul_free(&h);
+	ctl_trust_free(&t);
+	evidence_manifest_free(m);
+	return rv;
 }
+
+/* ---- export-rim-store ----------------------------------------------------- */
 
 int
 cmd_export_rim_store(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	return unavailable(argc, argv);
+	struct rim_trust	*rt = NULL;
+	struct rim_result	 r;
+	struct ctl_ent		*e = NULL;
+	struct cache_body	 b;
+	char			 id[RIM_ID_MAX_CHARS + 1], path[4096];
+	FILE			*f;
+	size_t			 n, i, written = 0, bad = 0;
+	int			 rv;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		int	help = argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0);
+
+		fprintf(help ? stdout : stderr, "usage: staplectl [-C dir] "
+		    "export-rim-store DIR\nwrites every cached RIM as DIR/{id}.xml "
+		    "(the decoded document), for\nnvattest --rim-store DIR.\n");
+		return help ? CTL_OK : CTL_USAGE;
+	}
+	if (mkdir(argv[1], 0755) == -1 && errno != EEXIST) {
+		ctl_warnx("%s: %s", argv[1], strerror(errno));
+		return CTL_NOFILE;
+	}
+	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK ||
+	    (rv = ctl_collect(ctl, CACHE_KIND_RIM, &e, &n)) != CTL_OK)
+		return rv;
+	if ((rt = ctl_rim_trust(ctl)) == NULL) {
+		free(e);
+		return CTL_REJECTED;
+	}
+	for (i = 0; i < n; i++) {
+		if (e[i].klen > RIM_ID_MAX_CHARS)
+			continue;
+		memcpy(id, e[i].key, e[i].klen);
+		id[e[i].klen] = '\0';
+		memset(&r, 0, sizeof(r));
+		if (!rim_id_valid(id) || cache_get(ctl->cache, CACHE_KIND_RIM,
+		    e[i].key, e[i].klen, NULL, &b) != 1 ||
+		    rim_verify(rt, id, b.response, b.response_len, ctl->now,
+		    &r) == -1) {
+			ctl_warnx("%s: not exported: %s", id, r.detail[0] != '\0' ?
+			    r.detail : "cannot read or not a RIM ID");
+			rim_result_free(&r);
+			bad++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s.xml", argv[1], id);
+		if ((f = fopen(path, "wb")) != NULL &&
+		    fwrite(r.xml, 1, r.xml_len, f) != r.xml_len) {
+			fclose(f);
+			f = NULL;
+		}
+		if (f == NULL || fclose(f) == EOF) {
+			ctl_warnx("%s: %s", path, strerror(errno));
+			bad++;
+		} else
+			written++;
+		rim_result_free(&r);
+	}
+	rim_trust_free(rt);
+	free(e);
+	printf("wrote %zu RIM(s) to %s\n", written, argv[1]);
+	return bad > 0 ? CTL_REJECTED : CTL_OK;
 }

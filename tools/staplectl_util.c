@@ -22,6 +22,7 @@
 
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
+#include "attest/rim.h"
 #include "cache/store.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
@@ -256,11 +257,19 @@ ctl_load_config(struct ctl *ctl, const char *path)
 		    json_is_integer(v))
 			ctl->skew_s = (long)json_integer_value(v);
 	}
-	if ((o = json_object_get(root, "rim")) != NULL && json_is_object(o) &&
-	    (v = json_object_get(o, "upstreams")) != NULL &&
-	    conf_strings(path, "rim.upstreams", v, ctl->rim_upstreams,
-	    &ctl->nrim_upstreams) == -1)
-		goto out;
+	if ((o = json_object_get(root, "rim")) != NULL && json_is_object(o)) {
+		if ((v = json_object_get(o, "upstreams")) != NULL &&
+		    conf_strings(path, "rim.upstreams", v, ctl->rim_upstreams,
+		    &ctl->nrim_upstreams) == -1)
+			goto out;
+		if ((v = json_object_get(o, "anchors")) != NULL &&
+		    conf_strings(path, "rim.anchors", v, ctl->rim_anchors,
+		    &ctl->nrim_anchors) == -1)
+			goto out;
+		if ((v = json_object_get(o, "retention_s")) != NULL &&
+		    json_is_integer(v) && json_integer_value(v) > 0)
+			ctl->rim_retention_s = (long)json_integer_value(v);
+	}
 	rv = CTL_OK;
  out:
 	json_decref(root);
@@ -283,6 +292,8 @@ ctl_free(struct ctl *ctl)
 		free(ctl->ocsp_upstreams[i]);
 	for (i = 0; i < ctl->nrim_upstreams; i++)
 		free(ctl->rim_upstreams[i]);
+	for (i = 0; i < ctl->nrim_anchors; i++)
+		free(ctl->rim_anchors[i]);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -429,6 +440,38 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 		return CTL_NOFILE;
 	}
 	return CTL_OK;
+}
+
+struct rim_trust *
+ctl_rim_trust(struct ctl *ctl)
+{
+	struct rim_trust	*rt;
+	uint8_t			*buf;
+	size_t			 len, i;
+	char			 err[512];
+
+	if ((rt = rim_trust_new()) == NULL)
+		return NULL;
+	if (ctl->nrim_anchors == 0 && rim_trust_add_builtin(rt) == -1)
+		goto fail;
+	for (i = 0; i < ctl->nrim_anchors; i++) {
+		if (ctl_read_file(ctl->rim_anchors[i], CTL_MAX_CONFIG_BYTES,
+		    &buf, &len, err, sizeof(err)) == -1) {
+			ctl_warnx("rim.anchors: %s", err);
+			goto fail;
+		}
+		if (rim_trust_add_anchors_pem(rt, (char *)buf, len) <= 0) {
+			ctl_warnx("rim.anchors: %s: no PEM certificate",
+			    ctl->rim_anchors[i]);
+			free(buf);
+			goto fail;
+		}
+		free(buf);
+	}
+	return rt;
+ fail:
+	rim_trust_free(rt);
+	return NULL;
 }
 
 void

@@ -278,4 +278,41 @@ check_eq "usage error: exit 2" 2 "$CTL_RC"
 ctl -C "$T/nonexistent" list
 check_eq "missing cache: exit 3" 3 "$CTL_RC"
 
+# ---- 6. manifest: CertIDs equal those the openssl command line derives ---------
+EV=$VECTORS/attestation-sdk/serialized_test_evidence/hopper_evidence.json
+if [ -f "$EV" ] && command -v jq >/dev/null 2>&1; then
+	ctl -C "$T/m" manifest --evidence "$EV" --out "$T/m.json"
+	check_eq "manifest --evidence: exit 0" 0 "$CTL_RC"
+	# Ours: the CertID of every request in the manifest.
+	jq -r '.ocsp[].request' "$T/m.json" | while read -r r; do
+		printf '%s' "$r" | base64 -d >"$T/mr.der"
+		openssl ocsp -reqin "$T/mr.der" -req_text |
+		    awk '/Issuer Name Hash|Issuer Key Hash|Serial Number/ { printf "%s ", $NF } END { print "" }'
+	done | sort >"$T/m.ours"
+	# openssl's: the device chain minus its leaf and root, each with its issuer.
+	jq -r '.[0].certificate' "$EV" | base64 -d |
+	    awk -v d="$T/ev" '/BEGIN CERT/ { n++ } { print > (d n ".pem") }'
+	n=$(ls "$T"/ev*.pem | wc -l)
+	: >"$T/m.cli"
+	for i in $(seq 2 $((n - 1))); do
+		openssl ocsp -issuer "$T/ev$((i + 1)).pem" -cert "$T/ev$i.pem" -no_nonce \
+		    -reqout "$T/mc.der" >/dev/null 2>&1
+		openssl ocsp -reqin "$T/mc.der" -req_text |
+		    awk '/Issuer Name Hash|Issuer Key Hash|Serial Number/ { printf "%s ", $NF } END { print "" }' \
+		    >>"$T/m.cli"
+	done
+	sort -o "$T/m.cli" "$T/m.cli"
+	check_eq "manifest: $((n - 2)) CertIDs for a chain of $n" $((n - 2)) "$(wc -l <"$T/m.ours")"
+	check "manifest: the CertIDs equal those openssl ocsp derives from the same chain" \
+	    cmp -s "$T/m.ours" "$T/m.cli"
+	check "manifest: the driver RIM ID the SDK requests" \
+	    sh -c "jq -r '.rim[]' '$T/m.json' | grep -q '^NV_GPU_DRIVER_GH100_'"
+	check "manifest: the VBIOS RIM ID" sh -c "jq -r '.rim[]' '$T/m.json' | grep -q '^NV_GPU_VBIOS_'"
+	printf '[]' >"$T/not-evidence.json"
+	ctl -C "$T/m" manifest --evidence "$T/not-evidence.json"
+	check_eq "manifest on a file that is not evidence: exit 1" 1 "$CTL_RC"
+else
+	note "evidence vectors or jq missing: manifest case skipped"
+fi
+
 it_done

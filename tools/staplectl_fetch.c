@@ -429,6 +429,13 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	memcpy(e->key, key, klen);
 	e->klen = klen;
 	e->status = -1;
+	if ((e->request = malloc(reqlen + 1)) == NULL) {
+		h->n--;
+		h->failed++;
+		return;
+	}
+	memcpy(e->request, req, reqlen);
+	e->request_len = reqlen;
 	for (i = 0; i < nups; i++) {
 		if (kind == CACHE_KIND_RIM)
 			snprintf(url, sizeof(url), "%s%s%.*s", ups[i],
@@ -450,10 +457,6 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 			e->next_update = h->chk[h->n - 1].meta.next_update;
 			e->produced_at = h->chk[h->n - 1].meta.produced_at;
 			e->status = h->chk[h->n - 1].meta.status;
-			if ((e->request = malloc(reqlen + 1)) != NULL) {
-				memcpy(e->request, req, reqlen);
-				e->request_len = reqlen;
-			}
 			return;
 		}
 		ctl_warnx("fetch: %s: rejected: %s", url,
@@ -463,6 +466,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	ctl_warnx("fetch: %s %s: no upstream gave a valid answer",
 	    cache_kind_str[kind], hex);
 	free(e->response);
+	free(e->request);
 	h->n--;
 	h->failed++;
 }

@@ -278,7 +278,19 @@ check_eq "usage error: exit 2" 2 "$CTL_RC"
 ctl -C "$T/nonexistent" list
 check_eq "missing cache: exit 3" 3 "$CTL_RC"
 
-# ---- 6. manifest: CertIDs equal those the openssl command line derives ---------
+# ---- 6. manifest from a chain, fetch on the "connected" side, import --------------
+cat "$LEAF4" "$ICA_CERT" "$IDENT_CERT" "$ROOT_CERT" >"$T/chain4.pem"
+ctl -C "$T/none" manifest --chain "$T/chain4.pem" --out "$T/m4.json"
+check_eq "manifest --chain: exit 0" 0 "$CTL_RC"
+ctl -f "$T/a.json" -C "$T/none" fetch --manifest "$T/m4.json" --out "$T/f4.jsonl" \
+    --ocsp-upstream "http://127.0.0.1:$UP/" --rim-upstream "http://127.0.0.1:$DEAD/"
+check_eq "fetch from the live upstream: exit 0" 0 "$CTL_RC"
+ctl -f "$T/b.json" -C "$T/f" import "$T/f4.jsonl"
+check_eq "the fetched bundle imports into a fresh cache" 0 "$CTL_RC"
+check_eq "every CertID of the manifest was fetched and imported" \
+    "$(grep -c '"key"' "$T/m4.json")" "$(grep -c '^imported ocsp ' "$T/ctl.out")"
+
+# ---- 7. manifest: CertIDs equal those the openssl command line derives ---------
 EV=$VECTORS/attestation-sdk/serialized_test_evidence/hopper_evidence.json
 if [ -f "$EV" ] && command -v jq >/dev/null 2>&1; then
 	ctl -C "$T/m" manifest --evidence "$EV" --out "$T/m.json"

@@ -1,4 +1,4 @@
-/* Test upstream for the integration tests: answers, hangs, resets, fails, or routes OCSP POSTs to responders. */
+/* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders, or serves canned answers by path. */
 #include "config.h"
 
 #include <sys/types.h>
@@ -29,7 +29,8 @@
 #define MAX_HUNG		4096
 #define BACKEND_TIMEOUT_S	30
 
-enum mode { M_FILE, M_HANG, M_RESET, M_STATUS, M_429, M_GARBAGE, M_SLOW, M_ROUTE };
+enum mode { M_FILE, M_HANG, M_RESET, M_STATUS, M_429, M_GARBAGE, M_SLOW, M_ROUTE,
+    M_DIR };
 
 struct route {
 	char				*keyhash;	/* lowercase hex */
@@ -48,6 +49,7 @@ static struct route		*routes;
 static size_t			 nroutes;
 static struct evhttp_request	*hung[MAX_HUNG];
 static size_t			 nhung;
+static const char		*dir_path;	/* dir mode: holds "index" */
 
 static void __attribute__((noreturn))
 usage(void)
@@ -56,7 +58,9 @@ usage(void)
 	    "[--delay-ms N] [--count-file PATH]\n"
 	    "modes: file:PATH hang reset status:CODE 429:SECS garbage "
 	    "slow:MS:PATH\n"
-	    "       route:KEYHASHHEX=HOST:PORT[,KEYHASHHEX=HOST:PORT...]\n");
+	    "       route:KEYHASHHEX=HOST:PORT[,KEYHASHHEX=HOST:PORT...]\n"
+	    "       dir:DIR (DIR/index: PATH?QUERY<TAB>STATUS<TAB>BODY<TAB>HEADERS;\n"
+	    "       each request's path is appended to DIR/requests)\n");
 	exit(2);
 }
 
@@ -372,6 +376,119 @@ parse_routes(const char *spec)
 	return rv;
 }
 
+/* ---- dir mode: canned answers by request path -------------------------------- */
+
+/* DIR/NAME, or NAME when it is absolute. */
+static void
+dir_file(char *buf, size_t len, const char *name)
+{
+	if (name[0] == '/')
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s/%s", dir_path, name);
+}
+
+/* "Name: value" lines of a headers file onto the reply ("-": none). */
+static int
+dir_add_headers(struct evhttp_request *req, const char *name)
+{
+	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
+	char			 path[4096], *line = NULL, *colon, *v;
+	size_t			 cap = 0;
+	ssize_t			 n;
+	FILE			*f;
+
+	if (strcmp(name, "-") == 0)
+		return 0;
+	dir_file(path, sizeof(path), name);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if ((colon = strchr(line, ':')) == NULL)
+			continue;
+		*colon = '\0';
+		for (v = colon + 1; *v == ' '; v++)
+			;
+		evhttp_add_header(out, line, v);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* A body file into a buffer ("-": empty), capped at MAX_FILE_BYTES. */
+static int
+dir_add_body(struct evbuffer *b, const char *name)
+{
+	char	path[4096], chunk[8192];
+	ssize_t	n;
+	size_t	total = 0;
+	int	fd;
+
+	if (strcmp(name, "-") == 0)
+		return 0;
+	dir_file(path, sizeof(path), name);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	while (total < MAX_FILE_BYTES && (n = read(fd, chunk, sizeof(chunk))) > 0) {
+		evbuffer_add(b, chunk, (size_t)n);
+		total += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * The index is read per request, so a test may change the answers between
+ * requests. The path is matched as sent, query included: it shows what the
+ * client put on the wire. No entry: 404, as KDS and PCS answer.
+ */
+static void
+dir_answer(struct evhttp_request *req)
+{
+	const char	*uri = evhttp_request_get_uri(req);
+	char		 path[4096], *line = NULL, *f[4], *save;
+	size_t		 cap = 0, i;
+	ssize_t		 n;
+	struct evbuffer	*b;
+	FILE		*idx, *log;
+	int		 code;
+
+	dir_file(path, sizeof(path), "requests");
+	if ((log = fopen(path, "a")) != NULL) {
+		fprintf(log, "%s\n", uri);
+		fclose(log);
+	}
+	dir_file(path, sizeof(path), "index");
+	if ((idx = fopen(path, "r")) == NULL) {
+		send_text(req, 500, "no index");
+		return;
+	}
+	while ((n = getline(&line, &cap, idx)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		for (i = 0, save = line; i < 4; i++)
+			f[i] = strsep(&save, "\t");
+		if (f[3] == NULL || strcmp(f[0], uri) != 0)
+			continue;
+		code = atoi(f[1]);
+		if ((b = evbuffer_new()) == NULL || code < 100 || code > 599 ||
+		    dir_add_body(b, f[2]) == -1 || dir_add_headers(req, f[3]) == -1)
+			send_text(req, 500, "bad index entry");
+		else
+			evhttp_send_reply(req, code, reason_phrase(code), b);
+		if (b != NULL)
+			evbuffer_free(b);
+		break;
+	}
+	if (n <= 0)
+		send_text(req, 404, "no index entry");
+	free(line);
+	fclose(idx);
+}
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 static void
@@ -426,6 +543,9 @@ act(struct evhttp_request *req)
 		break;
 	case M_ROUTE:
 		route(req);
+		break;
+	case M_DIR:
+		dir_answer(req);
 		break;
 	}
 }
@@ -495,6 +615,9 @@ parse_mode(const char *m)
 	} else if (strncmp(m, "route:", 6) == 0) {
 		mode = M_ROUTE;
 		return parse_routes(m + 6);
+	} else if (strncmp(m, "dir:", 4) == 0 && m[4] != '\0') {
+		mode = M_DIR;
+		dir_path = m + 4;
 	} else
 		return -1;
 	return 0;

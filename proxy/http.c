@@ -1,50 +1,263 @@
-/* HTTP front: evhttp listeners, routing, /healthz, /readyz and /metrics. */
-#include <config.h>
+/* HTTP front: a small HTTP/1.1 server (keep-alive, Content-Length bodies), routing, /healthz, /readyz, /metrics. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "proxy/config.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
+#include "proxy/kds_route.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
-#include "proxy/refresh.h"
 #include "proxy/pccs_route.h"
-#include "proxy/kds_route.h"
+#include "proxy/refresh.h"
 #include "proxy/rim_route.h"
 #include "proxy/service.h"
 
-#define HTTP_MAX_HEADERS_BYTES	8192
-#define HTTP_IDLE_TIMEOUT_S	60
+/*
+ * Why not evhttp: on the hit path it re-arms epoll for every request and
+ * builds header lists with strdup; this loop keeps one persistent read
+ * event per connection, parses in place, and answers with one write.
+ * Requests on a connection are answered in order (pipelining is read but
+ * not processed ahead of an answer).
+ */
+
 #define HTTP_MAX_UPSTREAMS	64
+#define HTTP_MAX_HEADERS	64
+#define HTTP_MAX_LISTENERS	16
+#define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
+
+struct http_req {
+	struct conn	*conn;
+	enum http_method method;
+	int		 http10;
+	int		 keepalive;
+	char		*target;	/* raw request target */
+	const char	*query;		/* raw, after '?', or NULL */
+	char		 path[HTTP_MAX_HEADER_BYTES];	/* percent-decoded */
+	char		*hname[HTTP_MAX_HEADERS];
+	char		*hvalue[HTTP_MAX_HEADERS];
+	size_t		 nheaders;
+	const uint8_t	*body;
+	size_t		 body_len;
+	struct evbuffer	*out_headers;
+	struct evbuffer	*out_body;
+	http_gone_cb	*gone;
+	void		*gone_arg;
+};
+
+struct conn {
+	struct http		*http;
+	evutil_socket_t		 fd;
+	struct event		*rev, *wev, *timer;
+	char			*in;
+	size_t			 inlen;		/* bytes in `in` */
+	char			 hdr[HTTP_MAX_HEADER_BYTES + 1];	/* parsed copy */
+	size_t			 reqlen;	/* bytes of the request in progress, once parsed */
+	struct evbuffer		*out;
+	struct http_req		 req;
+	int			 pending;	/* a request is being answered */
+	int			 continued;	/* 100 Continue sent for this request */
+	int			 close_after;
+	int			 in_process;
+	int			 dead;		/* to be freed when conn_process unwinds */
+	int			 rd_paused;
+	TAILQ_ENTRY(conn)	 entry;
+};
 
 struct http {
 	struct event_base	*base;
-	struct evhttp		*evh;
 	struct gen		*gen;
 	struct refresh		*refresh;
 	struct cache		*cache;
+	struct evconnlistener	*lis[HTTP_MAX_LISTENERS];
+	size_t			 nlis;
 	int			 stopping;
+	TAILQ_HEAD(, conn)	 conns;
+	time_t			 date_at;
+	char			 date[40];
 };
 
-static void
-reply_text(struct evhttp_request *req, int code, const char *reason,
-    const char *text)
+static void	conn_process(struct conn *);
+static void	conn_free(struct conn *);
+
+/* ---- the request API ------------------------------------------------------- */
+
+enum http_method
+http_req_method(const struct http_req *r)
 {
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-	    "text/plain; charset=utf-8");
-	evbuffer_add(evhttp_request_get_output_buffer(req), text, strlen(text));
-	evhttp_send_reply(req, code, reason, NULL);
+	return r->method;
+}
+
+const char *
+http_req_header(const struct http_req *r, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nheaders; i++)
+		if (strcasecmp(r->hname[i], name) == 0)
+			return r->hvalue[i];
+	return NULL;
+}
+
+const uint8_t *
+http_req_body(const struct http_req *r, size_t *len)
+{
+	*len = r->body_len;
+	return r->body;
+}
+
+struct event_base *
+http_req_base(const struct http_req *r)
+{
+	return r->conn->http->base;
+}
+
+void
+http_resp_header(struct http_req *r, const char *name, const char *value)
+{
+	/* Values come from us or from a vendor's header: no line breaks pass. */
+	if (strpbrk(value, "\r\n") != NULL || strpbrk(name, "\r\n: ") != NULL)
+		return;
+	evbuffer_add(r->out_headers, name, strlen(name));
+	evbuffer_add(r->out_headers, ": ", 2);
+	evbuffer_add(r->out_headers, value, strlen(value));
+	evbuffer_add(r->out_headers, "\r\n", 2);
+}
+
+struct evbuffer *
+http_resp_body(struct http_req *r)
+{
+	return r->out_body;
+}
+
+void
+http_req_on_gone(struct http_req *r, http_gone_cb *cb, void *arg)
+{
+	r->gone = cb;
+	r->gone_arg = arg;
+}
+
+static const char *
+http_date(struct http *h)
+{
+	time_t		now = time(NULL);
+	struct tm	tm;
+
+	if (now != h->date_at) {
+		gmtime_r(&now, &tm);
+		strftime(h->date, sizeof(h->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		h->date_at = now;
+	}
+	return h->date;
+}
+
+/* Free now, or when conn_process unwinds if it is on the stack. */
+static void
+conn_close(struct conn *c)
+{
+	if (c->in_process)
+		c->dead = 1;
+	else
+		conn_free(c);
+}
+
+static void
+conn_write(struct conn *c)
+{
+	while (evbuffer_get_length(c->out) > 0) {
+		if (evbuffer_write(c->out, c->fd) <= 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+				event_add(c->wev, NULL);
+				return;
+			}
+			conn_close(c);
+			return;
+		}
+	}
+	if (c->close_after) {
+		conn_close(c);
+		return;
+	}
+	if (!c->in_process)
+		conn_process(c);
+}
+
+void
+http_reply(struct http_req *r, int status, const char *reason)
+{
+	struct conn	*c = r->conn;
+	char		 line[256];
+	size_t		 blen = evbuffer_get_length(r->out_body);
+	int		 n;
+
+	if (c->http->stopping || !r->keepalive)
+		c->close_after = 1;
+	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\nDate: %s\r\n"
+	    "Content-Length: %zu\r\n%s", status, reason ? reason : "",
+	    http_date(c->http), status == 304 ? (size_t)0 : blen,
+	    c->close_after ? "Connection: close\r\n" : "");
+	evbuffer_add(c->out, line, (size_t)n);
+	evbuffer_add_buffer(c->out, r->out_headers);
+	evbuffer_add(c->out, "\r\n", 2);
+	/* HEAD and 304 carry no body (RFC 9110 9.3.2, 15.4.5). */
+	if (r->method != HTTP_HEAD && status != 304)
+		evbuffer_add_buffer(c->out, r->out_body);
+	else
+		evbuffer_drain(r->out_body, blen);
+	r->gone = NULL;
+	c->pending = 0;
+	/* The request's bytes are consumed: what follows may be the next one. */
+	memmove(c->in, c->in + c->reqlen, c->inlen - c->reqlen);
+	c->inlen -= c->reqlen;
+	c->reqlen = 0;
+	c->continued = 0;
+	if (c->rd_paused) {
+		c->rd_paused = 0;
+		event_add(c->rev, NULL);
+	}
+	conn_write(c);
+}
+
+void
+http_error(struct http_req *r, int status, const char *reason)
+{
+	evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
+	evbuffer_drain(r->out_body, evbuffer_get_length(r->out_body));
+	http_resp_header(r, "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add_printf(r->out_body, "%d %s\n", status, reason);
+	http_reply(r, status, reason);
+}
+
+/* An answer before the request could be read to its end: then close. */
+static void
+conn_fail(struct conn *c, int status, const char *reason)
+{
+	c->close_after = 1;
+	c->pending = 1;
+	c->reqlen = c->inlen;
+	http_error(&c->req, status, reason);
 }
 
 static void
@@ -109,11 +322,19 @@ render_metrics(struct http *h, struct evbuffer *b)
 	}
 }
 
-static void
-handle_ops(struct http *h, struct evhttp_request *req, const char *path)
-{
-	struct evbuffer	*b;
+/* ---- operations endpoints and routing -------------------------------------- */
 
+static void
+reply_text(struct http_req *req, int code, const char *reason, const char *text)
+{
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add(http_resp_body(req), text, strlen(text));
+	http_reply(req, code, reason);
+}
+
+static void
+handle_ops(struct http *h, struct http_req *req, const char *path)
+{
 	if (strcmp(path, "/healthz") == 0) {
 		reply_text(req, 200, "OK", "ok\n");
 	} else if (strcmp(path, "/readyz") == 0) {
@@ -122,11 +343,10 @@ handle_ops(struct http *h, struct evhttp_request *req, const char *path)
 		else
 			reply_text(req, 200, "OK", "ready\n");
 	} else {
-		b = evhttp_request_get_output_buffer(req);
-		render_metrics(h, b);
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-		evhttp_send_reply(req, 200, "OK", NULL);
+		render_metrics(h, http_resp_body(req));
+		http_resp_header(req, "Content-Type",
+		    "text/plain; version=0.0.4; charset=utf-8");
+		http_reply(req, 200, "OK");
 	}
 }
 
@@ -138,63 +358,49 @@ is_ops(const char *path)
 }
 
 static void
-method_not_allowed(struct evhttp_request *req)
+method_not_allowed(struct http_req *req)
 {
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-	    "GET, HEAD, POST");
+	http_resp_header(req, "Allow", "GET, HEAD, POST");
 	metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
-	evhttp_send_error(req, 405, "Method Not Allowed");
+	http_error(req, 405, "Method Not Allowed");
 }
 
 static void
-dispatch(struct evhttp_request *req, void *arg)
+dispatch(struct http *h, struct http_req *req)
 {
-	struct http		*h = arg;
-	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
-	enum evhttp_cmd_type	 cmd = evhttp_request_get_command(req);
-	const char		*raw = uri ? evhttp_uri_get_path(uri) : NULL;
-	char			*path = NULL, *p;
-	struct svc		*ocsp;
+	char		*p = req->path;
+	struct svc	*ocsp;
 
-	if (raw == NULL || *raw == '\0')
-		raw = "/";
-	/* '+' stays '+': GET clients that do not encode it send base64 as is. */
-	if ((path = evhttp_uridecode(raw, 0, NULL)) == NULL) {
-		evhttp_send_error(req, 400, "Bad Request");
-		return;
-	}
 	/* Doubled slashes in front of the route are a known client quirk. */
-	for (p = path; p[0] == '/' && p[1] == '/'; p++)
+	for (; p[0] == '/' && p[1] == '/'; p++)
 		;
 	if (h->gen == NULL) {
-		evhttp_send_error(req, 503, "Service Unavailable");
-		goto out;
+		http_error(req, 503, "Service Unavailable");
+		return;
 	}
 	ocsp = gen_svc(h->gen, SVC_OCSP);
 	if (is_ops(p)) {
-		if (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD)
+		if (req->method == HTTP_GET || req->method == HTTP_HEAD)
 			handle_ops(h, req, p);
 		else
 			method_not_allowed(req);
-		goto out;
+		return;
 	}
-	switch (cmd) {
-	case EVHTTP_REQ_POST:
+	switch (req->method) {
+	case HTTP_POST:
 		if (ocsp_is_post_path(ocsp, p))
 			ocsp_handle_post(ocsp, req);
 		else
-			evhttp_send_error(req, 404, "Not Found");
+			http_error(req, 404, "Not Found");
 		break;
-	case EVHTTP_REQ_GET:
-	case EVHTTP_REQ_HEAD:
+	case HTTP_GET:
+	case HTTP_HEAD:
 		if (pccs_is_path(p)) {
-			pccs_handle(gen_svc(h->gen, SVC_PCCS), req, p,
-			    evhttp_uri_get_query(uri));
+			pccs_handle(gen_svc(h->gen, SVC_PCCS), req, p, req->query);
 			break;
 		}
 		if (kds_is_path(p)) {
-			kds_handle(gen_svc(h->gen, SVC_KDS), req, p,
-			    evhttp_uri_get_query(uri));
+			kds_handle(gen_svc(h->gen, SVC_KDS), req, p, req->query);
 			break;
 		}
 		if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
@@ -209,7 +415,7 @@ dispatch(struct evhttp_request *req, void *arg)
 			for (p += 5; *p == '/'; p++)
 				;
 		if (*p == '\0' || strcmp(p, "ocsp") == 0)
-			evhttp_send_error(req, 400, "Bad Request");
+			http_error(req, 400, "Bad Request");
 		else
 			ocsp_handle_get(ocsp, req, p);
 		break;
@@ -217,49 +423,362 @@ dispatch(struct evhttp_request *req, void *arg)
 		method_not_allowed(req);
 		break;
 	}
-out:
-	free(path);
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static int
+hexdig(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decode a path; '+' stays '+' (GET clients send base64 unencoded). */
+static int
+path_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t	i, o = 0;
+	int	hi, lo;
+
+	for (i = 0; i < n; i++) {
+		if (o + 1 >= outlen)
+			return -1;
+		if (s[i] == '%' && i + 2 < n && (hi = hexdig(s[i + 1])) >= 0 &&
+		    (lo = hexdig(s[i + 2])) >= 0) {
+			if (hi == 0 && lo == 0)
+				return -1;	/* no NUL in a path */
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			out[o++] = s[i];
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * Parse one request from the start of c->in. Returns 1 when a whole
+ * request is there (c->req filled, c->reqlen set), 0 when more bytes are
+ * needed, -1 after answering an error (the connection then closes).
+ */
+static int
+parse_request(struct conn *c)
+{
+	struct http_req	*r = &c->req;
+	char		*end, *line, *next, *sp, *sp2, *colon, *v, *cut;
+	size_t		 hdrlen, clen = 0, i;
+	const char	*cl, *te, *conn_h, *expect;
+	char		*num_end;
+	unsigned long	 ul;
+
+	c->in[c->inlen] = '\0';
+	if ((end = memmem(c->in, c->inlen, "\r\n\r\n", 4)) == NULL) {
+		if (c->inlen > HTTP_MAX_HEADER_BYTES) {
+			conn_fail(c, 431, "Request Header Fields Too Large");
+			return -1;
+		}
+		return 0;
+	}
+	hdrlen = (size_t)(end - c->in) + 4;
+	if (hdrlen > HTTP_MAX_HEADER_BYTES) {
+		conn_fail(c, 431, "Request Header Fields Too Large");
+		return -1;
+	}
+	memset(r->hname, 0, sizeof(r->hname));
+	r->nheaders = 0;
+	r->query = NULL;
+	r->body = NULL;
+	r->body_len = 0;
+	/* Cut up a copy: the input stays whole until the body has arrived. */
+	memcpy(c->hdr, c->in, hdrlen);
+	c->hdr[hdrlen] = '\0';
+	end = c->hdr + hdrlen - 4;
+	*end = '\0';
+	/* Request line: METHOD SP target SP HTTP/1.x */
+	line = c->hdr;
+	if ((next = strstr(line, "\r\n")) != NULL)
+		*next = '\0';
+	if ((sp = strchr(line, ' ')) == NULL || (sp2 = strchr(sp + 1, ' ')) == NULL ||
+	    strchr(sp2 + 1, ' ') != NULL) {
+		conn_fail(c, 400, "Bad Request");
+		return -1;
+	}
+	*sp = *sp2 = '\0';
+	if (strcmp(sp2 + 1, "HTTP/1.1") == 0)
+		r->http10 = 0;
+	else if (strcmp(sp2 + 1, "HTTP/1.0") == 0)
+		r->http10 = 1;
+	else {
+		conn_fail(c, 505, "HTTP Version Not Supported");
+		return -1;
+	}
+	r->method = strcmp(line, "GET") == 0 ? HTTP_GET : strcmp(line, "POST") == 0 ?
+	    HTTP_POST : strcmp(line, "HEAD") == 0 ? HTTP_HEAD : HTTP_OTHER;
+	r->target = sp + 1;
+	/* Headers. */
+	for (line = next ? next + 2 : end; line < end; line = next + 2) {
+		if ((next = strstr(line, "\r\n")) == NULL)
+			next = end;
+		*next = '\0';
+		if ((colon = strchr(line, ':')) == NULL || colon == line ||
+		    r->nheaders == HTTP_MAX_HEADERS) {
+			conn_fail(c, 400, "Bad Request");
+			return -1;
+		}
+		*colon = '\0';
+		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		for (cut = v + strlen(v); cut > v && (cut[-1] == ' ' || cut[-1] == '\t'); )
+			*--cut = '\0';
+		r->hname[r->nheaders] = line;
+		r->hvalue[r->nheaders++] = v;
+		if (next == end)
+			break;
+	}
+	/* Bodies by Content-Length only; chunked POSTs are not what OCSP clients send. */
+	if ((te = http_req_header(r, "Transfer-Encoding")) != NULL) {
+		conn_fail(c, 411, "Length Required");
+		return -1;
+	}
+	for (i = 0, cl = NULL; i < r->nheaders; i++)
+		if (strcasecmp(r->hname[i], "Content-Length") == 0) {
+			if (cl != NULL && strcmp(cl, r->hvalue[i]) != 0) {
+				conn_fail(c, 400, "Bad Request");
+				return -1;
+			}
+			cl = r->hvalue[i];
+		}
+	if (cl != NULL) {
+		errno = 0;
+		ul = strtoul(cl, &num_end, 10);
+		if (*cl == '\0' || *num_end != '\0' || errno || !isdigit((unsigned char)*cl)) {
+			conn_fail(c, 400, "Bad Request");
+			return -1;
+		}
+		if (ul > HTTP_MAX_BODY_BYTES) {
+			metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
+			conn_fail(c, 413, "Payload Too Large");
+			return -1;
+		}
+		clen = ul;
+	}
+	if (c->inlen < hdrlen + clen) {
+		/* curl waits a second for this before sending a body over 1 KiB. */
+		expect = http_req_header(r, "Expect");
+		if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+		    !c->continued && !r->http10) {
+			c->continued = 1;
+			(void)!write(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		}
+		return 0;	/* parsed again, from the copy, when it is all there */
+	}
+	r->body = (const uint8_t *)c->in + hdrlen;
+	r->body_len = clen;
+	c->reqlen = hdrlen + clen;
+	conn_h = http_req_header(r, "Connection");
+	r->keepalive = r->http10 ? (conn_h != NULL && strcasecmp(conn_h, "keep-alive") == 0) :
+	    !(conn_h != NULL && strcasecmp(conn_h, "close") == 0);
+	if ((sp = strchr(r->target, '?')) != NULL) {
+		*sp = '\0';
+		r->query = sp + 1;
+	}
+	if (r->target[0] != '/' ||
+	    path_decode(r->target, strlen(r->target), r->path, sizeof(r->path)) == -1) {
+		c->pending = 1;
+		c->close_after = 1;
+		http_error(r, 400, "Bad Request");
+		return -1;
+	}
+	return 1;
+}
+
+/* ---- connections ------------------------------------------------------------ */
+
+static void
+conn_free(struct conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->pending && c->req.gone != NULL) {
+		http_gone_cb	*cb = c->req.gone;
+
+		c->req.gone = NULL;
+		cb(&c->req, c->req.gone_arg);
+	}
+	TAILQ_REMOVE(&c->http->conns, c, entry);
+	if (c->rev != NULL)
+		event_free(c->rev);
+	if (c->wev != NULL)
+		event_free(c->wev);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	if (c->out != NULL)
+		evbuffer_free(c->out);
+	if (c->req.out_headers != NULL)
+		evbuffer_free(c->req.out_headers);
+	if (c->req.out_body != NULL)
+		evbuffer_free(c->req.out_body);
+	evutil_closesocket(c->fd);
+	free(c->in);
+	free(c);
+}
+
+/* Answer every complete request in the buffer, in order, until one waits. */
+static void
+conn_process(struct conn *c)
+{
+	struct timeval	tv = { HTTP_IDLE_TIMEOUT_S, 0 };
+	int		rc;
+
+	c->in_process = 1;
+	while (!c->dead && !c->pending && c->inlen > 0) {
+		if ((rc = parse_request(c)) == 0)
+			break;
+		if (rc == -1)
+			break;		/* answered; closes after the write */
+		c->pending = 1;
+		evbuffer_drain(c->req.out_headers, evbuffer_get_length(c->req.out_headers));
+		evbuffer_drain(c->req.out_body, evbuffer_get_length(c->req.out_body));
+		dispatch(c->http, &c->req);
+	}
+	c->in_process = 0;
+	if (c->dead) {
+		conn_free(c);
+		return;
+	}
+	if (c->close_after && !c->pending && evbuffer_get_length(c->out) == 0) {
+		conn_free(c);
+		return;
+	}
+	if (!c->pending)
+		evtimer_add(c->timer, &tv);
+	else
+		evtimer_del(c->timer);
+}
+
+static void
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+	ssize_t		 n;
+
+	(void)what;
+	if (c->inlen >= HTTP_IN_BYTES) {
+		/* Full while an answer is pending: wait for it before reading on. */
+		event_del(c->rev);
+		c->rd_paused = 1;
+		return;
+	}
+	n = read(fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		conn_free(c);	/* tells a waiting answer that its client left */
+		return;
+	}
+	if (n < 0)
+		return;
+	c->inlen += (size_t)n;
+	if (!c->pending)
+		conn_process(c);
+}
+
+static void
+conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_write(arg);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->pending)
+		conn_free(c);
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct http	*h = arg;
+	struct conn	*c;
+	struct timeval	 tv = { HTTP_IDLE_TIMEOUT_S, 0 };
+	int		 one = 1;
+
+	(void)l;
+	(void)salen;
+	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->http = h;
+	c->fd = fd;
+	c->req.conn = c;
+	TAILQ_INSERT_TAIL(&h->conns, c, entry);
+	if ((c->in = malloc(HTTP_IN_BYTES + 1)) == NULL ||
+	    (c->out = evbuffer_new()) == NULL ||
+	    (c->req.out_headers = evbuffer_new()) == NULL ||
+	    (c->req.out_body = evbuffer_new()) == NULL ||
+	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||
+	    (c->wev = event_new(h->base, fd, EV_WRITE, conn_write_cb, c)) == NULL ||
+	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL) {
+		log_err("http: out of memory for a connection");
+		conn_free(c);
+		return;
+	}
+	event_add(c->rev, NULL);
+	evtimer_add(c->timer, &tv);
 }
 
 struct http *
 http_new(struct event_base *base, char *const *listen, size_t n,
     struct refresh *refresh, struct cache *cache, char *err, size_t errlen)
 {
-	struct http	*h;
-	char		 host[256];
-	int		 port;
-	size_t		 i;
+	struct http		*h;
+	struct sockaddr_storage	 ss;
+	int			 sslen, port;
+	char			 host[256], addr[300];
+	size_t			 i;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
 	h->base = base;
 	h->refresh = refresh;
 	h->cache = cache;
-	if ((h->evh = evhttp_new(base)) == NULL) {
-		snprintf(err, errlen, "http: cannot create the server");
-		goto fail;
-	}
-	/* Bodies past the cap are refused by libevent with 413 before we see them. */
-	evhttp_set_max_body_size(h->evh, OCSP_MAX_REQUEST_BYTES);
-	evhttp_set_max_headers_size(h->evh, HTTP_MAX_HEADERS_BYTES);
-	evhttp_set_timeout(h->evh, HTTP_IDLE_TIMEOUT_S);
-	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
-	    EVHTTP_REQ_PATCH);
-	evhttp_set_default_content_type(h->evh, "text/plain; charset=utf-8");
-	evhttp_set_gencb(h->evh, dispatch, h);
+	TAILQ_INIT(&h->conns);
 	for (i = 0; i < n; i++) {
-		if (config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT",
+		if (h->nlis == HTTP_MAX_LISTENERS ||
+		    config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
+			snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
+			    "(at most %d addresses)", listen[i], HTTP_MAX_LISTENERS);
+			goto fail;
+		}
+		snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
+		    host, port);
+		sslen = sizeof(ss);
+		if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1) {
+			snprintf(err, errlen, "listen: \"%s\": not a numeric address",
 			    listen[i]);
 			goto fail;
 		}
-		if (evhttp_bind_socket_with_handle(h->evh, host, (uint16_t)port) == NULL) {
-			snprintf(err, errlen, "listen: cannot bind %s (address in use, "
-			    "or not an address of this host)", listen[i]);
+		h->lis[h->nlis] = evconnlistener_new_bind(base, accept_cb, h,
+		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+		    511, (struct sockaddr *)&ss, sslen);
+		if (h->lis[h->nlis] == NULL) {
+			snprintf(err, errlen, "listen: cannot bind %s: %s", listen[i],
+			    strerror(errno));
 			goto fail;
 		}
+		h->nlis++;
 		log_info("listening on %s", listen[i]);
 	}
 	return h;
@@ -274,38 +793,37 @@ http_set_gen(struct http *h, struct gen *g)
 	h->gen = g;
 }
 
-struct bound_list {
-	struct evhttp_bound_socket	*s[64];
-	size_t				 n;
-};
-
-static void
-collect_bound(struct evhttp_bound_socket *bs, void *arg)
-{
-	struct bound_list	*l = arg;
-
-	if (l->n < 64)
-		l->s[l->n++] = bs;
-}
-
 void
 http_stop_accepting(struct http *h)
 {
-	struct bound_list	l = { .n = 0 };
-	size_t			i;
+	struct conn	*c, *t;
+	size_t		 i;
 
 	h->stopping = 1;
-	evhttp_foreach_bound_socket(h->evh, collect_bound, &l);
-	for (i = 0; i < l.n; i++)
-		evhttp_del_accept_socket(h->evh, l.s[i]);
+	for (i = 0; i < h->nlis; i++)
+		evconnlistener_free(h->lis[i]);
+	h->nlis = 0;
+	/* Idle keep-alive connections go now; busy ones after their answer. */
+	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
+		t = TAILQ_NEXT(c, entry);
+		if (!c->pending && evbuffer_get_length(c->out) == 0)
+			conn_free(c);
+		else
+			c->close_after = 1;
+	}
 }
 
 void
 http_free(struct http *h)
 {
+	struct conn	*c;
+	size_t		 i;
+
 	if (h == NULL)
 		return;
-	if (h->evh != NULL)
-		evhttp_free(h->evh);
+	for (i = 0; i < h->nlis; i++)
+		evconnlistener_free(h->lis[i]);
+	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
+		conn_free(c);
 	free(h);
 }

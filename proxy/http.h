@@ -1,22 +1,56 @@
-/* The HTTP front: listeners, routing by method and path, and the operations endpoints. */
+/* The HTTP front: a small HTTP/1.1 server on the event loop, routing, and the operations endpoints. */
 #ifndef PROXY_HTTP_H
 #define PROXY_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#define HTTP_MAX_HEADER_BYTES	8192	/* request line and headers */
+#define HTTP_MAX_BODY_BYTES	16384	/* OCSP_MAX_REQUEST_BYTES: larger gets 413 */
+#define HTTP_IDLE_TIMEOUT_S	60
+
+struct cache;
+struct evbuffer;
 struct event_base;
 struct gen;
-struct refresh;
-struct cache;
 struct http;
+struct http_req;
+struct refresh;
+
+enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_OTHER };
 
 /* Bind every "HOST:PORT" in listen. On failure NULL and err names the address. */
 struct http	*http_new(struct event_base *, char *const *listen, size_t n,
 		    struct refresh *, struct cache *, char *err, size_t errlen);
 /* The current generation (borrowed; the caller keeps its reference). */
 void		 http_set_gen(struct http *, struct gen *);
-/* Close the listening sockets; open connections finish their requests. */
+/* Close the listeners and idle connections; busy ones close after their answer. */
 void		 http_stop_accepting(struct http *);
 void		 http_free(struct http *);	/* accepts NULL */
+
+/*
+ * One request. Everything it returns is valid until it is answered, or
+ * until its gone callback runs (the client left first).
+ */
+enum http_method http_req_method(const struct http_req *);
+/* A request header (case-insensitive name), or NULL. */
+const char	*http_req_header(const struct http_req *, const char *name);
+const uint8_t	*http_req_body(const struct http_req *, size_t *len);
+struct event_base *http_req_base(const struct http_req *);
+
+/* The answer: headers, then body bytes, then http_reply (exactly once). */
+void		 http_resp_header(struct http_req *, const char *name, const char *value);
+struct evbuffer	*http_resp_body(struct http_req *);
+void		 http_reply(struct http_req *, int status, const char *reason);
+/* A short text answer for HTTP-level errors (400, 404, 405, 413, ...). */
+void		 http_error(struct http_req *, int status, const char *reason);
+
+/*
+ * For answers that come later (an upstream fetch): `cb` runs if the client
+ * goes away first; the request must not be touched after it. Cleared by
+ * passing NULL, and by answering.
+ */
+typedef void http_gone_cb(struct http_req *, void *arg);
+void		 http_req_on_gone(struct http_req *, http_gone_cb *, void *arg);
 
 #endif

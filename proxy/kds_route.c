@@ -19,6 +19,7 @@
 #include "attest/amd_chains.h"
 #include "cache/store.h"
 #include "proxy/config.h"
+#include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/kds_route.h"
@@ -284,12 +285,11 @@ kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 }
 
 static enum metrics_result
-kds_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *body, size_t len,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
 {
-	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
 	const char		*ct = "application/octet-stream";
 
 	(void)s;
@@ -310,42 +310,42 @@ kds_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
 		if (eol != NULL && (size_t)(eol - (const char *)headers) - 14 < sizeof(v)) {
 			memcpy(v, headers + 14, (size_t)(eol - (const char *)headers) - 14);
 			v[eol - (const char *)headers - 14] = '\0';
-			evhttp_add_header(out, "Content-Type", v);
+			http_resp_header(req, "Content-Type", v);
 			ct = NULL;
 		}
 	}
 	if (ct != NULL)
-		evhttp_add_header(out, "Content-Type", ct);
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	evhttp_send_reply(req, 200, "OK", NULL);
+		http_resp_header(req, "Content-Type", ct);
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, 200, "OK");
 	return result;
 }
 
 /* A 404 says the chip or TCB is unknown to AMD: every mirror repeats it. */
 static void
-kds_serve_final(struct svc *s, struct evhttp_request *req,
+kds_serve_final(struct svc *s, struct http_req *req,
     const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
 {
 	(void)s;
 	(void)c;
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	evhttp_send_reply(req, http_status, http_status == 404 ? "Not Found" :
-	    "Gone", NULL);
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, http_status, http_status == 404 ? "Not Found" :
+	    "Gone");
 }
 
 static void
-kds_serve_failed(struct svc *s, struct evhttp_request *req,
+kds_serve_failed(struct svc *s, struct http_req *req,
     const struct svc_call *c, const char *why)
 {
 	(void)s;
 	(void)c;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	http_resp_header(req, "Content-Type",
 	    "text/plain; charset=utf-8");
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After",
+	http_resp_header(req, "Retry-After",
 	    KDS_PACED_RETRY_S);
-	evbuffer_add_printf(evhttp_request_get_output_buffer(req),
+	evbuffer_add_printf(http_resp_body(req),
 	    "not cached and no KDS endpoint answered: %s\n", why ? why : "unknown");
-	evhttp_send_reply(req, 503, "Service Unavailable", NULL);
+	http_reply(req, 503, "Service Unavailable");
 }
 
 static void
@@ -400,7 +400,7 @@ kds_is_path(const char *path)
 }
 
 void
-kds_handle(struct svc *s, struct evhttp_request *req, const char *path,
+kds_handle(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
 	struct kds_req	r;
@@ -411,11 +411,10 @@ kds_handle(struct svc *s, struct evhttp_request *req, const char *path,
 
 	if (kds_parse(path, query, &r, &why, &status) == -1) {
 		metrics.requests[ROUTE_KDS][RES_HTTP_ERROR]++;
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Content-Type", "text/plain; charset=utf-8");
-		evbuffer_add_printf(evhttp_request_get_output_buffer(req), "%s\n", why);
-		evhttp_send_reply(req, status, status == 404 ? "Not Found" :
-		    "Bad Request", NULL);
+		http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+		evbuffer_add_printf(http_resp_body(req), "%s\n", why);
+		http_reply(req, status, status == 404 ? "Not Found" :
+		    "Bad Request");
 		return;
 	}
 	kds_canon(&r, canon, sizeof(canon));

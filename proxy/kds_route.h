@@ -2,12 +2,12 @@
 #ifndef PROXY_KDS_ROUTE_H
 #define PROXY_KDS_ROUTE_H
 
-struct evhttp_request;
+struct http_req;
 struct svc;
 
 int	kds_is_path(const char *path);
 /* `path` percent-decoded, `query` raw (may be NULL). */
-void	kds_handle(struct svc *, struct evhttp_request *, const char *path,
+void	kds_handle(struct svc *, struct http_req *, const char *path,
 	    const char *query);
 
 #endif

@@ -7,13 +7,13 @@
 #include <time.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "proxy/config.h"
+#include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
@@ -128,16 +128,14 @@ ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 /* ---- answers -------------------------------------------------------------- */
 
 static void
-reply_der(struct evhttp_request *req, int code, const uint8_t *der, size_t len,
+reply_der(struct http_req *req, int code, const uint8_t *der, size_t len,
     const char *cache_control)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-
-	evhttp_add_header(h, "Content-Type", "application/ocsp-response");
+	http_resp_header(req, "Content-Type", "application/ocsp-response");
 	if (cache_control != NULL)
-		evhttp_add_header(h, "Cache-Control", cache_control);
-	evbuffer_add(evhttp_request_get_output_buffer(req), der, len);
-	evhttp_send_reply(req, code, "OK", NULL);
+		http_resp_header(req, "Cache-Control", cache_control);
+	evbuffer_add(http_resp_body(req), der, len);
+	http_reply(req, code, "OK");
 }
 
 static void
@@ -155,10 +153,9 @@ http_date(char *buf, size_t len, time_t t)
  * client's If-None-Match already names this answer.
  */
 static int
-add_cache_headers(struct evhttp_request *req, const struct cache_meta *m,
+add_cache_headers(struct http_req *req, const struct cache_meta *m,
     const uint8_t *der, size_t len, time_t now)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 	const char		*inm;
 	unsigned char		 md[32];
 	char			 etag[2 * 32 + 3], hex[2 * 32 + 1], date[64], cc[96];
@@ -172,18 +169,18 @@ add_cache_headers(struct evhttp_request *req, const struct cache_meta *m,
 		max_age = 0;
 	snprintf(cc, sizeof(cc), "max-age=%ld, public, no-transform, must-revalidate",
 	    max_age);
-	evhttp_add_header(h, "ETag", etag);
-	evhttp_add_header(h, "Cache-Control", cc);
+	http_resp_header(req, "ETag", etag);
+	http_resp_header(req, "Cache-Control", cc);
 	http_date(date, sizeof(date), (time_t)m->next_update);
-	evhttp_add_header(h, "Expires", date);
+	http_resp_header(req, "Expires", date);
 	http_date(date, sizeof(date), (time_t)m->this_update);
-	evhttp_add_header(h, "Last-Modified", date);
-	inm = evhttp_find_header(evhttp_request_get_input_headers(req), "If-None-Match");
+	http_resp_header(req, "Last-Modified", date);
+	inm = http_req_header(req, "If-None-Match");
 	return inm != NULL && (strstr(inm, etag) != NULL || strcmp(inm, "*") == 0);
 }
 
 static enum metrics_result
-ocsp_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *der, size_t len,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
@@ -194,7 +191,7 @@ ocsp_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
 	/* Unverifiable answers have no stored validity to advertise. */
 	if (c->route == ROUTE_OCSP_GET && m->next_update > now) {
 		if (add_cache_headers(req, m, der, len, now)) {
-			evhttp_send_reply(req, 304, "Not Modified", NULL);
+			http_reply(req, 304, "Not Modified");
 			return RES_NOT_MODIFIED;
 		}
 		reply_der(req, 200, der, len, NULL);
@@ -206,7 +203,7 @@ ocsp_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
 
 /* NVAT retries 5xx/408/429 for minutes and fails hard on a closed connection: tryLater instead. */
 static void
-ocsp_serve_failed(struct svc *s, struct evhttp_request *req,
+ocsp_serve_failed(struct svc *s, struct http_req *req,
     const struct svc_call *c, const char *why)
 {
 	(void)s;
@@ -217,7 +214,7 @@ ocsp_serve_failed(struct svc *s, struct evhttp_request *req,
 
 /* An upstream 404 for OCSP is no answer a client can use: tryLater, at once. */
 static void
-ocsp_serve_final(struct svc *s, struct evhttp_request *req,
+ocsp_serve_final(struct svc *s, struct http_req *req,
     const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
 {
 	(void)http_status;
@@ -288,23 +285,23 @@ ocsp_is_post_path(const struct svc *s, const char *path)
 }
 
 static void
-reply_malformed(struct evhttp_request *req, enum metrics_route route)
+reply_malformed(struct http_req *req, enum metrics_route route)
 {
 	metrics.requests[route][RES_MALFORMED]++;
 	reply_der(req, 200, OCSP_RESP_MALFORMED, sizeof(OCSP_RESP_MALFORMED), "no-store");
 }
 
 static void
-reply_http_error(struct evhttp_request *req, int code, const char *reason,
+reply_http_error(struct http_req *req, int code, const char *reason,
     enum metrics_route route)
 {
 	metrics.requests[route][RES_HTTP_ERROR]++;
-	evhttp_send_error(req, code, reason);
+	http_error(req, code, reason);
 }
 
 /* The client's request goes upstream verbatim, nonce included: the first caller gets a nonce match. */
 static void
-handle_der(struct svc *s, struct evhttp_request *req, const uint8_t *der,
+handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
     size_t len, enum metrics_route route)
 {
 	struct svc_call	c;
@@ -332,13 +329,14 @@ handle_der(struct svc *s, struct evhttp_request *req, const uint8_t *der,
 }
 
 void
-ocsp_handle_post(struct svc *s, struct evhttp_request *req)
+ocsp_handle_post(struct svc *s, struct http_req *req)
 {
-	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	const uint8_t	*body;
 	const char	*ct;
-	size_t		 len = evbuffer_get_length(in);
+	size_t		 len;
 
-	ct = evhttp_find_header(evhttp_request_get_input_headers(req), "Content-Type");
+	body = http_req_body(req, &len);
+	ct = http_req_header(req, "Content-Type");
 	if (ct == NULL || strncasecmp(ct, "application/ocsp-request", 24) != 0 ||
 	    (ct[24] != '\0' && ct[24] != ';' && ct[24] != ' ')) {
 		reply_http_error(req, 415, "Unsupported Media Type", ROUTE_OCSP_POST);
@@ -352,12 +350,12 @@ ocsp_handle_post(struct svc *s, struct evhttp_request *req)
 		reply_malformed(req, ROUTE_OCSP_POST);
 		return;
 	}
-	handle_der(s, req, evbuffer_pullup(in, -1), len, ROUTE_OCSP_POST);
+	handle_der(s, req, body, len, ROUTE_OCSP_POST);
 }
 
 /* RFC 6960 A.1 GET, tolerant of '+' arriving as space, base64url and missing padding. */
 void
-ocsp_handle_get(struct svc *s, struct evhttp_request *req, const char *b64)
+ocsp_handle_get(struct svc *s, struct http_req *req, const char *b64)
 {
 	char		 buf[OCSP_MAX_REQUEST_BYTES * 4 / 3 + 8];
 	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];

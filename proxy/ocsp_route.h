@@ -2,14 +2,14 @@
 #ifndef PROXY_OCSP_ROUTE_H
 #define PROXY_OCSP_ROUTE_H
 
-struct evhttp_request;
+struct http_req;
 struct svc;
 
 /* Whether `path` is one of the POST paths ("/", "/ocsp", configured ones). */
 int	ocsp_is_post_path(const struct svc *, const char *path);
 /* POST with a DER body. */
-void	ocsp_handle_post(struct svc *, struct evhttp_request *);
+void	ocsp_handle_post(struct svc *, struct http_req *);
 /* GET; `b64` is the percent-decoded path remainder holding base64 DER. */
-void	ocsp_handle_get(struct svc *, struct evhttp_request *, const char *b64);
+void	ocsp_handle_get(struct svc *, struct http_req *, const char *b64);
 
 #endif

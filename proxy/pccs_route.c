@@ -19,6 +19,7 @@
 #include "attest/intel.h"
 #include "cache/store.h"
 #include "proxy/config.h"
+#include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/pccs_route.h"
@@ -261,10 +262,9 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 /* ---- answers ------------------------------------------------------------- */
 
 static void
-add_kept_headers(struct evhttp_request *req, const uint8_t *h, size_t len,
+add_kept_headers(struct http_req *req, const uint8_t *h, size_t len,
     int skip_content_type)
 {
-	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
 	const char		*p = (const char *)h, *end = p + len, *eol, *colon;
 	char			 name[64], *value;
 
@@ -280,18 +280,17 @@ add_kept_headers(struct evhttp_request *req, const uint8_t *h, size_t len,
 			continue;
 		if ((value = strndup(colon + 2, (size_t)(eol - colon - 2))) == NULL)
 			continue;
-		evhttp_add_header(out, name, value);
+		http_resp_header(req, name, value);
 		free(value);
 	}
 }
 
 /* CRLs in the dialect the client asked for: DER, PEM, or PCCS's hex of the DER. */
 static int
-serve_crl(struct evhttp_request *req, const char *variant, const uint8_t *body,
+serve_crl(struct http_req *req, const char *variant, const uint8_t *body,
     size_t len)
 {
-	struct evkeyvalq	*out = evhttp_request_get_output_headers(req);
-	struct evbuffer		*b = evhttp_request_get_output_buffer(req);
+	struct evbuffer		*b = http_resp_body(req);
 	uint8_t			*der;
 	size_t			 dlen, i;
 	unsigned char		 line[65];
@@ -300,10 +299,10 @@ serve_crl(struct evhttp_request *req, const char *variant, const uint8_t *body,
 	if ((der = intel_crl_to_der(body, len, &dlen)) == NULL)
 		return -1;
 	if (strcmp(variant, "der") == 0) {
-		evhttp_add_header(out, "Content-Type", "application/pkix-crl");
+		http_resp_header(req, "Content-Type", "application/pkix-crl");
 		evbuffer_add(b, der, dlen);
 	} else if (strcmp(variant, "pem") == 0) {
-		evhttp_add_header(out, "Content-Type", "application/x-pem-file");
+		http_resp_header(req, "Content-Type", "application/x-pem-file");
 		evbuffer_add_printf(b, "-----BEGIN X509 CRL-----\n");
 		for (i = 0; i < dlen; i += 48) {
 			n = EVP_EncodeBlock(line, der + i, (int)(dlen - i < 48 ? dlen - i : 48));
@@ -313,7 +312,7 @@ serve_crl(struct evhttp_request *req, const char *variant, const uint8_t *body,
 		evbuffer_add_printf(b, "-----END X509 CRL-----\n");
 	} else {
 		/* PCCS compatibility: QPL's default API version reads hex text. */
-		evhttp_add_header(out, "Content-Type", "application/pkix-crl");
+		http_resp_header(req, "Content-Type", "application/pkix-crl");
 		for (i = 0; i < dlen; i++)
 			evbuffer_add_printf(b, "%02x", der[i]);
 	}
@@ -322,7 +321,7 @@ serve_crl(struct evhttp_request *req, const char *variant, const uint8_t *body,
 }
 
 static enum metrics_result
-pccs_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *body, size_t len,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
@@ -335,43 +334,42 @@ pccs_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
 	(void)now;
 	add_kept_headers(req, headers, headers_len, crl);
 	if (crl && serve_crl(req, c->variant, body, len) == 0) {
-		evhttp_send_reply(req, 200, "OK", NULL);
+		http_reply(req, 200, "OK");
 		return result;
 	}
 	if (headers == NULL || crl)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Content-Type", "application/octet-stream");
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	evhttp_send_reply(req, 200, "OK", NULL);
+		http_resp_header(req, "Content-Type", "application/octet-stream");
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, 200, "OK");
 	return result;
 }
 
 /* 404 (unknown FMSPC, number too new) and 410 (number withdrawn): passed on as sent. */
 static void
-pccs_serve_final(struct svc *s, struct evhttp_request *req,
+pccs_serve_final(struct svc *s, struct http_req *req,
     const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
 {
 	(void)s;
 	(void)c;
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	evhttp_send_reply(req, http_status, http_status == 404 ? "Not Found" :
-	    http_status == 410 ? "Gone" : "Error", NULL);
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, http_status, http_status == 404 ? "Not Found" :
+	    http_status == 410 ? "Gone" : "Error");
 }
 
 /* Not PCCS's opaque 404: a 503 that names every endpoint tried and why. */
 static void
-pccs_serve_failed(struct svc *s, struct evhttp_request *req,
+pccs_serve_failed(struct svc *s, struct http_req *req,
     const struct svc_call *c, const char *why)
 {
 	(void)s;
 	(void)c;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	http_resp_header(req, "Content-Type",
 	    "text/plain; charset=utf-8");
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "5");
-	evbuffer_add_printf(evhttp_request_get_output_buffer(req),
+	http_resp_header(req, "Retry-After", "5");
+	evbuffer_add_printf(http_resp_body(req),
 	    "no valid collateral cached and no upstream answered: %s\n",
 	    why ? why : "unknown");
-	evhttp_send_reply(req, 503, "Service Unavailable", NULL);
+	http_reply(req, 503, "Service Unavailable");
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -468,13 +466,13 @@ hex_param(const char *v, size_t n, size_t max, char *out, size_t outlen)
 }
 
 static void
-bad_request(struct evhttp_request *req, const char *why)
+bad_request(struct http_req *req, const char *why)
 {
 	metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	http_resp_header(req, "Content-Type",
 	    "text/plain; charset=utf-8");
-	evbuffer_add_printf(evhttp_request_get_output_buffer(req), "%s\n", why);
-	evhttp_send_reply(req, 400, "Bad Request", NULL);
+	evbuffer_add_printf(http_resp_body(req), "%s\n", why);
+	http_reply(req, 400, "Bad Request");
 }
 
 /* Only these parameter names, each at most once. */
@@ -532,7 +530,7 @@ update_param(const struct evkeyvalq *q, char *out, size_t outlen, const char **w
 }
 
 void
-pccs_handle(struct svc *s, struct evhttp_request *req, const char *path,
+pccs_handle(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
 	static const char *const p_tcb[] = { "fmspc", "update",
@@ -557,11 +555,10 @@ pccs_handle(struct svc *s, struct evhttp_request *req, const char *path,
 	if (strncmp(path + 4, "/certification/v4/", 18) != 0) {
 		/* PCS v3 reached its end of life: say so, as PCCS does. */
 		metrics.requests[ROUTE_PCCS][RES_FINAL]++;
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Content-Type", "text/plain; charset=utf-8");
-		evbuffer_add_printf(evhttp_request_get_output_buffer(req),
+		http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+		evbuffer_add_printf(http_resp_body(req),
 		    "only the Intel PCS API version 4 is served\n");
-		evhttp_send_reply(req, 410, "Gone", NULL);
+		http_reply(req, 410, "Gone");
 		return;
 	}
 	tee = strncmp(path, "/tdx/", 5) == 0 ? "tdx" : "sgx";
@@ -571,12 +568,12 @@ pccs_handle(struct svc *s, struct evhttp_request *req, const char *path,
 			break;
 	if (w == PW_MAX && strcmp(rest, "crl") != 0) {
 		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
-		evhttp_send_error(req, 404, "Not Found");
+		http_error(req, 404, "Not Found");
 		return;
 	}
 	if (w != PW_MAX && strcmp(tee, "tdx") == 0 && !pw_table[w].tdx) {
 		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
-		evhttp_send_error(req, 404, "Not Found");
+		http_error(req, 404, "Not Found");
 		return;
 	}
 	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {

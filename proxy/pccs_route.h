@@ -2,13 +2,13 @@
 #ifndef PROXY_PCCS_ROUTE_H
 #define PROXY_PCCS_ROUTE_H
 
-struct evhttp_request;
+struct http_req;
 struct svc;
 
 /* Whether the path belongs to this route (any version: v3 gets 410). */
 int	pccs_is_path(const char *path);
 /* `path` percent-decoded, `query` raw (may be NULL). */
-void	pccs_handle(struct svc *, struct evhttp_request *, const char *path,
+void	pccs_handle(struct svc *, struct http_req *, const char *path,
 	    const char *query);
 
 #endif

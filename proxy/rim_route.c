@@ -7,13 +7,13 @@
 #include <time.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
 #include <openssl/evp.h>
 
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
 #include "proxy/config.h"
+#include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/rim_route.h"
@@ -127,17 +127,17 @@ rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 }
 
 static void
-reply(struct evhttp_request *req, int code, const char *reason,
+reply(struct http_req *req, int code, const char *reason,
     const char *ctype, const uint8_t *body, size_t len)
 {
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	http_resp_header(req, "Content-Type",
 	    ctype);
-	evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-	evhttp_send_reply(req, code, reason, NULL);
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, code, reason);
 }
 
 static enum metrics_result
-rim_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+rim_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *body, size_t len,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
@@ -154,7 +154,7 @@ rim_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
 
 /* NVIDIA's 404 (no such RIM) is an answer about the id: passed on as sent. */
 static void
-rim_serve_final(struct svc *s, struct evhttp_request *req,
+rim_serve_final(struct svc *s, struct http_req *req,
     const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
 {
 	(void)s;
@@ -165,7 +165,7 @@ rim_serve_final(struct svc *s, struct evhttp_request *req,
 
 /* Nothing stored and no upstream: a quick 503 (nvattest retries it a few times). */
 static void
-rim_serve_failed(struct svc *s, struct evhttp_request *req,
+rim_serve_failed(struct svc *s, struct http_req *req,
     const struct svc_call *c, const char *why)
 {
 	char	msg[1024];
@@ -179,7 +179,7 @@ rim_serve_failed(struct svc *s, struct evhttp_request *req,
 		if (*why != '"' && *why != '\\' && (unsigned char)*why >= 0x20)
 			msg[n++] = *why;
 	n += snprintf(msg + n, sizeof(msg) - n, "\"}");
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+	http_resp_header(req, "Retry-After", "1");
 	reply(req, 503, "Service Unavailable", "application/json",
 	    (const uint8_t *)msg, (size_t)n);
 }
@@ -222,7 +222,7 @@ const struct svc_ops	rim_ops = {
 };
 
 void
-rim_handle_get(struct svc *s, struct evhttp_request *req, const char *id)
+rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 {
 	struct svc_call	c;
 	char		path[RIM_PATH_MAX + 1];
@@ -231,7 +231,7 @@ rim_handle_get(struct svc *s, struct evhttp_request *req, const char *id)
 	/* The id is checked before anything else: it names a file elsewhere. */
 	if (!rim_id_validn(id, n)) {
 		metrics.requests[ROUTE_RIM][RES_HTTP_ERROR]++;
-		evhttp_send_error(req, 400, "Bad Request");
+		http_error(req, 400, "Bad Request");
 		return;
 	}
 	memset(&c, 0, sizeof(c));

@@ -6,11 +6,11 @@
 #include <time.h>
 
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "cache/store.h"
 #include "proxy/config.h"
 #include "proxy/fetch.h"
+#include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
@@ -61,7 +61,7 @@ struct svc_job {
 /* A client waiting for a fetch. */
 struct pending {
 	struct svc		*svc;
-	struct evhttp_request	*req;	/* NULL once the client has gone */
+	struct http_req	*req;	/* NULL once the client has gone */
 	struct fetch_waiter	*w;
 	struct event		*budget;
 	struct svc_job		*call;	/* a copy of the call, for the answer */
@@ -469,7 +469,7 @@ fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
 
 /* Serve a valid stored entry; 1 when answered, 0 when nothing valid is stored. */
 static int
-serve_cached(struct svc *s, struct evhttp_request *req, const struct svc_call *c,
+serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
     enum metrics_result result)
 {
 	struct cache	 *cache = s->gen->cache;
@@ -528,7 +528,7 @@ neg_put(struct svc *s, const struct svc_call *c, int status, const uint8_t *body
 
 /* A remembered 404/410: answered without asking any upstream again. */
 static int
-neg_serve(struct svc *s, struct evhttp_request *req, const struct svc_call *c)
+neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	struct neg	*n;
 
@@ -549,8 +549,7 @@ pending_free(struct pending *p)
 	if (p == NULL)
 		return;
 	if (p->req != NULL)
-		evhttp_connection_set_closecb(evhttp_request_get_connection(p->req),
-		    NULL, NULL);
+		http_req_on_gone(p->req, NULL, NULL);
 	if (p->budget != NULL)
 		event_free(p->budget);
 	job_free(p->call);
@@ -659,11 +658,11 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-pending_gone(struct evhttp_connection *evcon, void *arg)
+pending_gone(struct http_req *req, void *arg)
 {
 	struct pending	*p = arg;
 
-	(void)evcon;
+	(void)req;
 	p->req = NULL;
 	if (p->w != NULL)
 		fetch_leave(p->w);
@@ -672,7 +671,7 @@ pending_gone(struct evhttp_connection *evcon, void *arg)
 }
 
 static void
-fetch_for_client(struct svc *s, struct evhttp_request *req,
+fetch_for_client(struct svc *s, struct http_req *req,
     const struct svc_call *c)
 {
 	struct svc_job	*j;
@@ -688,8 +687,7 @@ fetch_for_client(struct svc *s, struct evhttp_request *req,
 	p->svc = s;
 	p->req = req;
 	p->started = time(NULL);
-	p->budget = evtimer_new(evhttp_connection_get_base(
-	    evhttp_request_get_connection(req)), pending_budget, p);
+	p->budget = evtimer_new(http_req_base(req), pending_budget, p);
 	if (p->budget == NULL || (p->call = job_new(s, c)) == NULL ||
 	    (j = job_new(s, c)) == NULL) {
 		s->ops->serve_failed(s, req, c, "out of memory");
@@ -697,8 +695,7 @@ fetch_for_client(struct svc *s, struct evhttp_request *req,
 		pending_free(p);
 		return;
 	}
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    pending_gone, p);
+	http_req_on_gone(req, pending_gone, p);
 	tv.tv_sec = s->conf->client_budget_ms / 1000;
 	tv.tv_usec = (s->conf->client_budget_ms % 1000) * 1000;
 	evtimer_add(p->budget, &tv);
@@ -713,7 +710,7 @@ fetch_for_client(struct svc *s, struct evhttp_request *req,
 }
 
 void
-svc_handle(struct svc *s, struct evhttp_request *req, const struct svc_call *c)
+svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
 		return;

@@ -12,7 +12,7 @@
 
 struct config;
 struct config_service;
-struct evhttp_request;
+struct http_req;
 struct refresh;
 struct svc;
 struct gen;
@@ -72,17 +72,17 @@ struct svc_ops {
 	 * Answer from an entry (stored, or just fetched). Returns `result`,
 	 * or another result it answered with instead (RES_NOT_MODIFIED).
 	 */
-	enum metrics_result	 (*serve)(struct svc *, struct evhttp_request *,
+	enum metrics_result	 (*serve)(struct svc *, struct http_req *,
 				    const struct svc_call *, const struct cache_meta *,
 				    const uint8_t *body, size_t body_len,
 				    const uint8_t *headers, size_t headers_len,
 				    time_t now, enum metrics_result result);
 	/* An answer about the object (404, 410) that every mirror would repeat. */
-	void			 (*serve_final)(struct svc *, struct evhttp_request *,
+	void			 (*serve_final)(struct svc *, struct http_req *,
 				    const struct svc_call *, int http_status,
 				    const uint8_t *body, size_t body_len);
 	/* Nothing valid to serve; `why` names every endpoint tried, or the budget. */
-	void			 (*serve_failed)(struct svc *, struct evhttp_request *,
+	void			 (*serve_failed)(struct svc *, struct http_req *,
 				    const struct svc_call *, const char *why);
 	/*
 	 * Rebuild the upstream exchange for a refresh from a stored entry.
@@ -123,7 +123,7 @@ const struct svc_ops	*svc_ops(const struct svc *);
  * the upstreams with the client's budget, else serve_failed. The call's
  * buffers are copied; `req` is answered exactly once.
  */
-void			 svc_handle(struct svc *, struct evhttp_request *,
+void			 svc_handle(struct svc *, struct http_req *,
 			    const struct svc_call *);
 
 /* Client requests waiting for an upstream, for a graceful shutdown. */

@@ -190,7 +190,9 @@ if [ -n "$so" ]; then
 	entry_with "$L1" response "$(base64 -w0 "$T/l1.short")" | seal "$T/r_exp.jsonl"
 	ctl -f "$T/b.json" -C "$T/none" verify "$T/r_exp.jsonl"
 	check_eq "a one-minute answer verifies now" 0 "$CTL_RC"
-	env LD_PRELOAD="$so" FAKETIME=+2m "$CTL" -C "$T/b" -f "$T/b.json" import "$T/r_exp.jsonl" \
+	# An ASan build wants its runtime first in the preload list.
+	asan=$(ldd "$CTL" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+	env LD_PRELOAD="${asan:+$asan:}$so" FAKETIME=+2m "$CTL" -C "$T/b" -f "$T/b.json" import "$T/r_exp.jsonl" \
 	    >"$T/ctl.out" 2>&1
 	check_eq "expired entry (two minutes later): exit 1" 1 "$?"
 	check "expired entry: the reason is given" grep -q '^rejected ocsp .*expired' "$T/ctl.out"

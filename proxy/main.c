@@ -305,6 +305,8 @@ record_health(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* staplectl may have imported intermediates since: pick them up. */
+	gen_learn_pool(d->gen);
 	refresh_stats(d->refresh, &rs);
 	root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I}", "pid", (int)getpid(),
 	    "version", PACKAGE_VERSION, "started", (json_int_t)d->started,

@@ -7,6 +7,7 @@
 
 #include <event2/event.h>
 
+#include "attest/ocsp.h"
 #include "cache/store.h"
 #include "proxy/config.h"
 #include "proxy/fetch.h"
@@ -240,6 +241,24 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	return 0;
 }
 
+static int
+pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
+{
+	(void)name;
+	/* Duplicates are skipped; a record that does not parse is ignored. */
+	(void)ocsp_trust_add_pool_der(trust, der, len);
+	return 0;
+}
+
+void
+gen_learn_pool(struct gen *g)
+{
+	if (g->cache != NULL && g->svcs[SVC_OCSP].trust != NULL &&
+	    cache_aux_walk(g->cache, "pool/", pool_one, g->svcs[SVC_OCSP].trust) == -1)
+		log_warn("ocsp: reading the learned intermediates: %s",
+		    cache_strerror(g->cache));
+}
+
 struct gen *
 gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
     struct refresh *refresh, char *err, size_t errlen)
@@ -263,6 +282,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 			gen_unref(g);
 			return NULL;
 		}
+	gen_learn_pool(g);
 	return g;
 }
 

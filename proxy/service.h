@@ -109,6 +109,12 @@ void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);
 struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
 struct svc		*gen_svc(struct gen *, enum svc_id);
+/*
+ * Add the intermediates learned from evidence, RIMs and bundles (aux
+ * records "pool/<sha256>", written by staplectl and the RIM route) to the
+ * OCSP pool. Done at creation; call again to pick up new ones.
+ */
+void			 gen_learn_pool(struct gen *);
 /* Make this generation's services the refreshers of their kinds. */
 void			 gen_install_refresh(struct gen *);
 

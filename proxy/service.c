@@ -568,8 +568,11 @@ pending_free(struct pending *p)
 {
 	if (p == NULL)
 		return;
-	if (p->req != NULL)
-		http_req_on_gone(p->req, NULL, NULL);
+	/*
+	 * Every path answers the client (which clears its gone callback and
+	 * may free the connection) or learns it left, before this: p->req is
+	 * not touched here.
+	 */
 	if (p->budget != NULL)
 		event_free(p->budget);
 	job_free(p->call);

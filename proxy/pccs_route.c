@@ -222,6 +222,51 @@ older_than_stored(struct svc *s, const struct svc_call *c, enum pccs_what w,
 	return older;
 }
 
+/*
+ * A signed answer to another question is no answer: the TCB info must be
+ * for the FMSPC asked and of the TEE asked (SGX or TDX), the identity of
+ * the enclave asked.
+ */
+static int
+answers_request(const char *path, enum pccs_what w, const struct intel_result *r,
+    char *why, size_t whylen)
+{
+	const char	*f, *want_id = NULL;
+	int		 tdx = strncmp(path, "/tdx/", 5) == 0;
+
+	switch (w) {
+	case PW_TCB:
+		if ((f = strstr(path, "fmspc=")) == NULL ||
+		    strncasecmp(f + 6, r->fmspc, 12) != 0 || strlen(r->fmspc) != 12) {
+			snprintf(why, whylen, "answers for FMSPC %s, not the one asked",
+			    r->fmspc);
+			return 0;
+		}
+		want_id = tdx ? "TDX" : "SGX";
+		/* TCB info v2 has no id: it is SGX's. */
+		if (r->id[0] == '\0' && !tdx)
+			return 1;
+		break;
+	case PW_QE:
+		want_id = tdx ? "TD_QE" : "QE";
+		break;
+	case PW_QVE:
+		want_id = "QVE";
+		break;
+	case PW_QAE:
+		want_id = "QAE";
+		break;
+	default:
+		return 1;
+	}
+	if (strcmp(r->id, want_id) != 0) {
+		snprintf(why, whylen, "answers for %s, not %s", r->id[0] ? r->id : "?",
+		    want_id);
+		return 0;
+	}
+	return 1;
+}
+
 static enum svc_verdict
 pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
@@ -242,6 +287,8 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		snprintf(why, whylen, "%s: %s", intel_verdict_str[r.verdict], r.detail);
 		return SVC_REJECT;
 	}
+	if (!answers_request(c->path, w, &r, why, whylen))
+		return SVC_REJECT;
 	if (older_than_stored(s, c, w, &r)) {
 		snprintf(why, whylen, "stale: tcbEvaluationDataNumber %ld is older "
 		    "than the stored one", r.tcb_evaluation_data_number);

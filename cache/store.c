@@ -266,7 +266,8 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 	 * the lock file stays in use so staplectl may open alongside.
 	 */
 	rc = mdb_env_open(c->env, dir,
-	    MDB_NOTLS | (c->readonly ? MDB_RDONLY : 0), CACHE_FILE_MODE);
+	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0),
+	    CACHE_FILE_MODE);
 	if (rc != 0) {
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		goto fail;

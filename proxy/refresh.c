@@ -285,7 +285,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
 	struct timeval	 tv = { 0, 0 };
-	long		 n;
+	long		 n, pass_ms;
+	size_t		 k, total = 0;
 
 	(void)fd;
 	(void)what;
@@ -309,8 +310,14 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
-	tv.tv_sec = REFRESH_PASS_MS / 1000;
-	tv.tv_usec = (REFRESH_PASS_MS % 1000) * 1000;
+	/* Big stores are walked less often: 100,000 entries every 5 s. */
+	pass_ms = REFRESH_PASS_MS;
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		total += r->last.entries[k];
+	if (total / 20 > pass_ms)
+		pass_ms = (long)(total / 20);
+	tv.tv_sec = pass_ms / 1000;
+	tv.tv_usec = (pass_ms % 1000) * 1000;
 	evtimer_add(r->walk_ev, &tv);
 }
 

@@ -13,8 +13,8 @@ struct event_base;
 struct refresh;
 
 #define REFRESH_MAX_INFLIGHT	8	/* parallel refreshes (mod_md uses 6) */
-#define REFRESH_WALK_CHUNK	4096	/* entries examined per loop turn */
-#define REFRESH_PASS_MS		1000	/* a pass over the store at most this often */
+#define REFRESH_WALK_CHUNK	1024	/* entries examined per loop turn */
+#define REFRESH_PASS_MS		1000	/* a pass over the store at most this often (more for big stores) */
 #define REFRESH_EXPIRING_S	(6 * 3600)
 
 /* Called by the kind's refresher when its refresh ends; ok = a new entry was stored. */

@@ -314,7 +314,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	pass_ms = REFRESH_PASS_MS;
 	for (k = 1; k < CACHE_KIND_MAX; k++)
 		total += r->last.entries[k];
-	if (total / 20 > pass_ms)
+	if (total / 20 > (size_t)pass_ms)
 		pass_ms = (long)(total / 20);
 	tv.tv_sec = pass_ms / 1000;
 	tv.tv_usec = (pass_ms % 1000) * 1000;

@@ -57,6 +57,9 @@ struct ctl_trust {
 	struct ocsp_trust	*ocsp;
 	STACK_OF(X509)		*anchors;
 	STACK_OF(X509)		*pool;
+	/* The entries checked alongside (a bundle's): KDS cert_chains for VCEKs. */
+	const struct bundle_entry *peers;
+	size_t			 npeers;
 };
 
 typedef int ctl_cmd_fn(struct ctl *, int argc, char **argv);
@@ -147,6 +150,7 @@ struct ctl_check {
 	int			 ok;
 	char			 reason[320];
 	struct cache_meta	 meta;	/* status and times, from the response */
+	int			 keep_stored;	/* valid, but the cache's entry is newer */
 };
 
 /*
@@ -156,5 +160,35 @@ struct ctl_check {
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+
+/*
+ * tools/staplectl_collateral.c: Intel PCS/PCCS and AMD KDS entries, by
+ * proxy/pccs_route.c's and kds_route.c's rules. A PCCS entry whose stored
+ * counterpart has a newer tcbEvaluationDataNumber sets c->keep_stored.
+ */
+int	ctl_check_pccs(struct ctl *, const struct bundle_entry *, time_t now,
+	    struct ctl_check *c);
+int	ctl_check_kds(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+/* show: the decoded entry and whether it verifies now (a new JSON object). */
+struct json_t *ctl_collateral_show(struct ctl *, const struct ctl_ent *);
+/*
+ * manifest: "pccs", "kds" (canonical paths) and "tee" (what each quote or
+ * SNP report said) into root, plus the cache's own collateral. product:
+ * --product or NULL. A CTL_* code, said why.
+ */
+int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
+	    char **quotes, size_t nq, char **reports, size_t nr,
+	    const char *product);
+/* fetch: the manifest's pccs and kds paths, each upstream in order until one verifies. */
+struct ctl_fetched {
+	struct bundle_entry	*e;	/* owned bodies */
+	struct ctl_check	*chk;
+	size_t			 n, cap, failed;
+};
+int	ctl_fetch_collateral(struct ctl *, struct ctl_trust *,
+	    const char *manifest, char **pccs_ups, size_t np, char **kds_ups,
+	    size_t nk, struct ctl_fetched *);
+void	ctl_fetched_free(struct ctl_fetched *);
 
 #endif

@@ -133,9 +133,9 @@ ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
 	case CACHE_KIND_RIM:
 		return check_rim(ctl, e, now, c);
 	case CACHE_KIND_PCCS:
+		return ctl_check_pccs(ctl, e, now, c);
 	case CACHE_KIND_KDS:
-		return reject(c, "kind %s: no verifier for this kind in this "
-		    "build of staplectl", e->kind_name);
+		return ctl_check_kds(ctl, t, e, now, c);
 	default:
 		return reject(c, "kind \"%s\" is not known to this staplectl",
 		    e->kind_name);

@@ -29,6 +29,8 @@
 #define FETCH_NONCE_BYTES	16
 #define DEFAULT_OCSP_URL	"https://ocsp.ndis.nvidia.com"
 #define DEFAULT_RIM_URL		"https://rim.attestation.nvidia.com"
+#define DEFAULT_PCCS_URL	"https://api.trustedservices.intel.com"
+#define DEFAULT_KDS_URL		"https://kdsintf.amd.com"
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
 /* ---- manifest ------------------------------------------------------------ */
@@ -93,14 +95,26 @@ load_inputs(struct evidence_manifest *m, char **files, size_t n)
 	return CTL_OK;
 }
 
+/* manifest's TDX/SGX quotes and SEV-SNP reports (tools/staplectl_collateral.c). */
+struct tee_inputs {
+	char		*quotes[CTL_MAX_LIST];
+	size_t		 nquotes;
+	char		*reports[CTL_MAX_LIST];
+	size_t		 nreports;
+	const char	*product;
+};
+
 static int
 input_opts(int argc, char **argv, const char *usage, char **files,
-    size_t *nfiles, const char **outpath)
+    size_t *nfiles, const char **outpath, struct tee_inputs *tee)
 {
 	static const struct option	opts[] = {
 		{ "evidence", required_argument, NULL, 'e' },
 		{ "chain", required_argument, NULL, 'c' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "quote", required_argument, NULL, 'q' },
+		{ "snp-report", required_argument, NULL, 's' },
+		{ "product", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -121,6 +135,21 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 				goto bad;
 			*outpath = optarg;
 			break;
+		case 'q':
+		case 's':
+			if (tee == NULL || (ch == 'q' ? tee->nquotes :
+			    tee->nreports) >= CTL_MAX_LIST)
+				goto bad;
+			if (ch == 'q')
+				tee->quotes[tee->nquotes++] = optarg;
+			else
+				tee->reports[tee->nreports++] = optarg;
+			break;
+		case 'p':
+			if (tee == NULL)
+				goto bad;
+			tee->product = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return -1;
@@ -128,7 +157,8 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 			goto bad;
 		}
 	}
-	if (optind == argc && *nfiles > 0)
+	if (optind == argc && (*nfiles > 0 || (tee != NULL &&
+	    tee->nquotes + tee->nreports > 0)))
 		return CTL_OK;
  bad:
 	fputs(usage, stderr);
@@ -182,10 +212,16 @@ int
 cmd_manifest(struct ctl *ctl, int argc, char **argv)
 {
 	static const char	 usage[] = "usage: staplectl [-C dir] manifest "
-	    "(--evidence FILE | --chain PEMFILE)... [--out FILE]\nthe CertIDs "
-	    "nvattest checks and the RIM IDs it fetches, for the evidence of "
-	    "every\nhost given, plus the entries the cache already holds.\n";
+	    "(--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
+	    "--snp-report REPORT [--product Milan|Genoa|Turin])... [--out FILE]"
+	    "\nthe CertIDs nvattest checks and the RIM IDs it fetches, for the "
+	    "evidence of every\nhost given; the Intel collateral a TDX or SGX "
+	    "quote needs (by its PCK certificate's\nFMSPC and CA) and the AMD "
+	    "KDS objects an SEV-SNP report needs (VCEK by chip ID\nand "
+	    "reported TCB, cert_chain, crl); plus the entries the cache already "
+	    "holds.\n";
 	struct evidence_manifest *m = NULL;
+	struct tee_inputs	 tee;
 	struct ctl_output	 out;
 	struct ctl_ent		*e = NULL;
 	struct cache_body	 b;
@@ -197,7 +233,9 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	int			 rv;
 
 	memset(&out, 0, sizeof(out));
-	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath)) != 0)
+	memset(&tee, 0, sizeof(tee));
+	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath,
+	    &tee)) != 0)
 		return rv == -1 ? CTL_OK : rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
@@ -211,6 +249,9 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "format",
 	    MANIFEST_FORMAT, "version", MANIFEST_VERSION, "created", tb,
 	    "generator", GENERATOR, "ocsp", ocsp, "rim", rims, "certs", cas);
+	if ((rv = ctl_manifest_collateral(ctl, root, tee.quotes, tee.nquotes,
+	    tee.reports, tee.nreports, tee.product)) != CTL_OK)
+		goto out;
 	for (i = 0; i < m->ncertids; i++)
 		json_array_append_new(ocsp, certid_json(m->certids[i].key,
 		    m->certids[i].req, m->certids[i].req_len,
@@ -269,8 +310,10 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	}
 	rv = ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
 	fprintf(stderr, "staplectl: manifest: %zu device(s), %zu CertID(s), "
-	    "%zu RIM ID(s)\n", m->ndevices, json_array_size(ocsp),
-	    json_array_size(rims));
+	    "%zu RIM ID(s), %zu PCCS and %zu KDS path(s)\n", m->ndevices,
+	    json_array_size(ocsp), json_array_size(rims),
+	    json_array_size(json_object_get(root, "pccs")),
+	    json_array_size(json_object_get(root, "kds")));
  out:
 	free(e);
 	json_decref(root);
@@ -391,6 +434,7 @@ haul_free(struct haul *h)
 	for (i = 0; i < h->n; i++) {
 		free(h->e[i].request);
 		free(h->e[i].response);
+		free(h->e[i].headers);
 	}
 	free(h->e);
 	free(h->chk);
@@ -589,10 +633,12 @@ fetch_usage(FILE *f)
 {
 	fprintf(f, "usage: staplectl [-f config] fetch --manifest FILE --out "
 	    "BUNDLE\n    [--ocsp-upstream URL]... [--rim-upstream URL]...\n"
+	    "    [--pccs-upstream URL]... [--kds-upstream URL]...\n"
 	    "fetches everything a manifest lists (RIMs first, then the OCSP "
-	    "answers for\ntheir signing chains and the manifest's CertIDs), "
-	    "verifies it, writes a bundle.\nDefaults: " DEFAULT_OCSP_URL ", "
-	    DEFAULT_RIM_URL ".\n");
+	    "answers for\ntheir signing chains and the manifest's CertIDs, "
+	    "then its Intel and AMD\ncollateral), verifies it, writes a bundle."
+	    "\nDefaults: " DEFAULT_OCSP_URL ", " DEFAULT_RIM_URL ",\n"
+	    DEFAULT_PCCS_URL ", " DEFAULT_KDS_URL ".\n");
 }
 
 static int
@@ -641,20 +687,25 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "ocsp-upstream", required_argument, NULL, 'O' },
 		{ "rim-upstream", required_argument, NULL, 'R' },
+		{ "pccs-upstream", required_argument, NULL, 'P' },
+		{ "kds-upstream", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct evidence_manifest *m = NULL;
 	struct ctl_trust	 t;
+	struct ctl_fetched	 cf;
 	struct haul		 h;
 	json_t			*ocsp = NULL;
 	const char		*mpath = NULL, *outpath = NULL;
 	char			*oups[CTL_MAX_LIST], *rups[CTL_MAX_LIST];
-	size_t			 no = 0, nr = 0;
+	char			*pups[CTL_MAX_LIST], *kups[CTL_MAX_LIST];
+	size_t			 no = 0, nr = 0, np = 0, nk = 0, i;
 	int			 ch, rv;
 
 	memset(&t, 0, sizeof(t));
 	memset(&h, 0, sizeof(h));
+	memset(&cf, 0, sizeof(cf));
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
@@ -665,7 +716,10 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 			break;
 		case 'O':
 		case 'R':
-			if ((ch == 'O' ? no : nr) >= CTL_MAX_LIST) {
+		case 'P':
+		case 'K':
+			if ((ch == 'O' ? no : ch == 'R' ? nr : ch == 'P' ? np :
+			    nk) >= CTL_MAX_LIST) {
 				ctl_warnx("too many upstreams");
 				return CTL_USAGE;
 			}
@@ -676,8 +730,12 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 			}
 			if (ch == 'O')
 				oups[no++] = optarg;
-			else
+			else if (ch == 'R')
 				rups[nr++] = optarg;
+			else if (ch == 'P')
+				pups[np++] = optarg;
+			else
+				kups[nk++] = optarg;
 			break;
 		case 'h':
 			fetch_usage(stdout);
@@ -700,6 +758,10 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		oups[no++] = (char *)DEFAULT_OCSP_URL;
 	if (nr == 0)
 		rups[nr++] = (char *)DEFAULT_RIM_URL;
+	if (np == 0)
+		pups[np++] = (char *)DEFAULT_PCCS_URL;
+	if (nk == 0)
+		kups[nk++] = (char *)DEFAULT_KDS_URL;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
 	if ((rv = read_manifest(mpath, m, &ocsp)) != CTL_OK)
@@ -711,6 +773,21 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((rv = fetch_all(ctl, &t, m, ocsp, oups, no, rups, nr, &h)) == CTL_OK)
+		rv = ctl_fetch_collateral(ctl, &t, mpath, pups, np, kups, nk, &cf);
+	/* The collateral joins the haul; its bodies change hands. */
+	for (i = 0; rv == CTL_OK && i < cf.n; i++) {
+		struct bundle_entry	*e;
+
+		if ((e = haul_add(&h)) == NULL) {
+			rv = CTL_REJECTED;
+			break;
+		}
+		*e = cf.e[i];
+		h.chk[h.n - 1] = cf.chk[i];
+		memset(&cf.e[i], 0, sizeof(cf.e[i]));
+	}
+	h.failed += cf.failed;
+	if (rv == CTL_OK)
 		rv = write_haul(ctl, &t, &h, outpath);
 	curl_global_cleanup();
 	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", h.n,
@@ -719,6 +796,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		rv = CTL_REJECTED;
  out:
 	json_decref(ocsp);
+	ctl_fetched_free(&cf);
 	haul_free(&h);
 	ctl_trust_free(&t);
 	evidence_manifest_free(m);
@@ -745,7 +823,8 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 
 	memset(&t, 0, sizeof(t));
 	memset(&h, 0, sizeof(h));
-	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL)) != 0)
+	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
+	    NULL)) != 0)
 		return rv == -1 ? CTL_OK : rv;
 	for (no = 0; no < ctl->nocsp_upstreams; no++)
 		oups[no] = ctl->ocsp_upstreams[no];

@@ -370,6 +370,9 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 			    r.verdict == OCSP_OK ? "ok" : r.detail));
 		}
 	}
+	if (ent.kind == CACHE_KIND_PCCS || ent.kind == CACHE_KIND_KDS)
+		json_object_set_new(o, cache_kind_str[ent.kind],
+		    ctl_collateral_show(ctl, &ent));
 	if (ctl->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');

@@ -403,6 +403,8 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 		    !sk_X509_push(extra, x))
 			X509_free(x);
 	}
+	t.peers = bd.entries;	/* a bundle's KDS cert_chains check its VCEKs */
+	t.npeers = bd.nentries;
 	if ((chk = calloc(bd.nentries + 1, sizeof(*chk))) == NULL ||
 	    (outc = calloc(bd.nentries + 1, sizeof(*outc))) == NULL ||
 	    (items = calloc(bd.nentries + 1, sizeof(*items))) == NULL ||
@@ -431,9 +433,9 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 			if (outc[i] != OUT_IMPORTED)
 				continue;
 			/* What the cache holds already stays: keeps its schedule. */
-			if (cache_get_meta(ctl->cache, e->kind, e->key, e->klen,
-			    &old) == 1 && old.this_update >=
-			    chk[i].meta.this_update) {
+			if (chk[i].keep_stored || (cache_get_meta(ctl->cache,
+			    e->kind, e->key, e->klen, &old) == 1 && old.this_update >=
+			    chk[i].meta.this_update)) {
 				outc[i] = OUT_KEPT;
 				continue;
 			}

@@ -1,0 +1,857 @@
+/* Intel PCS and AMD KDS for staplectl: canonical paths and keys as the daemon makes them, and the collateral a quote or SNP report needs. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/asn1.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "tools/collateral.h"
+
+#define COLL_MAX_PARAMS		8
+#define COLL_EVAL_NUM_MAX	1000000		/* as the route */
+#define COLL_SPL_MAX		255
+#define COLL_QUOTE_MAX_BYTES	(1024 * 1024)
+#define OID_SGX_EXTENSIONS	"1.2.840.113741.1.13.1"
+#define OID_SGX_FMSPC		"1.2.840.113741.1.13.1.4"
+
+const char *const coll_pccs_what_str[CP_MAX] = {
+	[CP_TCB] = "tcb",
+	[CP_QE] = "qe/identity",
+	[CP_QVE] = "qve/identity",
+	[CP_QAE] = "qae/identity",
+	[CP_EVAL_NUMS] = "tcbevaluationdatanumbers",
+	[CP_PCK_CRL] = "pckcrl",
+	[CP_ROOT_CRL] = "rootcacrl",
+	[CP_PCK_CERT] = "pckcert",
+};
+
+/* As proxy/pccs_route.c's pw_table (fmspcs is relayed, never stored). */
+static const struct {
+	int		 tdx;		/* also under /tdx/ */
+	enum intel_kind	 kind;
+	const char	*chain_header;
+} cp_table[CP_MAX] = {
+	[CP_TCB] = { 1, INTEL_TCB_INFO, "TCB-Info-Issuer-Chain" },
+	[CP_QE] = { 1, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
+	[CP_QVE] = { 0, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
+	[CP_QAE] = { 0, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
+	[CP_EVAL_NUMS] = { 1, INTEL_TCB_EVAL_NUMS,
+	    "TCB-Evaluation-Data-Numbers-Issuer-Chain" },
+	[CP_PCK_CRL] = { 0, INTEL_PCK_CRL, "SGX-PCK-CRL-Issuer-Chain" },
+	[CP_ROOT_CRL] = { 0, INTEL_ROOT_CA_CRL, NULL },
+	[CP_PCK_CERT] = { 0, INTEL_PCK_CERT, "SGX-PCK-Certificate-Issuer-Chain" },
+};
+
+struct param {
+	char	name[32];
+	char	value[800];
+};
+
+/* "a=1&b=2" into params, in order; -1 when one does not fit or repeats. */
+static int
+split_query(const char *q, struct param *p, size_t max, size_t *n)
+{
+	const char	*amp, *eq;
+	size_t		 len, i;
+
+	*n = 0;
+	if (q == NULL || *q == '\0')
+		return 0;
+	for (;;) {
+		amp = strchr(q, '&');
+		len = amp ? (size_t)(amp - q) : strlen(q);
+		if (*n == max || (eq = memchr(q, '=', len)) == NULL ||
+		    (size_t)(eq - q) >= sizeof(p->name) ||
+		    len - (size_t)(eq - q) - 1 >= sizeof(p->value))
+			return -1;
+		memcpy(p[*n].name, q, (size_t)(eq - q));
+		p[*n].name[eq - q] = '\0';
+		memcpy(p[*n].value, eq + 1, len - (size_t)(eq - q) - 1);
+		p[*n].value[len - (size_t)(eq - q) - 1] = '\0';
+		for (i = 0; i < *n; i++)
+			if (strcmp(p[i].name, p[*n].name) == 0)
+				return -1;
+		(*n)++;
+		if (amp == NULL)
+			return 0;
+		q = amp + 1;
+	}
+}
+
+static const char *
+param(const struct param *p, size_t n, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(p[i].name, name) == 0)
+			return p[i].value;
+	return NULL;
+}
+
+static int
+is_hex(const char *s, size_t n)
+{
+	return strlen(s) == n && strspn(s, "0123456789abcdefABCDEF") == n;
+}
+
+static long
+decimal(const char *s, long max)
+{
+	char	*end;
+	long	 v;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end != '\0' || errno || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+/* ---- PCCS ---------------------------------------------------------------- */
+
+/* The canonical path of a parsed request, as pccs_handle builds it. */
+static void
+pccs_canon(const struct coll_pccs *r, const struct param *p, size_t np,
+    char *buf, size_t len)
+{
+	const char	*tee = r->tdx ? "tdx" : "sgx";
+	const char	*qeid;
+	char		 upd[48];
+	int		 w = 0;
+
+	if (r->eval_num >= 0)
+		snprintf(upd, sizeof(upd), "tcbEvaluationDataNumber=%ld", r->eval_num);
+	else
+		snprintf(upd, sizeof(upd), "update=%s",
+		    param(p, np, "update") && strcmp(param(p, np, "update"),
+		    "early") == 0 ? "early" : "standard");
+	switch (r->what) {
+	case CP_TCB:
+		snprintf(buf, len, "/%s/certification/v4/tcb?fmspc=%s&%s", tee,
+		    r->fmspc, upd);
+		break;
+	case CP_QE:
+	case CP_QVE:
+	case CP_QAE:
+		snprintf(buf, len, "/%s/certification/v4/%s?%s", tee,
+		    coll_pccs_what_str[r->what], upd);
+		break;
+	case CP_EVAL_NUMS:
+	case CP_ROOT_CRL:
+		snprintf(buf, len, "/%s/certification/v4/%s", tee,
+		    coll_pccs_what_str[r->what]);
+		break;
+	case CP_PCK_CRL:
+		snprintf(buf, len, "/sgx/certification/v4/pckcrl?ca=%s&encoding=der",
+		    r->ca);
+		break;
+	case CP_PCK_CERT:
+		qeid = param(p, np, "qeid");
+		w = snprintf(buf, len, "/sgx/certification/v4/pckcert?encrypted_ppid=%s"
+		    "&cpusvn=%s&pcesvn=%s&pceid=%s%s%s", param(p, np, "encrypted_ppid"),
+		    param(p, np, "cpusvn"), param(p, np, "pcesvn"),
+		    param(p, np, "pceid"), qeid ? "&qeid=" : "", qeid ? qeid : "");
+		break;
+	default:
+		buf[0] = '\0';
+	}
+	if (w < 0 || (size_t)w >= len)
+		buf[0] = '\0';	/* too long: matches no path */
+}
+
+int
+coll_pccs_parse(const char *path, struct coll_pccs *r, const char **why)
+{
+	struct param	 p[COLL_MAX_PARAMS];
+	char		 canon[COLL_PATH_MAX], rest[64];
+	const char	*qm, *v, *u;
+	size_t		 np, n, i;
+	int		 w;
+
+	memset(r, 0, sizeof(*r));
+	r->eval_num = -1;
+	*why = "not a canonical Intel PCS v4 path";
+	if (strlen(path) >= COLL_PATH_MAX)
+		return -1;
+	if (strncmp(path, "/tdx/certification/v4/", 22) == 0)
+		r->tdx = 1;
+	else if (strncmp(path, "/sgx/certification/v4/", 22) != 0)
+		return -1;
+	qm = strchr(path + 22, '?');
+	n = qm ? (size_t)(qm - path - 22) : strlen(path + 22);
+	if (n >= sizeof(rest))
+		return -1;
+	memcpy(rest, path + 22, n);
+	rest[n] = '\0';
+	for (w = 0; w < CP_MAX; w++)
+		if (strcmp(rest, coll_pccs_what_str[w]) == 0)
+			break;
+	if (w == CP_MAX) {
+		*why = strcmp(rest, "fmspcs") == 0 ? "fmspcs is not signed by "
+		    "Intel: relayed by stapled, never stored" :
+		    "not a kind of Intel collateral stapled stores";
+		return -1;
+	}
+	if (r->tdx && !cp_table[w].tdx)
+		return -1;
+	r->what = (enum coll_pccs_what)w;
+	r->kind = cp_table[w].kind;
+	r->chain_header = cp_table[w].chain_header;
+	if (split_query(qm ? qm + 1 : NULL, p, COLL_MAX_PARAMS, &np) == -1)
+		return -1;
+	if ((v = param(p, np, "tcbEvaluationDataNumber")) != NULL &&
+	    (r->eval_num = decimal(v, COLL_EVAL_NUM_MAX)) < 0)
+		return -1;
+	if ((u = param(p, np, "update")) != NULL && strcmp(u, "standard") != 0 &&
+	    strcmp(u, "early") != 0)
+		return -1;
+	switch (r->what) {
+	case CP_TCB:
+		if ((v = param(p, np, "fmspc")) == NULL || !is_hex(v, 12))
+			return -1;
+		for (i = 0; i < 12; i++)
+			r->fmspc[i] = (char)toupper((unsigned char)v[i]);
+		break;
+	case CP_PCK_CRL:
+		if ((v = param(p, np, "ca")) == NULL || (strcmp(v, "processor") != 0 &&
+		    strcmp(v, "platform") != 0))
+			return -1;
+		memcpy(r->ca, v, strlen(v) + 1);	/* "processor" or "platform" */
+		break;
+	case CP_PCK_CERT:
+		if ((v = param(p, np, "encrypted_ppid")) == NULL || !is_hex(v, 768) ||
+		    (v = param(p, np, "cpusvn")) == NULL || !is_hex(v, 32) ||
+		    (v = param(p, np, "pcesvn")) == NULL || !is_hex(v, 4) ||
+		    (v = param(p, np, "pceid")) == NULL || !is_hex(v, 4) ||
+		    ((v = param(p, np, "qeid")) != NULL && (strlen(v) > 260 ||
+		    !is_hex(v, strlen(v)))))
+			return -1;
+		break;
+	default:
+		break;
+	}
+	/* Rebuilt and compared: any other spelling is not what the daemon stores. */
+	pccs_canon(r, p, np, canon, sizeof(canon));
+	if (strcmp(canon, path) != 0)
+		return -1;
+	*why = NULL;
+	return 0;
+}
+
+int
+coll_pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	size_t	n = strlen(path);
+
+	if (n <= COLL_PCCS_INLINE_MAX) {
+		memcpy(key, path, n);
+		*klen = n;
+		return 0;
+	}
+	memcpy(key, "h:", 2);
+	if (EVP_Digest(path, n, key + 2, NULL, EVP_sha256(), NULL) != 1)
+		return -1;
+	*klen = 2 + 32;
+	return 0;
+}
+
+int
+coll_pccs_binds(const struct coll_pccs *r, const struct intel_result *v,
+    char *buf, size_t len)
+{
+	const char	*want = NULL;
+
+	switch (r->what) {
+	case CP_TCB:
+		if (strcasecmp(v->fmspc, r->fmspc) != 0) {
+			snprintf(buf, len, "TCB info for FMSPC %s filed under FMSPC %s",
+			    v->fmspc, r->fmspc);
+			return -1;
+		}
+		want = r->tdx ? "TDX" : "SGX";
+		break;
+	case CP_QE:
+		want = r->tdx ? "TD_QE" : "QE";
+		break;
+	case CP_QVE:
+		want = "QVE";
+		break;
+	case CP_QAE:
+		want = "QAE";
+		break;
+	case CP_PCK_CRL:
+		if (v->ca[0] != '\0' && strcmp(v->ca, r->ca) != 0) {
+			snprintf(buf, len, "a %s CA CRL filed under ca=%s", v->ca, r->ca);
+			return -1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+	/* TCB info v2 has no id; every identity and v3 TCB info has one. */
+	if (v->id[0] != '\0' && strcmp(v->id, want) != 0) {
+		snprintf(buf, len, "id %s filed under a path for %s", v->id, want);
+		return -1;
+	}
+	if (r->eval_num >= 0 && v->tcb_evaluation_data_number != r->eval_num) {
+		snprintf(buf, len, "tcbEvaluationDataNumber %ld filed under %ld",
+		    v->tcb_evaluation_data_number, r->eval_num);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- KDS --------------------------------------------------------------- */
+
+void
+coll_kds_canon(const struct coll_kds *r, char *buf, size_t len)
+{
+	char	hex[2 * AMD_HWID_MAX_BYTES + 1];
+	size_t	i;
+
+	if (r->what != CK_VEK) {
+		snprintf(buf, len, "/%s/v1/%s/%s", amd_signer_str[r->signer],
+		    amd_product_str[r->product], r->what == CK_CHAIN ?
+		    "cert_chain" : "crl");
+		return;
+	}
+	for (i = 0; i < r->id.hwid_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r->id.hwid[i]);
+	hex[2 * r->id.hwid_len] = '\0';
+	if (r->product == AMD_TURIN)
+		snprintf(buf, len, "/vcek/v1/%s/%s?fmcSPL=%d&blSPL=%d&teeSPL=%d&"
+		    "snpSPL=%d&ucodeSPL=%d", amd_product_str[r->product], hex,
+		    r->id.tcb.fmc, r->id.tcb.bl, r->id.tcb.tee, r->id.tcb.snp,
+		    r->id.tcb.ucode);
+	else
+		snprintf(buf, len, "/vcek/v1/%s/%s?blSPL=%d&teeSPL=%d&snpSPL=%d&"
+		    "ucodeSPL=%d", amd_product_str[r->product], hex, r->id.tcb.bl,
+		    r->id.tcb.tee, r->id.tcb.snp, r->id.tcb.ucode);
+}
+
+static int
+hexval(int c)
+{
+	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+}
+
+int
+coll_kds_parse(const char *path, struct coll_kds *r, const char **why)
+{
+	struct param	 p[COLL_MAX_PARAMS];
+	char		 canon[COLL_KDS_PATH_MAX], leaf[160];
+	const char	*s, *slash, *qm;
+	size_t		 n, i, np;
+	long		 v[5];
+
+	memset(r, 0, sizeof(*r));
+	*why = "not a canonical AMD KDS path";
+	if (strlen(path) >= COLL_KDS_PATH_MAX)
+		return -1;
+	if (strncmp(path, "/vcek/v1/", 9) == 0)
+		r->signer = AMD_VCEK;
+	else if (strncmp(path, "/vlek/v1/", 9) == 0)
+		r->signer = AMD_VLEK;
+	else
+		return -1;
+	s = path + 9;
+	if ((slash = strchr(s, '/')) == NULL ||
+	    amd_product_parse(s, (size_t)(slash - s), &r->product) == -1) {
+		*why = "unknown product: expected Milan, Genoa or Turin";
+		return -1;
+	}
+	qm = strchr(slash + 1, '?');
+	n = qm ? (size_t)(qm - slash - 1) : strlen(slash + 1);
+	if (n >= sizeof(leaf))
+		return -1;
+	memcpy(leaf, slash + 1, n);
+	leaf[n] = '\0';
+	if (strcmp(leaf, "cert_chain") == 0 || strcmp(leaf, "crl") == 0) {
+		r->what = leaf[1] == 'e' ? CK_CHAIN : CK_CRL;
+	} else {
+		if (r->signer != AMD_VCEK || !is_hex(leaf, r->product == AMD_TURIN ?
+		    16 : 128) || split_query(qm ? qm + 1 : NULL, p,
+		    COLL_MAX_PARAMS, &np) == -1)
+			return -1;
+		r->what = CK_VEK;
+		for (i = 0; i < n / 2; i++)
+			r->id.hwid[i] = (uint8_t)(hexval(leaf[2 * i]) << 4 |
+			    hexval(leaf[2 * i + 1]));
+		r->id.hwid_len = n / 2;
+		v[0] = decimal(param(p, np, "blSPL"), COLL_SPL_MAX);
+		v[1] = decimal(param(p, np, "teeSPL"), COLL_SPL_MAX);
+		v[2] = decimal(param(p, np, "snpSPL"), COLL_SPL_MAX);
+		v[3] = decimal(param(p, np, "ucodeSPL"), COLL_SPL_MAX);
+		v[4] = r->product == AMD_TURIN ?
+		    decimal(param(p, np, "fmcSPL"), COLL_SPL_MAX) : 0;
+		for (i = 0; i < 5; i++)
+			if (v[i] < 0)
+				return -1;
+		r->id.tcb.bl = (int)v[0];
+		r->id.tcb.tee = (int)v[1];
+		r->id.tcb.snp = (int)v[2];
+		r->id.tcb.ucode = (int)v[3];
+		r->id.tcb.fmc = r->product == AMD_TURIN ? (int)v[4] : -1;
+	}
+	coll_kds_canon(r, canon, sizeof(canon));
+	if (strcmp(canon, path) != 0)
+		return -1;
+	*why = NULL;
+	return 0;
+}
+
+/* ---- binary or hex input -------------------------------------------------- */
+
+/* Hex text (whitespace ignored) into a new buffer; NULL when buf is not hex text. */
+static uint8_t *
+unhex_text(const uint8_t *buf, size_t len, size_t *outlen)
+{
+	uint8_t	*out;
+	size_t	 i, n = 0;
+	int	 hi = -1;
+
+	for (i = 0; i < len; i++)
+		if (!isxdigit(buf[i]) && !isspace(buf[i]))
+			return NULL;
+	if ((out = malloc(len / 2 + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (isspace(buf[i]))
+			continue;
+		if (hi < 0)
+			hi = hexval(buf[i]);
+		else {
+			out[n++] = (uint8_t)(hi << 4 | hexval(buf[i]));
+			hi = -1;
+		}
+	}
+	if (hi >= 0 || n == 0) {
+		free(out);
+		return NULL;
+	}
+	*outlen = n;
+	return out;
+}
+
+static uint32_t
+le16(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return le16(p) | le16(p + 2) << 16;
+}
+
+/* ---- quotes ------------------------------------------------------------- */
+
+#define QUOTE_HEADER_BYTES	48
+#define SGX_REPORT_BYTES	384
+#define TD10_REPORT_BYTES	584
+#define TD15_REPORT_BYTES	648
+#define ECDSA256_SIG_BYTES	64
+#define ECDSA256_KEY_BYTES	64
+#define TEE_TYPE_SGX		0x00000000u
+#define TEE_TYPE_TDX		0x00000081u
+#define ATT_KEY_ECDSA_P256	2
+#define CERT_TYPE_PCK_CHAIN	5	/* PCK leaf, PCK CA, root: PEM */
+#define CERT_TYPE_QE_REPORT	6	/* QE report, its signature, auth data, certification data */
+
+static int	qfail(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+static int
+qfail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* FMSPC from the PCK certificate's SGX extension (a SEQUENCE of {OID, value}). */
+static int
+pck_fmspc(X509 *x, char fmspc[13])
+{
+	ASN1_OBJECT			*ext_oid = NULL, *fm_oid = NULL;
+	STACK_OF(ASN1_TYPE)		*outer = NULL, *inner;
+	const ASN1_OCTET_STRING		*os;
+	const unsigned char		*p;
+	ASN1_TYPE			*t, *o, *val;
+	int				 i, idx, rv = -1;
+
+	if ((ext_oid = OBJ_txt2obj(OID_SGX_EXTENSIONS, 1)) == NULL ||
+	    (fm_oid = OBJ_txt2obj(OID_SGX_FMSPC, 1)) == NULL ||
+	    (idx = X509_get_ext_by_OBJ(x, ext_oid, -1)) < 0 ||
+	    (os = X509_EXTENSION_get_data(X509_get_ext(x, idx))) == NULL)
+		goto out;
+	p = ASN1_STRING_get0_data(os);
+	if ((outer = d2i_ASN1_SEQUENCE_ANY(NULL, &p,
+	    ASN1_STRING_length(os))) == NULL)
+		goto out;
+	for (i = 0; i < sk_ASN1_TYPE_num(outer) && rv == -1; i++) {
+		t = sk_ASN1_TYPE_value(outer, i);
+		if (t->type != V_ASN1_SEQUENCE)
+			continue;
+		p = ASN1_STRING_get0_data(t->value.sequence);
+		if ((inner = d2i_ASN1_SEQUENCE_ANY(NULL, &p,
+		    ASN1_STRING_length(t->value.sequence))) == NULL)
+			continue;
+		if (sk_ASN1_TYPE_num(inner) == 2 &&
+		    (o = sk_ASN1_TYPE_value(inner, 0))->type == V_ASN1_OBJECT &&
+		    OBJ_cmp(o->value.object, fm_oid) == 0 &&
+		    (val = sk_ASN1_TYPE_value(inner, 1))->type == V_ASN1_OCTET_STRING &&
+		    ASN1_STRING_length(val->value.octet_string) == 6) {
+			p = ASN1_STRING_get0_data(val->value.octet_string);
+			for (idx = 0; idx < 6; idx++)
+				snprintf(fmspc + 2 * idx, 3, "%02X", p[idx]);
+			rv = 0;
+		}
+		sk_ASN1_TYPE_pop_free(inner, ASN1_TYPE_free);
+	}
+ out:
+	sk_ASN1_TYPE_pop_free(outer, ASN1_TYPE_free);
+	ASN1_OBJECT_free(ext_oid);
+	ASN1_OBJECT_free(fm_oid);
+	ERR_clear_error();
+	return rv;
+}
+
+/* The PCK chain (PEM, leaf first) into FMSPC, CA type and subject. */
+static int
+pck_chain(const uint8_t *pem, size_t len, struct coll_quote *q, char *err,
+    size_t errlen)
+{
+	BIO		*bio;
+	X509		*x;
+	char		 cn[128];
+	int		 rv = -1;
+
+	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
+		return qfail(err, errlen, "out of memory");
+	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	BIO_free(bio);
+	if (x == NULL) {
+		ERR_clear_error();
+		return qfail(err, errlen, "certification data: no PEM PCK "
+		    "certificate");
+	}
+	X509_NAME_oneline(X509_get_subject_name(x), q->pck_subject,
+	    sizeof(q->pck_subject));
+	cn[0] = '\0';
+	X509_NAME_get_text_by_NID(X509_get_issuer_name(x), NID_commonName, cn,
+	    sizeof(cn));
+	if (strcmp(cn, "Intel SGX PCK Processor CA") == 0)
+		snprintf(q->ca, sizeof(q->ca), "processor");
+	else if (strcmp(cn, "Intel SGX PCK Platform CA") == 0)
+		snprintf(q->ca, sizeof(q->ca), "platform");
+	else {
+		qfail(err, errlen, "PCK certificate issuer \"%s\" is neither Intel "
+		    "SGX PCK Processor CA nor Platform CA", cn);
+		goto out;
+	}
+	if (pck_fmspc(x, q->fmspc) == -1) {
+		qfail(err, errlen, "PCK certificate: no FMSPC (%s)", OID_SGX_FMSPC);
+		goto out;
+	}
+	rv = 0;
+ out:
+	X509_free(x);
+	return rv;
+}
+
+/*
+ * Intel DCAP quote layouts (Intel SGX ECDSA Quote Library API, appendix A;
+ * TDX DCAP Quoting Library API, Quote Format): a 48-byte header (version,
+ * attestation key type, TEE type), the report body, a u32 signature data
+ * length, then the ECDSA signature and attestation key; v3 continues with
+ * the QE report, its signature, auth data and certification data, v4/v5
+ * wrap the same in certification data of type 6.
+ */
+int
+coll_quote_parse(const uint8_t *in, size_t inlen, struct coll_quote *q,
+    char *err, size_t errlen)
+{
+	uint8_t		*hex = NULL;
+	const uint8_t	*buf = in, *p, *end;
+	size_t		 len = inlen, body, hexlen;
+	uint32_t	 tee, siglen, type, size;
+	int		 rv = -1;
+
+	memset(q, 0, sizeof(*q));
+	if ((hex = unhex_text(in, inlen, &hexlen)) != NULL) {
+		buf = hex;
+		len = hexlen;
+	}
+	if (len > COLL_QUOTE_MAX_BYTES || len < QUOTE_HEADER_BYTES + 4) {
+		qfail(err, errlen, "too short or too long for a quote (%zu bytes)",
+		    len);
+		goto out;
+	}
+	q->version = (int)le16(buf);
+	tee = le32(buf + 4);
+	if (le16(buf + 2) != ATT_KEY_ECDSA_P256) {
+		qfail(err, errlen, "attestation key type %u: only ECDSA P-256 "
+		    "quotes carry a PCK chain this way", le16(buf + 2));
+		goto out;
+	}
+	p = buf + QUOTE_HEADER_BYTES;
+	end = buf + len;
+	switch (q->version) {
+	case 3:
+		body = SGX_REPORT_BYTES;
+		break;
+	case 4:
+		if (tee != TEE_TYPE_SGX && tee != TEE_TYPE_TDX) {
+			qfail(err, errlen, "TEE type 0x%x: neither SGX nor TDX", tee);
+			goto out;
+		}
+		q->tdx = tee == TEE_TYPE_TDX;
+		body = q->tdx ? TD10_REPORT_BYTES : SGX_REPORT_BYTES;
+		break;
+	case 5:
+		/* v5: a body descriptor (u16 type 1 SGX, 2 TD 1.0, 3 TD 1.5; u32 size). */
+		if (end - p < 6) {
+			qfail(err, errlen, "v5: truncated body descriptor");
+			goto out;
+		}
+		type = le16(p);
+		body = le32(p + 2);
+		q->tdx = type == 2 || type == 3;
+		if ((type == 1 && body != SGX_REPORT_BYTES) ||
+		    (type == 2 && body != TD10_REPORT_BYTES) ||
+		    (type == 3 && body != TD15_REPORT_BYTES) || type < 1 || type > 3) {
+			qfail(err, errlen, "v5: body type %u of %zu bytes", type, body);
+			goto out;
+		}
+		p += 6;
+		break;
+	default:
+		qfail(err, errlen, "quote version %d: expected 3 (SGX), 4 or 5",
+		    q->version);
+		goto out;
+	}
+	if ((size_t)(end - p) < body + 4) {
+		qfail(err, errlen, "truncated report body");
+		goto out;
+	}
+	p += body;
+	siglen = le32(p);
+	p += 4;
+	if (siglen > (size_t)(end - p)) {
+		qfail(err, errlen, "signature data length %u runs past the quote "
+		    "(%zu bytes left)", siglen, (size_t)(end - p));
+		goto out;
+	}
+	end = p + siglen;
+	if ((size_t)(end - p) < ECDSA256_SIG_BYTES + ECDSA256_KEY_BYTES)
+		goto truncated;
+	p += ECDSA256_SIG_BYTES + ECDSA256_KEY_BYTES;
+	if (q->version >= 4) {
+		if (end - p < 6)
+			goto truncated;
+		type = le16(p);
+		size = le32(p + 2);
+		p += 6;
+		if (type != CERT_TYPE_QE_REPORT || size > (size_t)(end - p)) {
+			qfail(err, errlen, "certification data type %u (%u bytes): "
+			    "expected type 6, the QE report", type, size);
+			goto out;
+		}
+		end = p + size;
+	}
+	/* QE report, its signature, QE auth data (u16 length). */
+	if ((size_t)(end - p) < SGX_REPORT_BYTES + ECDSA256_SIG_BYTES + 2)
+		goto truncated;
+	p += SGX_REPORT_BYTES + ECDSA256_SIG_BYTES;
+	size = le16(p);
+	p += 2;
+	if (size > (size_t)(end - p) || (size_t)(end - p) - size < 6)
+		goto truncated;
+	p += size;
+	type = le16(p);
+	size = le32(p + 2);
+	p += 6;
+	if (type != CERT_TYPE_PCK_CHAIN) {
+		qfail(err, errlen, "certification data type %u: only type 5 (the "
+		    "PCK certificate chain) names the FMSPC; types 1-3 need the "
+		    "PCK certificate fetched first", type);
+		goto out;
+	}
+	if (size > (size_t)(end - p))
+		goto truncated;
+	rv = pck_chain(p, size, q, err, errlen);
+	goto out;
+ truncated:
+	qfail(err, errlen, "truncated signature data");
+ out:
+	free(hex);
+	return rv;
+}
+
+size_t
+coll_quote_paths(const struct coll_quote *q, char paths[][COLL_PATH_MAX],
+    size_t max)
+{
+	const char	*tee = q->tdx ? "tdx" : "sgx";
+	size_t		 n = 0;
+
+	if (max < 5)
+		return 0;
+	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/tcb?fmspc=%s"
+	    "&update=standard", tee, q->fmspc);
+	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/qe/identity?"
+	    "update=standard", tee);
+	snprintf(paths[n++], COLL_PATH_MAX, "/sgx/certification/v4/pckcrl?ca=%s"
+	    "&encoding=der", q->ca);
+	snprintf(paths[n++], COLL_PATH_MAX, "/sgx/certification/v4/rootcacrl");
+	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/"
+	    "tcbevaluationdatanumbers", tee);
+	return n;
+}
+
+/* ---- SEV-SNP reports ------------------------------------------------------ */
+
+/* Offsets in ATTESTATION_REPORT (AMD SEV-SNP Firmware ABI, table 22). */
+#define SNP_VERSION		0x000
+#define SNP_FLAGS		0x048	/* bits 4:2 SIGNING_KEY */
+#define SNP_REPORTED_TCB	0x180
+#define SNP_CPUID_FAM_ID	0x188	/* v3+ */
+#define SNP_CPUID_MOD_ID	0x189
+#define SNP_CHIP_ID		0x1A0
+#define SNP_TURIN_HWID_BYTES	8
+
+/* KDS's product for a CPUID family/model (AMD's processor families). */
+static int
+snp_product(int family, int model)
+{
+	if (family == 0x19 && model <= 0x0F)
+		return AMD_MILAN;
+	if (family == 0x19 && ((model >= 0x10 && model <= 0x1F) ||
+	    (model >= 0xA0 && model <= 0xAF)))
+		return AMD_GENOA;	/* Genoa, Bergamo, Siena */
+	if (family == 0x1A && model <= 0x11)
+		return AMD_TURIN;
+	return -1;
+}
+
+int
+coll_snp_parse(const uint8_t *in, size_t inlen, int product,
+    struct coll_snp *s, char *err, size_t errlen)
+{
+	uint8_t		*hex = NULL;
+	const uint8_t	*buf = in, *t;
+	size_t		 len = inlen, hexlen, i;
+	int		 rv = -1, from_cpuid = -1, zero = 1;
+
+	memset(s, 0, sizeof(*s));
+	if ((hex = unhex_text(in, inlen, &hexlen)) != NULL) {
+		buf = hex;
+		len = hexlen;
+	}
+	if (len != COLL_SNP_REPORT_BYTES) {
+		qfail(err, errlen, "%zu bytes: an SEV-SNP attestation report is %d",
+		    len, COLL_SNP_REPORT_BYTES);
+		goto out;
+	}
+	s->version = (int)le32(buf + SNP_VERSION);
+	if (s->version < 2) {
+		qfail(err, errlen, "report version %d: expected 2 or later",
+		    s->version);
+		goto out;
+	}
+	s->signing_key = (int)(le32(buf + SNP_FLAGS) >> 2 & 7);
+	if (s->version >= 3) {
+		s->have_cpuid = 1;
+		s->family = buf[SNP_CPUID_FAM_ID];
+		s->model = buf[SNP_CPUID_MOD_ID];
+		from_cpuid = snp_product(s->family, s->model);
+	}
+	if (product < 0 && from_cpuid < 0) {
+		qfail(err, errlen, s->have_cpuid ? "CPUID family 0x%x model 0x%x "
+		    "is not a product KDS serves" : "report version %d carries no "
+		    "CPUID: give --product Milan, Genoa or Turin", s->have_cpuid ?
+		    s->family : s->version, s->model);
+		goto out;
+	}
+	if (product >= 0 && from_cpuid >= 0 && product != from_cpuid) {
+		qfail(err, errlen, "--product %s, but the report's CPUID says %s",
+		    amd_product_str[product], amd_product_str[from_cpuid]);
+		goto out;
+	}
+	s->product = (enum amd_product)(product >= 0 ? product : from_cpuid);
+	memcpy(s->chip_id, buf + SNP_CHIP_ID, sizeof(s->chip_id));
+	for (i = 0; i < sizeof(s->chip_id); i++)
+		zero &= s->chip_id[i] == 0;
+	if (zero) {
+		qfail(err, errlen, "CHIP_ID is zero (MASK_CHIP_ID set): no VCEK "
+		    "can be named for this report");
+		goto out;
+	}
+	/*
+	 * TCB_VERSION: Milan and Genoa bl, tee, 4 reserved, snp, microcode;
+	 * Turin fmc, bl, tee, snp, 3 reserved, microcode.
+	 */
+	t = buf + SNP_REPORTED_TCB;
+	if (s->product == AMD_TURIN) {
+		s->tcb.fmc = t[0];
+		s->tcb.bl = t[1];
+		s->tcb.tee = t[2];
+		s->tcb.snp = t[3];
+	} else {
+		s->tcb.fmc = -1;
+		s->tcb.bl = t[0];
+		s->tcb.tee = t[1];
+		s->tcb.snp = t[6];
+	}
+	s->tcb.ucode = t[7];
+	rv = 0;
+ out:
+	free(hex);
+	return rv;
+}
+
+size_t
+coll_snp_paths(const struct coll_snp *s, char paths[][COLL_PATH_MAX], size_t max)
+{
+	struct coll_kds	r;
+	size_t		n = 0;
+
+	if (max < 3)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.product = s->product;
+	/* A VLEK-signed report: KDS gives its VLEK to the CSP only. */
+	r.signer = s->signing_key == 1 ? AMD_VLEK : AMD_VCEK;
+	if (r.signer == AMD_VCEK) {
+		r.what = CK_VEK;
+		r.id.hwid_len = s->product == AMD_TURIN ? SNP_TURIN_HWID_BYTES :
+		    sizeof(s->chip_id);
+		memcpy(r.id.hwid, s->chip_id, r.id.hwid_len);
+		r.id.tcb = s->tcb;
+		coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
+	}
+	r.what = CK_CHAIN;
+	coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
+	r.what = CK_CRL;
+	coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
+	return n;
+}

@@ -1,0 +1,842 @@
+/* staplectl and Intel PCS/PCCS and AMD KDS entries: verified as the daemon does, shown, named from quotes and SNP reports, fetched. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "attest/amd.h"
+#include "attest/amd_chains.h"
+#include "attest/intel.h"
+#include "cache/store.h"
+#include "tools/bundle.h"
+#include "tools/collateral.h"
+#include "tools/staplectl.h"
+
+#define COLL_FETCH_MAX_BYTES	(2u << 20)	/* TCB info ~10 KiB, CRLs a few */
+#define COLL_HEADERS_MAX_BYTES	65536
+#define COLL_CONNECT_MS		5000L
+#define COLL_TIMEOUT_MS		30000L
+#define COLL_MAX_INPUT_BYTES	(1024 * 1024)
+#define COLL_MAX_PATHS		8
+/* Intel PCS has no rootcacrl (a PCCS route): the root CA's CRL distribution point. */
+#define INTEL_PCS_HOST		"api.trustedservices.intel.com"
+#define INTEL_ROOT_CRL_URL	\
+	"https://certificates.trustedservices.intel.com/IntelSGXRootCA.der"
+#define GENERATOR		"staplectl " PACKAGE_VERSION
+
+/* Headers the daemon keeps with an entry (proxy/pccs_route.c, kds_route.c), in its order. */
+static const char *const pccs_keep[] = {
+	"Content-Type", "TCB-Info-Issuer-Chain", "SGX-TCB-Info-Issuer-Chain",
+	"SGX-Enclave-Identity-Issuer-Chain",
+	"TCB-Evaluation-Data-Numbers-Issuer-Chain", "SGX-PCK-CRL-Issuer-Chain",
+	"SGX-PCK-Certificate-Issuer-Chain", "SGX-PCK-Certificate-CA-Type",
+	"SGX-TCBm", "SGX-FMSPC", NULL
+};
+static const char *const kds_keep[] = { "Content-Type", NULL };
+static const char *const pccs_suffixes[] = {
+	"/sgx/certification/v4", "/tdx/certification/v4", NULL
+};
+static const char *const kds_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
+
+static int	reject(struct ctl_check *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static int
+reject(struct ctl_check *c, const char *fmt, ...)
+{
+	va_list	ap;
+
+	c->ok = 0;
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/* A header's value from "Name: value\r\n" lines: malloc'd, or NULL. */
+static char *
+header_value(const uint8_t *h, size_t len, const char *name)
+{
+	const char	*p = (const char *)h, *end = p + len, *eol, *v;
+	size_t		 n = strlen(name);
+
+	for (; h != NULL && p < end; p = eol + 2) {
+		if ((eol = memchr(p, '\r', (size_t)(end - p))) == NULL)
+			break;
+		if ((size_t)(eol - p) <= n || strncasecmp(p, name, n) != 0 ||
+		    p[n] != ':')
+			continue;
+		for (v = p + n + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		return strndup(v, (size_t)(eol - v));
+	}
+	return NULL;
+}
+
+/* The entry's request as a string, if it is printable text. */
+static int
+request_path(const struct bundle_entry *e, char *buf, size_t len)
+{
+	size_t	i;
+
+	if (e->request == NULL || e->request_len == 0 || e->request_len >= len)
+		return -1;
+	for (i = 0; i < e->request_len; i++)
+		if (e->request[i] < 0x21 || e->request[i] > 0x7e)
+			return -1;
+	memcpy(buf, e->request, e->request_len);
+	buf[e->request_len] = '\0';
+	return 0;
+}
+
+/* ---- PCCS --------------------------------------------------------------- */
+
+static char *
+pccs_chain(const struct coll_pccs *r, const uint8_t *h, size_t hlen)
+{
+	char	*v;
+
+	if (r->chain_header == NULL)
+		return NULL;
+	if ((v = header_value(h, hlen, r->chain_header)) == NULL &&
+	    r->what == CP_TCB)
+		v = header_value(h, hlen, "SGX-TCB-Info-Issuer-Chain");	/* v3 name */
+	return v;
+}
+
+/* 1 when the cache holds this key with a newer tcbEvaluationDataNumber (or issue date). */
+static int
+pccs_stored_is_newer(struct ctl *ctl, const struct bundle_entry *e,
+    const struct coll_pccs *r, const struct intel_result *cand)
+{
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	struct intel_result	 cur;
+	uint8_t			*body = NULL, *hdrs = NULL;
+	size_t			 len, hlen;
+	char			*chain = NULL;
+	int			 newer = 0;
+
+	if (ctl->cache == NULL || cache_get(ctl->cache, CACHE_KIND_PCCS, e->key,
+	    e->klen, &m, &b) != 1)
+		return 0;
+	/* Copies: the next cache call ends the borrowed pointers. */
+	len = b.response_len;
+	hlen = b.headers_len;
+	if ((body = malloc(len + 1)) == NULL || (hdrs = malloc(hlen + 1)) == NULL)
+		goto out;
+	memcpy(body, b.response, len);
+	if (hlen > 0)
+		memcpy(hdrs, b.headers, hlen);
+	chain = pccs_chain(r, hdrs, hlen);
+	/* As the daemon: parsed as of its own issue date, so an expired one still counts. */
+	if (intel_verify(r->kind, body, len, chain, chain ? strlen(chain) : 0,
+	    (time_t)m.this_update + 1, &cur) == 0)
+		newer = !intel_may_replace(&cur, cand);
+ out:
+	free(chain);
+	free(hdrs);
+	free(body);
+	return newer;
+}
+
+static int
+pccs_verify(struct ctl *ctl, const struct bundle_entry *e, time_t now,
+    struct ctl_check *c, struct coll_pccs *r, struct intel_result *ir)
+{
+	uint8_t		 key[CACHE_KEY_MAX_BYTES];
+	char		 path[COLL_PATH_MAX], *chain, why[200];
+	const char	*perr;
+	size_t		 klen;
+	int		 rc;
+
+	(void)ctl;
+	memset(ir, 0, sizeof(*ir));
+	if (request_path(e, path, sizeof(path)) == -1)
+		return reject(c, "request: not an Intel PCS path");
+	if (coll_pccs_parse(path, r, &perr) == -1)
+		return reject(c, "request: %s: %.160s", perr, path);
+	/* As proxy/pccs_route.c: the key is the canonical path (or its hash). */
+	if (coll_pccs_key(path, key, &klen) == -1 || klen != e->klen ||
+	    memcmp(key, e->key, klen) != 0)
+		return reject(c, "key: the entry's key is not its request's "
+		    "(swapped or edited entry)");
+	chain = pccs_chain(r, e->headers, e->headers_len);
+	rc = intel_verify(r->kind, e->response, e->response_len, chain,
+	    chain ? strlen(chain) : 0, now, ir);
+	free(chain);
+	if (rc == -1)
+		return reject(c, "%s: %s", ir->verdict < INTEL_VERDICT_MAX ?
+		    intel_verdict_str[ir->verdict] : "parse", ir->detail);
+	if (coll_pccs_binds(r, ir, why, sizeof(why)) == -1)
+		return reject(c, "answers another request: %s", why);
+	c->ok = 1;
+	c->meta.kind = CACHE_KIND_PCCS;
+	c->meta.this_update = ir->this_update;
+	c->meta.next_update = ir->next_update;
+	c->meta.produced_at = ir->this_update;
+	c->meta.status = ir->tcb_evaluation_data_number > 0 &&
+	    ir->tcb_evaluation_data_number < 256 ?
+	    (uint8_t)ir->tcb_evaluation_data_number : 0;
+	if (r->what == CP_PCK_CERT)
+		c->meta.flags |= CACHE_F_NO_REFRESH;
+	return 1;
+}
+
+int
+ctl_check_pccs(struct ctl *ctl, const struct bundle_entry *e, time_t now,
+    struct ctl_check *c)
+{
+	struct coll_pccs	r;
+	struct intel_result	ir;
+
+	if (!pccs_verify(ctl, e, now, c, &r, &ir))
+		return 0;
+	/* A newer tcbEvaluationDataNumber is never replaced by an older one. */
+	if (pccs_stored_is_newer(ctl, e, &r, &ir))
+		c->keep_stored = 1;
+	return 1;
+}
+
+/* ---- KDS ---------------------------------------------------------------- */
+
+/* The product's cert_chain for a VCEK: the bundle's, the cache's, else the compiled-in one. */
+static uint8_t *
+kds_chain_for(struct ctl *ctl, struct ctl_trust *t, const struct coll_kds *r,
+    size_t *len, const char **from)
+{
+	struct coll_kds		 cr = *r;
+	struct cache_body	 b;
+	char			 key[COLL_KDS_PATH_MAX];
+	const char		*builtin;
+	uint8_t			*pem;
+	size_t			 i, n;
+
+	cr.what = CK_CHAIN;
+	coll_kds_canon(&cr, key, sizeof(key));
+	n = strlen(key);
+	for (i = 0; t != NULL && i < t->npeers; i++)
+		if (t->peers[i].kind == CACHE_KIND_KDS && t->peers[i].klen == n &&
+		    memcmp(t->peers[i].key, key, n) == 0 &&
+		    t->peers[i].response_len > 0 &&
+		    (pem = malloc(t->peers[i].response_len)) != NULL) {
+			memcpy(pem, t->peers[i].response, t->peers[i].response_len);
+			*len = t->peers[i].response_len;
+			*from = "the bundle's";
+			return pem;
+		}
+	if (ctl->cache != NULL && cache_get(ctl->cache, CACHE_KIND_KDS,
+	    (const uint8_t *)key, n, NULL, &b) == 1 && b.response_len > 0 &&
+	    (pem = malloc(b.response_len)) != NULL) {
+		memcpy(pem, b.response, b.response_len);
+		*len = b.response_len;
+		*from = "the cache's";
+		return pem;
+	}
+	if ((builtin = amd_builtin_chain(r->product, r->signer)) == NULL ||
+	    (pem = malloc(strlen(builtin))) == NULL)
+		return NULL;
+	*len = strlen(builtin);
+	memcpy(pem, builtin, *len);
+	*from = "the built-in";
+	return pem;
+}
+
+static int
+kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
+    time_t now, struct ctl_check *c, struct coll_kds *r, struct amd_result *ar)
+{
+	char		 path[COLL_KDS_PATH_MAX];
+	const char	*perr, *from = "";
+	uint8_t		*chain;
+	size_t		 chain_len = 0;
+	int		 rc;
+
+	memset(ar, 0, sizeof(*ar));
+	if (request_path(e, path, sizeof(path)) == -1)
+		return reject(c, "request: not an AMD KDS path");
+	if (coll_kds_parse(path, r, &perr) == -1)
+		return reject(c, "request: %s: %.160s", perr, path);
+	/* As proxy/kds_route.c: keyed by the canonical path itself. */
+	if (e->klen != strlen(path) || memcmp(e->key, path, e->klen) != 0)
+		return reject(c, "key: the entry's key is not its request's "
+		    "(swapped or edited entry)");
+	switch (r->what) {
+	case CK_CHAIN:
+		rc = amd_verify_cert_chain(r->product, r->signer, e->response,
+		    e->response_len, now, ar);
+		break;
+	case CK_CRL:
+		rc = amd_verify_crl(r->product, e->response, e->response_len, now,
+		    ar);
+		break;
+	default:
+		if ((chain = kds_chain_for(ctl, t, r, &chain_len, &from)) == NULL)
+			return reject(c, "no %s cert_chain to check it against",
+			    amd_product_str[r->product]);
+		rc = amd_verify_vek(r->product, r->signer, e->response,
+		    e->response_len, chain, chain_len, &r->id, now, ar);
+		free(chain);
+		break;
+	}
+	if (rc == -1)
+		return reject(c, "%s: %s%s%s%s", ar->verdict < AMD_VERDICT_MAX ?
+		    amd_verdict_str[ar->verdict] : "parse", ar->detail,
+		    r->what == CK_VEK ? " (against " : "", r->what == CK_VEK ?
+		    from : "", r->what == CK_VEK ? " cert_chain)" : "");
+	c->ok = 1;
+	c->meta.kind = CACHE_KIND_KDS;
+	c->meta.this_update = ar->this_update;
+	c->meta.produced_at = ar->this_update;
+	if (r->what == CK_CRL)
+		c->meta.next_update = ar->next_update;
+	else {
+		/* A VCEK for a (chip, TCB) never changes; ARK/ASK last 25 years. */
+		c->meta.next_update = ar->not_after;
+		c->meta.flags |= CACHE_F_NO_REFRESH;
+	}
+	return 1;
+}
+
+int
+ctl_check_kds(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
+    time_t now, struct ctl_check *c)
+{
+	struct coll_kds		r;
+	struct amd_result	ar;
+
+	return kds_verify(ctl, t, e, now, c, &r, &ar);
+}
+
+/* ---- show ---------------------------------------------------------------- */
+
+static void
+put_time(json_t *o, const char *name, int64_t t)
+{
+	char	buf[32];
+
+	if (t == 0)
+		return;
+	bundle_time_str(buf, t);
+	json_object_set_new(o, name, json_string(buf));
+}
+
+static json_t *
+tcb_json(const struct amd_tcb *t)
+{
+	json_t	*o = json_pack("{s:i, s:i, s:i, s:i}", "bl", t->bl, "tee", t->tee,
+	    "snp", t->snp, "ucode", t->ucode);
+
+	if (t->fmc >= 0)
+		json_object_set_new(o, "fmc", json_integer(t->fmc));
+	return o;
+}
+
+struct json_t *
+ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
+{
+	struct bundle_entry	 e;
+	struct cache_body	 b;
+	struct ctl_check	 c;
+	struct coll_pccs	 pr;
+	struct coll_kds		 kr;
+	struct intel_result	 ir;
+	struct amd_result	 ar;
+	char			 hex[2 * AMD_HWID_MAX_BYTES + 1];
+	json_t			*o = json_object();
+	int			 ok;
+
+	memset(&e, 0, sizeof(e));
+	memset(&c, 0, sizeof(c));
+	if (cache_get(ctl->cache, ent->kind, ent->key, ent->klen, NULL, &b) != 1)
+		return o;
+	e.kind = ent->kind;
+	memcpy(e.key, ent->key, ent->klen);
+	e.klen = ent->klen;
+	/* Copies: the checks below read the cache again. */
+	if ((e.request = malloc(b.request_len + 1)) == NULL ||
+	    (e.response = malloc(b.response_len + 1)) == NULL ||
+	    (e.headers = malloc(b.headers_len + 1)) == NULL)
+		goto out;
+	memcpy(e.request, b.request, b.request_len);
+	e.request_len = b.request_len;
+	memcpy(e.response, b.response, b.response_len);
+	e.response_len = b.response_len;
+	if (b.headers_len > 0)
+		memcpy(e.headers, b.headers, b.headers_len);
+	e.headers_len = b.headers_len;
+	if (e.request_len > 0)
+		json_object_set_new(o, "request", json_stringn((const char *)
+		    e.request, e.request_len));
+	if (ent->kind == CACHE_KIND_PCCS) {
+		ok = pccs_verify(ctl, &e, ctl->now, &c, &pr, &ir);
+		if (ir.verdict == INTEL_OK || ok) {
+			json_object_set_new(o, "intel_kind",
+			    json_string(intel_kind_str[pr.kind]));
+			json_object_set_new(o, "tee", json_string(pr.tdx ? "tdx" : "sgx"));
+			if (ir.id[0] != '\0')
+				json_object_set_new(o, "id", json_string(ir.id));
+			if (ir.fmspc[0] != '\0')
+				json_object_set_new(o, "fmspc", json_string(ir.fmspc));
+			if (ir.ca[0] != '\0')
+				json_object_set_new(o, "ca", json_string(ir.ca));
+			if (ir.tcb_evaluation_data_number >= 0)
+				json_object_set_new(o, "tcb_evaluation_data_number",
+				    json_integer(ir.tcb_evaluation_data_number));
+			if (ir.crl_entries >= 0 && (pr.kind == INTEL_PCK_CRL ||
+			    pr.kind == INTEL_ROOT_CA_CRL))
+				json_object_set_new(o, "crl_entries",
+				    json_integer(ir.crl_entries));
+			put_time(o, "issued", ir.this_update);
+			put_time(o, "next_update", ir.next_update);
+		}
+	} else {
+		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &ar);
+		if (ok) {
+			json_object_set_new(o, "product",
+			    json_string(amd_product_str[kr.product]));
+			json_object_set_new(o, "signer",
+			    json_string(amd_signer_str[kr.signer]));
+			json_object_set_new(o, "object", json_string(kr.what ==
+			    CK_CHAIN ? "cert_chain" : kr.what == CK_CRL ? "crl" :
+			    kr.signer == AMD_VCEK ? "vcek" : "vlek"));
+			if (kr.what == CK_VEK) {
+				bundle_hex(hex, kr.id.hwid, kr.id.hwid_len);
+				json_object_set_new(o, "hwid", json_string(hex));
+				json_object_set_new(o, "tcb", tcb_json(&kr.id.tcb));
+			}
+			if (kr.what == CK_CRL)
+				json_object_set_new(o, "crl_entries",
+				    json_integer(ar.crl_entries));
+			put_time(o, "not_after", ar.not_after);
+		}
+	}
+	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : c.reason));
+ out:
+	free(e.request);
+	free(e.response);
+	free(e.headers);
+	return o;
+}
+
+/* ---- manifest -------------------------------------------------------------- */
+
+static int
+add_path(json_t *arr, const char *path)
+{
+	size_t	 i;
+	json_t	*v;
+
+	json_array_foreach(arr, i, v)
+		if (strcmp(json_string_value(v), path) == 0)
+			return 0;
+	return json_array_append_new(arr, json_string(path));
+}
+
+static int
+read_input(const char *path, uint8_t **buf, size_t *len)
+{
+	char	err[512];
+
+	if (ctl_read_file(path, COLL_MAX_INPUT_BYTES, buf, len, err,
+	    sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
+		return CTL_NOFILE;
+	}
+	return CTL_OK;
+}
+
+int
+ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
+    size_t nq, char **reports, size_t nr, const char *product)
+{
+	struct coll_quote	 q;
+	struct coll_snp		 s;
+	struct ctl_ent		*e = NULL;
+	struct cache_body	 b;
+	struct stat		 st;
+	enum amd_product	 prod;
+	json_t			*pccs, *kds, *tee, *o;
+	char			 paths[COLL_MAX_PATHS][COLL_PATH_MAX], err[512];
+	char			 hex[2 * 64 + 1], path[COLL_PATH_MAX];
+	uint8_t			*buf;
+	size_t			 len, i, j, n, ne = 0;
+	int			 rv, pi = -1;
+
+	if (product != NULL) {
+		if (amd_product_parse(product, strlen(product), &prod) == -1) {
+			ctl_warnx("--product %s: expected Milan, Genoa or Turin",
+			    product);
+			return CTL_USAGE;
+		}
+		pi = (int)prod;
+	}
+	pccs = json_array();
+	kds = json_array();
+	tee = json_array();
+	json_object_set_new(root, "pccs", pccs);
+	json_object_set_new(root, "kds", kds);
+	json_object_set_new(root, "tee", tee);
+	for (i = 0; i < nq; i++) {
+		if ((rv = read_input(quotes[i], &buf, &len)) != CTL_OK)
+			return rv;
+		rv = coll_quote_parse(buf, len, &q, err, sizeof(err));
+		free(buf);
+		if (rv == -1) {
+			ctl_warnx("%s: %s", quotes[i], err);
+			return CTL_REJECTED;
+		}
+		n = coll_quote_paths(&q, paths, COLL_MAX_PATHS);
+		for (j = 0; j < n; j++)
+			add_path(pccs, paths[j]);
+		json_array_append_new(tee, json_pack("{s:s, s:s, s:i, s:s, s:s, "
+		    "s:s}", "quote", quotes[i], "type", q.tdx ? "tdx" : "sgx",
+		    "version", q.version, "fmspc", q.fmspc, "pck_ca", q.ca,
+		    "pck_subject", q.pck_subject));
+	}
+	for (i = 0; i < nr; i++) {
+		if ((rv = read_input(reports[i], &buf, &len)) != CTL_OK)
+			return rv;
+		rv = coll_snp_parse(buf, len, pi, &s, err, sizeof(err));
+		free(buf);
+		if (rv == -1) {
+			ctl_warnx("%s: %s", reports[i], err);
+			return pi < 0 && strstr(err, "--product") ? CTL_USAGE :
+			    CTL_REJECTED;
+		}
+		if (s.signing_key == 1)
+			ctl_warnx("%s: signed by a VLEK: KDS hands VLEKs to the "
+			    "cloud provider only; the chain and CRL are listed",
+			    reports[i]);
+		n = coll_snp_paths(&s, paths, COLL_MAX_PATHS);
+		for (j = 0; j < n; j++)
+			add_path(kds, paths[j]);
+		bundle_hex(hex, s.chip_id, sizeof(s.chip_id));
+		o = json_pack("{s:s, s:i, s:s, s:s, s:o}", "snp_report", reports[i],
+		    "version", s.version, "product", amd_product_str[s.product],
+		    "chip_id", hex, "reported_tcb", tcb_json(&s.tcb));
+		if (s.have_cpuid) {
+			json_object_set_new(o, "cpuid_family", json_integer(s.family));
+			json_object_set_new(o, "cpuid_model", json_integer(s.model));
+		}
+		json_array_append_new(tee, o);
+	}
+	/* What the site already relies on: the cache's own collateral. */
+	if (ctl->cache == NULL && (stat(ctl->cache_dir, &st) == -1 ||
+	    ctl_open_cache(ctl, 1) != CTL_OK))
+		return CTL_OK;	/* no cache here: nothing to add */
+	for (i = 0; i < 2; i++) {
+		if (ctl_collect(ctl, i == 0 ? CACHE_KIND_PCCS : CACHE_KIND_KDS, &e,
+		    &ne) != CTL_OK)
+			continue;
+		for (j = 0; j < ne; j++) {
+			if (cache_get(ctl->cache, e[j].kind, e[j].key, e[j].klen,
+			    NULL, &b) != 1 || b.request_len == 0 ||
+			    b.request_len >= sizeof(path))
+				continue;
+			memcpy(path, b.request, b.request_len);
+			path[b.request_len] = '\0';
+			add_path(i == 0 ? pccs : kds, path);
+		}
+		free(e);
+		e = NULL;
+	}
+	return CTL_OK;
+}
+
+/* ---- fetch ---------------------------------------------------------------- */
+
+struct coll_resp {
+	uint8_t		*body;
+	size_t		 len;
+	int		 over;
+	char		*hdr;		/* raw header lines of the last response */
+	size_t		 hlen;
+	const char *const *keep;
+};
+
+static size_t
+body_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct coll_resp	*r = arg;
+	size_t			 n = size * nmemb;
+	uint8_t			*np;
+
+	if (r->len + n > COLL_FETCH_MAX_BYTES) {
+		r->over = 1;
+		return 0;
+	}
+	if ((np = realloc(r->body, r->len + n + 1)) == NULL)
+		return 0;
+	r->body = np;
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	return n;
+}
+
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct coll_resp	*r = arg;
+	size_t			 n = size * nmemb;
+	char			*np;
+
+	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0)
+		r->hlen = 0;	/* a new response (after 100 Continue) */
+	if (r->hlen + n > COLL_HEADERS_MAX_BYTES) {
+		r->over = 1;
+		return 0;
+	}
+	if ((np = realloc(r->hdr, r->hlen + n + 1)) == NULL)
+		return 0;
+	r->hdr = np;
+	memcpy(r->hdr + r->hlen, data, n);
+	r->hlen += n;
+	return n;
+}
+
+/* The kept headers, as the daemon stores them: "Name: value\r\n" in its order. */
+static uint8_t *
+kept_headers(const struct coll_resp *r, size_t *outlen)
+{
+	char	*out, *v;
+	size_t	 i, n = 0, cap = r->hlen + 1;
+
+	if ((out = malloc(cap)) == NULL)
+		return NULL;
+	for (i = 0; r->keep[i] != NULL; i++) {
+		/* The raw lines end in CRLF already: the same reader serves. */
+		if ((v = header_value((const uint8_t *)r->hdr, r->hlen,
+		    r->keep[i])) == NULL)
+			continue;
+		if (n + strlen(r->keep[i]) + strlen(v) + 4 < cap)
+			n += (size_t)snprintf(out + n, cap - n, "%s: %s\r\n",
+			    r->keep[i], v);
+		free(v);
+	}
+	*outlen = n;
+	return (uint8_t *)out;
+}
+
+/* One GET; 0 with a 200 in r, or -1 (said why). */
+static int
+get(const char *url, struct coll_resp *r, char *err, size_t errlen)
+{
+	CURL		*c;
+	CURLcode	 rc;
+	long		 code = 0;
+	int		 rv = -1;
+
+	if ((c = curl_easy_init()) == NULL) {
+		snprintf(err, errlen, "curl: cannot start");
+		return -1;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, COLL_CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, COLL_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, GENERATOR);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK)
+		snprintf(err, errlen, "%s: %s", url, r->over ? "answer too large" :
+		    curl_easy_strerror(rc));
+	else if (code != 200)
+		snprintf(err, errlen, "%s: HTTP %ld%s", url, code, code == 404 ?
+		    " (not known to this upstream)" : "");
+	else
+		rv = 0;
+	curl_easy_cleanup(c);
+	return rv;
+}
+
+/* An upstream base without a trailing '/' or the API suffix (as the daemon takes them). */
+static void
+base_of(const char *url, const char *const *suffixes, char *buf, size_t len)
+{
+	size_t	n, k, i;
+
+	snprintf(buf, len, "%s", url);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	for (i = 0; suffixes[i] != NULL; i++) {
+		k = strlen(suffixes[i]);
+		if (n > k && strcmp(buf + n - k, suffixes[i]) == 0) {
+			buf[n - k] = '\0';
+			return;
+		}
+	}
+}
+
+static struct bundle_entry *
+fetched_add(struct ctl_fetched *f)
+{
+	void	*p;
+
+	if (f->n == f->cap) {
+		f->cap = f->cap == 0 ? 16 : f->cap * 2;
+		if ((p = realloc(f->e, f->cap * sizeof(*f->e))) == NULL)
+			return NULL;
+		f->e = p;
+		if ((p = realloc(f->chk, f->cap * sizeof(*f->chk))) == NULL)
+			return NULL;
+		f->chk = p;
+	}
+	memset(&f->e[f->n], 0, sizeof(f->e[f->n]));
+	memset(&f->chk[f->n], 0, sizeof(f->chk[f->n]));
+	return &f->e[f->n++];
+}
+
+/* Ask each upstream in order until one answer verifies; it joins f. */
+static void
+fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
+    enum cache_kind kind, const char *path, char **ups, size_t nups)
+{
+	struct bundle_entry	*e;
+	struct coll_resp	 r;
+	struct ctl_check	*c;
+	char			 url[COLL_PATH_MAX + 512], base[512];
+	char			 err[COLL_PATH_MAX + 700];
+	size_t			 i;
+
+	if ((e = fetched_add(f)) == NULL) {
+		f->failed++;
+		return;
+	}
+	e->kind = kind;
+	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
+	e->status = -1;
+	if ((kind == CACHE_KIND_PCCS ? coll_pccs_key(path, e->key, &e->klen) :
+	    0) == -1 || (e->request = (uint8_t *)strdup(path)) == NULL)
+		goto failed;
+	if (kind == CACHE_KIND_KDS) {
+		e->klen = strlen(path);
+		memcpy(e->key, path, e->klen);
+	}
+	e->request_len = strlen(path);
+	for (i = 0; i < nups; i++) {
+		base_of(ups[i], kind == CACHE_KIND_PCCS ? pccs_suffixes :
+		    kds_suffixes, base, sizeof(base));
+		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
+		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)
+			snprintf(url, sizeof(url), "%s", INTEL_ROOT_CRL_URL);
+		else
+			snprintf(url, sizeof(url), "%s%s", base, path);
+		memset(&r, 0, sizeof(r));
+		r.keep = kind == CACHE_KIND_PCCS ? pccs_keep : kds_keep;
+		if (get(url, &r, err, sizeof(err)) == -1) {
+			ctl_warnx("fetch: %s", err);
+			free(r.body);
+			free(r.hdr);
+			continue;
+		}
+		free(e->response);
+		free(e->headers);
+		e->response = r.body;
+		e->response_len = r.len;
+		e->headers = kept_headers(&r, &e->headers_len);
+		free(r.hdr);
+		/* The VCEKs are checked against the chains fetched before them. */
+		t->peers = f->e;
+		t->npeers = f->n - 1;
+		c = &f->chk[f->n - 1];
+		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
+			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
+			e->this_update = c->meta.this_update;
+			e->next_update = c->meta.next_update;
+			e->produced_at = c->meta.produced_at;
+			e->status = c->meta.status;
+			t->peers = NULL;
+			t->npeers = 0;
+			return;
+		}
+		ctl_warnx("fetch: %s: rejected: %s", url, c->reason);
+	}
+	ctl_warnx("fetch: %s %s: no upstream gave a valid answer",
+	    cache_kind_str[kind], path);
+ failed:
+	t->peers = NULL;
+	t->npeers = 0;
+	free(e->request);
+	free(e->response);
+	free(e->headers);
+	f->n--;
+	f->failed++;
+}
+
+int
+ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, const char *mpath,
+    char **pups, size_t np, char **kups, size_t nk, struct ctl_fetched *f)
+{
+	struct coll_pccs	 pr;
+	struct coll_kds		 kr;
+	json_error_t		 je;
+	json_t			*root, *arr, *v;
+	const char		*s, *why;
+	size_t			 i;
+	int			 pass;
+
+	memset(f, 0, sizeof(*f));
+	if ((root = json_load_file(mpath, 0, &je)) == NULL) {
+		ctl_warnx("%s:%d: %s", mpath, je.line, je.text);
+		return CTL_REJECTED;
+	}
+	arr = json_object_get(root, "pccs");
+	json_array_foreach(arr, i, v) {
+		if ((s = json_string_value(v)) == NULL ||
+		    coll_pccs_parse(s, &pr, &why) == -1) {
+			ctl_warnx("%s: pccs[%zu]: %s", mpath, i, s ? why :
+			    "not a string");
+			f->failed++;
+			continue;
+		}
+		fetch_path(ctl, t, f, CACHE_KIND_PCCS, s, pups, np);
+	}
+	/* Chains and CRLs first: each VCEK is checked against its product's chain. */
+	arr = json_object_get(root, "kds");
+	for (pass = 0; pass < 2; pass++)
+		json_array_foreach(arr, i, v) {
+			if ((s = json_string_value(v)) == NULL ||
+			    coll_kds_parse(s, &kr, &why) == -1) {
+				if (pass == 0) {
+					ctl_warnx("%s: kds[%zu]: %s", mpath, i, s ?
+					    why : "not a string");
+					f->failed++;
+				}
+				continue;
+			}
+			if ((kr.what == CK_VEK) == (pass == 1))
+				fetch_path(ctl, t, f, CACHE_KIND_KDS, s, kups, nk);
+		}
+	json_decref(root);
+	return CTL_OK;
+}
+
+void
+ctl_fetched_free(struct ctl_fetched *f)
+{
+	size_t	i;
+
+	for (i = 0; i < f->n; i++) {
+		free(f->e[i].request);
+		free(f->e[i].response);
+		free(f->e[i].headers);
+	}
+	free(f->e);
+	free(f->chk);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,1024 @@
+/* Unit tests for attest/intel.c: real PCS/PCCS collateral, tampering, freshness, hostile input. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "attest/intel.h"
+#include "attest/vendor_roots.h"
+
+#define VEC_DIR	"/tests/vectors/intel/"
+
+/*
+ * Clocks inside the vectors' windows (tests/vectors/intel/SOURCES.md):
+ * the teepot PCS captures are valid 2025-05-27 .. 2025-06-26, the
+ * dcap-qvl bundles 2025-06-19 .. 2025-07-19, the mobilecoin CRLs
+ * 2023-04-21 .. 2023-05-21 (processor) and 2023-04-03 .. 2024-04-02 (root).
+ */
+#define T_TEEPOT	1748736000	/* 2025-06-01T00:00:00Z */
+#define T_DCAP_QVL	1751328000	/* 2025-07-01T00:00:00Z */
+#define T_2023		1682899200	/* 2023-05-01T00:00:00Z */
+
+/* sgx_tcb_info_00906ED50000: issueDate and nextUpdate. */
+#define SGX_TCB_ISSUE	1748374267	/* 2025-05-27T19:31:07Z */
+#define SGX_TCB_NEXT	1750966267	/* 2025-06-26T19:31:07Z */
+
+struct buf {
+	uint8_t	*p;
+	size_t	 len;
+};
+
+static struct buf
+load(const char *name)
+{
+	const char	*top = getenv("top_srcdir");
+	char		 path[4096];
+	struct buf	 b;
+	FILE		*f;
+	long		 n;
+
+	snprintf(path, sizeof(path), "%s" VEC_DIR "%s", top ? top : ".", name);
+	if ((f = fopen(path, "rb")) == NULL)
+		fail_msg("%s: cannot open (set top_srcdir)", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	b.len = (size_t)n;
+	assert_non_null(b.p = malloc(b.len + 1));
+	assert_int_equal(fread(b.p, 1, b.len, f), b.len);
+	b.p[b.len] = '\0';
+	fclose(f);
+	return b;
+}
+
+/*
+ * The string value of `key` in one of the wrapper JSON files (teepot,
+ * dcap-qvl), unescaped: a fixture made at test time from the real file.
+ */
+static struct buf
+field(const struct buf *json, const char *key)
+{
+	char		 pat[128];
+	const char	*s, *p;
+	struct buf	 b;
+	size_t		 n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	if ((s = strstr((const char *)json->p, pat)) == NULL)
+		fail_msg("no field %s", key);
+	s += strlen(pat);
+	while (*s == ' ' || *s == ':')
+		s++;
+	assert_int_equal(*s, '"');
+	assert_non_null(b.p = malloc(strlen(s) + 1));
+	for (p = s + 1; *p != '"'; p++) {
+		assert_int_not_equal(*p, '\0');
+		if (*p != '\\') {
+			b.p[n++] = (uint8_t)*p;
+			continue;
+		}
+		switch (*++p) {
+		case 'n':
+			b.p[n++] = '\n';
+			break;
+		case '"':
+		case '\\':
+		case '/':
+			b.p[n++] = (uint8_t)*p;
+			break;
+		default:
+			fail_msg("escape \\%c not expected in %s", *p, key);
+		}
+	}
+	b.p[n] = '\0';
+	b.len = n;
+	return b;
+}
+
+static struct buf
+cat(const char *a, const struct buf *b, const char *c, const struct buf *d,
+    const char *e)
+{
+	struct buf	 r;
+
+	r.len = strlen(a) + b->len + strlen(c) + d->len + strlen(e);
+	assert_non_null(r.p = malloc(r.len + 1));
+	snprintf((char *)r.p, r.len + 1, "%s%.*s%s%.*s%s", a, (int)b->len,
+	    (const char *)b->p, c, (int)d->len, (const char *)d->p, e);
+	return r;
+}
+
+static void
+freeb(struct buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+}
+
+static enum intel_verdict
+verify(enum intel_kind k, const struct buf *body, const struct buf *chain,
+    time_t now, struct intel_result *r)
+{
+	int	 rv;
+
+	rv = intel_verify(k, body->p, body->len,
+	    chain ? (const char *)chain->p : NULL, chain ? chain->len : 0, now,
+	    r);
+	assert_int_equal(rv, r->verdict == INTEL_OK ? 0 : -1);
+	assert_true((unsigned)r->verdict < INTEL_VERDICT_MAX);
+	assert_non_null(intel_verdict_str[r->verdict]);
+	return r->verdict;
+}
+
+#define assert_verdict(want, got, r) do {				\
+	if ((got) != (want))						\
+		fail_msg("verdict %s, want %s: %s",			\
+		    intel_verdict_str[(got)], intel_verdict_str[(want)],	\
+		    (r)->detail);					\
+} while (0)
+
+/* The compiled-in root is the vendor file, byte for byte. */
+static void
+test_root_pinned(void **state)
+{
+	struct buf	 der = load("TrustedRootCA.der");
+	X509		*x;
+	uint8_t		*p = NULL;
+	int		 n;
+
+	(void)state;
+	assert_non_null(x = vendor_root_x509(&intel_sgx_root_ca));
+	n = i2d_X509(x, &p);
+	assert_int_equal((size_t)n, der.len);
+	assert_memory_equal(p, der.p, der.len);
+	OPENSSL_free(p);
+	X509_free(x);
+	freeb(&der);
+}
+
+/* Every real signed-JSON vector verifies, with the fields a cache needs. */
+static void
+test_json_vectors(void **state)
+{
+	static const struct {
+		const char	*body, *chain;	/* derived body + encoded header */
+		enum intel_kind	 kind;
+		const char	*id;
+		long		 eval;
+	} v[] = {
+		{ "derived/sgx_tcb_info_00906ED50000.body.json",
+		  "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt",
+		  INTEL_TCB_INFO, "SGX", 17 },
+		{ "derived/tdx_tcb_info.body.json",
+		  "derived/tdx_tcb_info.TCB-Info-Issuer-Chain.txt",
+		  INTEL_TCB_INFO, "TDX", 17 },
+		{ "derived/sgx_qe_identity.body.json",
+		  "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt",
+		  INTEL_ENCLAVE_IDENTITY, "QE", 17 },
+		{ "derived/tdx_qe_identity.body.json",
+		  "derived/tdx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt",
+		  INTEL_ENCLAVE_IDENTITY, "TD_QE", 17 },
+	};
+	/* teepot wrappers: raw body in one field, decoded chain in another. */
+	static const struct {
+		const char	*file, *key;
+		enum intel_kind	 kind;
+		const char	*id;
+		long		 eval;
+	} w[] = {
+		{ "sgx_tcb_info_early.json", "tcb_info_json", INTEL_TCB_INFO,
+		  "SGX", 19 },
+		{ "sgx_qve_identity.json", "enclave_identity_json",
+		  INTEL_ENCLAVE_IDENTITY, "QVE", 17 },
+		{ "sgx_tcb_eval_nums.json", "tcb_evaluation_data_numbers_json",
+		  INTEL_TCB_EVAL_NUMS, "SGX", 19 },
+		{ "tdx_tcb_eval_nums.json", "tcb_evaluation_data_numbers_json",
+		  INTEL_TCB_EVAL_NUMS, "TDX", 19 },
+	};
+	struct intel_result	 r;
+	struct buf		 body, chain, json;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = load(v[i].body);
+		chain = load(v[i].chain);
+		assert_verdict(INTEL_OK, verify(v[i].kind, &body, &chain,
+		    T_TEEPOT, &r), &r);
+		assert_string_equal(r.id, v[i].id);
+		assert_int_equal(r.tcb_evaluation_data_number, v[i].eval);
+		assert_true(r.this_update < T_TEEPOT &&
+		    T_TEEPOT < r.next_update);
+		/* PCS: 30-day windows. */
+		assert_int_equal(r.next_update - r.this_update, 30 * 86400);
+		freeb(&body);
+		freeb(&chain);
+	}
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		json = load(w[i].file);
+		body = field(&json, w[i].key);
+		chain = field(&json, "issuer_chain");
+		assert_verdict(INTEL_OK, verify(w[i].kind, &body, &chain,
+		    T_TEEPOT, &r), &r);
+		assert_string_equal(r.id, w[i].id);
+		assert_int_equal(r.tcb_evaluation_data_number, w[i].eval);
+		freeb(&body);
+		freeb(&chain);
+		freeb(&json);
+	}
+}
+
+/* The exact fields of one TCB info, and issueDate/nextUpdate as seconds. */
+static void
+test_tcb_info_fields(void **state)
+{
+	struct buf		 body = load(
+	    "derived/sgx_tcb_info_00906ED50000.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	struct intel_result	 r;
+
+	(void)state;
+	assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &body, &chain,
+	    T_TEEPOT, &r), &r);
+	assert_int_equal(r.this_update, SGX_TCB_ISSUE);
+	assert_int_equal(r.next_update, SGX_TCB_NEXT);
+	assert_string_equal(r.fmspc, "00906ED50000");
+	assert_int_equal(r.version, 3);
+	assert_int_equal(r.crl_entries, -1);
+	freeb(&body);
+	freeb(&chain);
+}
+
+/*
+ * dcap-qvl bundles carry the signed object and the signature apart; the
+ * PCS body is rebuilt around them, and their PCK CRLs are PCCS's hex.
+ */
+static void
+test_dcap_qvl_bundles(void **state)
+{
+	static const char *const files[] = {
+		"sgx_quote_collateral.json", "tdx_quote_collateral.json"
+	};
+	static const char *const ca[] = { "processor", "platform" };
+	struct intel_result	 r;
+	struct buf		 json, obj, sig, chain, body, crl;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		json = load(files[i]);
+
+		obj = field(&json, "tcb_info");
+		sig = field(&json, "tcb_info_signature");
+		chain = field(&json, "tcb_info_issuer_chain");
+		body = cat("{\"tcbInfo\":", &obj, ",\"signature\":\"", &sig,
+		    "\"}");
+		assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &body, &chain,
+		    T_DCAP_QVL, &r), &r);
+		assert_string_equal(r.id, i == 0 ? "SGX" : "TDX");
+		assert_string_equal(r.fmspc, i == 0 ? "00A067110000" :
+		    "B0C06F000000");
+		freeb(&obj);
+		freeb(&sig);
+		freeb(&chain);
+		freeb(&body);
+
+		obj = field(&json, "qe_identity");
+		sig = field(&json, "qe_identity_signature");
+		chain = field(&json, "qe_identity_issuer_chain");
+		body = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"",
+		    &sig, "\"}");
+		assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &body,
+		    &chain, T_DCAP_QVL, &r), &r);
+		assert_string_equal(r.id, i == 0 ? "QE" : "TD_QE");
+		freeb(&obj);
+		freeb(&sig);
+		freeb(&chain);
+		freeb(&body);
+
+		crl = field(&json, "pck_crl");
+		chain = field(&json, "pck_crl_issuer_chain");
+		assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain,
+		    T_DCAP_QVL, &r), &r);
+		assert_int_equal(r.crl_form, INTEL_CRL_HEX);
+		assert_string_equal(r.ca, ca[i]);
+		freeb(&crl);
+		freeb(&chain);
+
+		crl = field(&json, "root_ca_crl");
+		assert_verdict(INTEL_OK, verify(INTEL_ROOT_CA_CRL, &crl, NULL,
+		    T_DCAP_QVL, &r), &r);
+		assert_string_equal(r.ca, "root");
+		freeb(&crl);
+		freeb(&json);
+	}
+}
+
+/* PCK and root CA CRLs in every form PCS and PCCS serve. */
+static void
+test_crl_vectors(void **state)
+{
+	static const struct {
+		const char		*crl, *chain;
+		enum intel_kind		 kind;
+		enum intel_crl_form	 form;
+		const char		*ca;
+		time_t			 now;
+	} v[] = {
+		{ "derived/pckcrl_processor.der",
+		  "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL, INTEL_CRL_DER, "processor", T_TEEPOT },
+		{ "derived/pckcrl_platform.der",
+		  "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL, INTEL_CRL_DER, "platform", T_TEEPOT },
+		{ "derived/pckcrl_platform.pem",
+		  "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL, INTEL_CRL_PEM, "platform", T_TEEPOT },
+		/* 2023 CRL, same Processor CA as the 2025 chain. */
+		{ "processor_crl.pem",
+		  "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL, INTEL_CRL_PEM, "processor", T_2023 },
+		{ "derived/IntelSGXRootCA.crl.der", NULL, INTEL_ROOT_CA_CRL,
+		  INTEL_CRL_DER, "root", T_DCAP_QVL },
+		{ "derived/IntelSGXRootCA.crl.hex", NULL, INTEL_ROOT_CA_CRL,
+		  INTEL_CRL_HEX, "root", T_DCAP_QVL },
+		{ "root_crl.pem", NULL, INTEL_ROOT_CA_CRL, INTEL_CRL_PEM,
+		  "root", T_2023 },
+	};
+	struct intel_result	 r;
+	struct buf		 crl, chain, json;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		crl = load(v[i].crl);
+		chain.p = NULL;
+		chain.len = 0;
+		if (v[i].chain != NULL)
+			chain = load(v[i].chain);
+		assert_verdict(INTEL_OK, verify(v[i].kind, &crl,
+		    v[i].chain ? &chain : NULL, v[i].now, &r), &r);
+		assert_int_equal(r.crl_form, v[i].form);
+		assert_string_equal(r.ca, v[i].ca);
+		assert_true(r.crl_entries >= 0);
+		freeb(&crl);
+		freeb(&chain);
+	}
+	/* pckcrl?ca=platform lists 44 revoked PCK certificates. */
+	crl = load("derived/pckcrl_platform.der");
+	chain = load("derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain, T_TEEPOT,
+	    &r), &r);
+	assert_int_equal(r.crl_entries, 44);
+	freeb(&crl);
+	freeb(&chain);
+
+	/* The PEM body PCS serves by default, with its decoded chain. */
+	json = load("pck_crl_processor.json");
+	crl = field(&json, "crl_data");
+	chain = field(&json, "issuer_chain");
+	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain, T_TEEPOT,
+	    &r), &r);
+	assert_int_equal(r.crl_form, INTEL_CRL_PEM);
+	freeb(&crl);
+	freeb(&chain);
+	freeb(&json);
+}
+
+/* Each form converts to the DER that PCS serves with encoding=der. */
+static void
+test_crl_to_der(void **state)
+{
+	struct buf	 hex = load("derived/IntelSGXRootCA.crl.hex");
+	struct buf	 der = load("derived/IntelSGXRootCA.crl.der");
+	struct buf	 pem = load("derived/pckcrl_platform.pem");
+	struct buf	 pder = load("derived/pckcrl_platform.der");
+	uint8_t		*out;
+	size_t		 n = 0;
+
+	(void)state;
+	assert_non_null(out = intel_crl_to_der(hex.p, hex.len, &n));
+	assert_int_equal(n, der.len);
+	assert_memory_equal(out, der.p, n);
+	free(out);
+	assert_non_null(out = intel_crl_to_der(pem.p, pem.len, &n));
+	assert_int_equal(n, pder.len);
+	assert_memory_equal(out, pder.p, n);
+	free(out);
+	assert_non_null(out = intel_crl_to_der(der.p, der.len, &n));
+	assert_memory_equal(out, der.p, n);
+	free(out);
+	assert_null(intel_crl_to_der((const uint8_t *)"zz", 2, &n));
+	assert_null(intel_crl_to_der(hex.p, hex.len - 1, &n));
+	freeb(&hex);
+	freeb(&der);
+	freeb(&pem);
+	freeb(&pder);
+}
+
+/*
+ * The PCK chain embedded in a real quote (cert type 5: leaf, PCK CA,
+ * root), split at test time into the pckcert body and its header.
+ */
+static void
+pck_from_quote(const char *file, struct buf *leaf, struct buf *chain)
+{
+	static const char	 end[] = "-----END CERTIFICATE-----";
+	struct buf		 q = load(file);
+	const char		*s, *e, *last = NULL, *p;
+
+	assert_non_null(s = memmem(q.p, q.len, "-----BEGIN CERTIFICATE-----",
+	    27));
+	assert_non_null(e = memmem(s, q.len - (size_t)(s - (char *)q.p), end,
+	    sizeof(end) - 1));
+	e += sizeof(end) - 1;
+	for (p = e; (p = memmem(p, q.len - (size_t)(p - (char *)q.p), end,
+	    sizeof(end) - 1)) != NULL; p += sizeof(end) - 1)
+		last = p + sizeof(end) - 1;
+	assert_non_null(last);
+	leaf->len = (size_t)(e - s);
+	assert_non_null(leaf->p = malloc(leaf->len + 1));
+	memcpy(leaf->p, s, leaf->len);
+	leaf->p[leaf->len] = '\0';
+	while (*e == '\n')
+		e++;
+	chain->len = (size_t)(last - e);
+	assert_non_null(chain->p = malloc(chain->len + 1));
+	memcpy(chain->p, e, chain->len);
+	chain->p[chain->len] = '\0';
+	freeb(&q);
+}
+
+static void
+test_pck_cert(void **state)
+{
+	struct intel_result	 r;
+	struct buf		 leaf, chain, other_leaf, other_chain;
+
+	(void)state;
+	pck_from_quote("sgx_quote", &leaf, &chain);
+	assert_verdict(INTEL_OK, verify(INTEL_PCK_CERT, &leaf, &chain,
+	    T_DCAP_QVL, &r), &r);
+	assert_string_equal(r.ca, "processor");
+	assert_true(r.next_update > T_DCAP_QVL);	/* notAfter 2030 */
+
+	pck_from_quote("tdx_quote", &other_leaf, &other_chain);
+	assert_verdict(INTEL_OK, verify(INTEL_PCK_CERT, &other_leaf,
+	    &other_chain, T_DCAP_QVL, &r), &r);
+	assert_string_equal(r.ca, "platform");
+
+	/* A Processor-CA leaf with the Platform CA's chain does not chain. */
+	assert_verdict(INTEL_ERR_CHAIN, verify(INTEL_PCK_CERT, &leaf,
+	    &other_chain, T_DCAP_QVL, &r), &r);
+	/* Without its header it cannot be judged. */
+	assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(INTEL_PCK_CERT, &leaf,
+	    NULL, T_DCAP_QVL, &r), &r);
+	/* Before the leaf's notBefore (2023-09-20) the chain fails. */
+	assert_verdict(INTEL_ERR_CHAIN, verify(INTEL_PCK_CERT, &leaf, &chain,
+	    T_2023, &r), &r);
+	freeb(&leaf);
+	freeb(&chain);
+	freeb(&other_leaf);
+	freeb(&other_chain);
+}
+
+/* A byte flipped in the signed object, or in the signature: refused. */
+static void
+test_body_tamper(void **state)
+{
+	struct buf		 body = load(
+	    "derived/sgx_tcb_info_00906ED50000.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	struct intel_result	 r;
+	char			*p;
+
+	(void)state;
+	/* "pceId":"0000" -> "0001": inside the signed tcbInfo. */
+	assert_non_null(p = strstr((char *)body.p, "\"pceId\":\"0000\""));
+	p[12] = '1';
+	assert_verdict(INTEL_ERR_SIGNATURE, verify(INTEL_TCB_INFO, &body,
+	    &chain, T_TEEPOT, &r), &r);
+	p[12] = '0';
+	/* One hex digit of s. */
+	assert_non_null(p = strstr((char *)body.p, "\"signature\":\""));
+	p += strlen("\"signature\":\"") + 100;
+	*p = *p == '0' ? '1' : '0';
+	assert_verdict(INTEL_ERR_SIGNATURE, verify(INTEL_TCB_INFO, &body,
+	    &chain, T_TEEPOT, &r), &r);
+	freeb(&body);
+	freeb(&chain);
+}
+
+/* Every single-byte flip anywhere in a body is refused (and never crashes). */
+static void
+test_body_flips(void **state)
+{
+	struct buf		 body = load("derived/sgx_qe_identity.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
+	struct buf		 crl = load("derived/pckcrl_processor.der");
+	struct buf		 cchain = load(
+	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
+	struct intel_result	 r;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < body.len; i++) {
+		body.p[i] ^= 0x01;
+		if (verify(INTEL_ENCLAVE_IDENTITY, &body, &chain, T_TEEPOT,
+		    &r) == INTEL_OK)
+			fail_msg("flip at %zu accepted", i);
+		body.p[i] ^= 0x01;
+	}
+	for (i = 0; i < crl.len; i++) {
+		crl.p[i] ^= 0x01;
+		if (verify(INTEL_PCK_CRL, &crl, &cchain, T_TEEPOT, &r) ==
+		    INTEL_OK)
+			fail_msg("CRL flip at %zu accepted", i);
+		crl.p[i] ^= 0x01;
+	}
+	freeb(&body);
+	freeb(&chain);
+	freeb(&crl);
+	freeb(&cchain);
+}
+
+/* PEM of a stack, for rebuilding a chain from tampered DER. */
+static struct buf
+pem_of(STACK_OF(X509) *sk)
+{
+	BIO		*bio;
+	struct buf	 b;
+	char		*data;
+	long		 n;
+	int		 i;
+
+	assert_non_null(bio = BIO_new(BIO_s_mem()));
+	for (i = 0; i < sk_X509_num(sk); i++)
+		assert_int_equal(PEM_write_bio_X509(bio, sk_X509_value(sk, i)),
+		    1);
+	n = BIO_get_mem_data(bio, &data);
+	b.len = (size_t)n;
+	assert_non_null(b.p = malloc(b.len + 1));
+	memcpy(b.p, data, b.len);
+	b.p[b.len] = '\0';
+	BIO_free(bio);
+	return b;
+}
+
+/*
+ * A flipped byte in the chain: at the DER level every flip in the signer
+ * and in the root copy is refused; at the header level every flip is
+ * refused except those in a base64 digit's unused low bits (the digit
+ * before '=' padding), which do not change the certificate.
+ */
+static void
+test_chain_flips(void **state)
+{
+	struct buf		 json = load("sgx_qve_identity.json");
+	struct buf		 body = field(&json, "enclave_identity_json");
+	struct buf		 pem = field(&json, "issuer_chain");
+	struct buf		 hdr = load(
+	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
+	struct buf		 qe = load("derived/sgx_qe_identity.body.json");
+	struct buf		 tampered;
+	STACK_OF(X509)		*sk;
+	const char		*why;
+	struct intel_result	 r;
+	uint8_t			*der;
+	const uint8_t		*p;
+	X509			*x;
+	size_t			 i;
+	int			 c, n, ok;
+
+	(void)state;
+	assert_non_null(sk = vendor_pem_certs(pem.p, pem.len, 4, &why));
+	assert_int_equal(sk_X509_num(sk), 2);
+	for (c = 0; c < 2; c++) {
+		der = NULL;
+		n = i2d_X509(sk_X509_value(sk, c), &der);
+		assert_true(n > 0);
+		for (i = 0; i < (size_t)n; i += (c == 0 ? 1 : 3)) {
+			STACK_OF(X509)	*t;
+
+			der[i] ^= 0x01;
+			p = der;
+			x = d2i_X509(NULL, &p, n);
+			der[i] ^= 0x01;
+			if (x == NULL || p != der + n) {
+				X509_free(x);
+				continue;	/* no longer a certificate */
+			}
+			assert_non_null(t = sk_X509_dup(sk));
+			(void)sk_X509_set(t, c, x);
+			tampered = pem_of(t);
+			sk_X509_free(t);
+			X509_free(x);
+			if (verify(INTEL_ENCLAVE_IDENTITY, &body, &tampered,
+			    T_TEEPOT, &r) == INTEL_OK)
+				fail_msg("cert %d flip at %zu accepted", c, i);
+			assert_true(r.verdict == INTEL_ERR_CHAIN ||
+			    r.verdict == INTEL_ERR_SIGNER ||
+			    r.verdict == INTEL_ERR_ISSUER_CHAIN);
+			freeb(&tampered);
+		}
+		OPENSSL_free(der);
+	}
+	sk_X509_pop_free(sk, X509_free);
+
+	/* The percent-encoded header, byte by byte. */
+	ok = 0;
+	for (i = 0; i < hdr.len; i++) {
+		hdr.p[i] ^= 0x01;
+		if (verify(INTEL_ENCLAVE_IDENTITY, &qe, &hdr, T_TEEPOT, &r) ==
+		    INTEL_OK) {
+			if (i + 3 >= hdr.len ||
+			    memcmp(hdr.p + i + 1, "%3D", 3) != 0)
+				fail_msg("header flip at %zu accepted", i);
+			ok++;
+		}
+		hdr.p[i] ^= 0x01;
+	}
+	assert_true(ok <= 4);
+	freeb(&json);
+	freeb(&body);
+	freeb(&pem);
+	freeb(&hdr);
+	freeb(&qe);
+}
+
+/* A root copy in the header that is not the pinned root, and no chain. */
+static void
+test_chain_root_and_signer(void **state)
+{
+	struct buf		 body = load(
+	    "derived/sgx_tcb_info_00906ED50000.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	struct buf		 crlchain = load(
+	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
+	struct buf		 rootpem = { (uint8_t *)(uintptr_t)
+	    intel_sgx_root_ca.pem, strlen(intel_sgx_root_ca.pem) };
+	struct buf		 crl = load("derived/pckcrl_processor.der");
+	struct buf		 rcrl = load("derived/IntelSGXRootCA.crl.der");
+	struct intel_result	 r;
+
+	(void)state;
+	assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(INTEL_TCB_INFO, &body,
+	    NULL, T_TEEPOT, &r), &r);
+	/* Signed by the TCB signing key only: a PCK CA chain is the wrong signer. */
+	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_TCB_INFO, &body,
+	    &crlchain, T_TEEPOT, &r), &r);
+	/* The root alone is no TCB signer either. */
+	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_TCB_INFO, &body,
+	    &rootpem, T_TEEPOT, &r), &r);
+	/* A PCK CRL with the TCB-signing chain: wrong signer. */
+	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_PCK_CRL, &crl, &chain,
+	    T_TEEPOT, &r), &r);
+	/* The root CA CRL is not a PCK CRL, and vice versa. */
+	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_PCK_CRL, &rcrl,
+	    &rootpem, T_DCAP_QVL, &r), &r);
+	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_ROOT_CA_CRL, &crl, NULL,
+	    T_TEEPOT, &r), &r);
+	freeb(&body);
+	freeb(&chain);
+	freeb(&crlchain);
+	freeb(&crl);
+	freeb(&rcrl);
+}
+
+/* nextUpdate <= now is expired; issueDate beyond the skew is future. */
+static void
+test_freshness(void **state)
+{
+	struct buf		 body = load(
+	    "derived/sgx_tcb_info_00906ED50000.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	struct buf		 crl = load("derived/pckcrl_processor.der");
+	struct buf		 cchain = load(
+	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
+	struct intel_result	 r;
+
+	(void)state;
+	assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &body, &chain,
+	    SGX_TCB_NEXT - 1, &r), &r);
+	assert_verdict(INTEL_ERR_EXPIRED, verify(INTEL_TCB_INFO, &body,
+	    &chain, SGX_TCB_NEXT, &r), &r);
+	assert_verdict(INTEL_ERR_EXPIRED, verify(INTEL_TCB_INFO, &body,
+	    &chain, SGX_TCB_NEXT + 86400, &r), &r);
+	assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &body, &chain,
+	    SGX_TCB_ISSUE - INTEL_SKEW_S, &r), &r);
+	assert_verdict(INTEL_ERR_FUTURE, verify(INTEL_TCB_INFO, &body,
+	    &chain, SGX_TCB_ISSUE - INTEL_SKEW_S - 1, &r), &r);
+	/* A CRL after its nextUpdate (2025-06-26). */
+	assert_verdict(INTEL_ERR_EXPIRED, verify(INTEL_PCK_CRL, &crl, &cchain,
+	    T_DCAP_QVL, &r), &r);
+	freeb(&body);
+	freeb(&chain);
+	freeb(&crl);
+	freeb(&cchain);
+}
+
+/* early (eval 19) is never replaced by standard (eval 17); newer replaces. */
+static void
+test_eval_number_order(void **state)
+{
+	struct buf		 early_json = load("sgx_tcb_info_early.json");
+	struct buf		 early = field(&early_json, "tcb_info_json");
+	struct buf		 echain = field(&early_json, "issuer_chain");
+	struct buf		 std = load(
+	    "derived/sgx_tcb_info_00906ED50000.body.json");
+	struct buf		 schain = load(
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	struct intel_result	 e, s, older, bad;
+
+	(void)state;
+	assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &early, &echain,
+	    T_TEEPOT, &e), &e);
+	assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &std, &schain,
+	    T_TEEPOT, &s), &s);
+	assert_int_equal(e.tcb_evaluation_data_number, 19);
+	assert_int_equal(s.tcb_evaluation_data_number, 17);
+	assert_string_equal(e.fmspc, s.fmspc);
+	assert_int_equal(intel_may_replace(&e, &s), 0);
+	assert_int_equal(intel_may_replace(&s, &e), 1);
+	assert_int_equal(intel_may_replace(&s, &s), 1);
+	/* Same number, earlier issueDate: older, refused. */
+	older = s;
+	older.this_update -= 86400;
+	assert_int_equal(intel_may_replace(&s, &older), 0);
+	assert_int_equal(intel_may_replace(&older, &s), 1);
+	/* A failed verification never replaces; nothing stored: anything does. */
+	assert_verdict(INTEL_ERR_EXPIRED, verify(INTEL_TCB_INFO, &std, &schain,
+	    SGX_TCB_NEXT, &bad), &bad);
+	assert_int_equal(intel_may_replace(&s, &bad), 0);
+	assert_int_equal(intel_may_replace(NULL, &s), 1);
+	freeb(&early_json);
+	freeb(&early);
+	freeb(&echain);
+	freeb(&std);
+	freeb(&schain);
+}
+
+/* The signed span is found in the raw text: whitespace around it is fine. */
+static void
+test_json_shapes(void **state)
+{
+	struct buf		 body = load("derived/sgx_qe_identity.body.json");
+	struct buf		 chain = load(
+	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
+	struct buf		 obj, sig, b;
+	struct intel_result	 r;
+	char			*s, *e;
+
+	(void)state;
+	/* Split the real body into its object and signature. */
+	s = (char *)body.p + strlen("{\"enclaveIdentity\":");
+	assert_non_null(e = strstr(s, ",\"signature\":\""));
+	obj.p = (uint8_t *)s;
+	obj.len = (size_t)(e - s);
+	sig.p = (uint8_t *)e + strlen(",\"signature\":\"");
+	sig.len = body.len - (size_t)(sig.p - body.p) - 2;
+
+	b = cat(" {\n \"enclaveIdentity\" :\t", &obj, " ,\r\n\"signature\" : \"",
+	    &sig, "\" }\n");
+	assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &b, &chain,
+	    T_TEEPOT, &r), &r);
+	freeb(&b);
+	/* Signature first is still one object with the same members. */
+	b = cat("{\"signature\":\"", &sig, "\",\"enclaveIdentity\":", &obj,
+	    "}");
+	assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &b, &chain,
+	    T_TEEPOT, &r), &r);
+	freeb(&b);
+	/* A duplicate member could be read either way by a client: refused. */
+	b = cat("{\"enclaveIdentity\":{},\"enclaveIdentity\":", &obj,
+	    ",\"signature\":\"", &sig, "\"}");
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
+	    &chain, T_TEEPOT, &r), &r);
+	freeb(&b);
+	/* Unsigned extra members would be served as-is: refused. */
+	b = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"", &sig,
+	    "\",\"extra\":1}");
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
+	    &chain, T_TEEPOT, &r), &r);
+	freeb(&b);
+	/* Trailing bytes after the object. */
+	b = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"", &sig,
+	    "\"}x");
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
+	    &chain, T_TEEPOT, &r), &r);
+	freeb(&b);
+	/* Asked for TCB info, got an identity. */
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_TCB_INFO, &body, &chain,
+	    T_TEEPOT, &r), &r);
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_TCB_EVAL_NUMS, &body,
+	    &chain, T_TEEPOT, &r), &r);
+	/* A short signature. */
+	sig.len -= 2;
+	b = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"", &sig,
+	    "\"}");
+	assert_verdict(INTEL_ERR_SIGNATURE, verify(INTEL_ENCLAVE_IDENTITY, &b,
+	    &chain, T_TEEPOT, &r), &r);
+	freeb(&b);
+	freeb(&body);
+	freeb(&chain);
+}
+
+/* Is everything from `n` on a line break, raw or percent-encoded? */
+static int
+only_newlines(const struct buf *b, size_t n)
+{
+	while (n < b->len) {
+		if (b->p[n] == '\n' || b->p[n] == '\r')
+			n++;
+		else if (b->len - n >= 3 && (memcmp(b->p + n, "%0A", 3) == 0 ||
+		    memcmp(b->p + n, "%0D", 3) == 0))
+			n += 3;
+		else
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Prefixes of every input shape: refused unless only a final line break
+ * was cut, and never a crash (run under ASAN).
+ */
+static void
+test_truncations(void **state)
+{
+	static const struct {
+		const char	*body, *chain;
+		enum intel_kind	 kind;
+	} v[] = {
+		{ "derived/sgx_qe_identity.body.json",
+		  "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt",
+		  INTEL_ENCLAVE_IDENTITY },
+		{ "derived/pckcrl_processor.der",
+		  "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL },
+		{ "derived/pckcrl_platform.pem",
+		  "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_PCK_CRL },
+		{ "derived/IntelSGXRootCA.crl.hex",
+		  "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt",
+		  INTEL_ROOT_CA_CRL },
+	};
+	struct intel_result	 r;
+	struct buf		 body, chain, cut;
+	size_t			 i, n;
+	time_t			 now;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = load(v[i].body);
+		chain = load(v[i].chain);
+		now = v[i].kind == INTEL_ROOT_CA_CRL ? T_DCAP_QVL : T_TEEPOT;
+		assert_verdict(INTEL_OK, verify(v[i].kind, &body, &chain, now,
+		    &r), &r);
+		for (n = 0; n < body.len; n++) {
+			/* A copy of exactly n bytes, so ASAN sees overreads. */
+			cut.len = n;
+			assert_non_null(cut.p = malloc(n > 0 ? n : 1));
+			memcpy(cut.p, body.p, n);
+			if (verify(v[i].kind, &cut, &chain, now, &r) ==
+			    INTEL_OK && !only_newlines(&body, n))
+				fail_msg("%s cut to %zu accepted", v[i].body, n);
+			freeb(&cut);
+		}
+		for (n = 0; n < chain.len; n++) {
+			cut.len = n;
+			assert_non_null(cut.p = malloc(n > 0 ? n : 1));
+			memcpy(cut.p, chain.p, n);
+			/* The root CA CRL does not use the chain. */
+			if (verify(v[i].kind, &body, &cut, now, &r) == INTEL_OK &&
+			    v[i].kind != INTEL_ROOT_CA_CRL &&
+			    !only_newlines(&chain, n))
+				fail_msg("%s chain cut to %zu accepted",
+				    v[i].body, n);
+			freeb(&cut);
+		}
+		freeb(&body);
+		freeb(&chain);
+	}
+}
+
+static void
+test_hostile(void **state)
+{
+	static const char *const bodies[] = {
+		"", "{", "}", "[]", "null", "\"tcbInfo\"", "{\"tcbInfo\"",
+		"{\"tcbInfo\":}", "{\"tcbInfo\":{},\"signature\":\"\"}",
+		"{\"tcbInfo\":{\"issueDate\":\"2025-02-30T00:00:00Z\"},"
+		    "\"signature\":\"00\"}",
+		"{\"tcbInfo\":{\"issueDate\":\"x\",\"nextUpdate\":1},"
+		    "\"signature\":\"00\"}",
+		"{\"tcbInfo\":\"\\u12\"}", "{\"tcbInfo\":\"\x01\"}",
+		"{\"tcbInfo\":-,\"signature\":1e}", "-----BEGIN X509 CRL-----",
+		"0", "00", "3082", "\x30\x82\xff\xff",
+	};
+	struct intel_result	 r;
+	struct buf		 b, chain = load(
+	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
+	char			*deep;
+	size_t			 i;
+	int			 k;
+
+	(void)state;
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		b.p = (uint8_t *)(uintptr_t)bodies[i];
+		b.len = strlen(bodies[i]);
+		for (k = 0; k < INTEL_KIND_MAX; k++)
+			assert_int_not_equal(verify((enum intel_kind)k, &b,
+			    &chain, T_TEEPOT, &r), INTEL_OK);
+	}
+	/* Nesting beyond INTEL_MAX_JSON_DEPTH is refused without recursion blowup. */
+	assert_non_null(deep = malloc(200001));
+	deep[0] = '{';
+	memcpy(deep + 1, "\"tcbInfo\":", 10);
+	memset(deep + 11, '[', 199990);
+	deep[200000] = '\0';
+	b.p = (uint8_t *)deep;
+	b.len = 200000;
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_TCB_INFO, &b, &chain,
+	    T_TEEPOT, &r), &r);
+	free(deep);
+	/* Arguments. */
+	assert_int_equal(intel_verify(INTEL_TCB_INFO, NULL, 5, NULL, 0, 0, &r),
+	    -1);
+	assert_int_equal(intel_verify(INTEL_KIND_MAX, (const uint8_t *)"{}", 2,
+	    NULL, 0, 0, &r), -1);
+	assert_int_equal(intel_verify(INTEL_TCB_INFO, (const uint8_t *)"{}",
+	    INTEL_MAX_BODY_BYTES + 1, NULL, 0, 0, &r), -1);
+	assert_int_equal(intel_verify(INTEL_TCB_INFO, (const uint8_t *)"{}", 2,
+	    NULL, 0, 0, NULL), -1);
+	/* Bad percent-encoding, non-PEM text, too many certificates. */
+	b = load("derived/sgx_qe_identity.body.json");
+	{
+		struct buf	 h;
+
+		h.p = (uint8_t *)(uintptr_t)"%4";
+		h.len = 2;
+		assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(
+		    INTEL_ENCLAVE_IDENTITY, &b, &h, T_TEEPOT, &r), &r);
+		h.p = (uint8_t *)(uintptr_t)"hello";
+		h.len = 5;
+		assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(
+		    INTEL_ENCLAVE_IDENTITY, &b, &h, T_TEEPOT, &r), &r);
+		h = cat("", &chain, "", &chain, "");
+		assert_true(h.len < INTEL_MAX_CHAIN_BYTES);
+		{
+			struct buf	 h3 = cat("", &h, "", &chain, "");
+
+			assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(
+			    INTEL_ENCLAVE_IDENTITY, &b, &h3, T_TEEPOT, &r), &r);
+			freeb(&h3);
+		}
+		/* Four certificates (signer, root, signer, root): not the path. */
+		assert_verdict(INTEL_ERR_CHAIN, verify(INTEL_ENCLAVE_IDENTITY, &b, &h,
+		    T_TEEPOT, &r), &r);
+		freeb(&h);
+	}
+	freeb(&b);
+	freeb(&chain);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_root_pinned),
+		cmocka_unit_test(test_json_vectors),
+		cmocka_unit_test(test_tcb_info_fields),
+		cmocka_unit_test(test_dcap_qvl_bundles),
+		cmocka_unit_test(test_crl_vectors),
+		cmocka_unit_test(test_crl_to_der),
+		cmocka_unit_test(test_pck_cert),
+		cmocka_unit_test(test_body_tamper),
+		cmocka_unit_test(test_body_flips),
+		cmocka_unit_test(test_chain_flips),
+		cmocka_unit_test(test_chain_root_and_signer),
+		cmocka_unit_test(test_freshness),
+		cmocka_unit_test(test_eval_number_order),
+		cmocka_unit_test(test_json_shapes),
+		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1119,8 +1119,11 @@ ld_refresh(struct ld *ld, json_t *obj, struct config_refresh *r)
 	return 0;
 }
 
+/* Which service an object configures: some keys belong to one only. */
+enum cfg_svc { CFG_OCSP, CFG_RIM, CFG_PCCS, CFG_KDS };
+
 static int
-ld_service(struct ld *ld, json_t *obj, struct config_service *s, int is_pccs)
+ld_service(struct ld *ld, json_t *obj, struct config_service *s, enum cfg_svc which)
 {
 	const char	*k;
 	json_t		*v;
@@ -1132,12 +1135,13 @@ ld_service(struct ld *ld, json_t *obj, struct config_service *s, int is_pccs)
 		ld_push(ld, k, 0);
 		if (strcmp(k, "upstreams") == 0)
 			rv = ld_upstreams(ld, v, s);
-		else if (strcmp(k, "anchors") == 0)
+		else if (strcmp(k, "anchors") == 0 &&
+		    (which == CFG_OCSP || which == CFG_RIM))
 			rv = ld_strlist(ld, v, 1, NULL, &s->anchors, &s->nanchors);
-		else if (strcmp(k, "intermediates") == 0)
+		else if (strcmp(k, "intermediates") == 0 && which == CFG_OCSP)
 			rv = ld_strlist(ld, v, 1, NULL, &s->intermediates,
 			    &s->nintermediates);
-		else if (strcmp(k, "paths") == 0)
+		else if (strcmp(k, "paths") == 0 && which == CFG_OCSP)
 			rv = ld_strlist(ld, v, 0, path_check, &s->paths,
 			    &s->npaths);
 		else if (strcmp(k, "mode") == 0) {
@@ -1175,9 +1179,9 @@ ld_service(struct ld *ld, json_t *obj, struct config_service *s, int is_pccs)
 			rv = ld_long(ld, v, 0, 3600, &s->negative_ttl_s);
 		else if (strcmp(k, "pacing_ms") == 0)
 			rv = ld_long(ld, v, 0, 600000, &s->pacing_ms);
-		else if (strcmp(k, "retention_s") == 0)
+		else if (strcmp(k, "retention_s") == 0 && which == CFG_RIM)
 			rv = ld_long(ld, v, 0, CONFIG_MAX_INTERVAL_S, &s->retention_s);
-		else if (is_pccs && strcmp(k, "api_key_file") == 0)
+		else if (which == CFG_PCCS && strcmp(k, "api_key_file") == 0)
 			rv = ld_str(ld, v, &s->api_key_file);
 		else {
 			ld_pop(ld);
@@ -1219,13 +1223,13 @@ ld_root(struct ld *ld, json_t *root, struct config *cfg)
 			if (rv == 0)
 				cfg->log_level = lvl;
 		} else if (strcmp(k, "ocsp") == 0)
-			rv = ld_service(ld, v, &cfg->ocsp, 0);
+			rv = ld_service(ld, v, &cfg->ocsp, CFG_OCSP);
 		else if (strcmp(k, "rim") == 0)
-			rv = ld_service(ld, v, &cfg->rim, 0);
+			rv = ld_service(ld, v, &cfg->rim, CFG_RIM);
 		else if (strcmp(k, "pccs") == 0)
-			rv = ld_service(ld, v, &cfg->pccs, 1);
+			rv = ld_service(ld, v, &cfg->pccs, CFG_PCCS);
 		else if (strcmp(k, "amd_kds") == 0)
-			rv = ld_service(ld, v, &cfg->amd_kds, 0);
+			rv = ld_service(ld, v, &cfg->amd_kds, CFG_KDS);
 		else {
 			ld_pop(ld);
 			return ld_unknown(ld, k);

@@ -49,7 +49,7 @@ struct config_service {
 	int			 shuffle;	/* equal mirrors: spread the first try */
 	long			 negative_ttl_s;	/* 404/410 remembered; 60 */
 	long			 pacing_ms;	/* one identical request per endpoint per this; KDS 10000 */
-	long			 retention_s;	/* RIM: kept 30 days; 0: until nextUpdate */
+	long			 retention_s;	/* RIM: how long a document is kept; 0: 30 days */
 	char			*api_key_file;	/* pccs: Intel PCS API key, never logged */
 };
 

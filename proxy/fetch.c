@@ -833,6 +833,7 @@ job_advance(struct fetch_job *job)
 			snprintf(why, sizeof(why), "paced: the same request went "
 			    "there %lld ms ago", (long long)(now_ms() - pc->at_ms));
 			summary_add(job, pool->ups[idx].name, why);
+			pool->ups[idx].failures[FETCH_ERR_PACED]++;
 			job->last_err = FETCH_ERR_PACED;
 			continue;
 		}

@@ -159,6 +159,30 @@ http_req_on_gone(struct http_req *r, http_gone_cb *cb, void *arg)
 	r->gone_arg = arg;
 }
 
+const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 413: return "Payload Too Large";
+	case 414: return "URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 431: return "Request Header Fields Too Large";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return status < 400 ? "OK" : status < 500 ? "Client Error" :
+	    "Server Error";
+	}
+}
+
 static const char *
 http_date(struct http *h)
 {
@@ -215,9 +239,10 @@ http_reply(struct http_req *r, int status, const char *reason)
 	if (c->http->stopping || !r->keepalive)
 		c->close_after = 1;
 	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\nDate: %s\r\n"
-	    "Content-Length: %zu\r\n%s", status, reason ? reason : "",
-	    http_date(c->http), status == 304 ? (size_t)0 : blen,
-	    c->close_after ? "Connection: close\r\n" : "");
+	    "Content-Length: %zu\r\n%s", status,
+	    reason ? reason : http_reason(status), http_date(c->http),
+	    status == 304 ? (size_t)0 : blen, c->close_after ?
+	    "Connection: close\r\n" : r->http10 ? "Connection: keep-alive\r\n" : "");
 	evbuffer_add(c->out, line, (size_t)n);
 	evbuffer_add_buffer(c->out, r->out_headers);
 	evbuffer_add(c->out, "\r\n", 2);
@@ -739,6 +764,30 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	evtimer_add(c->timer, &tv);
 }
 
+/* A host name in `listen` ("localhost:8090"): its first address, at startup only. */
+static int
+resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
+{
+	struct evutil_addrinfo	 hints, *ai = NULL;
+	char			 serv[8];
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = EVUTIL_AI_PASSIVE;
+	snprintf(serv, sizeof(serv), "%d", port);
+	if (evutil_getaddrinfo(host, serv, &hints, &ai) != 0 || ai == NULL)
+		return -1;
+	if (ai->ai_addrlen > sizeof(*ss)) {
+		evutil_freeaddrinfo(ai);
+		return -1;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*sslen = (int)ai->ai_addrlen;
+	evutil_freeaddrinfo(ai);
+	return 0;
+}
+
 struct http *
 http_new(struct event_base *base, char *const *listen, size_t n,
     struct refresh *refresh, struct cache *cache, char *err, size_t errlen)
@@ -765,9 +814,10 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 		snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
 		    host, port);
 		sslen = sizeof(ss);
-		if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": not a numeric address",
-			    listen[i]);
+		if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
+		    resolve(host, port, &ss, &sslen) == -1) {
+			snprintf(err, errlen, "listen: \"%s\": not an address of "
+			    "this host", listen[i]);
 			goto fail;
 		}
 		h->lis[h->nlis] = evconnlistener_new_bind(base, accept_cb, h,

@@ -42,6 +42,8 @@ struct event_base *http_req_base(const struct http_req *);
 void		 http_resp_header(struct http_req *, const char *name, const char *value);
 struct evbuffer	*http_resp_body(struct http_req *);
 void		 http_reply(struct http_req *, int status, const char *reason);
+/* The reason phrase of a status ("Not Found"). */
+const char	*http_reason(int status);
 /* A short text answer for HTTP-level errors (400, 404, 405, 413, ...). */
 void		 http_error(struct http_req *, int status, const char *reason);
 

@@ -78,7 +78,7 @@ kds_parse(const char *path, const char *query, struct kds_req *r,
 	static const char *const vek_params[] = { "blSPL", "teeSPL", "snpSPL",
 	    "ucodeSPL", "fmcSPL", NULL };
 	struct evkeyvalq	 q;
-	const struct evkeyval	*kv;
+	const struct evkeyval	*kv, *dup;
 	const char		*p, *slash, *leaf;
 	size_t			 n, i;
 	int			 rv = -1;
@@ -140,6 +140,11 @@ kds_parse(const char *path, const char *query, struct kds_req *r,
 			*why = "unknown parameter (blSPL, teeSPL, snpSPL, ucodeSPL, fmcSPL)";
 			goto out;
 		}
+		for (dup = TAILQ_NEXT(kv, next); dup != NULL; dup = TAILQ_NEXT(dup, next))
+			if (strcmp(kv->key, dup->key) == 0) {
+				*why = "a parameter is given twice";
+				goto out;
+			}
 	}
 	r->id.tcb.fmc = -1;
 	if (spl_param(&q, "blSPL", &r->id.tcb.bl) == -1 ||
@@ -329,8 +334,7 @@ kds_serve_final(struct svc *s, struct http_req *req,
 	(void)s;
 	(void)c;
 	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, http_status, http_status == 404 ? "Not Found" :
-	    "Gone");
+	http_reply(req, http_status, http_reason(http_status));
 }
 
 static void

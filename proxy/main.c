@@ -350,8 +350,11 @@ static void
 on_term(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon			*d = arg;
-	const struct config_service	*c = &gen_config(d->gen)->ocsp;
-	long				 grace;
+	const struct config		*cfg = gen_config(d->gen);
+	const struct config_service	*svcs[] = { &cfg->ocsp, &cfg->rim,
+					    &cfg->pccs, &cfg->amd_kds };
+	long				 grace = 0;
+	size_t				 i;
 
 	(void)what;
 	if (d->stopping)
@@ -366,7 +369,12 @@ on_term(evutil_socket_t sig, short what, void *arg)
 	refresh_stop(d->refresh);
 	evtimer_del(d->health_ev);
 	/* Clients are answered within their budget; fetches within their timeouts. */
-	grace = c->client_budget_ms > c->timeout_ms ? c->client_budget_ms : c->timeout_ms;
+	for (i = 0; i < sizeof(svcs) / sizeof(svcs[0]); i++) {
+		if (svcs[i]->client_budget_ms > grace)
+			grace = svcs[i]->client_budget_ms;
+		if (svcs[i]->timeout_ms > grace)
+			grace = svcs[i]->timeout_ms;
+	}
 	d->shutdown_deadline_ms = now_ms() + grace + 1000;
 	shutdown_poll(-1, 0, d);
 }

@@ -399,8 +399,7 @@ pccs_serve_final(struct svc *s, struct http_req *req,
 	(void)s;
 	(void)c;
 	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, http_status, http_status == 404 ? "Not Found" :
-	    http_status == 410 ? "Gone" : "Error");
+	http_reply(req, http_status, http_reason(http_status));
 }
 
 /* Not PCCS's opaque 404: a 503 that names every endpoint tried and why. */

@@ -240,11 +240,10 @@ start_claimed(struct refresh *r)
 		if (!f->used || f->started)
 			continue;
 		f->started = 1;
+		/* A refresh that cannot start backs off like one that failed. */
 		if (r->kinds[f->kind].start(r->kinds[f->kind].arg, f->kind, f->key,
-		    f->klen, refresh_done, f) == -1) {
-			log_debug("refresh: %s: could not start", cache_kind_str[f->kind]);
-			f->used = 0;
-		}
+		    f->klen, refresh_done, f) == -1)
+			refresh_done(r, 0, "could not build its upstream request", f);
 	}
 }
 

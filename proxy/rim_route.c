@@ -21,6 +21,7 @@
 
 #define RIM_DEFAULT_RETENTION_S	(30L * 24 * 3600)
 #define RIM_PATH_MAX		(sizeof(RIM_ROUTE_PREFIX) + RIM_ID_MAX_CHARS)
+#define RIM_ANCHOR_MAX_BYTES	(1 << 20)
 
 static void *
 rim_trust_create(const struct config *cfg, char *err, size_t errlen)
@@ -39,21 +40,36 @@ rim_trust_create(const struct config *cfg, char *err, size_t errlen)
 	}
 	for (i = 0; i < cfg->rim.nanchors; i++) {
 		FILE	*f;
-		char	 buf[65536];
-		size_t	 n;
+		char	*buf = NULL;
+		size_t	 cap = 0, n = 0, got;
 
 		if ((f = fopen(cfg->rim.anchors[i], "r")) == NULL) {
 			snprintf(err, errlen, "rim.anchors: %s: cannot open",
 			    cfg->rim.anchors[i]);
 			goto fail;
 		}
-		n = fread(buf, 1, sizeof(buf), f);
+		do {
+			if (n == cap) {
+				char *nb = cap < RIM_ANCHOR_MAX_BYTES ?
+				    realloc(buf, cap ? 2 * cap : 8192) : NULL;
+
+				if (nb == NULL)
+					break;
+				buf = nb;
+				cap = cap ? 2 * cap : 8192;
+			}
+			got = fread(buf + n, 1, cap - n, f);
+			n += got;
+		} while (got > 0);
 		fclose(f);
-		if (rim_trust_add_anchors_pem(t, buf, n) <= 0) {
-			snprintf(err, errlen, "rim.anchors: %s: no PEM certificate",
-			    cfg->rim.anchors[i]);
+		if (buf == NULL || n == cap || rim_trust_add_anchors_pem(t, buf, n) <= 0) {
+			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
+			    "certificates (at most %d bytes)", cfg->rim.anchors[i],
+			    RIM_ANCHOR_MAX_BYTES);
+			free(buf);
 			goto fail;
 		}
+		free(buf);
 	}
 	return t;
 fail:
@@ -159,8 +175,8 @@ rim_serve_final(struct svc *s, struct http_req *req,
 {
 	(void)s;
 	(void)c;
-	reply(req, http_status, http_status == 404 ? "Not Found" : "Gone",
-	    "application/json", body, len);
+	reply(req, http_status, http_reason(http_status), "application/json",
+	    body, len);
 }
 
 /* Nothing stored and no upstream: a quick 503 (nvattest retries it a few times). */

@@ -20,6 +20,7 @@
 #define SVC_HEADERS_MAX_BYTES	(64 * 1024)
 #define NEG_SLOTS		1024	/* remembered 404/410 answers per service */
 #define NEG_MAX_BODY_BYTES	4096
+#define SVC_VENDOR_SKEW_S	300	/* INTEL_SKEW_S, AMD_SKEW_S */
 
 /* A 404/410 about an object, which every mirror would repeat: remembered briefly. */
 struct neg {
@@ -496,6 +497,7 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 	struct cache_meta m;
 	struct cache_body b;
 	time_t		  now = time(NULL);
+	long		  skew;
 	int		  rc;
 
 	rc = cache_get(cache, s->ops->kind, c->key, c->klen, &m, &b);
@@ -503,8 +505,14 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 		log_err("%s: cache: %s", s->ops->name, cache_strerror(cache));
 	if (rc != 1)
 		return 0;
-	/* Never serve what has expired, or what is not valid yet. */
-	if (m.next_update <= now || m.this_update > now + s->conf->skew_s)
+	/*
+	 * Never serve what has expired, or what is not valid yet. Intel and
+	 * AMD objects are stored with up to SVC_VENDOR_SKEW_S of clock skew.
+	 */
+	skew = s->conf->skew_s;
+	if (s->ops->kind != CACHE_KIND_OCSP && skew < SVC_VENDOR_SKEW_S)
+		skew = SVC_VENDOR_SKEW_S;
+	if (m.next_update <= now || m.this_update > now + skew)
 		return 0;
 	result = s->ops->serve(s, req, c, &m, b.response, b.response_len,
 	    b.headers, b.headers_len, now, result);
@@ -546,17 +554,27 @@ neg_put(struct svc *s, const struct svc_call *c, int status, const uint8_t *body
 	n->until = now + s->conf->negative_ttl_s;
 }
 
+static struct neg *
+neg_live(struct svc *s, const struct svc_call *c)
+{
+	struct neg	*n;
+
+	if (s->neg == NULL)
+		return NULL;
+	n = neg_slot(s, c->key, c->klen);
+	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
+	    n->until <= time(NULL))
+		return NULL;
+	return n;
+}
+
 /* A remembered 404/410: answered without asking any upstream again. */
 static int
 neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	struct neg	*n;
 
-	if (s->neg == NULL)
-		return 0;
-	n = neg_slot(s, c->key, c->klen);
-	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
-	    n->until <= time(NULL))
+	if ((n = neg_live(s, c)) == NULL)
 		return 0;
 	metrics.requests[c->route][RES_FINAL]++;
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
@@ -607,7 +625,7 @@ pending_done(const struct fetch_res *res, void *arg)
 	char			 why[128];
 
 	p->w = NULL;
-	if (res->err == FETCH_OK && res->http_status / 100 != 2)
+	if (res->err == FETCH_OK && (res->http_status == 404 || res->http_status == 410))
 		neg_put(s, c, res->http_status, res->body, res->body_len, now);
 	if (p->req == NULL)
 		goto out;
@@ -737,8 +755,14 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
 		return;
-	if (neg_serve(s, req, c))
+	/* A remembered 404/410 stands for the upstreams' answer, fallback included. */
+	if (neg_live(s, c)) {
+		if (s->conf->mode == MODE_UPSTREAM_FIRST &&
+		    serve_cached(s, req, c, RES_FALLBACK))
+			return;
+		neg_serve(s, req, c);
 		return;
+	}
 	fetch_for_client(s, req, c);
 }
 

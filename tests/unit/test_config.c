@@ -291,6 +291,10 @@ test_unknown_keys(void **state)
 	    NAME ":1:10: rim: unknown key \"hedge\"");
 	load_fails("{\"listen\": \"127.0.0.1:1\",\n \"amd_kds\": {\"api_key_file\": \"k\"}}",
 	    NAME ":2:14: amd_kds: unknown key \"api_key_file\"");
+	load_fails("{\"rim\": {\"paths\": [\"/x\"]}}",
+	    NAME ":1:10: rim: unknown key \"paths\"");
+	load_fails("{\"amd_kds\": {\"anchors\": \"a.pem\"}}",
+	    NAME ":1:14: amd_kds: unknown key \"anchors\"");
 	load_fails("{\"pccs\": {\"pacing_ms\": -1}}",
 	    NAME ":1:24: pccs.pacing_ms: must be an integer between 0 and 600000");
 }

@@ -1,0 +1,305 @@
+#!/bin/bash
+# Air gap for Intel and AMD collateral: manifests from a real TDX quote and SNP report,
+# export from a warmed daemon, import into one with no upstream (byte-identical
+# answers), fetch --manifest, and tampered or swapped entries rejected with the cache unchanged.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_airgap_collateral
+CTL=$top_builddir/staplectl
+[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_cmd base64 sha256sum sed cmp
+so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+IV=$top_srcdir/tests/vectors/intel
+AV=$top_srcdir/tests/vectors/amd
+for f in tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
+    derived/pckcrl_platform.der derived/pckcrl_processor.der derived/IntelSGXRootCA.crl.hex; do
+	[ -s "$IV/$f" ] || die "Intel vector $f missing under tests/vectors/intel"
+done
+for f in report_milan.hex attestation.bin vcek_milan.der vcek.testcer cert_chain_milan \
+    derived/Milan.crl.der; do
+	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
+done
+
+# Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
+fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
+STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+
+# ctl ARGS...: staplectl at the daemons' time; output in $T/ctl.out, exit in $CTL_RC.
+ctl() {
+	$STAPLED_WRAP "$CTL" "$@" >"$T/ctl.out" 2>&1
+	CTL_RC=$?
+}
+list_of() { $STAPLED_WRAP "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
+field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
+entry_with() { printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"; }
+hexstr() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+seal() {
+	local _n
+	{
+		printf '{"type":"header","format":"stapled-bundle","version":1,"created":"2025-06-01T00:00:00Z","generator":"t_airgap_collateral"}\n'
+		cat
+	} >"$1.body"
+	_n=$(grep -c '"type":"entry"' "$1.body")
+	cp "$1.body" "$1"
+	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
+	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
+	rm -f "$1.body"
+}
+
+# ---- 1. manifest from a TDX quote: the FMSPC its PCK certificate carries ------------
+
+# The PCK certificate, cut out of the quote's certification data (PEM text).
+LC_ALL=C tr -c '\n -~' '\n' <"$IV/tdx_quote" |
+    awk '/-----BEGIN CERTIFICATE-----/ { p = 1; sub(/.*-----BEGIN/, "-----BEGIN") }
+	p { print } /-----END CERTIFICATE-----/ { exit }' >"$T/pck.pem"
+openssl x509 -in "$T/pck.pem" -noout 2>/dev/null || die "no PCK certificate in the TDX quote"
+# FMSPC: inside the SGX extension 1.2.840.113741.1.13.1, OID ...13.1.4, OCTET STRING.
+off=$(openssl asn1parse -in "$T/pck.pem" | awk '/:1.2.840.113741.1.13.1$/ { want = 1; next }
+	want && /OCTET STRING/ { split($1, a, ":"); print a[1]; exit }')
+[ -n "$off" ] || die "the PCK certificate has no SGX extension"
+want_fmspc=$(openssl asn1parse -in "$T/pck.pem" -strparse "$off" |
+    awk '/:1.2.840.113741.1.13.1.4$/ { want = 1; next }
+	want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print toupper($0); exit }')
+[ ${#want_fmspc} = 12 ] || die "no FMSPC in the PCK certificate (got '$want_fmspc')"
+want_ca=$(openssl x509 -in "$T/pck.pem" -noout -issuer | sed -n 's/.*CN *= *Intel SGX PCK \([A-Za-z]*\) CA.*/\1/p' |
+    tr 'A-Z' 'a-z')
+note "TDX quote's PCK certificate: FMSPC $want_fmspc, $want_ca CA"
+
+ctl -C "$T/none" manifest --quote "$IV/tdx_quote" --out "$T/m_tdx.json"
+check_eq "manifest --quote (TDX): exit 0" 0 "$CTL_RC"
+check "manifest --quote (TDX): TDX TCB info for the PCK certificate's FMSPC" \
+    grep -qF "\"/tdx/certification/v4/tcb?fmspc=$want_fmspc&update=standard\"" "$T/m_tdx.json"
+check "manifest --quote (TDX): the TD QE identity" \
+    grep -qF '"/tdx/certification/v4/qe/identity?update=standard"' "$T/m_tdx.json"
+check "manifest --quote (TDX): the PCK CRL of the certificate's issuer ($want_ca)" \
+    grep -qF "\"/sgx/certification/v4/pckcrl?ca=$want_ca&encoding=der\"" "$T/m_tdx.json"
+check "manifest --quote (TDX): the root CA CRL" \
+    grep -qF '"/sgx/certification/v4/rootcacrl"' "$T/m_tdx.json"
+check "manifest --quote (TDX): the TCB evaluation data numbers" \
+    grep -qF '"/tdx/certification/v4/tcbevaluationdatanumbers"' "$T/m_tdx.json"
+# The same as hex text.
+od -An -v -tx1 "$IV/tdx_quote" | tr -d ' ' >"$T/tdx_quote.hex"
+ctl -C "$T/none" manifest --quote "$T/tdx_quote.hex" --out "$T/m_tdx_hex.json"
+check_eq "manifest --quote (hex text): the same paths" \
+    "$(grep certification "$T/m_tdx.json")" "$(grep certification "$T/m_tdx_hex.json")"
+ctl -C "$T/none" manifest --quote "$IV/sgx_quote" --out "$T/m_sgx.json"
+check "manifest --quote (SGX v3): SGX TCB info and QE identity" \
+    sh -c "grep -q '\"/sgx/certification/v4/tcb?fmspc=[0-9A-F]\{12\}&update=standard\"' '$T/m_sgx.json' &&
+	grep -qF '\"/sgx/certification/v4/qe/identity?update=standard\"' '$T/m_sgx.json'"
+head -c 1000 "$IV/tdx_quote" >"$T/short_quote"
+ctl -C "$T/none" manifest --quote "$T/short_quote"
+check_eq "manifest --quote on a truncated quote: exit 1" 1 "$CTL_RC"
+
+# ---- 2. manifest from an SNP report: the chip and TCB it carries ----------------------
+
+# vek_ext DER OID: the hex of that extension's value; the VCEK that signs the report names both.
+vek_ext() {
+	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
+	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
+	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
+}
+vek_spl() { local _h; _h=$(vek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2"); echo $(( 16#${_h:4} )); }
+for pair in "report_milan.hex:vcek_milan.der" "attestation.bin:vcek.testcer"; do
+	rep=${pair%%:*}; vek=${pair#*:}
+	hw=$(vek_ext "$AV/$vek" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+	url="/vcek/v1/Milan/$hw?blSPL=$(vek_spl "$AV/$vek" 1)&teeSPL=$(vek_spl "$AV/$vek" 2)&snpSPL=$(vek_spl "$AV/$vek" 3)&ucodeSPL=$(vek_spl "$AV/$vek" 8)"
+	ctl -C "$T/none" manifest --snp-report "$AV/$rep" --product Milan --out "$T/m_$rep.json"
+	check_eq "manifest --snp-report $rep: exit 0" 0 "$CTL_RC"
+	check "manifest --snp-report $rep: the VCEK of its chip ID and reported TCB (as $vek names them)" \
+	    grep -qF "\"$url\"" "$T/m_$rep.json"
+	check "manifest --snp-report $rep: Milan cert_chain and crl" \
+	    sh -c "grep -qF '\"/vcek/v1/Milan/cert_chain\"' '$T/m_$rep.json' &&
+		grep -qF '\"/vcek/v1/Milan/crl\"' '$T/m_$rep.json'"
+done
+ctl -C "$T/none" manifest --snp-report "$AV/report_milan.hex"
+check_eq "manifest --snp-report of a v2 report without --product: usage (exit 2)" 2 "$CTL_RC"
+check "manifest --snp-report without --product: says to give it" grep -q -- "--product" "$T/ctl.out"
+
+# ---- 3. a daemon warmed with collateral --------------------------------------------------
+
+dir_put() {
+	mkdir -p "$1"; touch "$1/index"
+	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
+	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
+	mv "$1/index.new" "$1/index"
+}
+hdrs() {
+	{
+		printf 'Content-Type: %s\n' "$2"
+		[ $# -ge 4 ] && printf '%s: %s\n' "$3" "$(cat "$4")"
+	} >"$1"
+}
+get() { HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1"); }
+
+D=$IV/derived
+V4=/sgx/certification/v4
+TDX4=/tdx/certification/v4
+H=$T/hdrs; mkdir -p "$H"
+hdrs "$H/tdx_tcb" application/json TCB-Info-Issuer-Chain "$D/tdx_tcb_info.TCB-Info-Issuer-Chain.txt"
+hdrs "$H/tdx_qe" application/json SGX-Enclave-Identity-Issuer-Chain "$D/tdx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt"
+hdrs "$H/crl_plat" application/pkix-crl SGX-PCK-CRL-Issuer-Chain "$D/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt"
+hdrs "$H/crl_proc" application/pkix-crl SGX-PCK-CRL-Issuer-Chain "$D/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt"
+hdrs "$H/root_crl" application/pkix-crl
+hdrs "$H/pem" application/x-pem-file
+hdrs "$H/crl" application/pkix-crl
+hdrs "$H/cert" application/pkix-cert
+U_TDX_TCB="$TDX4/tcb?fmspc=00806F050000&update=standard"
+U_TDX_QE="$TDX4/qe/identity?update=standard"
+hw=$(vek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+U_VCEK="/vcek/v1/Milan/$hw?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
+dir_put "$T/A" "$U_TDX_TCB" 200 "$D/tdx_tcb_info.body.json" "$H/tdx_tcb"
+dir_put "$T/A" "$U_TDX_QE" 200 "$D/tdx_qe_identity.body.json" "$H/tdx_qe"
+dir_put "$T/A" "$V4/pckcrl?ca=platform&encoding=der" 200 "$D/pckcrl_platform.der" "$H/crl_plat"
+dir_put "$T/A" "$V4/pckcrl?ca=processor&encoding=der" 200 "$D/pckcrl_processor.der" "$H/crl_proc"
+dir_put "$T/A" "$V4/rootcacrl" 200 "$D/IntelSGXRootCA.crl.hex" "$H/root_crl"
+dir_put "$T/A" /vcek/v1/Milan/cert_chain 200 "$AV/cert_chain_milan" "$H/pem"
+dir_put "$T/A" /vcek/v1/Milan/crl 200 "$AV/derived/Milan.crl.der" "$H/crl"
+dir_put "$T/A" "$U_VCEK" 200 "$AV/vcek_milan.der" "$H/cert"
+
+# The TDX verifier's sequence and the SNP verifier's, as clients send them.
+SEQ="tdx_tcb $TDX4/tcb?fmspc=00806F050000
+tdx_qe $TDX4/qe/identity
+crl_plat $V4/pckcrl?ca=platform
+crl_plat_der $V4/pckcrl?ca=platform&encoding=der
+crl_proc $V4/pckcrl?ca=processor&encoding=der
+root_crl $V4/rootcacrl
+kds_chain /vcek/v1/Milan/cert_chain
+kds_crl /vcek/v1/Milan/crl
+kds_vcek $U_VCEK"
+run_seq() {
+	local _tag=$1 _n _p
+	while read -r _n _p; do
+		get "$_p" "$T/$_tag.$_n"
+		[ "$HTTP_CODE" = 200 ] || fail "$_tag: $_p: HTTP $HTTP_CODE"
+		# The headers a verifier reads, without the ones that change per answer.
+		grep -iv '^\(date\|content-length\|connection\|x-\|age\|server\):' "$T/$_tag.$_n.hdr" |
+		    tr -d '\r' | sort >"$T/$_tag.$_n.h"
+	done <<EOF
+$SEQ
+EOF
+}
+
+upstream_start UA a --mode "dir:$T/A"
+STAPLED_CACHE=$T/c1 stapled_start d1 --pccs-upstream "http://127.0.0.1:$UA" \
+    --kds-upstream "http://127.0.0.1:$UA"
+run_seq warm
+check_bytes "warm: TDX TCB info is the vendor's bytes" "$D/tdx_tcb_info.body.json" "$T/warm.tdx_tcb"
+check_bytes "warm: the VCEK is KDS's bytes" "$AV/vcek_milan.der" "$T/warm.kds_vcek"
+stapled_stop
+bg_kill "$UA_PID"
+
+ctl -C "$T/c1" list
+check_eq "the warmed cache: 5 PCCS and 3 KDS entries" "5 3" \
+    "$(grep -c ' pccs ' "$T/ctl.out") $(grep -c ' kds ' "$T/ctl.out")"
+ctl -C "$T/c1" --json show "$(hexstr "$U_TDX_TCB")"
+check "show: the TDX TCB info decoded (FMSPC, evaluation number) and verifying now" \
+    sh -c "grep -q '\"fmspc\": \"00806F050000\"' '$T/ctl.out' &&
+	grep -q '\"tcb_evaluation_data_number\": 17' '$T/ctl.out' &&
+	grep -q '\"verifies_now\": \"ok\"' '$T/ctl.out'"
+ctl -C "$T/c1" --json show "$(hexstr "$U_VCEK")"
+check "show: the VCEK's hwid and TCB, verifying now" \
+    sh -c "grep -q '\"hwid\": \"$hw\"' '$T/ctl.out' && grep -q '\"verifies_now\": \"ok\"' '$T/ctl.out'"
+
+# ---- 4. export, import into a daemon with no upstream ----------------------------------
+
+ctl -C "$T/c1" export --out "$T/b.jsonl"
+check_eq "export: exit 0" 0 "$CTL_RC"
+check_eq "export: 8 entries (pccs 5, kds 3)" "5 3" \
+    "$(grep -c '"kind":"pccs"' "$T/b.jsonl") $(grep -c '"kind":"kds"' "$T/b.jsonl")"
+ctl -C "$T/none" verify "$T/b.jsonl"
+check_eq "verify: exit 0" 0 "$CTL_RC"
+check_eq "verify: every entry ok" 8 "$(grep -c '^ok \(pccs\|kds\) ' "$T/ctl.out")"
+ctl -C "$T/c2" import "$T/b.jsonl"
+check_eq "import into an empty cache: exit 0" 0 "$CTL_RC"
+check_eq "import: 8 imported" 8 "$(grep -c '^imported ' "$T/ctl.out")"
+ctl -C "$T/c2" import "$T/b.jsonl"
+check_eq "import again: every entry kept" 8 "$(grep -c '^kept ' "$T/ctl.out")"
+
+DEAD1=$(free_port); DEAD2=$(free_port)
+STAPLED_CACHE=$T/c2 stapled_start d2 --pccs-upstream "http://127.0.0.1:$DEAD1" \
+    --kds-upstream "http://127.0.0.1:$DEAD2"
+run_seq air
+stapled_stop
+while read -r n p; do
+	check "no upstream, imported cache: $p byte-identical to the warm daemon's answer" \
+	    cmp -s "$T/warm.$n" "$T/air.$n"
+	check "no upstream, imported cache: $p headers as the warm daemon's" \
+	    cmp -s "$T/warm.$n.h" "$T/air.$n.h"
+done <<EOF
+$SEQ
+EOF
+check "the imported TCB info answer carries TCB-Info-Issuer-Chain" \
+    grep -qi '^TCB-Info-Issuer-Chain: ' "$T/air.tdx_tcb.h"
+
+# ---- 5. tampered and swapped entries: rejected, the cache unchanged -------------------------
+
+L_TCB=$(grep '"kind":"pccs"' "$T/b.jsonl" | grep "\"key\":\"$(hexstr "$U_TDX_TCB")\"")
+[ -n "$L_TCB" ] || die "no TDX TCB info entry in the bundle"
+printf '%s' "$(field "$L_TCB" response)" | base64 -d >"$T/tcb.body"
+cmp -s "$T/tcb.body" "$D/tdx_tcb_info.body.json" || fail "the exported body is the vendor's bytes"
+sed 's/"issueDate":"2025-05-27T19:31:43Z"/"issueDate":"2025-05-27T19:31:42Z"/' "$T/tcb.body" >"$T/tcb.tampered"
+check_eq "precondition: the tampered body differs in one byte" 1 "$(cmp -l "$T/tcb.body" "$T/tcb.tampered" | wc -l)"
+entry_with "$L_TCB" response "$(base64 -w0 "$T/tcb.tampered")" | seal "$T/r_tamper.jsonl"
+entry_with "$L_TCB" key "$(hexstr "$U_TDX_QE")" | seal "$T/r_swap.jsonl"
+# Key and request both moved to another FMSPC: signed, but not an answer to that question.
+OTHER="$TDX4/tcb?fmspc=00806F050001&update=standard"
+entry_with "$(entry_with "$L_TCB" key "$(hexstr "$OTHER")")" request "$(printf %s "$OTHER" | base64 -w0)" |
+    seal "$T/r_other.jsonl"
+L_VCEK=$(grep "\"key\":\"$(hexstr "$U_VCEK")\"" "$T/b.jsonl")
+printf '%s' "$(field "$L_VCEK" response)" | base64 -d >"$T/vcek.der"
+n=$(wc -c <"$T/vcek.der"); b=$(tail -c 1 "$T/vcek.der" | od -An -tu1 | tr -d ' ')
+{ head -c $((n - 1)) "$T/vcek.der"; printf "\\$(printf %03o $((b ^ 1)))"; } >"$T/vcek.flip"
+entry_with "$L_VCEK" response "$(base64 -w0 "$T/vcek.flip")" | seal "$T/r_vcek.jsonl"
+
+before=$(list_of "$T/c2")
+for r in tamper swap other vcek; do
+	ctl -C "$T/c2" import "$T/r_$r.jsonl"
+	check_eq "$r: import exits 1" 1 "$CTL_RC"
+	check "$r: the entry is reported rejected" grep -q '^rejected ' "$T/ctl.out"
+	note "$r: $(grep '^rejected' "$T/ctl.out" | head -1 | cut -c1-200)"
+	check_eq "$r: the cache is unchanged" "$before" "$(list_of "$T/c2")"
+done
+ctl -C "$T/c2" import "$T/r_tamper.jsonl"
+check "tamper: the reason is the signature" grep -q 'signature' "$T/ctl.out"
+ctl -C "$T/c2" import "$T/r_swap.jsonl"
+check "swap: the reason names the swapped key" grep -q 'swapped' "$T/ctl.out"
+ctl -C "$T/c2" import "$T/r_other.jsonl"
+check "another FMSPC's key and request: refused as an answer to another request" \
+    grep -q 'answers another request' "$T/ctl.out"
+ctl -C "$T/c3" import "$T/r_tamper.jsonl"
+check_eq "tamper into an empty cache: nothing stored" 0 "$(list_of "$T/c3" | grep -c pccs)"
+
+# ---- 6. fetch --manifest from the upstreams, into a bundle ----------------------------------
+
+upstream_start UF f --mode "dir:$T/A"
+cat >"$T/m_fetch.json" <<EOF
+{"format":"stapled-manifest","version":1,"ocsp":[],"rim":[],
+ "pccs":["$U_TDX_TCB","$U_TDX_QE","$V4/pckcrl?ca=platform&encoding=der","$V4/rootcacrl"],
+ "kds":["$U_VCEK","/vcek/v1/Milan/cert_chain","/vcek/v1/Milan/crl"]}
+EOF
+ctl -C "$T/none" fetch --manifest "$T/m_fetch.json" --out "$T/f.jsonl" \
+    --pccs-upstream "http://127.0.0.1:$DEAD1" --pccs-upstream "http://127.0.0.1:$UF" \
+    --kds-upstream "http://127.0.0.1:$UF/vcek/v1"
+check_eq "fetch --manifest (first PCCS upstream dead): exit 0" 0 "$CTL_RC"
+check_eq "fetch: 4 PCCS and 3 KDS entries" "4 3" \
+    "$(grep -c '"kind":"pccs"' "$T/f.jsonl") $(grep -c '"kind":"kds"' "$T/f.jsonl")"
+ctl -C "$T/c4" import "$T/f.jsonl"
+check_eq "import of the fetched bundle: 7 imported" 7 "$(grep -c '^imported ' "$T/ctl.out")"
+STAPLED_CACHE=$T/c4 stapled_start d4 --pccs-upstream "http://127.0.0.1:$DEAD1" \
+    --kds-upstream "http://127.0.0.1:$DEAD2"
+get "$TDX4/tcb?fmspc=00806F050000" "$T/f.tdx_tcb"
+check "fetched, imported, served with the upstream dead: TDX TCB info byte-identical" \
+    cmp -s "$T/warm.tdx_tcb" "$T/f.tdx_tcb"
+check_eq "fetched: TCB-Info-Issuer-Chain kept" "$(cat "$D/tdx_tcb_info.TCB-Info-Issuer-Chain.txt")" \
+    "$(header "$T/f.tdx_tcb.hdr" TCB-Info-Issuer-Chain)"
+get "$U_VCEK" "$T/f.vcek"
+check_bytes "fetched, imported: the VCEK served" "$AV/vcek_milan.der" "$T/f.vcek"
+stapled_stop
+# A tampered answer upstream: refused by fetch, left out, exit 1.
+dir_put "$T/A" "$U_TDX_TCB" 200 "$T/tcb.tampered" "$H/tdx_tcb"
+ctl -C "$T/none" fetch --manifest "$T/m_fetch.json" --out "$T/f2.jsonl" \
+    --pccs-upstream "http://127.0.0.1:$UF" --kds-upstream "http://127.0.0.1:$UF"
+check_eq "fetch with a tampered TCB info upstream: exit 1" 1 "$CTL_RC"
+check_eq "fetch: the tampered answer is left out" 3 "$(grep -c '"kind":"pccs"' "$T/f2.jsonl")"
+
+it_done

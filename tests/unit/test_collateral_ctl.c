@@ -1,0 +1,294 @@
+/* Unit tests for tools/collateral.c: the daemon's canonical PCCS/KDS paths and keys, quotes and SNP reports on real vectors. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tools/collateral.h"
+
+static uint8_t *
+slurp(const char *rel, size_t *len)
+{
+	const char	*top = getenv("top_srcdir");
+	char		 path[4096];
+	uint8_t		*buf;
+	FILE		*f;
+	long		 n;
+
+	snprintf(path, sizeof(path), "%s/%s", top ? top : ".", rel);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void
+pccs_canonical_only(void **state)
+{
+	struct coll_pccs	 r;
+	const char		*why;
+	static const char *const good[] = {
+		"/tdx/certification/v4/tcb?fmspc=00806F050000&update=standard",
+		"/sgx/certification/v4/tcb?fmspc=00906ED50000&update=early",
+		"/sgx/certification/v4/tcb?fmspc=00906ED50000&tcbEvaluationDataNumber=17",
+		"/tdx/certification/v4/qe/identity?update=standard",
+		"/sgx/certification/v4/qve/identity?update=standard",
+		"/sgx/certification/v4/pckcrl?ca=platform&encoding=der",
+		"/sgx/certification/v4/rootcacrl",
+		"/tdx/certification/v4/tcbevaluationdatanumbers",
+		NULL
+	};
+	/* What a client may send, but the daemon never stores in this spelling. */
+	static const char *const bad[] = {
+		"/tdx/certification/v4/tcb?fmspc=00806f050000&update=standard",
+		"/tdx/certification/v4/tcb?fmspc=00806F050000",
+		"/tdx/certification/v4/tcb?update=standard&fmspc=00806F050000",
+		"/tdx/certification/v4/tcb?fmspc=00806F050000&update=standard&x=1",
+		"/sgx/certification/v4/pckcrl?ca=platform",
+		"/tdx/certification/v4/pckcrl?ca=platform&encoding=der",
+		"/tdx/certification/v4/qve/identity?update=standard",
+		"/sgx/certification/v4/fmspcs",
+		"/sgx/certification/v3/tcb?fmspc=00906ED50000&update=standard",
+		"/vcek/v1/Milan/cert_chain",
+		NULL
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; good[i] != NULL; i++)
+		assert_int_equal(coll_pccs_parse(good[i], &r, &why), 0);
+	for (i = 0; bad[i] != NULL; i++)
+		assert_int_equal(coll_pccs_parse(bad[i], &r, &why), -1);
+	assert_int_equal(coll_pccs_parse(good[0], &r, &why), 0);
+	assert_int_equal(r.what, CP_TCB);
+	assert_true(r.tdx);
+	assert_string_equal(r.fmspc, "00806F050000");
+	assert_string_equal(r.chain_header, "TCB-Info-Issuer-Chain");
+	assert_int_equal(coll_pccs_parse(good[2], &r, &why), 0);
+	assert_int_equal(r.eval_num, 17);
+	assert_int_equal(coll_pccs_parse(good[6], &r, &why), 0);
+	assert_null(r.chain_header);
+}
+
+static void
+pccs_keys(void **state)
+{
+	uint8_t	key[CACHE_KEY_MAX_BYTES];
+	char	path[COLL_PATH_MAX];
+	size_t	klen;
+
+	(void)state;
+	assert_int_equal(coll_pccs_key("/sgx/certification/v4/rootcacrl", key,
+	    &klen), 0);
+	assert_int_equal(klen, strlen("/sgx/certification/v4/rootcacrl"));
+	assert_memory_equal(key, "/sgx/certification/v4/rootcacrl", klen);
+	/* pckcert paths run past 200 bytes: "h:" and the SHA-256. */
+	snprintf(path, sizeof(path), "/sgx/certification/v4/pckcert?"
+	    "encrypted_ppid=%0768d&cpusvn=%032d&pcesvn=0000&pceid=0000", 0, 0);
+	assert_int_equal(coll_pccs_key(path, key, &klen), 0);
+	assert_int_equal(klen, 34);
+	assert_memory_equal(key, "h:", 2);
+}
+
+static void
+pccs_binding(void **state)
+{
+	struct coll_pccs	 r;
+	struct intel_result	 v;
+	const char		*why;
+	char			 buf[200];
+
+	(void)state;
+	assert_int_equal(coll_pccs_parse("/tdx/certification/v4/tcb?fmspc="
+	    "00806F050000&update=standard", &r, &why), 0);
+	memset(&v, 0, sizeof(v));
+	v.tcb_evaluation_data_number = 17;
+	snprintf(v.fmspc, sizeof(v.fmspc), "00806f050000");
+	snprintf(v.id, sizeof(v.id), "TDX");
+	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), 0);
+	snprintf(v.id, sizeof(v.id), "SGX");
+	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
+	snprintf(v.id, sizeof(v.id), "TDX");
+	snprintf(v.fmspc, sizeof(v.fmspc), "00806F050001");
+	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
+	assert_int_equal(coll_pccs_parse("/tdx/certification/v4/qe/identity?"
+	    "update=standard", &r, &why), 0);
+	snprintf(v.id, sizeof(v.id), "QE");
+	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
+	snprintf(v.id, sizeof(v.id), "TD_QE");
+	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), 0);
+}
+
+static void
+kds_canonical_only(void **state)
+{
+	struct coll_kds	 r;
+	const char	*why;
+	char		 canon[COLL_KDS_PATH_MAX], path[COLL_KDS_PATH_MAX];
+	char		 hw[129];
+
+	(void)state;
+	memset(hw, 'a', 128);
+	hw[128] = '\0';
+	assert_int_equal(coll_kds_parse("/vcek/v1/Milan/cert_chain", &r, &why), 0);
+	assert_int_equal(r.what, CK_CHAIN);
+	assert_int_equal(coll_kds_parse("/vlek/v1/Genoa/crl", &r, &why), 0);
+	assert_int_equal(r.signer, AMD_VLEK);
+	assert_int_equal(coll_kds_parse("/vcek/v1/milan/cert_chain", &r, &why), -1);
+	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=3&teeSPL=0&"
+	    "snpSPL=8&ucodeSPL=115", hw);
+	assert_int_equal(coll_kds_parse(path, &r, &why), 0);
+	assert_int_equal(r.id.hwid_len, 64);
+	assert_int_equal(r.id.tcb.ucode, 115);
+	coll_kds_canon(&r, canon, sizeof(canon));
+	assert_string_equal(canon, path);
+	/* Zero-padded SPLs (snpguest's) and upper-case hex are not canonical. */
+	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=03&teeSPL=0&"
+	    "snpSPL=8&ucodeSPL=115", hw);
+	assert_int_equal(coll_kds_parse(path, &r, &why), -1);
+	hw[0] = 'A';
+	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=3&teeSPL=0&"
+	    "snpSPL=8&ucodeSPL=115", hw);
+	assert_int_equal(coll_kds_parse(path, &r, &why), -1);
+	assert_int_equal(coll_kds_parse("/vcek/v1/Turin/1e550a8ee5cf9f4d?"
+	    "fmcSPL=0&blSPL=0&teeSPL=0&snpSPL=0&ucodeSPL=9", &r, &why), 0);
+	assert_int_equal(r.id.hwid_len, 8);
+	assert_int_equal(coll_kds_parse("/vcek/v1/Turin/1e550a8ee5cf9f4d?"
+	    "blSPL=0&teeSPL=0&snpSPL=0&ucodeSPL=9", &r, &why), -1);
+}
+
+static void
+quote_tdx(void **state)
+{
+	struct coll_quote	 q;
+	char			 err[256], paths[8][COLL_PATH_MAX];
+	uint8_t			*buf;
+	size_t			 len, n;
+
+	(void)state;
+	if ((buf = slurp("tests/vectors/intel/tdx_quote", &len)) == NULL)
+		skip();
+	assert_int_equal(coll_quote_parse(buf, len, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.version, 4);
+	assert_true(q.tdx);
+	/* dcap-qvl's tdx_quote_collateral.json is for FMSPC B0C06F000000, Platform CA. */
+	assert_string_equal(q.fmspc, "B0C06F000000");
+	assert_string_equal(q.ca, "platform");
+	n = coll_quote_paths(&q, paths, 8);
+	assert_int_equal(n, 5);
+	assert_string_equal(paths[0],
+	    "/tdx/certification/v4/tcb?fmspc=B0C06F000000&update=standard");
+	/* Every path is one the daemon stores. */
+	while (n-- > 0) {
+		struct coll_pccs	 r;
+		const char		*why;
+
+		assert_int_equal(coll_pccs_parse(paths[n], &r, &why), 0);
+	}
+	/*
+	 * Cut anywhere inside the signature data (it ends at byte 4936; the
+	 * sample carries 70 more bytes after it): refused, never read past.
+	 */
+	for (n = 0; n < 4936; n += 97)
+		assert_int_equal(coll_quote_parse(buf, n, &q, err, sizeof(err)), -1);
+	free(buf);
+}
+
+static void
+quote_sgx(void **state)
+{
+	struct coll_quote	 q;
+	char			 err[256];
+	uint8_t			*buf;
+	size_t			 len;
+
+	(void)state;
+	if ((buf = slurp("tests/vectors/intel/sgx_quote", &len)) == NULL)
+		skip();
+	assert_int_equal(coll_quote_parse(buf, len, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.version, 3);
+	assert_false(q.tdx);
+	assert_string_equal(q.fmspc, "00A067110000");
+	assert_string_equal(q.ca, "processor");
+	free(buf);
+}
+
+static void
+snp_reports(void **state)
+{
+	struct coll_snp	 s;
+	char		 err[256], paths[4][COLL_PATH_MAX];
+	uint8_t		*buf;
+	size_t		 len;
+
+	(void)state;
+	if ((buf = slurp("tests/vectors/amd/report_milan.hex", &len)) == NULL)
+		skip();
+	/* v2: no CPUID, the product must be given. */
+	assert_int_equal(coll_snp_parse(buf, len, -1, &s, err, sizeof(err)), -1);
+	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	    sizeof(err)), 0);
+	assert_int_equal(s.version, 2);
+	/* vcek_milan.der, which signs this report: bl=3 tee=0 snp=8 ucode=115. */
+	assert_int_equal(s.tcb.bl, 3);
+	assert_int_equal(s.tcb.tee, 0);
+	assert_int_equal(s.tcb.snp, 8);
+	assert_int_equal(s.tcb.ucode, 115);
+	assert_int_equal(s.tcb.fmc, -1);
+	assert_int_equal(s.chip_id[0], 0xd4);
+	assert_int_equal(coll_snp_paths(&s, paths, 4), 3);
+	assert_non_null(strstr(paths[0], "/vcek/v1/Milan/d49554ec"));
+	assert_non_null(strstr(paths[0], "?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"));
+	assert_string_equal(paths[1], "/vcek/v1/Milan/cert_chain");
+	assert_string_equal(paths[2], "/vcek/v1/Milan/crl");
+	assert_int_equal(coll_snp_parse(buf, len - 2, AMD_MILAN, &s, err,
+	    sizeof(err)), -1);
+	free(buf);
+	if ((buf = slurp("tests/vectors/amd/attestation.bin", &len)) == NULL)
+		skip();
+	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	    sizeof(err)), 0);
+	/* vcek.testcer: bl=2 tee=0 snp=5 ucode=68. */
+	assert_int_equal(s.tcb.bl, 2);
+	assert_int_equal(s.tcb.snp, 5);
+	assert_int_equal(s.tcb.ucode, 68);
+	/* A v3 report's CPUID decides; a --product that disagrees is refused. */
+	buf[0] = 3;
+	buf[0x188] = 0x19;
+	buf[0x189] = 0x11;
+	assert_int_equal(coll_snp_parse(buf, len, -1, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.product, AMD_GENOA);
+	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	    sizeof(err)), -1);
+	free(buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(pccs_canonical_only),
+		cmocka_unit_test(pccs_keys),
+		cmocka_unit_test(pccs_binding),
+		cmocka_unit_test(kds_canonical_only),
+		cmocka_unit_test(quote_tdx),
+		cmocka_unit_test(quote_sgx),
+		cmocka_unit_test(snp_reports),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

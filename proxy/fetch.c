@@ -602,8 +602,18 @@ job_finish(struct fetch_job *job, struct fetch_attempt *a)
 
 	TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
 	evtimer_del(&job->hedge_ev);
-	while ((o = TAILQ_FIRST(&job->attempts)) != NULL)
+	while ((o = TAILQ_FIRST(&job->attempts)) != NULL) {
+		/*
+		 * Hedged over: it was asked first and a later one answered.
+		 * That counts against it, so a blackholed upstream goes into
+		 * cooldown instead of costing hedge_ms on every miss.
+		 */
+		if (a != NULL && o->started_ms < a->started_ms)
+			up_failure(job->pool, &job->pool->ups[o->up],
+			    FETCH_ERR_TIMEOUT, "no answer while another upstream "
+			    "answered", -1);
 		attempt_cancel(o);
+	}
 	if (a != NULL) {
 		res_from(&res, job, a);
 		res.err = FETCH_OK;

@@ -58,6 +58,18 @@ check_eq "hedging: successful answer from the second upstream" successful "$(res
 check_eq "hedging: the blackholed upstream was asked" 1 "$(upstream_count hang)"
 assert "hedging: answered well under the connect timeout ($HTTP_TIME s < 1.0 s)" 'lt "$HTTP_TIME" 1.0'
 assert "hedging: not before the hedge delay ($HTTP_TIME s >= 0.15 s)" '! lt "$HTTP_TIME" 0.15'
+# Hedged over twice, the blackholed upstream cools down: the next miss goes
+# straight to the second one instead of paying the hedge delay again.
+mkreq "$T/r2b.der" "$ICA_CERT" "$LEAF3"
+post "$T/r2b.der" "$T/a2b.der"
+mkreq "$T/r2c.der" "$ICA_CERT" "$LEAF4"
+post "$T/r2c.der" "$T/a2c.der"
+note "after two hedged misses: HTTP $HTTP_CODE in $HTTP_TIME s"
+check_eq "hedging: the third miss is answered" successful "$(resp_status "$T/a2c.der")"
+check_eq "hedging: a blackholed upstream hedged over twice is left to cool down" 2 \
+    "$(upstream_count hang)"
+assert "hedging: the third miss does not wait for the hedge ($HTTP_TIME s < 0.15 s)" \
+    'lt "$HTTP_TIME" 0.15'
 stapled_stop
 
 # ---- 3. 429 with Retry-After: the upstream is skipped while it cools down ---

@@ -279,6 +279,7 @@ http_error(struct http_req *r, int status, const char *reason)
 static void
 conn_fail(struct conn *c, int status, const char *reason)
 {
+	metrics.http_errors++;
 	c->close_after = 1;
 	c->pending = 1;
 	c->reqlen = c->inlen;
@@ -584,7 +585,6 @@ parse_request(struct conn *c)
 			return -1;
 		}
 		if (ul > HTTP_MAX_BODY_BYTES) {
-			metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
 			conn_fail(c, 413, "Payload Too Large");
 			return -1;
 		}

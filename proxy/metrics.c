@@ -56,6 +56,9 @@ metrics_render_counters(struct evbuffer *b)
 		evbuffer_add_printf(b, "stapled_rejected_total{kind=\"%s\"} %lu\n",
 		    cache_kind_str[k], metrics.rejected[k]);
 	evbuffer_add_printf(b,
+	    "# HELP stapled_http_refused_total Requests refused before routing (400, 411, 413, 431, 505).\n"
+	    "# TYPE stapled_http_refused_total counter\n"
+	    "stapled_http_refused_total %lu\n"
 	    "# HELP stapled_store_errors_total Verified answers the cache could not store.\n"
 	    "# TYPE stapled_store_errors_total counter\n"
 	    "stapled_store_errors_total %lu\n"
@@ -64,6 +67,6 @@ metrics_render_counters(struct evbuffer *b)
 	    "stapled_refresh_total{result=\"ok\"} %lu\n"
 	    "stapled_refresh_total{result=\"failed\"} %lu\n"
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
-	    metrics.store_errors, metrics.refresh_ok, metrics.refresh_failed,
-	    metrics.refresh_rate_limited);
+	    metrics.http_errors, metrics.store_errors, metrics.refresh_ok,
+	    metrics.refresh_failed, metrics.refresh_rate_limited);
 }

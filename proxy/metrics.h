@@ -30,6 +30,7 @@ struct metrics {
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
 	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;
+	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;
 	unsigned long	refresh_rate_limited;

@@ -689,10 +689,16 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 		fetch_leave(p->w);
 	p->w = NULL;
 	if (p->req != NULL) {
+		time_t	now = time(NULL);
+
 		snprintf(why, sizeof(why), "no upstream answer within %ld ms",
 		    p->svc->conf->client_budget_ms);
-		log_info("%s: %s: answering the client now, the fetch goes on",
-		    p->svc->ops->name, why);
+		/* Like the all-failed line: a state, not one line per client. */
+		if (now - last_fail_log[p->svc->ops->kind] >= 10) {
+			last_fail_log[p->svc->ops->kind] = now;
+			log_info("%s: %s: answering clients without it, the fetch "
+			    "goes on", p->svc->ops->name, why);
+		}
 		pending_fail(p, why);
 	}
 	pending_free(p);

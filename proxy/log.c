@@ -8,14 +8,23 @@
 #include "proxy/log.h"
 
 static enum log_level	log_max = LOG_LVL_INFO;
+static int		log_journal = -1;	/* stderr goes to journald */
 
-/* sd-daemon(3) priority prefixes: journald strips them, a terminal shows them. */
-static const char *const log_prefix[] = {
-	[LOG_LVL_ERR] = "<3>error: ",
-	[LOG_LVL_WARN] = "<4>warning: ",
+/* sd-daemon(3) priority prefixes, which journald turns into priorities. */
+static const char *const log_priority[] = {
+	[LOG_LVL_ERR] = "<3>",
+	[LOG_LVL_WARN] = "<4>",
 	[LOG_LVL_INFO] = "<6>",
-	[LOG_LVL_DEBUG] = "<7>debug: ",
-	[LOG_LVL_TRACE] = "<7>trace: ",
+	[LOG_LVL_DEBUG] = "<7>",
+	[LOG_LVL_TRACE] = "<7>",
+};
+
+static const char *const log_word[] = {
+	[LOG_LVL_ERR] = "error: ",
+	[LOG_LVL_WARN] = "warning: ",
+	[LOG_LVL_INFO] = "",
+	[LOG_LVL_DEBUG] = "debug: ",
+	[LOG_LVL_TRACE] = "trace: ",
 };
 
 void
@@ -37,8 +46,12 @@ log_v(enum log_level l, const char *fmt, va_list ap)
 
 	if (l > log_max)
 		return;
+	/* systemd sets JOURNAL_STREAM when stderr is connected to the journal. */
+	if (log_journal == -1)
+		log_journal = getenv("JOURNAL_STREAM") != NULL;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "%sstapled: %s\n", log_prefix[l], line);
+	fprintf(stderr, "%sstapled: %s%s\n", log_journal ? log_priority[l] : "",
+	    log_word[l], line);
 }
 
 #define LOG_FN(fn, lvl)				\

@@ -326,32 +326,6 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	return result;
 }
 
-/* A 404 says the chip or TCB is unknown to AMD: every mirror repeats it. */
-static void
-kds_serve_final(struct svc *s, struct http_req *req,
-    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
-{
-	(void)s;
-	(void)c;
-	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, http_status, http_reason(http_status));
-}
-
-static void
-kds_serve_failed(struct svc *s, struct http_req *req,
-    const struct svc_call *c, const char *why)
-{
-	(void)s;
-	(void)c;
-	http_resp_header(req, "Content-Type",
-	    "text/plain; charset=utf-8");
-	http_resp_header(req, "Retry-After",
-	    KDS_PACED_RETRY_S);
-	evbuffer_add_printf(http_resp_body(req),
-	    "not cached and no KDS endpoint answered: %s\n", why ? why : "unknown");
-	http_reply(req, 503, "Service Unavailable");
-}
-
 static void
 call_for(struct svc_call *c, const char *canon)
 {
@@ -387,13 +361,14 @@ kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 
 const struct svc_ops	kds_ops = {
 	.name = "kds",
+	.retry_after_s = KDS_PACED_RETRY_S,
 	.kind = CACHE_KIND_KDS,
 	.keep_headers = kds_keep_headers,
 	.base_suffixes = kds_suffixes,
 	.verify = kds_check,
 	.serve = kds_serve,
-	.serve_final = kds_serve_final,
-	.serve_failed = kds_serve_failed,
+	.serve_final = svc_serve_final_as_sent,
+	.serve_failed = svc_serve_failed_text,
 	.refresh_call = kds_refresh_call,
 };
 

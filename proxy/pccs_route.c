@@ -391,33 +391,6 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	return result;
 }
 
-/* 404 (unknown FMSPC, number too new) and 410 (number withdrawn): passed on as sent. */
-static void
-pccs_serve_final(struct svc *s, struct http_req *req,
-    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
-{
-	(void)s;
-	(void)c;
-	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, http_status, http_reason(http_status));
-}
-
-/* Not PCCS's opaque 404: a 503 that names every endpoint tried and why. */
-static void
-pccs_serve_failed(struct svc *s, struct http_req *req,
-    const struct svc_call *c, const char *why)
-{
-	(void)s;
-	(void)c;
-	http_resp_header(req, "Content-Type",
-	    "text/plain; charset=utf-8");
-	http_resp_header(req, "Retry-After", "5");
-	evbuffer_add_printf(http_resp_body(req),
-	    "no valid collateral cached and no upstream answered: %s\n",
-	    why ? why : "unknown");
-	http_reply(req, 503, "Service Unavailable");
-}
-
 /* ---- requests --------------------------------------------------------------- */
 
 /* Fill the call's key and upstream path from a canonical path. */
@@ -472,6 +445,7 @@ pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 
 const struct svc_ops	pccs_ops = {
 	.name = "pccs",
+	.retry_after_s = "5",
 	.kind = CACHE_KIND_PCCS,
 	.keep_headers = pccs_keep_headers,
 	.base_suffixes = pccs_suffixes,
@@ -479,8 +453,8 @@ const struct svc_ops	pccs_ops = {
 	.trust_free = pccs_trust_destroy,
 	.verify = pccs_check,
 	.serve = pccs_serve,
-	.serve_final = pccs_serve_final,
-	.serve_failed = pccs_serve_failed,
+	.serve_final = svc_serve_final_as_sent,
+	.serve_failed = svc_serve_failed_text,
 	.refresh_call = pccs_refresh_call,
 };
 

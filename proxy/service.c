@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "attest/ocsp.h"
@@ -770,6 +771,32 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 		return;
 	}
 	fetch_for_client(s, req, c);
+}
+
+/* ---- shared answers ----------------------------------------------------- */
+
+void
+svc_serve_final_as_sent(struct svc *s, struct http_req *req,
+    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
+{
+	(void)s;
+	(void)c;
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, http_status, http_reason(http_status));
+}
+
+/* Not PCCS's opaque 404: a 503 that says what was tried and why it failed. */
+void
+svc_serve_failed_text(struct svc *s, struct http_req *req,
+    const struct svc_call *c, const char *why)
+{
+	(void)c;
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	if (s->ops->retry_after_s != NULL)
+		http_resp_header(req, "Retry-After", s->ops->retry_after_s);
+	evbuffer_add_printf(http_resp_body(req), "%s: not cached and no upstream "
+	    "answered: %s\n", s->ops->name, why ? why : "unknown");
+	http_reply(req, 503, "Service Unavailable");
 }
 
 /* ---- background refresh ------------------------------------------------- */

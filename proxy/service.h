@@ -56,6 +56,7 @@ struct svc_answer {
 /* The kind-specific half of a service. */
 struct svc_ops {
 	const char		*name;		/* "ocsp": logs, metrics, config */
+	const char		*retry_after_s;	/* for svc_serve_failed_text */
 	enum cache_kind		 kind;
 	/* Response headers kept with an entry and served again (issuer chains). */
 	const char *const	*keep_headers;
@@ -134,6 +135,17 @@ void			 svc_handle(struct svc *, struct http_req *,
 
 /* Client requests waiting for an upstream, for a graceful shutdown. */
 size_t			 svc_pending(void);
+
+/*
+ * Shared answers for kinds whose clients read HTTP status: the upstream's
+ * 404/410 passed on as sent, and a 503 naming every endpoint tried (with
+ * Retry-After: the kind's retry_after_s).
+ */
+void			 svc_serve_final_as_sent(struct svc *, struct http_req *,
+			    const struct svc_call *, int http_status,
+			    const uint8_t *body, size_t len);
+void			 svc_serve_failed_text(struct svc *, struct http_req *,
+			    const struct svc_call *, const char *why);
 
 /* The OCSP, RIM ... kind tables (proxy/ocsp_route.c, ...). */
 extern const struct svc_ops	ocsp_ops;

@@ -44,6 +44,10 @@ struct ctl {
 	size_t		 nocsp_upstreams;
 	char		*rim_upstreams[CTL_MAX_LIST];	/* rim.upstreams urls */
 	size_t		 nrim_upstreams;
+	char		*pccs_upstreams[CTL_MAX_LIST];	/* pccs.upstreams urls */
+	size_t		 npccs_upstreams;
+	char		*kds_upstreams[CTL_MAX_LIST];	/* amd_kds.upstreams urls */
+	size_t		 nkds_upstreams;
 	char		*rim_anchors[CTL_MAX_LIST];	/* rim.anchors */
 	size_t		 nrim_anchors;
 	long		 rim_retention_s;		/* rim.retention_s */
@@ -173,22 +177,25 @@ int	ctl_check_kds(struct ctl *, struct ctl_trust *,
 /* show: the decoded entry and whether it verifies now (a new JSON object). */
 struct json_t *ctl_collateral_show(struct ctl *, const struct ctl_ent *);
 /*
- * manifest: "pccs", "kds" (canonical paths) and "tee" (what each quote or
- * SNP report said) into root, plus the cache's own collateral. product:
- * --product or NULL. A CTL_* code, said why.
+ * manifest and prefetch: "pccs", "kds" (canonical paths) and "tee" (what
+ * each quote or SNP report said) into root, plus (with_cache) the cache's
+ * own collateral. product: --product or NULL. A CTL_* code, said why.
  */
 int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
 	    char **quotes, size_t nq, char **reports, size_t nr,
-	    const char *product);
-/* fetch: the manifest's pccs and kds paths, each upstream in order until one verifies. */
+	    const char *product, int with_cache);
+/*
+ * fetch and prefetch: the pccs and kds paths of a manifest (root; mname
+ * names it in messages), each upstream in order until one verifies.
+ */
 struct ctl_fetched {
 	struct bundle_entry	*e;	/* owned bodies */
 	struct ctl_check	*chk;
 	size_t			 n, cap, failed;
 };
 int	ctl_fetch_collateral(struct ctl *, struct ctl_trust *,
-	    const char *manifest, char **pccs_ups, size_t np, char **kds_ups,
-	    size_t nk, struct ctl_fetched *);
+	    struct json_t *manifest, const char *mname, char **pccs_ups,
+	    size_t np, char **kds_ups, size_t nk, struct ctl_fetched *);
 void	ctl_fetched_free(struct ctl_fetched *);
 
 #endif

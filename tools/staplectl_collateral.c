@@ -456,7 +456,7 @@ read_input(const char *path, uint8_t **buf, size_t *len)
 
 int
 ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
-    size_t nq, char **reports, size_t nr, const char *product)
+    size_t nq, char **reports, size_t nr, const char *product, int with_cache)
 {
 	struct coll_quote	 q;
 	struct coll_snp		 s;
@@ -530,6 +530,8 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 		json_array_append_new(tee, o);
 	}
 	/* What the site already relies on: the cache's own collateral. */
+	if (!with_cache)
+		return CTL_OK;
 	if (ctl->cache == NULL && (stat(ctl->cache_dir, &st) == -1 ||
 	    ctl_open_cache(ctl, 1) != CTL_OK))
 		return CTL_OK;	/* no cache here: nothing to add */
@@ -779,27 +781,23 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 }
 
 int
-ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, const char *mpath,
-    char **pups, size_t np, char **kups, size_t nk, struct ctl_fetched *f)
+ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
+    const char *mname, char **pups, size_t np, char **kups, size_t nk,
+    struct ctl_fetched *f)
 {
 	struct coll_pccs	 pr;
 	struct coll_kds		 kr;
-	json_error_t		 je;
-	json_t			*root, *arr, *v;
+	json_t			*arr, *v;
 	const char		*s, *why;
 	size_t			 i;
 	int			 pass;
 
 	memset(f, 0, sizeof(*f));
-	if ((root = json_load_file(mpath, 0, &je)) == NULL) {
-		ctl_warnx("%s:%d: %s", mpath, je.line, je.text);
-		return CTL_REJECTED;
-	}
 	arr = json_object_get(root, "pccs");
 	json_array_foreach(arr, i, v) {
 		if ((s = json_string_value(v)) == NULL ||
 		    coll_pccs_parse(s, &pr, &why) == -1) {
-			ctl_warnx("%s: pccs[%zu]: %s", mpath, i, s ? why :
+			ctl_warnx("%s: pccs[%zu]: %s", mname, i, s ? why :
 			    "not a string");
 			f->failed++;
 			continue;
@@ -813,7 +811,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, const char *mpath,
 			if ((s = json_string_value(v)) == NULL ||
 			    coll_kds_parse(s, &kr, &why) == -1) {
 				if (pass == 0) {
-					ctl_warnx("%s: kds[%zu]: %s", mpath, i, s ?
+					ctl_warnx("%s: kds[%zu]: %s", mname, i, s ?
 					    why : "not a string");
 					f->failed++;
 				}
@@ -822,7 +820,6 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, const char *mpath,
 			if ((kr.what == CK_VEK) == (pass == 1))
 				fetch_path(ctl, t, f, CACHE_KIND_KDS, s, kups, nk);
 		}
-	json_decref(root);
 	return CTL_OK;
 }
 

@@ -250,7 +250,7 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	    MANIFEST_FORMAT, "version", MANIFEST_VERSION, "created", tb,
 	    "generator", GENERATOR, "ocsp", ocsp, "rim", rims, "certs", cas);
 	if ((rv = ctl_manifest_collateral(ctl, root, tee.quotes, tee.nquotes,
-	    tee.reports, tee.nreports, tee.product)) != CTL_OK)
+	    tee.reports, tee.nreports, tee.product, 1)) != CTL_OK)
 		goto out;
 	for (i = 0; i < m->ncertids; i++)
 		json_array_append_new(ocsp, certid_json(m->certids[i].key,
@@ -454,6 +454,41 @@ haul_has(const struct haul *h, enum cache_kind kind, const uint8_t *key,
 	return 0;
 }
 
+/* The collateral fetched joins the haul; its bodies change hands. */
+static int
+haul_take(struct haul *h, struct ctl_fetched *cf)
+{
+	struct bundle_entry	*e;
+	size_t			 i;
+
+	h->failed += cf->failed;
+	cf->failed = 0;
+	for (i = 0; i < cf->n; i++) {
+		if ((e = haul_add(h)) == NULL)
+			return CTL_REJECTED;
+		*e = cf->e[i];
+		h->chk[h->n - 1] = cf->chk[i];
+		memset(&cf->e[i], 0, sizeof(cf->e[i]));
+	}
+	return CTL_OK;
+}
+
+/* Flags win over the config file's upstreams; then the vendor's own endpoint. */
+static void
+ups_default(char **ups, size_t *n, char *const *conf, size_t nconf,
+    const char *def)
+{
+	size_t	i;
+
+	if (*n > 0)
+		return;
+	for (i = 0; i < nconf; i++)
+		ups[i] = conf[i];
+	*n = nconf;
+	if (*n == 0)
+		ups[(*n)++] = (char *)def;
+}
+
 /* Ask each upstream in order until one answer verifies. */
 static void
 fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
@@ -597,9 +632,10 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 	return CTL_OK;
 }
 
-/* A manifest file into the model: CertIDs come back as requests. */
+/* A manifest file into the model: CertIDs come back as requests, and the whole of it in *rootp. */
 static int
-read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp)
+read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp,
+    json_t **rootp)
 {
 	json_error_t	 je;
 	json_t		*root, *v, *rims;
@@ -624,7 +660,7 @@ read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp)
 		    evidence_manifest_add_rim_id(m, json_string_value(v)) == -1)
 			ctl_warnx("%s: rim[%zu]: not a RIM ID", path, i);
 	*ocsp = json_incref(json_object_get(root, "ocsp"));
-	json_decref(root);
+	*rootp = root;
 	return CTL_OK;
 }
 
@@ -637,7 +673,8 @@ fetch_usage(FILE *f)
 	    "fetches everything a manifest lists (RIMs first, then the OCSP "
 	    "answers for\ntheir signing chains and the manifest's CertIDs, "
 	    "then its Intel and AMD\ncollateral), verifies it, writes a bundle."
-	    "\nDefaults: " DEFAULT_OCSP_URL ", " DEFAULT_RIM_URL ",\n"
+	    "\nFlags win over the -f file's ocsp, rim, pccs and amd_kds "
+	    "upstreams; defaults:\n" DEFAULT_OCSP_URL ", " DEFAULT_RIM_URL ",\n"
 	    DEFAULT_PCCS_URL ", " DEFAULT_KDS_URL ".\n");
 }
 
@@ -696,11 +733,11 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	struct ctl_trust	 t;
 	struct ctl_fetched	 cf;
 	struct haul		 h;
-	json_t			*ocsp = NULL;
+	json_t			*ocsp = NULL, *root = NULL;
 	const char		*mpath = NULL, *outpath = NULL;
 	char			*oups[CTL_MAX_LIST], *rups[CTL_MAX_LIST];
 	char			*pups[CTL_MAX_LIST], *kups[CTL_MAX_LIST];
-	size_t			 no = 0, nr = 0, np = 0, nk = 0, i;
+	size_t			 no = 0, nr = 0, np = 0, nk = 0;
 	int			 ch, rv;
 
 	memset(&t, 0, sizeof(t));
@@ -749,22 +786,17 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		fetch_usage(stderr);
 		return CTL_USAGE;
 	}
-	/* Flags win over the config file; then NVIDIA's endpoints. */
-	for (; no == 0 && no < ctl->nocsp_upstreams; no++)
-		oups[no] = ctl->ocsp_upstreams[no];
-	for (; nr == 0 && nr < ctl->nrim_upstreams; nr++)
-		rups[nr] = ctl->rim_upstreams[nr];
-	if (no == 0)
-		oups[no++] = (char *)DEFAULT_OCSP_URL;
-	if (nr == 0)
-		rups[nr++] = (char *)DEFAULT_RIM_URL;
-	if (np == 0)
-		pups[np++] = (char *)DEFAULT_PCCS_URL;
-	if (nk == 0)
-		kups[nk++] = (char *)DEFAULT_KDS_URL;
+	ups_default(oups, &no, ctl->ocsp_upstreams, ctl->nocsp_upstreams,
+	    DEFAULT_OCSP_URL);
+	ups_default(rups, &nr, ctl->rim_upstreams, ctl->nrim_upstreams,
+	    DEFAULT_RIM_URL);
+	ups_default(pups, &np, ctl->pccs_upstreams, ctl->npccs_upstreams,
+	    DEFAULT_PCCS_URL);
+	ups_default(kups, &nk, ctl->kds_upstreams, ctl->nkds_upstreams,
+	    DEFAULT_KDS_URL);
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
-	if ((rv = read_manifest(mpath, m, &ocsp)) != CTL_OK)
+	if ((rv = read_manifest(mpath, m, &ocsp, &root)) != CTL_OK)
 		goto out;
 	/* No cache here by design; use it for its pool only if one is there. */
 	if (ctl_open_cache(ctl, 1) != CTL_OK)
@@ -773,20 +805,10 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((rv = fetch_all(ctl, &t, m, ocsp, oups, no, rups, nr, &h)) == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &t, mpath, pups, np, kups, nk, &cf);
-	/* The collateral joins the haul; its bodies change hands. */
-	for (i = 0; rv == CTL_OK && i < cf.n; i++) {
-		struct bundle_entry	*e;
-
-		if ((e = haul_add(&h)) == NULL) {
-			rv = CTL_REJECTED;
-			break;
-		}
-		*e = cf.e[i];
-		h.chk[h.n - 1] = cf.chk[i];
-		memset(&cf.e[i], 0, sizeof(cf.e[i]));
-	}
-	h.failed += cf.failed;
+		rv = ctl_fetch_collateral(ctl, &t, root, mpath, pups, np, kups,
+		    nk, &cf);
+	if (rv == CTL_OK)
+		rv = haul_take(&h, &cf);
 	if (rv == CTL_OK)
 		rv = write_haul(ctl, &t, &h, outpath);
 	curl_global_cleanup();
@@ -796,6 +818,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		rv = CTL_REJECTED;
  out:
 	json_decref(ocsp);
+	json_decref(root);
 	ctl_fetched_free(&cf);
 	haul_free(&h);
 	ctl_trust_free(&t);
@@ -807,36 +830,53 @@ int
 cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 {
 	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
-	    "prefetch (--evidence FILE | --chain PEMFILE)...\nfetches what "
-	    "the evidence needs from the configured upstreams (ocsp.upstreams,"
-	    "\nrim.upstreams, else NVIDIA's) into the cache directly.\n";
+	    "prefetch (--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
+	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\nfetches "
+	    "what the evidence, quotes and SNP reports need from the "
+	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
+	    "pccs.upstreams, amd_kds.upstreams,\nelse the vendors') into the "
+	    "cache directly.\n";
 	struct evidence_manifest *m = NULL;
+	struct tee_inputs	 tee;
 	struct ctl_trust	 t;
+	struct ctl_fetched	 cf;
 	struct haul		 h;
 	struct cache_put_item	*items = NULL;
 	struct cache_body	*bodies = NULL;
+	struct cache_meta	 old;
+	json_t			*coll = NULL;
 	int			*res = NULL;
 	char			*files[CTL_MAX_LIST], *oups[CTL_MAX_LIST];
-	char			*rups[CTL_MAX_LIST];
-	size_t			 nfiles = 0, no, nr, i;
+	char			*rups[CTL_MAX_LIST], *pups[CTL_MAX_LIST];
+	char			*kups[CTL_MAX_LIST];
+	size_t			 nfiles = 0, no = 0, nr = 0, np = 0, nk = 0, i;
+	size_t			 nput = 0, nkept = 0;
 	int			 rv;
 
 	memset(&t, 0, sizeof(t));
 	memset(&h, 0, sizeof(h));
+	memset(&cf, 0, sizeof(cf));
+	memset(&tee, 0, sizeof(tee));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
-	    NULL)) != 0)
+	    &tee)) != 0)
 		return rv == -1 ? CTL_OK : rv;
-	for (no = 0; no < ctl->nocsp_upstreams; no++)
-		oups[no] = ctl->ocsp_upstreams[no];
-	for (nr = 0; nr < ctl->nrim_upstreams; nr++)
-		rups[nr] = ctl->rim_upstreams[nr];
-	if (no == 0)
-		oups[no++] = (char *)DEFAULT_OCSP_URL;
-	if (nr == 0)
-		rups[nr++] = (char *)DEFAULT_RIM_URL;
-	if ((m = evidence_manifest_new()) == NULL)
-		return CTL_REJECTED;
+	ups_default(oups, &no, ctl->ocsp_upstreams, ctl->nocsp_upstreams,
+	    DEFAULT_OCSP_URL);
+	ups_default(rups, &nr, ctl->rim_upstreams, ctl->nrim_upstreams,
+	    DEFAULT_RIM_URL);
+	ups_default(pups, &np, ctl->pccs_upstreams, ctl->npccs_upstreams,
+	    DEFAULT_PCCS_URL);
+	ups_default(kups, &nk, ctl->kds_upstreams, ctl->nkds_upstreams,
+	    DEFAULT_KDS_URL);
+	if ((m = evidence_manifest_new()) == NULL ||
+	    (coll = json_object()) == NULL) {
+		rv = CTL_REJECTED;
+		goto out;
+	}
+	/* Every input is read before anything is fetched; the cache's own entries are not asked again. */
 	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
+	    (rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
+	    tee.reports, tee.nreports, tee.product, 0)) != CTL_OK ||
 	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
 		goto out;
 	learn_cas(ctl, m);
@@ -844,6 +884,11 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rv = fetch_all(ctl, &t, m, NULL, oups, no, rups, nr, &h);
+	if (rv == CTL_OK)
+		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", pups, np,
+		    kups, nk, &cf);
+	if (rv == CTL_OK)
+		rv = haul_take(&h, &cf);
 	curl_global_cleanup();
 	if (rv != CTL_OK)
 		goto out;
@@ -854,30 +899,48 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	for (i = 0; i < h.n; i++) {
 		struct cache_meta	*mt = &h.chk[i].meta;
+		struct bundle_entry	*e = &h.e[i];
 
+		/* As import: collateral the cache holds as new or newer stays. */
+		if ((e->kind == CACHE_KIND_PCCS || e->kind == CACHE_KIND_KDS) &&
+		    (h.chk[i].keep_stored || (cache_get_meta(ctl->cache,
+		    e->kind, e->key, e->klen, &old) == 1 &&
+		    old.this_update >= mt->this_update))) {
+			nkept++;
+			continue;
+		}
 		mt->fetched_at = ctl->now;
 		mt->last_served_at = ctl->now;
-		snprintf(mt->source, sizeof(mt->source), "%s", h.e[i].source);
-		bodies[i].request = h.e[i].request;
-		bodies[i].request_len = h.e[i].request_len;
-		bodies[i].response = h.e[i].response;
-		bodies[i].response_len = h.e[i].response_len;
-		items[i].key = h.e[i].key;
-		items[i].klen = h.e[i].klen;
-		items[i].meta = mt;
-		items[i].body = &bodies[i];
+		snprintf(mt->source, sizeof(mt->source), "%s", e->source);
+		bodies[nput].request = e->request;
+		bodies[nput].request_len = e->request_len;
+		bodies[nput].response = e->response;
+		bodies[nput].response_len = e->response_len;
+		bodies[nput].headers = e->headers;
+		bodies[nput].headers_len = e->headers_len;
+		items[nput].key = e->key;
+		items[nput].klen = e->klen;
+		items[nput].meta = mt;
+		items[nput].body = &bodies[nput];
+		nput++;
 	}
-	if (cache_put_many(ctl->cache, items, h.n, res) == -1) {
+	if (cache_put_many(ctl->cache, items, nput, res) == -1) {
 		ctl_warnx("%s", cache_strerror(ctl->cache));
 		goto out;
 	}
-	fprintf(stderr, "staplectl: prefetch: %zu entr%s stored, %zu failed\n",
-	    h.n, h.n == 1 ? "y" : "ies", h.failed);
+	for (i = 0; i < nput; i++)
+		if (res[i] == CACHE_PUT_KEPT)
+			nkept++;
+	fprintf(stderr, "staplectl: prefetch: %zu entr%s stored, %zu kept, "
+	    "%zu failed\n", h.n - nkept, h.n - nkept == 1 ? "y" : "ies", nkept,
+	    h.failed);
 	rv = h.failed > 0 ? CTL_REJECTED : CTL_OK;
  out:
 	free(items);
 	free(bodies);
 	free(res);
+	json_decref(coll);
+	ctl_fetched_free(&cf);
 	haul_free(&h);
 	ctl_trust_free(&t);
 	evidence_manifest_free(m);

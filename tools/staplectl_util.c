@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -189,9 +190,6 @@ conf_strings(const char *path, const char *name, json_t *v, char **list,
 	cnt = json_is_array(v) ? json_array_size(v) : 1;
 	for (i = 0; i < cnt; i++) {
 		e = json_is_array(v) ? json_array_get(v, i) : v;
-		/* upstreams may be objects {"url", "name", ...} */
-		if (json_is_object(e))
-			e = json_object_get(e, "url");
 		if (!json_is_string(e)) {
 			ctl_warnx("%s: %s: must be a string or a list of "
 			    "strings", path, name);
@@ -203,6 +201,72 @@ conf_strings(const char *path, const char *name, json_t *v, char **list,
 			return -1;
 		}
 		if ((list[(*n)++] = strdup(json_string_value(e))) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * "upstreams" as stapled takes them (proxy/config.c ld_upstreams): a URL,
+ * or a non-empty list of URLs and {"url", "name", "verify_nonce"} objects.
+ * Only the URLs are kept; staplectl names no upstream and sends no nonce
+ * check of its own.
+ */
+static int
+conf_upstreams(const char *path, const char *name, json_t *v, char **list,
+    size_t *n)
+{
+	const char	*k, *url;
+	json_t		*e, *f;
+	size_t		 i, cnt;
+
+	if (!json_is_string(v) && !json_is_array(v)) {
+		ctl_warnx("%s: %s: must be a URL string or a list", path, name);
+		return -1;
+	}
+	if ((cnt = json_is_array(v) ? json_array_size(v) : 1) == 0) {
+		ctl_warnx("%s: %s: at least one upstream is required", path,
+		    name);
+		return -1;
+	}
+	for (i = 0; i < cnt; i++) {
+		e = json_is_array(v) ? json_array_get(v, i) : v;
+		if (json_is_object(e)) {
+			json_object_foreach(e, k, f) {
+				if ((strcmp(k, "url") == 0 ||
+				    strcmp(k, "name") == 0) && json_is_string(f))
+					continue;
+				if (strcmp(k, "verify_nonce") == 0 &&
+				    json_is_boolean(f))
+					continue;
+				ctl_warnx("%s: %s[%zu]: %s: unknown key or "
+				    "wrong type", path, name, i, k);
+				return -1;
+			}
+			e = json_object_get(e, "url");
+			if (e == NULL) {
+				ctl_warnx("%s: %s[%zu]: missing key \"url\"",
+				    path, name, i);
+				return -1;
+			}
+		} else if (!json_is_string(e)) {
+			ctl_warnx("%s: %s[%zu]: must be a URL string or an "
+			    "object", path, name, i);
+			return -1;
+		}
+		url = json_string_value(e);
+		if (strncasecmp(url, "http://", 7) != 0 &&
+		    strncasecmp(url, "https://", 8) != 0) {
+			ctl_warnx("%s: %s: %s: URL must start with http:// or "
+			    "https://", path, name, url);
+			return -1;
+		}
+		if (*n >= CTL_MAX_LIST) {
+			ctl_warnx("%s: %s: more than %d", path, name,
+			    CTL_MAX_LIST);
+			return -1;
+		}
+		if ((list[(*n)++] = strdup(url)) == NULL)
 			return -1;
 	}
 	return 0;
@@ -250,7 +314,7 @@ ctl_load_config(struct ctl *ctl, const char *path)
 		    ctl->intermediates, &ctl->nintermediates) == -1)
 			goto out;
 		if ((v = json_object_get(o, "upstreams")) != NULL &&
-		    conf_strings(path, "ocsp.upstreams", v, ctl->ocsp_upstreams,
+		    conf_upstreams(path, "ocsp.upstreams", v, ctl->ocsp_upstreams,
 		    &ctl->nocsp_upstreams) == -1)
 			goto out;
 		if ((v = json_object_get(o, "skew_s")) != NULL &&
@@ -259,7 +323,7 @@ ctl_load_config(struct ctl *ctl, const char *path)
 	}
 	if ((o = json_object_get(root, "rim")) != NULL && json_is_object(o)) {
 		if ((v = json_object_get(o, "upstreams")) != NULL &&
-		    conf_strings(path, "rim.upstreams", v, ctl->rim_upstreams,
+		    conf_upstreams(path, "rim.upstreams", v, ctl->rim_upstreams,
 		    &ctl->nrim_upstreams) == -1)
 			goto out;
 		if ((v = json_object_get(o, "anchors")) != NULL &&
@@ -270,6 +334,16 @@ ctl_load_config(struct ctl *ctl, const char *path)
 		    json_is_integer(v) && json_integer_value(v) > 0)
 			ctl->rim_retention_s = (long)json_integer_value(v);
 	}
+	if ((o = json_object_get(root, "pccs")) != NULL && json_is_object(o) &&
+	    (v = json_object_get(o, "upstreams")) != NULL &&
+	    conf_upstreams(path, "pccs.upstreams", v, ctl->pccs_upstreams,
+	    &ctl->npccs_upstreams) == -1)
+		goto out;
+	if ((o = json_object_get(root, "amd_kds")) != NULL &&
+	    json_is_object(o) && (v = json_object_get(o, "upstreams")) != NULL &&
+	    conf_upstreams(path, "amd_kds.upstreams", v, ctl->kds_upstreams,
+	    &ctl->nkds_upstreams) == -1)
+		goto out;
 	rv = CTL_OK;
  out:
 	json_decref(root);
@@ -294,6 +368,10 @@ ctl_free(struct ctl *ctl)
 		free(ctl->rim_upstreams[i]);
 	for (i = 0; i < ctl->nrim_anchors; i++)
 		free(ctl->rim_anchors[i]);
+	for (i = 0; i < ctl->npccs_upstreams; i++)
+		free(ctl->pccs_upstreams[i]);
+	for (i = 0; i < ctl->nkds_upstreams; i++)
+		free(ctl->kds_upstreams[i]);
 }
 
 /* ---- the cache ------------------------------------------------------------ */

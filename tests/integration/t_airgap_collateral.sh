@@ -1,7 +1,8 @@
 #!/bin/bash
 # Air gap for Intel and AMD collateral: manifests from a real TDX quote and SNP report,
 # export from a warmed daemon, import into one with no upstream (byte-identical
-# answers), fetch --manifest, and tampered or swapped entries rejected with the cache unchanged.
+# answers), fetch --manifest (upstreams from flags or a -f config), prefetch --quote and
+# --snp-report, and tampered or swapped entries rejected with the cache unchanged.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_airgap_collateral
@@ -301,5 +302,133 @@ ctl -C "$T/none" fetch --manifest "$T/m_fetch.json" --out "$T/f2.jsonl" \
     --pccs-upstream "http://127.0.0.1:$UF" --kds-upstream "http://127.0.0.1:$UF"
 check_eq "fetch with a tampered TCB info upstream: exit 1" 1 "$CTL_RC"
 check_eq "fetch: the tampered answer is left out" 3 "$(grep -c '"kind":"pccs"' "$T/f2.jsonl")"
+
+
+# ---- 7. fetch with the upstreams of a -f config; flags win over it ---------------------------
+
+dir_put "$T/A" "$U_TDX_TCB" 200 "$D/tdx_tcb_info.body.json" "$H/tdx_tcb"
+# entries_of BUNDLE: its entries without where they came from (the URLs differ by design).
+entries_of() { grep '"type":"entry"' "$1" | sed 's/"source":"[^"]*",\{0,1\}//'; }
+# The shapes stapled takes: a list of a URL and an object, and a lone URL; API suffixes as bases.
+cat >"$T/conf_up.json" <<EOF
+{"pccs":{"upstreams":["http://127.0.0.1:$DEAD1",
+    {"url":"http://127.0.0.1:$UF/sgx/certification/v4","name":"pccs-f","verify_nonce":false}]},
+ "amd_kds":{"upstreams":"http://127.0.0.1:$UF/vcek/v1"}}
+EOF
+ctl -C "$T/none" -f "$T/conf_up.json" fetch --manifest "$T/m_fetch.json" --out "$T/fc.jsonl"
+check_eq "fetch with pccs.upstreams and amd_kds.upstreams from -f (no flags): exit 0" 0 "$CTL_RC"
+[ "$CTL_RC" = 0 ] || note "$(grep -v '127.0.0.1:'"$DEAD1" "$T/ctl.out")"
+entries_of "$T/f.jsonl" >"$T/f.entries"
+entries_of "$T/fc.jsonl" >"$T/fc.entries"
+check "fetch from the config's upstreams: the same entries as with the flags" \
+    cmp -s "$T/f.entries" "$T/fc.entries"
+check "fetch from the config's upstreams: the KDS entries came from amd_kds.upstreams" \
+    grep -qF "\"source\":\"http://127.0.0.1:$UF/vcek/v1\"" "$T/fc.jsonl"
+cat >"$T/conf_dead.json" <<EOF
+{"pccs":{"upstreams":"http://127.0.0.1:$DEAD1"},"amd_kds":{"upstreams":["http://127.0.0.1:$DEAD2"]}}
+EOF
+ctl -C "$T/none" -f "$T/conf_dead.json" fetch --manifest "$T/m_fetch.json" --out "$T/fo.jsonl" \
+    --pccs-upstream "http://127.0.0.1:$UF" --kds-upstream "http://127.0.0.1:$UF"
+check_eq "fetch: --pccs-upstream and --kds-upstream win over a config of dead upstreams: exit 0" 0 "$CTL_RC"
+entries_of "$T/fo.jsonl" >"$T/fo.entries"
+check "fetch with the flags over the config: the same entries" \
+    cmp -s "$T/f.entries" "$T/fo.entries"
+ctl -C "$T/none" -f "$T/conf_up.json" fetch --manifest "$T/m_fetch.json" --out "$T/fd.jsonl" \
+    --pccs-upstream "http://127.0.0.1:$DEAD1"
+check_eq "fetch: a dead --pccs-upstream replaces the config's (not added to it): exit 1" 1 "$CTL_RC"
+check_eq "fetch: no PCCS entry from the dead flag, the KDS ones from the config" "0 3" \
+    "$(grep -c '"kind":"pccs"' "$T/fd.jsonl") $(grep -c '"kind":"kds"' "$T/fd.jsonl")"
+printf '{"amd_kds":{"upstreams":[]}}\n' >"$T/conf_bad.json"
+ctl -C "$T/none" -f "$T/conf_bad.json" fetch --manifest "$T/m_fetch.json" --out "$T/fb.jsonl"
+check_eq "an empty amd_kds.upstreams: a configuration error (exit 2), as stapled says" 2 "$CTL_RC"
+printf '{"pccs":{"upstreams":[{"name":"x"}]}}\n' >"$T/conf_bad.json"
+ctl -C "$T/none" -f "$T/conf_bad.json" fetch --manifest "$T/m_fetch.json" --out "$T/fb.jsonl"
+check_eq "a pccs upstream object without \"url\": exit 2" 2 "$CTL_RC"
+
+# ---- 8. prefetch --snp-report: the VCEK, chain and CRL straight into the cache ------------
+
+cat >"$T/conf_pre.json" <<EOF
+{"pccs":{"upstreams":"http://127.0.0.1:$UF"},"amd_kds":{"upstreams":[{"url":"http://127.0.0.1:$UF"}]}}
+EOF
+ctl -C "$T/c5" -f "$T/conf_pre.json" prefetch --snp-report "$AV/report_milan.hex" --product Milan
+check_eq "prefetch --snp-report into an empty cache: exit 0" 0 "$CTL_RC"
+check_eq "prefetch --snp-report: the VCEK, cert_chain and crl stored" 3 "$(list_of "$T/c5" | grep -c ' kds ')"
+ctl -C "$T/c5" -f "$T/conf_pre.json" prefetch --snp-report "$AV/report_milan.hex" --product Milan
+check "prefetch again: the cache's entries are kept, as import keeps them" \
+    grep -q 'prefetch: 0 entries stored, 3 kept, 0 failed' "$T/ctl.out"
+ctl -C "$T/c5" -f "$T/conf_pre.json" prefetch --snp-report "$AV/report_milan.hex"
+check_eq "prefetch --snp-report of a v2 report without --product: exit 2" 2 "$CTL_RC"
+STAPLED_CACHE=$T/c5 stapled_start d5 --pccs-upstream "http://127.0.0.1:$DEAD1" \
+    --kds-upstream "http://127.0.0.1:$DEAD2"
+for n in kds_chain kds_crl kds_vcek; do
+	p=$(printf '%s\n' "$SEQ" | awk -v n="$n" '$1 == n { print $2 }')
+	get "$p" "$T/p.$n"
+	check_eq "prefetched, upstream dead: $p: HTTP 200" 200 "$HTTP_CODE"
+	check "prefetched, upstream dead: $p byte-identical to the warm daemon's answer" \
+	    cmp -s "$T/warm.$n" "$T/p.$n"
+done
+stapled_stop
+
+# ---- 9. prefetch --quote: the Intel collateral of a TDX quote ----------------------------
+
+# dcap-qvl's collateral for this quote (FMSPC B0C06F000000, Platform CA) rebuilt as PCS
+# serves it, and teepot's TDX evaluation numbers: all valid on 2025-06-20.
+if command -v jq >/dev/null 2>&1; then
+	Q=$IV/tdx_quote_collateral.json
+	B=$T/B; mkdir -p "$B"
+	jq -j '"{\"tcbInfo\":" + .tcb_info + ",\"signature\":\"" + .tcb_info_signature + "\"}"' "$Q" >"$B/tcb"
+	jq -j '"{\"enclaveIdentity\":" + .qe_identity + ",\"signature\":\"" + .qe_identity_signature + "\"}"' \
+	    "$Q" >"$B/qe"
+	printf "$(jq -j .pck_crl "$Q" | sed 's/../\\x&/g')" >"$B/crl"
+	jq -j .root_ca_crl "$Q" >"$B/root"
+	jq -j .tcb_evaluation_data_numbers_json "$IV/tdx_tcb_eval_nums.json" >"$B/eval"
+	jq -j '.tcb_info_issuer_chain | @uri' "$Q" >"$B/tcb.chain"
+	jq -j '.qe_identity_issuer_chain | @uri' "$Q" >"$B/qe.chain"
+	jq -j '.pck_crl_issuer_chain | @uri' "$Q" >"$B/crl.chain"
+	jq -j '.issuer_chain | @uri' "$IV/tdx_tcb_eval_nums.json" >"$B/eval.chain"
+	hdrs "$H/q_tcb" application/json TCB-Info-Issuer-Chain "$B/tcb.chain"
+	hdrs "$H/q_qe" application/json SGX-Enclave-Identity-Issuer-Chain "$B/qe.chain"
+	hdrs "$H/q_crl" application/pkix-crl SGX-PCK-CRL-Issuer-Chain "$B/crl.chain"
+	hdrs "$H/q_eval" application/json TCB-Evaluation-Data-Numbers-Issuer-Chain "$B/eval.chain"
+	# The TDX verifier's requests for this quote, as it sends them.
+	QSEQ="tcb $TDX4/tcb?fmspc=B0C06F000000
+qe $TDX4/qe/identity
+crl $V4/pckcrl?ca=platform&encoding=der
+root $V4/rootcacrl
+eval $TDX4/tcbevaluationdatanumbers"
+	dir_put "$T/A" "$TDX4/tcb?fmspc=B0C06F000000&update=standard" 200 "$B/tcb" "$H/q_tcb"
+	dir_put "$T/A" "$U_TDX_QE" 200 "$B/qe" "$H/q_qe"
+	dir_put "$T/A" "$V4/pckcrl?ca=platform&encoding=der" 200 "$B/crl" "$H/q_crl"
+	dir_put "$T/A" "$V4/rootcacrl" 200 "$B/root" "$H/root_crl"
+	dir_put "$T/A" "$TDX4/tcbevaluationdatanumbers" 200 "$B/eval" "$H/q_eval"
+	fake_off=$(( $(date -u -d 2025-06-20T00:00:00Z +%s) - $(date +%s) ))
+	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+	ctl -C "$T/c6" -f "$T/conf_pre.json" prefetch --quote "$IV/tdx_quote"
+	check_eq "prefetch --quote (TDX) into an empty cache: exit 0" 0 "$CTL_RC"
+	[ "$CTL_RC" = 0 ] || note "$(cat "$T/ctl.out")"
+	check_eq "prefetch --quote: the quote's 5 PCCS entries stored" 5 "$(list_of "$T/c6" | grep -c ' pccs ')"
+	STAPLED_CACHE=$T/c6 stapled_start d6 --pccs-upstream "http://127.0.0.1:$DEAD1" \
+	    --kds-upstream "http://127.0.0.1:$DEAD2"
+	while read -r n p; do
+		get "$p" "$T/q.$n"
+		check_eq "prefetched, upstream dead: $p: HTTP 200" 200 "$HTTP_CODE"
+		check "prefetched, upstream dead: $p is the vendor's bytes" cmp -s "$B/$n" "$T/q.$n"
+	done <<EOF
+$QSEQ
+EOF
+	check_eq "prefetched: TCB-Info-Issuer-Chain served with the TCB info" "$(cat "$B/tcb.chain")" \
+	    "$(header "$T/q.tcb.hdr" TCB-Info-Issuer-Chain)"
+	stapled_stop
+	# The upstream now answers with a tampered TCB info: refused, nothing stored for it.
+	sed 's/"issueDate":"2025-06-19T10:16:03Z"/"issueDate":"2025-06-19T10:16:02Z"/' "$B/tcb" >"$B/tcb.bad"
+	cmp -s "$B/tcb" "$B/tcb.bad" && die "the tampered TCB info is the same as the original"
+	dir_put "$T/A" "$TDX4/tcb?fmspc=B0C06F000000&update=standard" 200 "$B/tcb.bad" "$H/q_tcb"
+	ctl -C "$T/c7" -f "$T/conf_pre.json" prefetch --quote "$IV/tdx_quote"
+	check_eq "prefetch --quote with a tampered TCB info upstream: exit 1" 1 "$CTL_RC"
+	check "prefetch: the tampered answer is rejected for its signature" grep -q 'rejected: .*signature' "$T/ctl.out"
+	check_eq "prefetch: the other 4 stored, not the tampered one" 4 "$(list_of "$T/c7" | grep -c ' pccs ')"
+else
+	note "jq not installed: prefetch --quote not tested"
+fi
 
 it_done

@@ -185,6 +185,24 @@ int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
 	    char **quotes, size_t nq, char **reports, size_t nr,
 	    const char *product, int with_cache);
 /*
+ * staplectl's one HTTP client: no redirects, http and https only, body
+ * and headers capped, connect 5 s, total 30 s. `post` NULL means GET;
+ * a POST is an OCSP request. On a 200 returns 0 with the body and the raw
+ * header lines of the answer in r (free with ctl_http_free), else -1 and
+ * err says why.
+ */
+struct ctl_http {
+	uint8_t	*body;
+	size_t	 len;
+	char	*hdr;		/* "Name: value\r\n" lines of the last response */
+	size_t	 hlen;
+	int	 over;
+};
+int	ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
+	    const char *accept, struct ctl_http *r, char *err, size_t errlen);
+void	ctl_http_free(struct ctl_http *);
+
+/*
  * fetch and prefetch: the pccs and kds paths of a manifest (root; mname
  * names it in messages), each upstream in order until one verifies.
  */

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "attest/amd.h"
@@ -20,10 +19,6 @@
 #include "tools/collateral.h"
 #include "tools/staplectl.h"
 
-#define COLL_FETCH_MAX_BYTES	(2u << 20)	/* TCB info ~10 KiB, CRLs a few */
-#define COLL_HEADERS_MAX_BYTES	65536
-#define COLL_CONNECT_MS		5000L
-#define COLL_TIMEOUT_MS		30000L
 #define COLL_MAX_INPUT_BYTES	(1024 * 1024)
 #define COLL_MAX_PATHS		8
 /* Intel PCS has no rootcacrl (a PCCS route): the root CA's CRL distribution point. */
@@ -555,114 +550,27 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 }
 
 /* ---- fetch ---------------------------------------------------------------- */
-
-struct coll_resp {
-	uint8_t		*body;
-	size_t		 len;
-	int		 over;
-	char		*hdr;		/* raw header lines of the last response */
-	size_t		 hlen;
-	const char *const *keep;
-};
-
-static size_t
-body_cb(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct coll_resp	*r = arg;
-	size_t			 n = size * nmemb;
-	uint8_t			*np;
-
-	if (r->len + n > COLL_FETCH_MAX_BYTES) {
-		r->over = 1;
-		return 0;
-	}
-	if ((np = realloc(r->body, r->len + n + 1)) == NULL)
-		return 0;
-	r->body = np;
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	return n;
-}
-
-static size_t
-header_cb(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct coll_resp	*r = arg;
-	size_t			 n = size * nmemb;
-	char			*np;
-
-	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0)
-		r->hlen = 0;	/* a new response (after 100 Continue) */
-	if (r->hlen + n > COLL_HEADERS_MAX_BYTES) {
-		r->over = 1;
-		return 0;
-	}
-	if ((np = realloc(r->hdr, r->hlen + n + 1)) == NULL)
-		return 0;
-	r->hdr = np;
-	memcpy(r->hdr + r->hlen, data, n);
-	r->hlen += n;
-	return n;
-}
-
 /* The kept headers, as the daemon stores them: "Name: value\r\n" in its order. */
 static uint8_t *
-kept_headers(const struct coll_resp *r, size_t *outlen)
+kept_headers(const struct ctl_http *r, const char *const *keep, size_t *outlen)
 {
 	char	*out, *v;
 	size_t	 i, n = 0, cap = r->hlen + 1;
 
 	if ((out = malloc(cap)) == NULL)
 		return NULL;
-	for (i = 0; r->keep[i] != NULL; i++) {
+	for (i = 0; keep[i] != NULL; i++) {
 		/* The raw lines end in CRLF already: the same reader serves. */
 		if ((v = header_value((const uint8_t *)r->hdr, r->hlen,
-		    r->keep[i])) == NULL)
+		    keep[i])) == NULL)
 			continue;
-		if (n + strlen(r->keep[i]) + strlen(v) + 4 < cap)
+		if (n + strlen(keep[i]) + strlen(v) + 4 < cap)
 			n += (size_t)snprintf(out + n, cap - n, "%s: %s\r\n",
-			    r->keep[i], v);
+			    keep[i], v);
 		free(v);
 	}
 	*outlen = n;
 	return (uint8_t *)out;
-}
-
-/* One GET; 0 with a 200 in r, or -1 (said why). */
-static int
-get(const char *url, struct coll_resp *r, char *err, size_t errlen)
-{
-	CURL		*c;
-	CURLcode	 rc;
-	long		 code = 0;
-	int		 rv = -1;
-
-	if ((c = curl_easy_init()) == NULL) {
-		snprintf(err, errlen, "curl: cannot start");
-		return -1;
-	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, COLL_CONNECT_MS);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, COLL_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, GENERATOR);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	if (rc != CURLE_OK)
-		snprintf(err, errlen, "%s: %s", url, r->over ? "answer too large" :
-		    curl_easy_strerror(rc));
-	else if (code != 200)
-		snprintf(err, errlen, "%s: HTTP %ld%s", url, code, code == 404 ?
-		    " (not known to this upstream)" : "");
-	else
-		rv = 0;
-	curl_easy_cleanup(c);
-	return rv;
 }
 
 /* An upstream base without a trailing '/' or the API suffix (as the daemon takes them). */
@@ -709,7 +617,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
     enum cache_kind kind, const char *path, char **ups, size_t nups)
 {
 	struct bundle_entry	*e;
-	struct coll_resp	 r;
+	struct ctl_http		 r;
 	struct ctl_check	*c;
 	char			 url[COLL_PATH_MAX + 512], base[512];
 	char			 err[COLL_PATH_MAX + 700];
@@ -738,19 +646,16 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 			snprintf(url, sizeof(url), "%s", INTEL_ROOT_CRL_URL);
 		else
 			snprintf(url, sizeof(url), "%s%s", base, path);
-		memset(&r, 0, sizeof(r));
-		r.keep = kind == CACHE_KIND_PCCS ? pccs_keep : kds_keep;
-		if (get(url, &r, err, sizeof(err)) == -1) {
+		if (ctl_http_do(url, NULL, 0, NULL, &r, err, sizeof(err)) == -1) {
 			ctl_warnx("fetch: %s", err);
-			free(r.body);
-			free(r.hdr);
 			continue;
 		}
 		free(e->response);
 		free(e->headers);
+		e->headers = kept_headers(&r, kind == CACHE_KIND_PCCS ? pccs_keep :
+		    kds_keep, &e->headers_len);
 		e->response = r.body;
 		e->response_len = r.len;
-		e->headers = kept_headers(&r, &e->headers_len);
 		free(r.hdr);
 		/* The VCEKs are checked against the chains fetched before them. */
 		t->peers = f->e;

@@ -24,6 +24,7 @@
 #define MANIFEST_FORMAT		"stapled-manifest"
 #define MANIFEST_VERSION	1
 #define FETCH_MAX_BYTES		(8u << 20)	/* RIM envelopes are ~30 KiB */
+#define FETCH_MAX_HEADER_BYTES	65536
 #define FETCH_CONNECT_MS	5000L
 #define FETCH_TIMEOUT_MS	30000L
 #define FETCH_NONCE_BYTES	16
@@ -323,43 +324,66 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 
 /* ---- fetching ---------------------------------------------------------------- */
 
-struct buf {
-	uint8_t	*p;
-	size_t	 n;
-	int	 over;
-};
-
 static size_t
-buf_write(char *data, size_t size, size_t nmemb, void *arg)
+body_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct buf	*b = arg;
+	struct ctl_http	*r = arg;
 	size_t		 n = size * nmemb;
 	uint8_t		*np;
 
-	if (b->n + n > FETCH_MAX_BYTES) {
-		b->over = 1;
+	if (r->len + n > FETCH_MAX_BYTES) {
+		r->over = 1;
 		return 0;
 	}
-	if ((np = realloc(b->p, b->n + n + 1)) == NULL)
+	if ((np = realloc(r->body, r->len + n + 1)) == NULL)
 		return 0;
-	b->p = np;
-	memcpy(b->p + b->n, data, n);
-	b->n += n;
+	r->body = np;
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
 	return n;
 }
 
-/* One exchange; 0 with a 200 body in *b, or -1 (said why in err). */
-static int
-http_do(const char *url, const uint8_t *post, size_t postlen, struct buf *b,
-    char *err, size_t errlen)
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct ctl_http	*r = arg;
+	size_t		 n = size * nmemb;
+	char		*np;
+
+	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0)
+		r->hlen = 0;	/* a new response (after 100 Continue) */
+	if (r->hlen + n > FETCH_MAX_HEADER_BYTES) {
+		r->over = 1;
+		return 0;
+	}
+	if ((np = realloc(r->hdr, r->hlen + n + 1)) == NULL)
+		return 0;
+	r->hdr = np;
+	memcpy(r->hdr + r->hlen, data, n);
+	r->hlen += n;
+	return n;
+}
+
+void
+ctl_http_free(struct ctl_http *r)
+{
+	free(r->body);
+	free(r->hdr);
+	memset(r, 0, sizeof(*r));
+}
+
+int
+ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
+    const char *accept, struct ctl_http *r, char *err, size_t errlen)
 {
 	struct curl_slist	*h = NULL;
+	char			 line[128];
 	CURL			*c;
 	long			 code = 0;
 	CURLcode		 rc;
 	int			 rv = -1;
 
-	memset(b, 0, sizeof(*b));
+	memset(r, 0, sizeof(*r));
 	if ((c = curl_easy_init()) == NULL) {
 		snprintf(err, errlen, "curl: cannot start");
 		return -1;
@@ -369,32 +393,34 @@ http_do(const char *url, const uint8_t *post, size_t postlen, struct buf *b,
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, FETCH_CONNECT_MS);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, GENERATOR);
 	if (post != NULL) {
 		h = curl_slist_append(h, "Content-Type: application/ocsp-request");
-		h = curl_slist_append(h, "Accept: application/ocsp-response");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)postlen);
-	} else {
-		h = curl_slist_append(h, "Accept: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	}
+	if (accept != NULL) {
+		snprintf(line, sizeof(line), "Accept: %s", accept);
+		h = curl_slist_append(h, line);
+	}
+	if (h != NULL)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK)
-		snprintf(err, errlen, "%s: %s", url, b->over ? "answer too large" :
+		snprintf(err, errlen, "%s: %s", url, r->over ? "answer too large" :
 		    curl_easy_strerror(rc));
 	else if (code != 200)
-		snprintf(err, errlen, "%s: HTTP %ld", url, code);
+		snprintf(err, errlen, "%s: HTTP %ld%s", url, code, code == 404 ?
+		    " (not known to this upstream)" : "");
 	else
 		rv = 0;
-	if (rv == -1) {
-		free(b->p);
-		memset(b, 0, sizeof(*b));
-	}
+	if (rv == -1)
+		ctl_http_free(r);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return rv;
@@ -496,7 +522,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     const uint8_t *req, size_t reqlen, char **ups, size_t nups)
 {
 	struct bundle_entry	*e;
-	struct buf		 b;
+	struct ctl_http		 b;
 	char			 url[2048], err[2600];
 	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1];
 	size_t			 i;
@@ -522,14 +548,16 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 			    "/v1/rim/", (int)klen, (const char *)key);
 		else
 			snprintf(url, sizeof(url), "%s", ups[i]);
-		if (http_do(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
-		    &b, err, sizeof(err)) == -1) {
+		if (ctl_http_do(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
+		    kind == CACHE_KIND_OCSP ? "application/ocsp-response" :
+		    "application/json", &b, err, sizeof(err)) == -1) {
 			ctl_warnx("fetch: %s", err);
 			continue;
 		}
 		free(e->response);
-		e->response = b.p;
-		e->response_len = b.n;
+		free(b.hdr);
+		e->response = b.body;
+		e->response_len = b.len;
 		if (ctl_check_entry(ctl, t, e, ctl->now, &h->chk[h->n - 1])) {
 			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
 			e->this_update = h->chk[h->n - 1].meta.this_update;

@@ -4,7 +4,10 @@
 
 #include "attest/amd.h"
 
-/* The PEM (ASK or ASVK, then ARK) KDS serves for product and signer; static, never NULL for valid arguments. */
+/*
+ * The PEM (ASK or ASVK, then ARK) KDS serves for product and signer.
+ * Built on first use and kept; NULL for bad arguments or out of memory.
+ */
 const char	*amd_builtin_chain(enum amd_product, enum amd_signer);
 
 #endif

@@ -18,6 +18,7 @@
 #include <openssl/x509.h>
 
 #include "attest/amd.h"
+#include "attest/amd_chains.h"
 #include "attest/vendor_roots.h"
 
 #define VEC_DIR	"/tests/vectors/amd/"
@@ -767,6 +768,28 @@ test_hostile(void **state)
 	freeb(&c);
 }
 
+/* The compiled-in cert_chains verify as KDS's own do, and are AMD's bytes. */
+static void
+test_builtin_chains(void **state)
+{
+	struct amd_result	r;
+	const char		*pem;
+	int			p, sg;
+
+	(void)state;
+	for (p = 0; p < AMD_PRODUCT_MAX; p++)
+		for (sg = 0; sg < AMD_SIGNER_MAX; sg++) {
+			pem = amd_builtin_chain(p, sg);
+			assert_non_null(pem);
+			assert_int_equal(amd_verify_cert_chain(p, sg,
+			    (const uint8_t *)pem, strlen(pem), T_CERTS, &r), 0);
+			/* Another product's chain is not this one's. */
+			assert_int_equal(amd_verify_cert_chain((p + 1) % AMD_PRODUCT_MAX,
+			    sg, (const uint8_t *)pem, strlen(pem), T_CERTS, &r), -1);
+		}
+	assert_null(amd_builtin_chain(AMD_PRODUCT_MAX, AMD_VCEK));
+}
+
 int
 main(void)
 {
@@ -774,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_arks_pinned),
 		cmocka_unit_test(test_product_names),
 		cmocka_unit_test(test_cert_chains),
+		cmocka_unit_test(test_builtin_chains),
 		cmocka_unit_test(test_wrong_product),
 		cmocka_unit_test(test_fetched_ark),
 		cmocka_unit_test(test_vceks),

@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "attest/b64.h"
 #include "cache/record.h"
 #include "tools/bundle.h"
 
@@ -110,60 +111,20 @@ bundle_time_parse(const char *s, int64_t *t)
 	return 0;
 }
 
-static int
-b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /*
  * Strict standard base64 with padding (RFC 4648 4), as the writer emits
- * it. "" decodes to nothing: *out is NULL and *outlen 0.
+ * it: no whitespace. "" decodes to nothing: *out is NULL and *outlen 0.
  */
 static int
-b64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
+bundle_b64(const char *s, size_t n, uint8_t **out, size_t *outlen)
 {
-	uint8_t	*p;
-	size_t	 i, o = 0, pad = 0;
-	int	 v[4], j;
-
 	*out = NULL;
 	*outlen = 0;
 	if (n == 0)
 		return 0;
-	if (n % 4 != 0)
+	if (strcspn(s, " \t\r\n") < n)
 		return -1;
-	if (s[n - 1] == '=')
-		pad = s[n - 2] == '=' ? 2 : 1;
-	if ((p = malloc(n / 4 * 3)) == NULL)
-		return -1;
-	for (i = 0; i < n; i += 4) {
-		for (j = 0; j < 4; j++) {
-			if (i + j >= n - pad && s[i + j] == '=')
-				v[j] = 0;
-			else if ((v[j] = b64val((unsigned char)s[i + j])) < 0)
-				goto fail;
-		}
-		p[o++] = (uint8_t)(v[0] << 2 | v[1] >> 4);
-		p[o++] = (uint8_t)(v[1] << 4 | v[2] >> 2);
-		p[o++] = (uint8_t)(v[2] << 6 | v[3]);
-	}
-	*out = p;
-	*outlen = o - pad;
-	return 0;
- fail:
-	free(p);
-	return -1;
+	return (*out = b64_decode(s, n, outlen)) == NULL ? -1 : 0;
 }
 
 static char *
@@ -236,7 +197,7 @@ rd_blob(struct rd *r, json_t *o, const char *name, int required,
 		return required ? rd_fail(r, "%s: missing", name) : 0;
 	if (!json_is_string(v))
 		return rd_fail(r, "%s: must be a base64 string", name);
-	if (b64_decode(json_string_value(v), json_string_length(v), out,
+	if (bundle_b64(json_string_value(v), json_string_length(v), out,
 	    outlen) == -1)
 		return rd_fail(r, "%s: not base64", name);
 	if (*outlen > RECORD_MAX_BLOB_BYTES) {

@@ -107,7 +107,10 @@ STAPLED_CACHE=$T/cache-b stapled_start da --ocsp-upstream "http://127.0.0.1:$UH/
 replay a-warm-blocked
 check_eq "(a) warm cache, upstreams blocked: all 72 answered good" 72 "$GOOD"
 check_eq "(a) warm cache: no upstream was asked" 0 "$(upstream_count blackhole)"
-assert "(a) warm cache: the whole boot takes under 5 s ($TOTAL_S s)" 'lt "$TOTAL_S" 5'
+# Not a timing target (the total is mostly curl's start-up on a shared
+# machine): no request may have waited on the blackholed upstream, which
+# would cost the 5 s client budget.
+assert "(a) warm cache: no request waited for an upstream (slowest $SLOWEST_S s < 2.5 s)" 'lt "$SLOWEST_S" 2.5'
 same=0
 for i in $(seq 1 72); do cmp -s "$T/a-warm-blocked/$i.der" "$T/b-cold-50ms/$i.der" && same=$((same + 1)); done
 check_eq "(a) warm cache: the same stored bytes as the cold run handed out" 72 "$same"
@@ -118,14 +121,14 @@ STAPLED_CACHE=$T/cache-c stapled_start dc --ocsp-upstream "http://127.0.0.1:$(fr
     --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
 replay c-cold-dead
 check_eq "(c) cold cache, dead upstreams: all 72 get tryLater" 72 "$TRYLATER"
-assert "(c) cold cache, dead upstreams: quickly (total $TOTAL_S s < 10 s)" 'lt "$TOTAL_S" 10'
+assert "(c) cold cache, dead upstreams: tryLater without waiting out the budget (slowest $SLOWEST_S s < 2.5 s)" 'lt "$SLOWEST_S" 2.5'
 stapled_stop
 
 # The same with a single dead upstream (no failover between dead ones).
 STAPLED_CACHE=$T/cache-c1 stapled_start dc1 --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
 replay c1-cold-one-dead
 check_eq "(c') cold cache, the only upstream dead: all 72 get tryLater" 72 "$TRYLATER"
-assert "(c') cold cache, the only upstream dead: quickly (total $TOTAL_S s < 10 s)" 'lt "$TOTAL_S" 10'
+assert "(c') cold cache, the only upstream dead: tryLater without waiting out the budget (slowest $SLOWEST_S s < 2.5 s)" 'lt "$SLOWEST_S" 2.5'
 stapled_stop
 
 note "boot simulation figures:"

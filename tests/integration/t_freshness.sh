@@ -84,13 +84,16 @@ check "-n with a JSON syntax error: non-zero and file:line:column ($(head -n1 "$
     eval '[ $rc -ne 0 ] && grep -Eq "syntax\.json:[0-9]+:[0-9]+: " "$T/n_syntax.err"'
 
 # ---- 3. SIGHUP: a broken config keeps the old one; a valid one takes effect ----
-cp "$T/valid.json" "$T/live.json"
+# Day-long answers here: no refresh may add upstream requests or change the
+# served bytes while the checks run, however slow the machine.
+farm_start UP3 three -ndays 1 -rother "$INTERMEDIATES"
+cfg "$T/live.json" "http://127.0.0.1:$UP3/"
 STAPLED_CACHE=$T/c3 stapled_start d3 -f "$T/live.json"
 pid3=$SPID
 mkreq "$T/h1.der" "$ICA_CERT" "$LEAF2"
 post "$T/h1.der" "$T/h1.out"
 check_eq "before SIGHUP: successful" successful "$(resp_status "$T/h1.out")"
-n_one=$(upstream_count one)
+n_three=$(upstream_count three)
 
 printf '{\n  "ocsp": { "upstreams": [ "http://127.0.0.1:1/" ], \n' >"$T/live.json"	# truncated JSON
 kill -HUP "$pid3"
@@ -104,11 +107,11 @@ check_bytes "broken config on SIGHUP: cached entries still served" "$T/h1.out" "
 mkreq "$T/h2.der" "$ICA_CERT" "$LEAF3"
 post "$T/h2.der" "$T/h2.out"
 check_eq "broken config on SIGHUP: a miss still uses the old upstream" successful "$(resp_status "$T/h2.out")"
-check_eq "broken config on SIGHUP: the old upstream got that miss" $((n_one + 1)) "$(upstream_count one)"
+check_eq "broken config on SIGHUP: the old upstream got that miss" $((n_three + 1)) "$(upstream_count three)"
 
 # A valid change: a new upstream, the old one gone.
-farm_start UP2 two -nmin 1 -rother "$INTERMEDIATES"
-farm_stop one
+farm_start UP2 two -ndays 1 -rother "$INTERMEDIATES"
+farm_stop three
 cfg "$T/live.json" "http://127.0.0.1:$UP2/"
 lines=$(grep -c 'SIGHUP' "$T/d3.log")
 kill -HUP "$pid3"

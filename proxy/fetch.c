@@ -577,6 +577,7 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 
 	memset(res, 0, sizeof(*res));
 	res->summary = job->summary;
+	res->job_arg = job->job_arg;
 	if (a == NULL)
 		return;
 	up = &job->pool->ups[a->up];

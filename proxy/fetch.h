@@ -41,6 +41,7 @@ struct fetch_res {
 	int		 verify_nonce;	/* that upstream's setting */
 	const char	*summary;	/* failures: every endpoint tried and why */
 	const void	*priv;		/* for fetch_res_header */
+	const void	*job_arg;	/* the job's job_arg, as its check saw it */
 };
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */

@@ -15,6 +15,7 @@ const char *const metrics_result_str[RES_MAX] = {
 	[RES_FALLBACK] = "fallback",
 	[RES_NOT_MODIFIED] = "not_modified",
 	[RES_FINAL] = "final",
+	[RES_DEFINITIVE] = "definitive",
 	[RES_TRYLATER] = "trylater",
 	[RES_MALFORMED] = "malformed",
 	[RES_HTTP_ERROR] = "http_error",

@@ -13,6 +13,7 @@ enum metrics_result {
 	RES_FALLBACK,		/* upstream_first: every upstream failed, cache served */
 	RES_NOT_MODIFIED,	/* GET with a matching If-None-Match */
 	RES_FINAL,		/* an upstream's 404/410 about the object, passed on */
+	RES_DEFINITIVE,		/* an upstream's unsigned answer about the request, relayed */
 	RES_TRYLATER,		/* nothing valid to serve */
 	RES_MALFORMED,		/* not an OCSP request */
 	RES_HTTP_ERROR,		/* 400/405/413/415 */

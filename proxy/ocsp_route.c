@@ -84,6 +84,34 @@ log_unverifiable(const struct ocsp_result *r, const char *upstream)
 	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
 }
 
+/*
+ * RFC 6960 4.2.1 statuses that are about the request, not the responder,
+ * and that every mirror would repeat: relayed to the client, not failed
+ * over. NVIDIA's responder answers unauthorized for every per-device FMC
+ * leaf. internalError and tryLater describe the responder and stay
+ * failures; successful goes to verification.
+ */
+static const char *const definitive_status_str[7] = {
+	[1] = "malformedRequest",
+	[5] = "sigRequired",
+	[6] = "unauthorized",
+};
+
+/* The status name of a definitive answer, or NULL. */
+static const char *
+definitive_status(const uint8_t *der, size_t len)
+{
+	int	st;
+
+	/* Without responseBytes (4.2.1) the only DER form is these 5 bytes. */
+	if (len != sizeof(OCSP_RESP_UNAUTHORIZED) ||
+	    (st = ocsp_resp_status(der, len)) < 0 ||
+	    (size_t)st >= sizeof(definitive_status_str) /
+	    sizeof(definitive_status_str[0]))
+		return NULL;
+	return definitive_status_str[st];
+}
+
 static enum svc_verdict
 ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
@@ -91,8 +119,13 @@ ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	struct ocsp_verify_opts	o;
 	struct ocsp_result	r;
 	struct ocsp_req		req;
-	const char		*perr;
+	const char		*perr, *st;
 
+	/* Unsigned, so nothing to verify; never stored. */
+	if ((st = definitive_status(res->body, res->body_len)) != NULL) {
+		snprintf(why, whylen, "%s", st);
+		return SVC_DEFINITIVE;
+	}
 	if (ocsp_req_parse(c->body, c->body_len, &req, &perr) == -1) {
 		snprintf(why, whylen, "own request does not parse: %s", perr);
 		return SVC_REJECT;
@@ -188,7 +221,7 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	(void)s;
 	(void)headers;
 	(void)headers_len;
-	/* Unverifiable answers have no stored validity to advertise. */
+	/* Unverifiable and definitive answers have no stored validity to advertise. */
 	if (c->route == ROUTE_OCSP_GET && m->next_update > now) {
 		if (add_cache_headers(req, m, der, len, now)) {
 			http_reply(req, 304, "Not Modified");
@@ -196,8 +229,8 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 		}
 		reply_der(req, 200, der, len, NULL);
 	} else
-		reply_der(req, 200, der, len, result == RES_UNVERIFIABLE ?
-		    "no-store" : NULL);
+		reply_der(req, 200, der, len, result == RES_UNVERIFIABLE ||
+		    result == RES_DEFINITIVE ? "no-store" : NULL);
 	return result;
 }
 

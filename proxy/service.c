@@ -19,15 +19,21 @@
 #include "proxy/service.h"
 
 #define SVC_HEADERS_MAX_BYTES	(64 * 1024)
-#define NEG_SLOTS		1024	/* remembered 404/410 answers per service */
+#define NEG_SLOTS		1024	/* remembered answers (404/410, definitive) per service */
 #define NEG_MAX_BODY_BYTES	4096
 #define SVC_VENDOR_SKEW_S	300	/* INTEL_SKEW_S, AMD_SKEW_S */
+#define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
 
-/* A 404/410 about an object, which every mirror would repeat: remembered briefly. */
+/*
+ * A 404/410 about an object, or an unsigned answer about the request
+ * (SVC_DEFINITIVE), which every mirror would repeat: remembered briefly.
+ * The slot keeps its key after `until`, so a repeat is known as one.
+ */
 struct neg {
 	uint8_t		 key[CACHE_KEY_MAX_BYTES];
 	size_t		 klen;
 	int		 status;
+	int		 definitive;	/* served with ops->serve, body as sent */
 	time_t		 until;
 	uint8_t		*body;
 	size_t		 body_len;
@@ -59,6 +65,8 @@ struct svc_job {
 	uint8_t		*keep;
 	char		*path;
 	char		*extra_header;
+	enum svc_verdict verdict;	/* of the accepted answer (SVC_REJECT: none) */
+	char		 note[64];	/* SVC_DEFINITIVE: what the answer said */
 };
 
 /* A client waiting for a fetch. */
@@ -83,6 +91,7 @@ struct refresh_wait {
 
 static size_t	npending;
 static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
+static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
 
 static const struct svc_ops *const svc_table[SVC_MAX] = {
 	[SVC_OCSP] = &ocsp_ops,
@@ -355,6 +364,7 @@ job_new(struct svc *s, const struct svc_call *c)
 	j->svc = s;
 	gen_ref(s->gen);
 	j->call = *c;
+	j->verdict = SVC_REJECT;
 	if ((j->body = dup_bytes(c->body, c->body_len)) == NULL ||
 	    (j->keep = dup_bytes(c->keep, c->keep_len)) == NULL ||
 	    (j->path = strdup(c->path ? c->path : "")) == NULL ||
@@ -368,6 +378,87 @@ job_new(struct svc *s, const struct svc_call *c)
 	j->call.keep = j->keep;
 	j->call.path = j->path;
 	return j;
+}
+
+/* ---- the negative cache ------------------------------------------------ */
+
+static struct neg *
+neg_slot(struct svc *s, const uint8_t *key, size_t klen)
+{
+	uint32_t	h = 2166136261u;
+	size_t		i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &s->neg[h % NEG_SLOTS];
+}
+
+/*
+ * Remember an answer about `c`'s key for negative_ttl_s. Returns 1 when
+ * the slot already held the same answer for the key (live or not: the
+ * state has not changed), 0 when it is new, -1 when it is not remembered
+ * (negative_ttl_s 0, or a definitive answer whose bytes cannot be kept).
+ */
+static int
+neg_put(struct svc *s, const struct svc_call *c, int status, int definitive,
+    const uint8_t *body, size_t len, time_t now)
+{
+	struct neg	*n;
+	int		 same;
+
+	if (s->neg == NULL || c->klen > sizeof(n->key))
+		return -1;
+	if (definitive && (len == 0 || len > NEG_MAX_BODY_BYTES))
+		return -1;
+	n = neg_slot(s, c->key, c->klen);
+	same = n->klen == c->klen && memcmp(n->key, c->key, c->klen) == 0 &&
+	    n->status == status && n->definitive == definitive &&
+	    n->body_len == len && (len == 0 || memcmp(n->body, body, len) == 0);
+	free(n->body);
+	memset(n, 0, sizeof(*n));
+	if (len > NEG_MAX_BODY_BYTES)
+		len = 0;
+	if (len > 0 && (n->body = dup_bytes(body, len)) == NULL) {
+		if (definitive)
+			return -1;	/* an empty slot: nothing remembered */
+		len = 0;
+	}
+	memcpy(n->key, c->key, c->klen);
+	n->klen = c->klen;
+	n->status = status;
+	n->definitive = definitive;
+	n->body_len = len;
+	n->until = now + s->conf->negative_ttl_s;
+	return same;
+}
+
+static struct neg *
+neg_live(struct svc *s, const struct svc_call *c)
+{
+	struct neg	*n;
+
+	if (s->neg == NULL)
+		return NULL;
+	n = neg_slot(s, c->key, c->klen);
+	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
+	    n->until <= time(NULL))
+		return NULL;
+	return n;
+}
+
+/* A verified answer was stored: what was remembered about the key no longer holds. */
+static void
+neg_forget(struct svc *s, const uint8_t *key, size_t klen)
+{
+	struct neg	*n;
+
+	if (s->neg == NULL || klen > sizeof(n->key))
+		return;
+	n = neg_slot(s, key, klen);
+	if (n->klen != klen || memcmp(n->key, key, klen) != 0)
+		return;
+	free(n->body);
+	memset(n, 0, sizeof(*n));
 }
 
 /* The response headers the kind serves again, as "Name: value\r\n" lines. */
@@ -425,6 +516,7 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 		    cache_strerror(cache));
 		return;
 	}
+	neg_forget(s, j->call.key, j->call.klen);
 	if (put == CACHE_PUT_KEPT) {
 		/* The stored entry is newer: keep it, but plan its next refresh. */
 		if (cache_get_meta(cache, s->ops->kind, j->call.key, j->call.klen,
@@ -441,6 +533,44 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	} else
 		log_debug("%s: %s: stored from %s (valid for %llds)", s->ops->name,
 		    hex, res->upstream, (long long)(a->meta.next_update - now));
+}
+
+/*
+ * An unsigned answer about the request (SVC_DEFINITIVE): remembered, so
+ * repeated asks do not reach the upstream, and logged once per key and
+ * answer: a first upstream that says so to everything shows here.
+ */
+static void
+job_definitive(struct svc_job *j, const struct fetch_res *res, const char *why,
+    time_t now)
+{
+	struct svc		*s = j->svc;
+	const struct svc_call	*c = &j->call;
+	struct cache_meta	 m;
+	char			 hex[17], kept[64];
+	int			 rep, stored;
+
+	snprintf(j->note, sizeof(j->note), "%s", why);
+	rep = neg_put(s, c, res->http_status, 1, res->body, res->body_len, now);
+	stored = cache_get_meta(s->gen->cache, s->ops->kind, c->key, c->klen,
+	    &m) == 1 && m.next_update > now;
+	log_hex(hex, sizeof(hex), c->key, c->klen < 8 ? c->klen : 8);
+	if (rep == -1)
+		snprintf(kept, sizeof(kept), "not remembered");
+	else
+		snprintf(kept, sizeof(kept), "remembered %ld s",
+		    s->conf->negative_ttl_s);
+	if (rep == 1 || (rep == -1 &&
+	    now - last_definitive_log[s->ops->kind] < SVC_STATE_LOG_S)) {
+		log_debug("%s: %s: answered %s for %s again", s->ops->name,
+		    res->upstream, why, hex);
+		return;
+	}
+	if (rep == -1)
+		last_definitive_log[s->ops->kind] = now;
+	log_warn("%s: %s: answered %s for %s: %s, %s", s->ops->name,
+	    res->upstream, why, hex, stored ? "the stored answer is served "
+	    "until its nextUpdate" : "relayed to the client", kept);
 }
 
 static enum fetch_verdict
@@ -464,11 +594,25 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 		    res->upstream, why);
 		return FETCH_REJECT;
 	}
+	j->verdict = v;
 	if (v == SVC_STORE) {
 		hlen = kept_headers(s->ops, res, headers, sizeof(headers));
 		store(j, res, &a, headers, hlen, now);
-	}
+	} else if (v == SVC_DEFINITIVE)
+		job_definitive(j, res, why, now);
+	/* Accepted, definitive answers too: the upstream answered, it did not fail. */
 	return FETCH_ACCEPT;
+}
+
+/* The verdict on the answer a job ended with (SVC_REJECT when it failed). */
+static enum svc_verdict
+job_verdict(const struct fetch_res *res)
+{
+	const struct svc_job	*j = res->job_arg;
+
+	if (j == NULL || res->err != FETCH_OK || res->http_status / 100 != 2)
+		return SVC_REJECT;
+	return j->verdict;
 }
 
 static const struct fetch_req *
@@ -522,54 +666,20 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 	return 1;
 }
 
-static struct neg *
-neg_slot(struct svc *s, const uint8_t *key, size_t klen)
-{
-	uint32_t	h = 2166136261u;
-	size_t		i;
-
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return &s->neg[h % NEG_SLOTS];
-}
-
+/* An answer about the request, as the upstream sent it: nothing to advertise. */
 static void
-neg_put(struct svc *s, const struct svc_call *c, int status, const uint8_t *body,
-    size_t len, time_t now)
+serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const uint8_t *body, size_t len)
 {
-	struct neg	*n;
+	struct cache_meta	m;
 
-	if (s->neg == NULL || c->klen > sizeof(n->key))
-		return;
-	n = neg_slot(s, c->key, c->klen);
-	free(n->body);
-	memset(n, 0, sizeof(*n));
-	if (len > NEG_MAX_BODY_BYTES)
-		len = 0;
-	if (len > 0 && (n->body = dup_bytes(body, len)) == NULL)
-		len = 0;
-	memcpy(n->key, c->key, c->klen);
-	n->klen = c->klen;
-	n->status = status;
-	n->body_len = len;
-	n->until = now + s->conf->negative_ttl_s;
+	memset(&m, 0, sizeof(m));
+	m.kind = s->ops->kind;
+	metrics.requests[c->route][s->ops->serve(s, req, c, &m, body, len, NULL, 0,
+	    time(NULL), RES_DEFINITIVE)]++;
 }
 
-static struct neg *
-neg_live(struct svc *s, const struct svc_call *c)
-{
-	struct neg	*n;
-
-	if (s->neg == NULL)
-		return NULL;
-	n = neg_slot(s, c->key, c->klen);
-	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
-	    n->until <= time(NULL))
-		return NULL;
-	return n;
-}
-
-/* A remembered 404/410: answered without asking any upstream again. */
+/* A remembered answer: given again without asking any upstream. */
 static int
 neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
@@ -577,6 +687,10 @@ neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 
 	if ((n = neg_live(s, c)) == NULL)
 		return 0;
+	if (n->definitive) {
+		serve_definitive(s, req, c, n->body, n->body_len);
+		return 1;
+	}
 	metrics.requests[c->route][RES_FINAL]++;
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
 	return 1;
@@ -627,10 +741,15 @@ pending_done(const struct fetch_res *res, void *arg)
 
 	p->w = NULL;
 	if (res->err == FETCH_OK && (res->http_status == 404 || res->http_status == 410))
-		neg_put(s, c, res->http_status, res->body, res->body_len, now);
+		(void)neg_put(s, c, res->http_status, 0, res->body, res->body_len,
+		    now);
 	if (p->req == NULL)
 		goto out;
-	if (res->err == FETCH_OK && res->http_status / 100 == 2) {
+	if (job_verdict(res) == SVC_DEFINITIVE) {
+		/* About the request, unsigned: a valid stored answer still wins. */
+		if (!serve_cached(s, p->req, c, RES_FALLBACK))
+			serve_definitive(s, p->req, c, res->body, res->body_len);
+	} else if (res->err == FETCH_OK && res->http_status / 100 == 2) {
 		/*
 		 * Verified and stored, or passed on: the upstream's bytes,
 		 * unmodified. The metadata comes from the store when it took it.
@@ -662,7 +781,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		    res->body_len);
 	} else {
 		/* A line per state, not per client: at most one every 10 s. */
-		if (now - last_fail_log[s->ops->kind] >= 10) {
+		if (now - last_fail_log[s->ops->kind] >= SVC_STATE_LOG_S) {
 			last_fail_log[s->ops->kind] = now;
 			log_info("%s: every upstream failed, answering without them: %s",
 			    s->ops->name, res->summary ? res->summary :
@@ -695,7 +814,7 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 		snprintf(why, sizeof(why), "no upstream answer within %ld ms",
 		    p->svc->conf->client_budget_ms);
 		/* Like the all-failed line: a state, not one line per client. */
-		if (now - last_fail_log[p->svc->ops->kind] >= 10) {
+		if (now - last_fail_log[p->svc->ops->kind] >= SVC_STATE_LOG_S) {
 			last_fail_log[p->svc->ops->kind] = now;
 			log_info("%s: %s: answering clients without it, the fetch "
 			    "goes on", p->svc->ops->name, why);
@@ -762,7 +881,10 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
 		return;
-	/* A remembered 404/410 stands for the upstreams' answer, fallback included. */
+	/*
+	 * A remembered 404/410 or definitive answer stands for the upstreams'
+	 * answer; upstream_first still serves a valid stored one first.
+	 */
 	if (neg_live(s, c)) {
 		if (s->conf->mode == MODE_UPSTREAM_FIRST &&
 		    serve_cached(s, req, c, RES_FALLBACK))
@@ -824,6 +946,12 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 		else if (res->http_status / 100 != 2) {
 			snprintf(why, sizeof(why), "HTTP %d from %s",
 			    res->http_status, res->upstream ? res->upstream : "?");
+			w = why;
+		} else if (job_verdict(res) == SVC_DEFINITIVE) {
+			/* Not stored, nothing replaced: the stored answer stays. */
+			snprintf(why, sizeof(why), "%s answered %s, unsigned: the "
+			    "stored answer stays", res->upstream ? res->upstream :
+			    "?", ((const struct svc_job *)res->job_arg)->note);
 			w = why;
 		} else
 			w = "the answer could not be verified (see above)";

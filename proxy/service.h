@@ -44,6 +44,14 @@ enum svc_verdict {
 	SVC_STORE,	/* verified: store and serve */
 	SVC_PASS,	/* serve to this client unmodified, never store */
 	SVC_REJECT,	/* counts as that upstream failing */
+	/*
+	 * An unsigned answer about the request, which every mirror would
+	 * repeat (OCSP unauthorized): relayed unmodified and remembered for
+	 * negative_ttl_s, never stored, not a fault of the upstream. A valid
+	 * stored answer is still served instead, and a refresh that gets one
+	 * counts as failed. `why` names it ("unauthorized").
+	 */
+	SVC_DEFINITIVE,
 };
 
 /* Bytes to store; pointers valid while the fetch result is. */
@@ -70,8 +78,10 @@ struct svc_ops {
 				    const struct fetch_res *, time_t now,
 				    struct svc_answer *a, char *why, size_t whylen);
 	/*
-	 * Answer from an entry (stored, or just fetched). Returns `result`,
-	 * or another result it answered with instead (RES_NOT_MODIFIED).
+	 * Answer from an entry (stored, or just fetched), or pass on an
+	 * answer that is not stored (RES_UNVERIFIABLE, RES_DEFINITIVE: the
+	 * meta is zeroed). Returns `result`, or another result it answered
+	 * with instead (RES_NOT_MODIFIED).
 	 */
 	enum metrics_result	 (*serve)(struct svc *, struct http_req *,
 				    const struct svc_call *, const struct cache_meta *,

@@ -1,4 +1,4 @@
-/* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders, or serves canned answers by path. */
+/* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders or canned answers, or serves canned answers by path. */
 #include "config.h"
 
 #include <sys/types.h>
@@ -34,9 +34,10 @@ enum mode { M_FILE, M_HANG, M_RESET, M_STATUS, M_429, M_GARBAGE, M_SLOW, M_ROUTE
 
 struct route {
 	char				*keyhash;	/* lowercase hex */
-	char				*host;
+	char				*host;		/* NULL for a file rule */
 	int				 port;
 	struct evhttp_connection	*evcon;		/* requests queue here */
+	char				*file;		/* answer with its bytes */
 };
 
 static struct event_base	*base;
@@ -58,7 +59,9 @@ usage(void)
 	    "[--delay-ms N] [--count-file PATH]\n"
 	    "modes: file:PATH hang reset status:CODE 429:SECS garbage "
 	    "slow:MS:PATH\n"
-	    "       route:KEYHASHHEX=HOST:PORT[,KEYHASHHEX=HOST:PORT...]\n"
+	    "       route:KEYHASHHEX=HOST:PORT|file:PATH[,...] (first rule for\n"
+	    "       the key wins; a file rule is skipped while PATH is absent;\n"
+	    "       no rule: unauthorized)\n"
 	    "       dir:DIR (DIR/index: PATH?QUERY<TAB>STATUS<TAB>BODY<TAB>HEADERS;\n"
 	    "       each request's path is appended to DIR/requests)\n");
 	exit(2);
@@ -97,9 +100,13 @@ send_text(struct evhttp_request *req, int code, const char *text)
 	evbuffer_free(b);
 }
 
-/* The file is read per request, so a test may replace it between requests. */
-static void
-send_file(struct evhttp_request *req)
+/*
+ * HTTP 200 with the bytes of `path`, as an OCSP answer. The file is read
+ * per request, so a test may replace it between requests. Returns -1
+ * without answering when it cannot be opened (errno set).
+ */
+static int
+send_path(struct evhttp_request *req, const char *path)
 {
 	struct evbuffer	*b;
 	char		 chunk[8192];
@@ -107,14 +114,12 @@ send_file(struct evhttp_request *req)
 	size_t		 total = 0;
 	int		 fd;
 
-	if ((fd = open(file_path, O_RDONLY)) == -1) {
-		send_text(req, 500, strerror(errno));
-		return;
-	}
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
 	if ((b = evbuffer_new()) == NULL) {
 		close(fd);
 		send_text(req, 500, "out of memory");
-		return;
+		return 0;
 	}
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0 &&
 	    total < MAX_FILE_BYTES) {
@@ -126,6 +131,14 @@ send_file(struct evhttp_request *req)
 	    "Content-Type", "application/ocsp-response");
 	evhttp_send_reply(req, 200, "OK", b);
 	evbuffer_free(b);
+	return 0;
+}
+
+static void
+send_file(struct evhttp_request *req)
+{
+	if (send_path(req, file_path) == -1)
+		send_text(req, 500, strerror(errno));
 }
 
 static void
@@ -314,9 +327,23 @@ route(struct evhttp_request *req)
 		send_ocsp_status(req, 1);		/* malformedRequest */
 		return;
 	}
-	for (i = 0; i < nroutes; i++)
-		if (strcasecmp(routes[i].keyhash, hex) == 0)
+	/*
+	 * A file rule answers as NVIDIA's responder does for a per-device
+	 * FMC leaf (HTTP 200, an unsigned unauthorized); while its file is
+	 * absent the next rule for the key applies.
+	 */
+	for (i = 0; i < nroutes; i++) {
+		if (strcasecmp(routes[i].keyhash, hex) != 0)
+			continue;
+		if (routes[i].file == NULL)
 			break;
+		if (send_path(req, routes[i].file) == 0)
+			return;
+		if (errno != ENOENT) {
+			send_text(req, 500, strerror(errno));
+			return;
+		}
+	}
 	if (i == nroutes) {
 		fprintf(stderr, "upstream: route: no backend for %s\n", hex);
 		send_ocsp_status(req, 6);		/* unauthorized */
@@ -340,34 +367,43 @@ route(struct evhttp_request *req)
 		send_text(req, 502, "cannot send to backend");
 }
 
-/* "HASH=HOST:PORT,..." */
+/* "HASH=HOST:PORT,HASH=file:PATH,..." */
 static int
 parse_routes(const char *spec)
 {
-	char	*copy, *item, *save = NULL, *eq, *colon;
-	size_t	 i;
-	int	 rv = -1;
+	struct route	*r;
+	char		*copy, *item, *save = NULL, *eq, *colon;
+	size_t		 i;
+	int		 rv = -1;
 
 	if ((copy = strdup(spec)) == NULL)
 		return -1;
 	for (item = strtok_r(copy, ",", &save); item != NULL;
 	    item = strtok_r(NULL, ",", &save)) {
-		if ((eq = strchr(item, '=')) == NULL ||
-		    (colon = strrchr(eq, ':')) == NULL)
+		if ((eq = strchr(item, '=')) == NULL)
 			goto out;
-		*eq = *colon = '\0';
+		*eq++ = '\0';
 		for (i = 0; item[i] != '\0'; i++)
 			if (!isxdigit((unsigned char)item[i]))
 				goto out;
-		if (i == 0 || atoi(colon + 1) <= 0)
+		if (i == 0)
 			goto out;
 		routes = reallocarray(routes, nroutes + 1, sizeof(*routes));
 		if (routes == NULL)
 			goto out;
-		routes[nroutes].keyhash = strdup(item);
-		routes[nroutes].host = strdup(eq + 1);
-		routes[nroutes].port = atoi(colon + 1);
-		routes[nroutes].evcon = NULL;
+		r = &routes[nroutes];
+		memset(r, 0, sizeof(*r));
+		if (strncmp(eq, "file:", 5) == 0 && eq[5] != '\0') {
+			r->file = strdup(eq + 5);
+		} else {
+			if ((colon = strrchr(eq, ':')) == NULL ||
+			    atoi(colon + 1) <= 0)
+				goto out;
+			*colon = '\0';
+			r->host = strdup(eq);
+			r->port = atoi(colon + 1);
+		}
+		r->keyhash = strdup(item);
 		nroutes++;
 	}
 	rv = nroutes > 0 ? 0 : -1;
@@ -702,6 +738,8 @@ main(int argc, char *argv[])
 		fflush(stdout);
 	}
 	for (i = 0; i < nroutes; i++) {
+		if (routes[i].host == NULL)
+			continue;	/* a file rule */
 		routes[i].evcon = evhttp_connection_base_new(base, NULL,
 		    routes[i].host, (uint16_t)routes[i].port);
 		if (routes[i].evcon == NULL) {
@@ -725,9 +763,11 @@ main(int argc, char *argv[])
 		if (evhttp_request_get_connection(hung[i]) == NULL)
 			evhttp_request_free(hung[i]);
 	for (i = 0; i < nroutes; i++) {
-		evhttp_connection_free(routes[i].evcon);
+		if (routes[i].evcon != NULL)
+			evhttp_connection_free(routes[i].evcon);
 		free(routes[i].keyhash);
 		free(routes[i].host);
+		free(routes[i].file);
 	}
 	free(routes);
 	event_free(sigterm);

@@ -17,6 +17,7 @@
 #include <openssl/x509v3.h>
 
 #include "attest/amd.h"
+#include "attest/der.h"
 #include "attest/vendor_roots.h"
 
 /*
@@ -461,7 +462,7 @@ amd_verify_vek(enum amd_product product, enum amd_signer signer,
     const struct amd_vek_id *want, time_t now, struct amd_result *out)
 {
 	X509		*vek = NULL, *ask = NULL;
-	const char	*why, *what;
+	const char	*why = "not one certificate", *what;
 	char		 cn[16];
 	int		 rv = -1;
 
@@ -478,7 +479,8 @@ amd_verify_vek(enum amd_product product, enum amd_signer signer,
 	    (vek = vendor_cert_parse(cert, len, &why)) == NULL) {
 		out->verdict = AMD_ERR_PARSE;
 		snprintf(out->detail, sizeof(out->detail), "%s: %s", what,
-		    cert == NULL || len == 0 ? "empty" : "not one certificate");
+		    cert == NULL || len == 0 ? "empty" : len >
+		    AMD_MAX_BODY_BYTES ? "too large" : why);
 		goto out;
 	}
 	if (vek_id(vek, out) == -1)
@@ -512,32 +514,32 @@ amd_verify_vek(enum amd_product product, enum amd_signer signer,
 	return rv;
 }
 
+/*
+ * A CRL body, DER or PEM (leading whitespace, then one X509 CRL block),
+ * its bytes checked by der_crl_check (attest/der.h) before d2i.
+ */
 static X509_CRL *
-crl_parse(const uint8_t *buf, size_t len)
+crl_parse(const uint8_t *buf, size_t len, const char **why)
 {
 	static const char	 pem[] = "-----BEGIN X509 CRL-----";
 	X509_CRL		*crl = NULL;
 	BIO			*bio;
-	const uint8_t		*p = buf;
 	size_t			 i = 0;
 
-	if (buf[0] == 0x30) {
-		if ((crl = d2i_X509_CRL(NULL, &p, (long)len)) != NULL &&
-		    p != buf + len) {
-			X509_CRL_free(crl);
-			crl = NULL;
-		}
-		return crl;
-	}
+	if (buf[0] == 0x30)
+		return der_x509_crl(buf, len, why);
 	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' ||
 	    buf[i] == '\n'))
 		i++;
+	*why = "not a DER or PEM CRL";
 	if (len - i < sizeof(pem) - 1 || memcmp(buf + i, pem,
 	    sizeof(pem) - 1) != 0)
 		return NULL;
+	*why = "out of memory";
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL)
 		return NULL;
-	crl = PEM_read_bio_X509_CRL(bio, NULL, NULL, NULL);
+	if ((crl = der_pem_x509_crl(bio, why)) == NULL && *why == NULL)
+		*why = "no PEM CRL";
 	BIO_free(bio);
 	return crl;
 }
@@ -549,6 +551,7 @@ amd_verify_crl(enum amd_product product, const uint8_t *der, size_t len,
 	X509_CRL		*crl = NULL;
 	X509			*ark = NULL;
 	const X509_ALGOR	*alg;
+	const char		*why = "empty or too large";
 	int			 other, rv = -1;
 
 	if (out == NULL)
@@ -559,8 +562,9 @@ amd_verify_crl(enum amd_product product, const uint8_t *der, size_t len,
 		goto out;
 	}
 	if (der == NULL || len == 0 || len > AMD_MAX_BODY_BYTES ||
-	    (crl = crl_parse(der, len)) == NULL) {
-		fail(out, AMD_ERR_PARSE, "not an X.509 CRL");
+	    (crl = crl_parse(der, len, &why)) == NULL) {
+		out->verdict = AMD_ERR_PARSE;
+		snprintf(out->detail, sizeof(out->detail), "CRL: %s", why);
 		goto out;
 	}
 	if (vendor_asn1_time(X509_CRL_get0_lastUpdate(crl),

@@ -21,6 +21,7 @@
 #include "attest/evidence.h"
 #include "attest/nvidia_certs.h"
 #include "attest/b64.h"
+#include "attest/der.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 
@@ -592,7 +593,7 @@ der_stack(const uint8_t *const der[], const size_t len[], size_t n, char *err,
     size_t errlen)
 {
 	STACK_OF(X509)	*sk;
-	const uint8_t	*p;
+	const char	*why;
 	X509		*x;
 	size_t		 i;
 
@@ -601,14 +602,12 @@ der_stack(const uint8_t *const der[], const size_t len[], size_t n, char *err,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		x = NULL;
-		if ((p = der[i]) != NULL && len[i] <= LONG_MAX)
-			x = d2i_X509(NULL, &p, (long)len[i]);
-		if (x == NULL || p != der[i] + len[i] ||
+		/* raw bytes checked by der_cert_check, then parsed */
+		why = "out of memory";
+		if ((x = der_x509(der[i], len[i], &why)) == NULL ||
 		    sk_X509_push(sk, x) == 0) {
 			X509_free(x);
-			seterr(err, errlen, "certificate %zu is not DER X.509",
-			    i + 1);
+			seterr(err, errlen, "certificate %zu: %s", i + 1, why);
 			sk_X509_pop_free(sk, X509_free);
 			ERR_clear_error();
 			return NULL;
@@ -663,7 +662,7 @@ pem_stack(const char *pem, size_t len, char *err, size_t errlen)
 	STACK_OF(X509)	*sk = NULL;
 	BIO		*bio = NULL;
 	X509		*x;
-	unsigned long	 e;
+	const char	*why;
 
 	if (len > INT32_MAX || (sk = sk_X509_new_null()) == NULL ||
 	    (bio = BIO_new_mem_buf(pem, (int)len)) == NULL) {
@@ -671,18 +670,15 @@ pem_stack(const char *pem, size_t len, char *err, size_t errlen)
 		goto fail;
 	}
 	for (;;) {
-		if ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL) {
-			e = ERR_peek_last_error();
-			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
-			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE &&
-			    sk_X509_num(sk) > 0)
+		/* raw bytes checked by der_cert_check, then parsed */
+		if ((x = der_pem_x509(bio, &why)) == NULL) {
+			if (why == NULL && sk_X509_num(sk) > 0)
 				break;
-			if (sk_X509_num(sk) == 0 &&
-			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+			if (why == NULL)
 				seterr(err, errlen, "no PEM certificate in it");
 			else
 				seterr(err, errlen, "PEM certificate %d is "
-				    "malformed", sk_X509_num(sk) + 1);
+				    "malformed: %s", sk_X509_num(sk) + 1, why);
 			goto fail;
 		}
 		if (sk_X509_num(sk) == EVIDENCE_MAX_CHAIN_CERTS ||

@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "attest/der.h"
 #include "attest/intel.h"
 #include "attest/vendor_roots.h"
 
@@ -802,73 +803,103 @@ verify_json(enum intel_kind kind, const uint8_t *body, size_t len,
 
 /* ---- CRLs -------------------------------------------------------------- */
 
-static X509_CRL *
-crl_parse(const uint8_t *body, size_t len, enum intel_crl_form *form)
+/* One PEM X509 CRL block p[0, n), nothing but whitespace after it: its bytes. */
+static uint8_t *
+crl_pem_der(const uint8_t *p, size_t n, size_t *outlen, const char **why)
+{
+	BIO		*bio;
+	uint8_t		*der = NULL, *copy = NULL;
+	char		*rest;
+	long		 i, rl;
+
+	*why = "out of memory";
+	if (n > INT_MAX || (bio = BIO_new_mem_buf(p, (int)n)) == NULL)
+		return NULL;
+	if (der_pem_read(bio, DER_PEM_CRL, &der, outlen, why) != 0) {
+		if (*why == NULL)
+			*why = "no PEM CRL block";
+		goto out;
+	}
+	rl = BIO_get_mem_data(bio, &rest);
+	for (i = 0; i < rl; i++)
+		if (!is_ws((uint8_t)rest[i])) {
+			*why = "more than one PEM CRL block";
+			goto out;
+		}
+	*why = "out of memory";
+	if ((copy = malloc(*outlen)) != NULL)
+		memcpy(copy, der, *outlen);
+ out:
+	OPENSSL_free(der);
+	BIO_free(bio);
+	return copy;
+}
+
+/*
+ * The DER bytes of a CRL body in any of its forms (a new buffer, caller
+ * frees): the body itself, the PEM block's content, or PCCS's hex
+ * decoded. Not yet checked; NULL with *why set.
+ */
+static uint8_t *
+crl_der(const uint8_t *body, size_t len, enum intel_crl_form *form,
+    size_t *outlen, const char **why)
 {
 	static const char	 pem[] = "-----BEGIN X509 CRL-----";
-	X509_CRL		*crl = NULL;
-	BIO			*bio;
 	uint8_t			*der = NULL;
-	const uint8_t		*p, *q;
+	const uint8_t		*p;
 	size_t			 i, n, lead = 0, trail = len;
 	int			 hi, lo;
 
 	*form = INTEL_CRL_NONE;
+	*why = "not a DER, PEM or hex X.509 CRL";
 	while (lead < len && is_ws(body[lead]))
 		lead++;
 	while (trail > lead && is_ws(body[trail - 1]))
 		trail--;
-	if (lead == trail || trail - lead > LONG_MAX)
+	if (lead == trail)
 		return NULL;
 	p = body + lead;
 	n = trail - lead;
 	if (lead == 0 && body[0] == 0x30) {
 		*form = INTEL_CRL_DER;
-		q = body;
-		if ((crl = d2i_X509_CRL(NULL, &q, (long)len)) != NULL &&
-		    q != body + len) {
-			X509_CRL_free(crl);
-			crl = NULL;
+		if ((der = malloc(len)) != NULL) {
+			memcpy(der, body, len);
+			*outlen = len;
 		}
-		return crl;
+		return der;
 	}
 	if (n >= sizeof(pem) - 1 && memcmp(p, pem, sizeof(pem) - 1) == 0) {
 		*form = INTEL_CRL_PEM;
-		if ((bio = BIO_new_mem_buf(p, (int)n)) == NULL)
-			return NULL;
-		crl = PEM_read_bio_X509_CRL(bio, NULL, NULL, NULL);
-		/* One CRL, nothing but whitespace after it. */
-		if (crl != NULL && BIO_pending(bio) > 0) {
-			char	*rest;
-			long	 rl = BIO_get_mem_data(bio, &rest);
-
-			for (i = 0; i < (size_t)rl; i++)
-				if (!is_ws((uint8_t)rest[i])) {
-					X509_CRL_free(crl);
-					crl = NULL;
-					break;
-				}
-		}
-		BIO_free(bio);
-		return crl;
+		return crl_pem_der(p, n, outlen, why);
 	}
 	/* PCCS: the DER as hex text. */
 	if (n % 2 != 0 || (der = malloc(n / 2)) == NULL)
 		return NULL;
 	for (i = 0; i < n / 2; i++) {
 		if ((hi = hexval(p[2 * i])) < 0 ||
-		    (lo = hexval(p[2 * i + 1])) < 0)
-			goto out;
+		    (lo = hexval(p[2 * i + 1])) < 0) {
+			free(der);
+			return NULL;
+		}
 		der[i] = (uint8_t)(hi << 4 | lo);
 	}
 	*form = INTEL_CRL_HEX;
-	q = der;
-	if ((crl = d2i_X509_CRL(NULL, &q, (long)(n / 2))) != NULL &&
-	    q != der + n / 2) {
-		X509_CRL_free(crl);
-		crl = NULL;
-	}
- out:
+	*outlen = n / 2;
+	return der;
+}
+
+/* A CRL body in any form, its DER checked by der_crl_check before d2i. */
+static X509_CRL *
+crl_parse(const uint8_t *body, size_t len, enum intel_crl_form *form,
+    const char **why)
+{
+	X509_CRL	*crl;
+	uint8_t		*der;
+	size_t		 n = 0;
+
+	if ((der = crl_der(body, len, form, &n, why)) == NULL)
+		return NULL;
+	crl = der_x509_crl(der, n, why);
 	free(der);
 	return crl;
 }
@@ -878,25 +909,21 @@ intel_crl_to_der(const uint8_t *body, size_t len, size_t *outlen)
 {
 	X509_CRL		*crl;
 	enum intel_crl_form	 form;
-	uint8_t			*der = NULL, *p;
-	int			 n;
+	uint8_t			*der;
+	const char		*why;
+	size_t			 n = 0;
 
 	if (body == NULL || outlen == NULL || len > INTEL_MAX_BODY_BYTES)
 		return NULL;
-	if ((crl = crl_parse(body, len, &form)) == NULL ||
-	    (n = i2d_X509_CRL(crl, NULL)) <= 0 ||
-	    (der = malloc((size_t)n)) == NULL)
-		goto out;
-	p = der;
-	if (i2d_X509_CRL(crl, &p) != n) {
+	/* The vendor's own bytes, never a re-encoding of the parsed CRL. */
+	if ((der = crl_der(body, len, &form, &n, &why)) == NULL)
+		return NULL;
+	if ((crl = der_x509_crl(der, n, &why)) == NULL) {
 		free(der);
-		der = NULL;
-		goto out;
+		return NULL;
 	}
-	*outlen = (size_t)n;
- out:
 	X509_CRL_free(crl);
-	ERR_clear_error();
+	*outlen = n;
 	return der;
 }
 
@@ -907,12 +934,18 @@ verify_crl(enum intel_kind kind, const uint8_t *body, size_t len,
 	X509_CRL	*crl = NULL;
 	STACK_OF(X509)	*chain = NULL;
 	X509		*root = NULL, *signer;
-	const char	*ca;
+	const char	*ca, *why;
 	uint32_t	 ku;
 	int		 rv = -1;
 
-	if ((crl = crl_parse(body, len, &out->crl_form)) == NULL) {
-		fail(out, INTEL_ERR_PARSE, "not a DER, PEM or hex X.509 CRL");
+	if ((crl = crl_parse(body, len, &out->crl_form, &why)) == NULL) {
+		out->verdict = INTEL_ERR_PARSE;
+		if (out->crl_form == INTEL_CRL_NONE)
+			set_detail(out, why);
+		else
+			snprintf(out->detail, sizeof(out->detail),
+			    "%s CRL: %s", intel_crl_form_str[out->crl_form],
+			    why);
 		goto out;
 	}
 	if (vendor_asn1_time(X509_CRL_get0_lastUpdate(crl),

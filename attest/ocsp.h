@@ -81,7 +81,10 @@ int	ocsp_trust_add_pool_file(struct ocsp_trust *, const char *path,
 /* The compiled-in NVIDIA roots and public intermediates (attest/nvidia_certs.c). */
 int	ocsp_trust_add_builtin_anchors(struct ocsp_trust *);
 int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
-/* Add one DER certificate to the pool (learned from evidence or bundles). */
+/*
+ * Add one DER certificate to the pool (learned from evidence or bundles).
+ * Every certificate added, here or from PEM, passes der_cert_check.
+ */
 int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len);
 size_t	ocsp_trust_anchor_count(const struct ocsp_trust *);
 size_t	ocsp_trust_pool_count(const struct ocsp_trust *);
@@ -89,7 +92,8 @@ size_t	ocsp_trust_pool_count(const struct ocsp_trust *);
 enum ocsp_verdict {
 	OCSP_OK = 0,		/* store and serve */
 	OCSP_UNVERIFIABLE,	/* genuine-looking, chain incomplete: pass on, never store */
-	OCSP_ERR_PARSE,		/* not a DER OCSPResponse */
+	OCSP_ERR_PARSE,		/* not a DER OCSPResponse; or a certificate
+				   in it fails der_cert_check (attest/der.h) */
 	OCSP_ERR_STATUS,	/* responseStatus is not successful */
 	OCSP_ERR_NOT_BASIC,	/* not a BasicOCSPResponse */
 	OCSP_ERR_SIGNATURE,	/* signature does not verify */

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <openssl/ocsp.h>
 
+#include "attest/der.h"
 #include "attest/ocsp.h"
 
 /* RFC 6960 4.2.1: OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED } */
@@ -15,99 +16,10 @@ const uint8_t	OCSP_RESP_INTERNAL[5] = { 0x30, 0x03, 0x0a, 0x01, 0x02 };
 const uint8_t	OCSP_RESP_TRYLATER[5] = { 0x30, 0x03, 0x0a, 0x01, 0x03 };
 const uint8_t	OCSP_RESP_UNAUTHORIZED[5] = { 0x30, 0x03, 0x0a, 0x01, 0x06 };
 
-#define DER_BOOLEAN	0x01
-#define DER_INTEGER	0x02
-#define DER_OCTETSTRING	0x04
-#define DER_OID		0x06
-#define DER_ENUMERATED	0x0a
-#define DER_SEQUENCE	0x30
-#define DER_CTX0	0xa0	/* [0] constructed */
-#define DER_CTX1	0xa1
-#define DER_CTX2	0xa2
-
 /* id-pkix-ocsp-nonce, 1.3.6.1.5.5.7.48.1.2 (RFC 6960 4.4.1) */
 static const uint8_t	oid_nonce[] = {
 	0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01, 0x02
 };
-
-/* A window into a DER buffer; never points past its parent. */
-struct der {
-	const uint8_t	*p;
-	size_t		 len;
-};
-
-/*
- * Take the next TLV off `d`: its tag into *tag, its content into *val.
- * Single-byte tags and definite, minimally encoded lengths of at most
- * four octets only (X.690 10.1: DER). Every length is checked against
- * what is left.
- */
-static int
-der_next(struct der *d, uint8_t *tag, struct der *val)
-{
-	size_t	 i, n, hdr, clen;
-
-	if (d->len < 2)
-		return -1;
-	*tag = d->p[0];
-	if ((*tag & 0x1f) == 0x1f)
-		return -1;		/* high tag numbers: never in OCSP */
-	if (d->p[1] < 0x80) {
-		clen = d->p[1];
-		hdr = 2;
-	} else {
-		n = d->p[1] & 0x7f;
-		if (n == 0 || n > 4)	/* 0x80 is the indefinite form */
-			return -1;
-		if (d->len - 2 < n)
-			return -1;
-		if (d->p[2] == 0)
-			return -1;	/* not minimal */
-		clen = 0;
-		for (i = 0; i < n; i++)
-			clen = (clen << 8) | d->p[2 + i];
-		if (clen < 0x80)
-			return -1;	/* short form was required */
-		hdr = 2 + n;
-	}
-	if (clen > d->len - hdr)
-		return -1;
-	val->p = d->p + hdr;
-	val->len = clen;
-	d->p += hdr + clen;
-	d->len -= hdr + clen;
-	return 0;
-}
-
-/* Take the next TLV, which must carry `want`. */
-static int
-der_expect(struct der *d, uint8_t want, struct der *val)
-{
-	uint8_t	 tag;
-
-	if (der_next(d, &tag, val) == -1 || tag != want)
-		return -1;
-	return 0;
-}
-
-/* Is the next TLV tagged `tag`? (Does not consume.) */
-static int
-der_peek(const struct der *d, uint8_t tag)
-{
-	return d->len > 0 && d->p[0] == tag;
-}
-
-/* An INTEGER's content: at least one octet, minimally encoded. */
-static int
-der_integer_ok(const struct der *v)
-{
-	if (v->len == 0)
-		return 0;
-	if (v->len > 1 && ((v->p[0] == 0x00 && !(v->p[1] & 0x80)) ||
-	    (v->p[0] == 0xff && (v->p[1] & 0x80))))
-		return 0;
-	return 1;
-}
 
 /*
  * CertID ::= SEQUENCE { hashAlgorithm AlgorithmIdentifier,

@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "attest/der.h"
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
 
@@ -113,21 +114,21 @@ trust_add_bio(struct ocsp_trust *t, BIO *bio, int anchor, const char **why)
 {
 	STACK_OF(X509)	*got;
 	X509		*x;
-	unsigned long	 e;
+	const char	*bad;
 	int		 i, rv = -1;
 
 	*why = "out of memory";
 	if ((got = sk_X509_new_null()) == NULL)
 		return -1;
 	for (;;) {
-		if ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL) {
-			e = ERR_peek_last_error();
-			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
-			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
-				break;
-			*why = "malformed certificate";
+		/* raw bytes checked by der_cert_check, then parsed */
+		if ((x = der_pem_x509(bio, &bad)) == NULL) {
+			if (bad == NULL)
+				break;		/* no further block */
+			*why = bad;
 			goto out;
 		}
+		*why = "out of memory";
 		if (sk_X509_push(got, x) == 0) {
 			X509_free(x);
 			goto out;
@@ -244,12 +245,12 @@ int
 ocsp_trust_add_pool_der(struct ocsp_trust *t, const uint8_t *der, size_t len)
 {
 	X509		*x;
-	const uint8_t	*p = der;
+	const char	*why;
 	int		 rv = -1;
 
 	if (t == NULL || der == NULL || len == 0 || len > LONG_MAX)
 		return -1;
-	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL || p != der + len)
+	if ((x = der_x509(der, len, &why)) == NULL)
 		goto out;
 	rv = trust_add(t, x, 0);
  out:
@@ -602,6 +603,61 @@ chain_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
 	return rv;
 }
 
+/*
+ * RFC 6960 4.2.1: the certificates a response carries,
+ *   OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED,
+ *       responseBytes [0] EXPLICIT ResponseBytes OPTIONAL }
+ *   ResponseBytes ::= SEQUENCE { responseType OID, response OCTET STRING }
+ *   BasicOCSPResponse ::= SEQUENCE { tbsResponseData ResponseData,
+ *       signatureAlgorithm AlgorithmIdentifier, signature BIT STRING,
+ *       certs [0] EXPLICIT SEQUENCE OF Certificate OPTIONAL }
+ * lie outside what the responder signs, so each one's own bytes must pass
+ * der_cert_check (attest/der.h). The walk is over the raw DER: OpenSSL's
+ * parsed certificates would hide what was sent. Called once OpenSSL has
+ * parsed the response as a BasicOCSPResponse.
+ */
+static int
+resp_certs_check(const uint8_t *resp, size_t len, struct ocsp_result *out)
+{
+	struct der	 d, v, rb, basic, certs, seq, c, tlv;
+	const char	*why;
+	int		 i;
+
+	out->verdict = OCSP_ERR_PARSE;
+	d.p = resp;
+	d.len = len;
+	if (der_expect(&d, DER_SEQUENCE, &v) == -1 || d.len != 0 ||
+	    der_expect(&v, DER_ENUMERATED, &rb) == -1 ||
+	    der_expect(&v, DER_CTX0, &rb) == -1 || v.len != 0 ||
+	    der_expect(&rb, DER_SEQUENCE, &v) == -1 || rb.len != 0 ||
+	    der_expect(&v, DER_OID, &rb) == -1 ||
+	    der_expect(&v, DER_OCTETSTRING, &basic) == -1 || v.len != 0 ||
+	    der_expect(&basic, DER_SEQUENCE, &v) == -1 || basic.len != 0 ||
+	    der_expect(&v, DER_SEQUENCE, &rb) == -1 ||
+	    der_expect(&v, DER_SEQUENCE, &rb) == -1 ||
+	    der_expect(&v, DER_BITSTRING, &rb) == -1) {
+		set_detail(out, "BasicOCSPResponse is not DER");
+		return -1;
+	}
+	if (v.len == 0)
+		return 0;		/* no certs */
+	if (der_expect(&v, DER_CTX0, &certs) == -1 || v.len != 0 ||
+	    der_expect(&certs, DER_SEQUENCE, &seq) == -1 || certs.len != 0) {
+		set_detail(out, "BasicOCSPResponse certs are not DER");
+		return -1;
+	}
+	for (i = 1; seq.len > 0; i++) {
+		why = "not a DER SEQUENCE";
+		if (der_expect_tlv(&seq, DER_SEQUENCE, &c, &tlv) == -1 ||
+		    der_cert_check(tlv.p, tlv.len, &why) == -1) {
+			snprintf(out->detail, sizeof(out->detail),
+			    "response certificate %d: %s", i, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Does the response's nonce carry `nonce`? 1 yes, 0 no, -1 no nonce. */
 static int
 nonce_matches(OCSP_BASICRESP *bs, const uint8_t *nonce, size_t len)
@@ -687,6 +743,8 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		set_detail(out, "not a BasicOCSPResponse");
 		goto out;
 	}
+	if (resp_certs_check(resp, len, out) == -1)
+		goto out;
 	(void)asn1_to_time(OCSP_resp_get0_produced_at(bs), &out->produced_at);
 
 	/* Gather what the response says about our CertIDs; judge it later. */

@@ -20,6 +20,7 @@
 
 #include "attest/nvidia_certs.h"
 #include "attest/b64.h"
+#include "attest/der.h"
 #include "attest/rim.h"
 
 /* SHA-256 of the NVIDIA CoRIM signing Root CA (nvat-ocsp.md section 5). */
@@ -129,7 +130,7 @@ rim_trust_add_anchors_pem(struct rim_trust *t, const char *pem, size_t len)
 	STACK_OF(X509)	*got = NULL;
 	BIO		*bio = NULL;
 	X509		*x;
-	unsigned long	 e;
+	const char	*why;
 	int		 i, r, n = 0, rv = -1;
 
 	if (t == NULL || pem == NULL || len > INT32_MAX)
@@ -139,11 +140,9 @@ rim_trust_add_anchors_pem(struct rim_trust *t, const char *pem, size_t len)
 		goto out;
 	/* Read them all first: a PEM with one bad block adds nothing. */
 	for (;;) {
-		if ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL) {
-			e = ERR_peek_last_error();
-			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
-			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE &&
-			    sk_X509_num(got) > 0)
+		/* raw bytes checked by der_cert_check, then parsed */
+		if ((x = der_pem_x509(bio, &why)) == NULL) {
+			if (why == NULL && sk_X509_num(got) > 0)
 				break;
 			goto out;
 		}
@@ -446,6 +445,30 @@ describe_signer(X509 *leaf, time_t now, struct rim_result *out)
 	out->signer_expired = out->signer_not_after < now;
 }
 
+/*
+ * The first of `certs` that is not on `path`, or -1. The path builder
+ * takes the anchor from the store and skips a KeyInfo copy it does not
+ * need (the root's, NVIDIA sends it): nothing would have checked that
+ * copy's bytes, and the document is stored and served as sent. NVIDIA's
+ * KeyInfo is exactly the path; a RIM with an extra certificate would be
+ * refused here, which is the price of storing only checked bytes.
+ */
+static int
+off_path(STACK_OF(X509) *certs, STACK_OF(X509) *path)
+{
+	int	 i, j;
+
+	for (i = 0; i < sk_X509_num(certs); i++) {
+		for (j = 0; j < sk_X509_num(path); j++)
+			if (X509_cmp(sk_X509_value(certs, i),
+			    sk_X509_value(path, j)) == 0)
+				break;
+		if (j == sk_X509_num(path))
+			return i;
+	}
+	return -1;
+}
+
 /* Chain the KeyInfo certificates to an anchor, dates ignored. */
 static int
 verify_chain(struct rim_trust *t, const struct rim_certs *kc, time_t now,
@@ -454,7 +477,7 @@ verify_chain(struct rim_trust *t, const struct rim_certs *kc, time_t now,
 	STACK_OF(X509)	*certs = NULL, *chain = NULL;
 	X509_STORE_CTX	*ctx = NULL;
 	X509		*x, *leaf;
-	const uint8_t	*p;
+	const char	*why;
 	unsigned char	*d;
 	size_t		 i;
 	int		 li, n, err, rv = -1;
@@ -465,12 +488,9 @@ verify_chain(struct rim_trust *t, const struct rim_certs *kc, time_t now,
 		goto out;
 	}
 	for (i = 0; i < kc->n; i++) {
-		p = kc->der[i];
-		if ((x = d2i_X509(NULL, &p, (long)kc->len[i])) == NULL ||
-		    p != kc->der[i] + kc->len[i]) {
-			X509_free(x);
+		if ((x = der_x509(kc->der[i], kc->len[i], &why)) == NULL) {
 			set_verdict(out, RIM_ERR_CERT,
-			    "KeyInfo certificate %zu is not DER X.509", i + 1);
+			    "KeyInfo certificate %zu: %s", i + 1, why);
 			goto out;
 		}
 		if (sk_X509_push(certs, x) == 0) {
@@ -497,6 +517,11 @@ verify_chain(struct rim_trust *t, const struct rim_certs *kc, time_t now,
 	}
 	if ((chain = X509_STORE_CTX_get1_chain(ctx)) == NULL) {
 		set_verdict(out, RIM_ERR_CHAIN, "out of memory");
+		goto out;
+	}
+	if ((li = off_path(certs, chain)) >= 0) {
+		set_verdict(out, RIM_ERR_CHAIN, "KeyInfo certificate %d is not "
+		    "on the verified path", li + 1);
 		goto out;
 	}
 	n = sk_X509_num(chain);

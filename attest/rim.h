@@ -12,7 +12,8 @@
  * XML), "sha256" (hex of the decoded XML), "rim_format", "request_id"}),
  * that its id is the one requested, that sha256 matches the decoded
  * document, and that the certificates in the document's XMLDSig KeyInfo
- * chain to the pinned NVIDIA CoRIM signing Root CA.
+ * chain to the pinned NVIDIA CoRIM signing Root CA, every one of them on
+ * that path (a copy the path does not use would be stored unchecked).
  *
  * What is NOT checked here: the XML signature itself (SignedInfo, digests,
  * the ecdsa-sha384 SignatureValue). nvattest verifies it, and the
@@ -78,8 +79,10 @@ enum rim_verdict {
 	RIM_ERR_BASE64,		/* "rim" is not base64 */
 	RIM_ERR_SHA256,		/* "sha256" is not hex or does not match */
 	RIM_ERR_NO_CERTS,	/* no KeyInfo X509Certificate in the XML */
-	RIM_ERR_CERT,		/* a KeyInfo certificate does not parse */
-	RIM_ERR_CHAIN,		/* the chain does not reach a RIM anchor */
+	RIM_ERR_CERT,		/* a KeyInfo certificate does not parse, or
+				   fails der_cert_check (attest/der.h) */
+	RIM_ERR_CHAIN,		/* the chain does not reach a RIM anchor, or a
+				   KeyInfo certificate is not on that path */
 	RIM_VERDICT_MAX
 };
 extern const char *const rim_verdict_str[RIM_VERDICT_MAX];

@@ -15,6 +15,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "attest/der.h"
 #include "attest/vendor_roots.h"
 
 /*
@@ -209,18 +210,24 @@ find(const uint8_t *buf, size_t len, const char *needle)
 	return NULL;
 }
 
-/* Parse one PEM block buf[0, len), which starts with pem_begin. */
+/*
+ * Parse one PEM block buf[0, len), which starts with pem_begin; its bytes
+ * pass der_cert_check (attest/der.h) first.
+ */
 static X509 *
-pem_one(const uint8_t *buf, size_t len)
+pem_one(const uint8_t *buf, size_t len, const char **why)
 {
 	BIO	*bio;
 	X509	*x = NULL;
 
+	*why = "PEM certificate too large";
 	if (len > INT_MAX)
 		return NULL;
+	*why = "out of memory";
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL)
 		return NULL;
-	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	if ((x = der_pem_x509(bio, why)) == NULL && *why == NULL)
+		*why = "malformed PEM certificate";
 	BIO_free(bio);
 	return x;
 }
@@ -228,11 +235,12 @@ pem_one(const uint8_t *buf, size_t len)
 X509 *
 vendor_root_x509(const struct vendor_root *r)
 {
-	X509	*x;
+	X509		*x;
+	const char	*why;
 
 	if (r == NULL || r->pem == NULL)
 		return NULL;
-	x = pem_one((const uint8_t *)r->pem, strlen(r->pem));
+	x = pem_one((const uint8_t *)r->pem, strlen(r->pem), &why);
 	ERR_clear_error();
 	return x;
 }
@@ -270,10 +278,8 @@ vendor_pem_certs(const uint8_t *buf, size_t len, int max, const char **why)
 			*why = "too many certificates";
 			goto fail;
 		}
-		if ((x = pem_one(p, (size_t)(e - p))) == NULL) {
-			*why = "malformed PEM certificate";
+		if ((x = pem_one(p, (size_t)(e - p), why)) == NULL)
 			goto fail;
-		}
 		if (sk_X509_push(sk, x) == 0) {
 			X509_free(x);
 			goto fail;
@@ -297,21 +303,12 @@ vendor_cert_parse(const uint8_t *buf, size_t len, const char **why)
 {
 	STACK_OF(X509)	*sk;
 	X509		*x = NULL;
-	const uint8_t	*p = buf;
 
 	*why = "empty";
 	if (buf == NULL || len == 0 || len > LONG_MAX)
 		return NULL;
-	if (buf[0] == 0x30) {
-		*why = "not one DER certificate";
-		if ((x = d2i_X509(NULL, &p, (long)len)) != NULL &&
-		    p != buf + len) {
-			X509_free(x);
-			x = NULL;
-		}
-		ERR_clear_error();
-		return x;
-	}
+	if (buf[0] == 0x30)
+		return der_x509(buf, len, why);
 	if ((sk = vendor_pem_certs(buf, len, 1, why)) == NULL)
 		return NULL;
 	x = sk_X509_shift(sk);

@@ -40,13 +40,17 @@ X509	*vendor_root_x509(const struct vendor_root *);
 /*
  * Parse a buffer of PEM certificates: whitespace, then one or more
  * BEGIN/END CERTIFICATE blocks separated by whitespace, nothing else.
- * At most `max` certificates. Returns a new stack (caller frees with
- * sk_X509_pop_free) or NULL, with *why set to a static string.
+ * At most `max` certificates, each passing der_cert_check (attest/der.h).
+ * Returns a new stack (caller frees with sk_X509_pop_free) or NULL, with
+ * *why set to a static string.
  */
 STACK_OF(X509) *vendor_pem_certs(const uint8_t *buf, size_t len, int max,
 	    const char **why);
 
-/* One certificate, DER (nothing after it) or a single PEM block. */
+/*
+ * One certificate, DER (nothing after it) or a single PEM block, passing
+ * der_cert_check. NULL with *why set to a static string.
+ */
 X509	*vendor_cert_parse(const uint8_t *buf, size_t len, const char **why);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (no TZ, no libc). */

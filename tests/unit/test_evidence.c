@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
 
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
@@ -768,6 +771,118 @@ test_errors(void **state)
 	free(buf);
 }
 
+/* The bytes of each PEM certificate block of `pem`, as sent; the count. */
+static size_t
+pem_ders(const uint8_t *pem, size_t len, uint8_t *der[], size_t dlen[],
+    size_t max)
+{
+	BIO		*bio;
+	char		*name, *header;
+	uint8_t		*data;
+	long		 n;
+	size_t		 k = 0;
+
+	assert_non_null(bio = BIO_new_mem_buf(pem, (int)len));
+	while (PEM_read_bio(bio, &name, &header, &data, &n) == 1) {
+		assert_true(k < max);
+		assert_string_equal(name, "CERTIFICATE");
+		der[k] = data;
+		dlen[k++] = (size_t)n;
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return k;
+}
+
+/* Those bytes as PEM again (no re-encoding of a parsed certificate). */
+static uint8_t *
+ders_pem(uint8_t *const der[], const size_t dlen[], size_t n, size_t *len)
+{
+	BIO	*bio;
+	char	*data;
+	uint8_t	*out;
+	size_t	 k;
+	long	 m;
+
+	assert_non_null(bio = BIO_new(BIO_s_mem()));
+	for (k = 0; k < n; k++)
+		assert_true(PEM_write_bio(bio, "CERTIFICATE", "", der[k],
+		    (long)dlen[k]) > 0);
+	m = BIO_get_mem_data(bio, &data);
+	assert_non_null(out = malloc((size_t)m + 1));
+	memcpy(out, data, (size_t)m);
+	out[m] = '\0';
+	*len = (size_t)m;
+	BIO_free(bio);
+	return out;
+}
+
+/* Is a chain accepted, as DER (add_chain) or as a PEM file (add)? */
+static int
+chain_accepted(uint8_t *const der[], const size_t dlen[], size_t n, int pem)
+{
+	struct evidence_manifest	*m;
+	uint8_t				*txt;
+	char				 err[256];
+	size_t				 len;
+	int				 ok;
+
+	assert_non_null(m = evidence_manifest_new());
+	if (pem) {
+		txt = ders_pem(der, dlen, n, &len);
+		ok = evidence_manifest_add(m, txt, len, err, sizeof(err)) == 1;
+		free(txt);
+	} else
+		ok = evidence_manifest_add_chain(m, EVIDENCE_CHAIN_DEVICE,
+		    (const uint8_t *const *)der, dlen, n, err,
+		    sizeof(err)) == 0;
+	if (!ok)
+		assert_int_equal(m->ncertids, 0);
+	evidence_manifest_free(m);
+	return ok;
+}
+
+/*
+ * One flipped byte in any certificate of a genuine NVIDIA device chain,
+ * given as DER or as PEM: no variant is accepted. As PEM only the frame
+ * and the unsigned outer signatureAlgorithm are flipped (the signed part
+ * takes the same path once decoded).
+ */
+static void
+test_chain_flips(void **state)
+{
+	uint8_t	*pem, *der[EVIDENCE_MAX_CHAIN_CERTS];
+	size_t	 len, dlen[EVIDENCE_MAX_CHAIN_CERTS], n, k, i, tbs_end;
+
+	(void)state;
+	pem = load(SDK_TD "hopperCertChain.txt", &len);
+	n = pem_ders(pem, len, der, dlen, EVIDENCE_MAX_CHAIN_CERTS);
+	assert_int_equal(n, 5);
+	assert_true(chain_accepted(der, dlen, n, 0));
+	assert_true(chain_accepted(der, dlen, n, 1));
+	for (k = 0; k < n; k++) {
+		/* 30 82 LL LL 30 82 TT TT: the tbs ends 8 + TT TT in. */
+		assert_true(der[k][1] == 0x82 && der[k][5] == 0x82);
+		tbs_end = 8 + ((size_t)der[k][6] << 8 | der[k][7]);
+		for (i = 0; i < dlen[k]; i++) {
+			der[k][i] ^= 0x01;
+			if (chain_accepted(der, dlen, n, 0))
+				fail_msg("DER certificate %zu: flip at %zu "
+				    "accepted", k + 1, i);
+			if ((i < 8 || (i >= tbs_end && i < tbs_end + 16)) &&
+			    chain_accepted(der, dlen, n, 1))
+				fail_msg("PEM certificate %zu: flip at %zu "
+				    "accepted", k + 1, i);
+			der[k][i] ^= 0x01;
+		}
+	}
+	for (k = 0; k < n; k++)
+		OPENSSL_free(der[k]);
+	free(pem);
+}
+
 int
 main(void)
 {
@@ -781,6 +896,7 @@ main(void)
 		cmocka_unit_test(test_rim_chain),
 		cmocka_unit_test(test_report_ids),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_chain_flips),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -998,6 +1000,239 @@ test_hostile(void **state)
 	freeb(&chain);
 }
 
+/* ---- single-byte flips in the DER of certificates and CRLs ----------------- */
+
+/* The bytes of the PEM blocks of `pem` (labels as given), as sent. */
+static size_t
+pem_ders(const struct buf *pem, struct buf *der, size_t max)
+{
+	BIO		*bio;
+	char		*name, *header;
+	uint8_t		*data;
+	long		 n;
+	size_t		 k = 0;
+
+	assert_non_null(bio = BIO_new_mem_buf(pem->p, (int)pem->len));
+	while (PEM_read_bio(bio, &name, &header, &data, &n) == 1) {
+		assert_true(k < max);
+		assert_non_null(der[k].p = malloc((size_t)n + 1));
+		memcpy(der[k].p, data, (size_t)n);
+		der[k++].len = (size_t)n;
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(data);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return k;
+}
+
+/* Raw bytes as PEM blocks labelled `label`: never a parsed re-encoding. */
+static struct buf
+ders_pem(const struct buf *der, size_t n, const char *label)
+{
+	BIO		*bio;
+	struct buf	 b;
+	char		*data;
+	size_t		 k;
+	long		 m;
+
+	assert_non_null(bio = BIO_new(BIO_s_mem()));
+	for (k = 0; k < n; k++)
+		assert_true(PEM_write_bio(bio, label, "", der[k].p,
+		    (long)der[k].len) > 0);
+	m = BIO_get_mem_data(bio, &data);
+	b.len = (size_t)m;
+	assert_non_null(b.p = malloc(b.len + 1));
+	memcpy(b.p, data, b.len);
+	b.p[b.len] = '\0';
+	BIO_free(bio);
+	return b;
+}
+
+/* PCCS's form: the DER as upper-case hex. */
+static struct buf
+hex_of(const struct buf *der)
+{
+	struct buf	 b;
+	size_t		 i;
+
+	b.len = der->len * 2;
+	assert_non_null(b.p = malloc(b.len + 1));
+	for (i = 0; i < der->len; i++)
+		snprintf((char *)b.p + 2 * i, 3, "%02X", der->p[i]);
+	return b;
+}
+
+enum form { AS_DER, AS_PEM, AS_HEX };
+
+/* Is `der`, sent in `form`, accepted as `kind` with `chain` at `now`? */
+static int
+accepted_as(enum intel_kind k, const struct buf *der, enum form form,
+    const struct buf *chain, time_t now)
+{
+	struct intel_result	 r;
+	struct buf		 body;
+	int			 ok;
+
+	if (form == AS_DER)
+		return verify(k, der, chain, now, &r) == INTEL_OK;
+	body = form == AS_HEX ? hex_of(der) : ders_pem(der, 1,
+	    k == INTEL_PCK_CERT ? "CERTIFICATE" : "X509 CRL");
+	ok = verify(k, &body, chain, now, &r) == INTEL_OK;
+	freeb(&body);
+	return ok;
+}
+
+/* Every byte of `der` flipped in turn: accepted unchanged, never flipped. */
+static void
+flips(const char *what, enum intel_kind k, struct buf *der, enum form form,
+    const struct buf *chain, time_t now)
+{
+	size_t	 i;
+
+	if (!accepted_as(k, der, form, chain, now))
+		fail_msg("%s: refused unchanged", what);
+	for (i = 0; i < der->len; i++) {
+		der->p[i] ^= 0x01;
+		if (accepted_as(k, der, form, chain, now))
+			fail_msg("%s: flip at %zu accepted", what, i);
+		der->p[i] ^= 0x01;
+	}
+}
+
+/*
+ * A PCK certificate (as DER and as PEM) and CRLs in every form: one
+ * flipped byte anywhere, the unsigned outer signatureAlgorithm included,
+ * is never accepted.
+ */
+static void
+test_der_flips(void **state)
+{
+	struct buf	 leaf, chain, der[2], crl, pem;
+
+	(void)state;
+	pck_from_quote("sgx_quote", &leaf, &chain);
+	assert_int_equal(pem_ders(&leaf, der, 1), 1);
+	flips("PCK certificate DER", INTEL_PCK_CERT, &der[0], AS_DER, &chain,
+	    T_DCAP_QVL);
+	flips("PCK certificate PEM", INTEL_PCK_CERT, &der[0], AS_PEM, &chain,
+	    T_DCAP_QVL);
+	freeb(&der[0]);
+	freeb(&leaf);
+	freeb(&chain);
+
+	crl = load("derived/IntelSGXRootCA.crl.der");
+	flips("root CA CRL DER", INTEL_ROOT_CA_CRL, &crl, AS_DER, NULL,
+	    T_DCAP_QVL);
+	flips("root CA CRL hex", INTEL_ROOT_CA_CRL, &crl, AS_HEX, NULL,
+	    T_DCAP_QVL);
+	freeb(&crl);
+
+	pem = load("root_crl.pem");
+	assert_int_equal(pem_ders(&pem, der, 1), 1);
+	flips("2023 root CA CRL PEM", INTEL_ROOT_CA_CRL, &der[0], AS_PEM, NULL,
+	    T_2023);
+	freeb(&der[0]);
+	freeb(&pem);
+
+	crl = load("derived/pckcrl_platform.der");
+	chain = load("derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	flips("platform CRL PEM", INTEL_PCK_CRL, &crl, AS_PEM, &chain,
+	    T_TEEPOT);
+	freeb(&crl);
+	freeb(&chain);
+}
+
+/*
+ * The issuer chain rebuilt from its certificates' own bytes with one of
+ * them flipped: never accepted (test_chain_flips goes through OpenSSL's
+ * re-encoding; this does not).
+ */
+static void
+test_chain_der_flips(void **state)
+{
+	struct buf		 json = load("pck_crl_processor.json");
+	struct buf		 body = field(&json, "crl_data");
+	struct buf		 pem = field(&json, "issuer_chain");
+	struct buf		 der[INTEL_MAX_CHAIN_CERTS], chain;
+	struct intel_result	 r;
+	size_t			 n, k, i;
+
+	(void)state;
+	n = pem_ders(&pem, der, INTEL_MAX_CHAIN_CERTS);
+	assert_int_equal(n, 2);
+	chain = ders_pem(der, n, "CERTIFICATE");
+	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &body, &chain, T_TEEPOT,
+	    &r), &r);
+	freeb(&chain);
+	for (k = 0; k < n; k++)
+		for (i = 0; i < der[k].len; i++) {
+			der[k].p[i] ^= 0x01;
+			chain = ders_pem(der, n, "CERTIFICATE");
+			der[k].p[i] ^= 0x01;
+			if (verify(INTEL_PCK_CRL, &body, &chain, T_TEEPOT, &r) ==
+			    INTEL_OK)
+				fail_msg("chain certificate %zu: flip at %zu "
+				    "accepted", k + 1, i);
+			freeb(&chain);
+		}
+	for (k = 0; k < n; k++)
+		freeb(&der[k]);
+	freeb(&pem);
+	freeb(&body);
+	freeb(&json);
+}
+
+/* ecdsa-with-SHA256, the AlgorithmIdentifier Intel signs with. */
+static const uint8_t	ecdsa_sha256[] = {
+	0x30, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02
+};
+
+/*
+ * `der` with its last ecdsa-with-SHA256 (the outer, unsigned copy) made
+ * ecdsa-with-SHA384: same length, another algorithm than the signed one.
+ */
+static void
+outer_to_sha384(struct buf *der)
+{
+	size_t	 i, at = der->len, n = sizeof(ecdsa_sha256);
+
+	for (i = 0; i + n <= der->len; i++)
+		if (memcmp(der->p + i, ecdsa_sha256, n) == 0)
+			at = i;
+	assert_true(at < der->len);
+	der->p[at + n - 1] = 0x03;
+}
+
+/* The outer signatureAlgorithm differing from the signed one: which verdict. */
+static void
+test_outer_sigalg(void **state)
+{
+	struct buf		 crl = load("derived/IntelSGXRootCA.crl.der");
+	struct buf		 leaf, chain, der[1], body;
+	struct intel_result	 r;
+
+	(void)state;
+	outer_to_sha384(&crl);
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ROOT_CA_CRL, &crl, NULL,
+	    T_DCAP_QVL, &r), &r);
+	assert_non_null(strstr(r.detail, "outer signatureAlgorithm"));
+
+	pck_from_quote("sgx_quote", &leaf, &chain);
+	assert_int_equal(pem_ders(&leaf, der, 1), 1);
+	outer_to_sha384(&der[0]);
+	body = ders_pem(der, 1, "CERTIFICATE");
+	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_PCK_CERT, &body, &chain,
+	    T_DCAP_QVL, &r), &r);
+	assert_non_null(strstr(r.detail, "outer signatureAlgorithm"));
+	freeb(&body);
+	freeb(&der[0]);
+	freeb(&leaf);
+	freeb(&chain);
+	freeb(&crl);
+}
+
 int
 main(void)
 {
@@ -1012,6 +1247,9 @@ main(void)
 		cmocka_unit_test(test_body_tamper),
 		cmocka_unit_test(test_body_flips),
 		cmocka_unit_test(test_chain_flips),
+		cmocka_unit_test(test_der_flips),
+		cmocka_unit_test(test_chain_der_flips),
+		cmocka_unit_test(test_outer_sigalg),
 		cmocka_unit_test(test_chain_root_and_signer),
 		cmocka_unit_test(test_freshness),
 		cmocka_unit_test(test_eval_number_order),

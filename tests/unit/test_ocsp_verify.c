@@ -12,6 +12,11 @@
 
 #include <cmocka.h>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+
+#include "attest/der.h"
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
 
@@ -576,6 +581,170 @@ test_not_responses(void **state)
 	free(rq);
 }
 
+/* The certs [0] SEQUENCE OF Certificate of a DER OCSPResponse: content span. */
+static struct der
+resp_certs(const uint8_t *resp, size_t len)
+{
+	struct der	 d = { resp, len }, v, rb, basic, x, certs, seq;
+
+	assert_int_equal(der_expect(&d, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect(&v, DER_ENUMERATED, &x), 0);
+	assert_int_equal(der_expect(&v, DER_CTX0, &rb), 0);
+	assert_int_equal(der_expect(&rb, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect(&v, DER_OID, &x), 0);
+	assert_int_equal(der_expect(&v, DER_OCTETSTRING, &basic), 0);
+	assert_int_equal(der_expect(&basic, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect(&v, DER_SEQUENCE, &x), 0);
+	assert_int_equal(der_expect(&v, DER_SEQUENCE, &x), 0);
+	assert_int_equal(der_expect(&v, DER_BITSTRING, &x), 0);
+	assert_int_equal(der_expect(&v, DER_CTX0, &certs), 0);
+	assert_int_equal(der_expect(&certs, DER_SEQUENCE, &seq), 0);
+	return seq;
+}
+
+/* ecdsa-with-SHA384, as NVIDIA's (and the test PKI's) certificates carry it. */
+static const uint8_t	ecdsa_sha384[] = {
+	0x30, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03
+};
+
+/* Offset of the last ecdsa-with-SHA384 in p[0, len): the outer copy. */
+static size_t
+last_sha384(const uint8_t *p, size_t len)
+{
+	size_t	 i, at = len;
+
+	for (i = 0; i + sizeof(ecdsa_sha384) <= len; i++)
+		if (memcmp(p + i, ecdsa_sha384, sizeof(ecdsa_sha384)) == 0)
+			at = i;
+	assert_true(at < len);
+	return at;
+}
+
+/*
+ * The certificates a response carries are outside what the responder
+ * signs. One flipped byte in any of them is never accepted; an outer
+ * signatureAlgorithm unlike the signed one is a parse error.
+ */
+static void
+test_embedded_certs(void **state)
+{
+	struct run	 r;
+	struct der	 certs, v, first;
+	uint8_t		*rq, *rs;
+	size_t		 rql, rsl, at, i;
+	const char	*why;
+
+	(void)state;
+	/* other.resp: the responder, identity and ica CA certificates */
+	rq = slurp("good.req", &rql);
+	rs = slurp("other.resp", &rsl);
+	opts_now(&r);
+	assert_int_equal(ocsp_req_parse(rq, rql, &r.req, &why), 0);
+	assert_int_equal(ocsp_verify(bare, rs, rsl, &r.req, &r.opts, &r.res),
+	    0);
+	certs = resp_certs(rs, rsl);
+	assert_true(certs.len > 1000);
+	at = (size_t)(certs.p - rs);
+	for (i = at; i < at + certs.len; i++) {
+		rs[i] ^= 0x01;
+		if (ocsp_verify(bare, rs, rsl, &r.req, &r.opts, &r.res) == 0)
+			fail_msg("flip at %zu (certificates start at %zu) "
+			    "accepted", i, at);
+		rs[i] ^= 0x01;
+	}
+
+	/* the first certificate's outer algorithm made ecdsa-with-SHA256 */
+	assert_int_equal(der_expect_tlv(&certs, DER_SEQUENCE, &v, &first), 0);
+	i = at + last_sha384(first.p, first.len);
+	rs[i + sizeof(ecdsa_sha384) - 1] = 0x02;
+	assert_int_equal(ocsp_verify(bare, rs, rsl, &r.req, &r.opts, &r.res),
+	    -1);
+	assert_int_equal(r.res.verdict, OCSP_ERR_PARSE);
+	assert_non_null(strstr(r.res.detail, "response certificate 1: outer "
+	    "signatureAlgorithm differs from the signed one"));
+	free(rs);
+	free(rq);
+}
+
+/*
+ * Pool and anchor certificates from a genuine NVIDIA device chain: taken
+ * as sent; with any byte of their unsigned frame or outer
+ * signatureAlgorithm flipped, refused, and a PEM with one such
+ * certificate adds nothing.
+ */
+static void
+test_nvidia_pool(void **state)
+{
+	const char		*top = getenv("top_srcdir");
+	struct ocsp_trust	*t;
+	struct der		 d, top_seq, v, alg;
+	BIO			*bio;
+	char			 path[4096], *name, *header, *text;
+	uint8_t			*der[8], *pem;
+	long			 n[8], m;
+	size_t			 k = 0, j, i, len;
+	FILE			*f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/vectors/nvidia/"
+	    "attestation-sdk/testdata/hopperCertChain.txt", top ? top : ".");
+	assert_non_null(f = fopen(path, "rb"));
+	assert_non_null(bio = BIO_new_fp(f, BIO_CLOSE));
+	while (k < 8 && PEM_read_bio(bio, &name, &header, &der[k], &n[k]) ==
+	    1) {
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		k++;
+	}
+	BIO_free(bio);
+	ERR_clear_error();
+	assert_int_equal(k, 5);
+
+	assert_non_null(t = ocsp_trust_new());
+	for (j = 0; j < k; j++) {
+		assert_int_equal(ocsp_trust_add_pool_der(t, der[j],
+		    (size_t)n[j]), 0);
+		d.p = der[j];
+		d.len = (size_t)n[j];
+		assert_int_equal(der_expect(&d, DER_SEQUENCE, &top_seq), 0);
+		assert_int_equal(der_expect(&top_seq, DER_SEQUENCE, &v), 0);
+		assert_int_equal(der_expect_tlv(&top_seq, DER_SEQUENCE, &v,
+		    &alg), 0);
+		/* the outer header, then the outer AlgorithmIdentifier on */
+		for (i = 0; i < (size_t)n[j]; i++) {
+			if (i >= 4 && (i < (size_t)(alg.p - der[j]) ||
+			    i >= (size_t)(alg.p - der[j]) + alg.len + 3))
+				continue;
+			der[j][i] ^= 0x01;
+			if (ocsp_trust_add_pool_der(t, der[j], (size_t)n[j]) !=
+			    -1)
+				fail_msg("certificate %zu: flip at %zu "
+				    "accepted", j + 1, i);
+			der[j][i] ^= 0x01;
+		}
+	}
+	assert_int_equal(ocsp_trust_pool_count(t), k);
+
+	/* As anchors: the chain with its root's outer algorithm changed. */
+	der[4][last_sha384(der[4], (size_t)n[4]) + sizeof(ecdsa_sha384) - 1] =
+	    0x02;
+	assert_non_null(bio = BIO_new(BIO_s_mem()));
+	for (j = 0; j < k; j++)
+		assert_true(PEM_write_bio(bio, "CERTIFICATE", "", der[j],
+		    n[j]) > 0);
+	m = BIO_get_mem_data(bio, &text);
+	len = (size_t)m;
+	assert_non_null(pem = malloc(len));
+	memcpy(pem, text, len);
+	BIO_free(bio);
+	assert_int_equal(ocsp_trust_add_anchors_pem(t, (char *)pem, len), -1);
+	assert_int_equal(ocsp_trust_anchor_count(t), 0);
+	free(pem);
+	ocsp_trust_free(t);
+	for (j = 0; j < k; j++)
+		OPENSSL_free(der[j]);
+}
+
 static void
 test_builtin(void **state)
 {
@@ -660,6 +829,8 @@ main(void)
 		cmocka_unit_test(test_nonce),
 		cmocka_unit_test(test_unverifiable),
 		cmocka_unit_test(test_not_responses),
+		cmocka_unit_test(test_embedded_certs),
+		cmocka_unit_test(test_nvidia_pool),
 		cmocka_unit_test(test_builtin),
 	};
 

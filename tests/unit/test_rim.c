@@ -451,6 +451,78 @@ test_refused(void **state)
 	free(big);
 }
 
+/*
+ * `xml` with the text of its k-th X509Certificate element replaced by the
+ * base64 of der[0, len): malloc'd, *olen set.
+ */
+static uint8_t *
+with_cert(const uint8_t *xml, size_t xlen, size_t k, const uint8_t *der,
+    size_t len, size_t *olen)
+{
+	const char	*s = (const char *)xml, *open, *close, *lt;
+	uint8_t		*out;
+	size_t		 i, head, tail;
+	int		 n;
+
+	/* the k-th start tag, whatever its prefix; end tags do not count */
+	for (open = s, i = 0;;) {
+		assert_non_null(open = strstr(open, "X509Certificate>"));
+		open += strlen("X509Certificate>");
+		lt = memrchr(s, '<', (size_t)(open - s));
+		if (lt != NULL && lt[1] != '/' && i++ == k)
+			break;
+	}
+	assert_non_null(close = strstr(open, "</"));
+	head = (size_t)(open - s);
+	tail = xlen - (size_t)(close - s);
+	assert_non_null(out = malloc(head + len / 3 * 4 + 8 + tail));
+	memcpy(out, xml, head);
+	n = EVP_EncodeBlock(out + head, der, (int)len);
+	assert_true(n > 0);
+	memcpy(out + head + n, close, tail);
+	*olen = head + (size_t)n + tail;
+	return out;
+}
+
+/*
+ * One flipped byte in any KeyInfo certificate, the root's copy included:
+ * no variant is accepted, so what is stored is what NVIDIA signed.
+ */
+static void
+test_keyinfo_flips(void **state)
+{
+	struct rim_result	 r;
+	struct rim_certs	 c;
+	const char		*why;
+	uint8_t			*xml, *doc;
+	size_t			 len, dlen, k, i;
+
+	(void)state;
+	xml = load(DRIVER_XML, &len);
+	assert_int_equal(rim_xml_certs(xml, len, &c, &why), 0);
+	assert_int_equal(c.n, 4);
+	for (k = 0; k < c.n; k++) {
+		/* Re-encoded unchanged, the document still verifies. */
+		doc = with_cert(xml, len, k, c.der[k], c.len[k], &dlen);
+		assert_int_equal(rim_verify_xml(trust, doc, dlen, NOW_2026,
+		    &r), 0);
+		rim_result_free(&r);
+		free(doc);
+		for (i = 0; i < c.len[k]; i++) {
+			c.der[k][i] ^= 0x01;
+			doc = with_cert(xml, len, k, c.der[k], c.len[k], &dlen);
+			c.der[k][i] ^= 0x01;
+			if (rim_verify_xml(trust, doc, dlen, NOW_2026, &r) == 0)
+				fail_msg("KeyInfo certificate %zu: flip at %zu "
+				    "accepted", k + 1, i);
+			rim_result_free(&r);
+			free(doc);
+		}
+	}
+	rim_certs_free(&c);
+	free(xml);
+}
+
 static void
 test_trust(void **state)
 {
@@ -482,6 +554,7 @@ main(void)
 		cmocka_unit_test(test_driver_rim_ok),
 		cmocka_unit_test(test_switch_and_expired_ok),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_keyinfo_flips),
 		cmocka_unit_test(test_trust),
 	};
 

@@ -137,6 +137,12 @@ enum cache_kind ctl_kind(const char *);
 /* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
 void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,
 	    char *buf, size_t len);
+/*
+ * An OCSP entry's CertID hash algorithm ("sha1", "sha256", "sha384", see
+ * evidence_req_hash_name); "-" for other kinds or an unreadable request.
+ */
+void	ctl_entry_hash(const struct ctl_ent *, const struct cache_body *,
+	    char *buf, size_t len);
 
 /*
  * The responder of a BasicOCSPResponse and the chain the trust store

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "attest/evidence.h"
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "tools/bundle.h"
@@ -105,6 +106,19 @@ ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
 		if (!isprint(e->key[i]))
 			return;
 	snprintf(buf, len, "%.*s", (int)e->klen, (const char *)e->key);
+}
+
+void
+ctl_entry_hash(const struct ctl_ent *e, const struct cache_body *b, char *buf,
+    size_t len)
+{
+	struct ocsp_req	 req;
+	const char	*why;
+
+	snprintf(buf, len, "-");
+	if (e->kind == CACHE_KIND_OCSP && b != NULL && b->request_len > 0 &&
+	    ocsp_req_parse(b->request, b->request_len, &req, &why) == 0)
+		evidence_req_hash_name(&req, buf, len);
 }
 
 /* ---- status ------------------------------------------------------------- */
@@ -313,7 +327,8 @@ list_usage(FILE *f)
 	fprintf(f, "usage: staplectl [-C dir] [--json] list [--kind "
 	    "ocsp|rim|pccs|kds] [--expiring-within DURATION]\n"
 	    "one line per entry: key, kind, subject, status, thisUpdate, "
-	    "nextUpdate, time left, source.\nDURATION: 90s, 30m, 6h, 2d. "
+	    "nextUpdate, time left, source,\nCertID hash algorithm (OCSP; "
+	    "- for other kinds).\nDURATION: 90s, 30m, 6h, 2d. "
 	    "--expiring-within lists valid entries whose nextUpdate\nfalls "
 	    "within DURATION from now.\n");
 }
@@ -333,7 +348,7 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 	json_t			*arr = NULL, *o;
 	const char		*st;
 	char			 key[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
-	char			 tu[32], nu[32], left[32], stbuf[16];
+	char			 tu[32], nu[32], left[32], stbuf[16], hash[32];
 	long			 within = -1;
 	size_t			 n, i;
 	int			 ch, rv;
@@ -383,6 +398,7 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 			memset(&b, 0, sizeof(b));
 		bundle_hex(key, e[i].key, e[i].klen);
 		ctl_entry_subject(&e[i], &b, subj, sizeof(subj));
+		ctl_entry_hash(&e[i], &b, hash, sizeof(hash));
 		bundle_time_str(tu, m->this_update);
 		bundle_time_str(nu, m->next_update);
 		if ((st = bundle_status_name(e[i].kind, m->status)) == NULL) {
@@ -398,6 +414,9 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 			    ctl->now), "valid", m->next_update > ctl->now,
 			    "source", m->source, "served",
 			    (json_int_t)m->served_count);
+			if (e[i].kind == CACHE_KIND_OCSP)
+				json_object_set_new(o, "certid_hash",
+				    json_string(hash));
 			json_array_append_new(arr, o);
 			continue;
 		}
@@ -406,9 +425,9 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 			    (long)(m->next_update - ctl->now));
 		else
 			snprintf(left, sizeof(left), "expired");
-		printf("%s %-4s %s %s %s %s %s %s\n", key,
+		printf("%s %-4s %s %s %s %s %s %s %s\n", key,
 		    cache_kind_str[e[i].kind], subj, st, tu, nu, left,
-		    m->source[0] != '\0' ? m->source : "-");
+		    m->source[0] != '\0' ? m->source : "-", hash);
 	}
 	if (arr != NULL) {
 		json_dumpf(arr, stdout, JSON_INDENT(2));

@@ -105,9 +105,23 @@ struct tee_inputs {
 	const char	*product;
 };
 
+/* --hash LIST: the CertID hash algorithms asked for; a usage error if unknown. */
+static int
+hash_opt(const char *arg, unsigned *hashes)
+{
+	char	err[256];
+
+	if (evidence_hashes_parse(arg, hashes, err, sizeof(err)) == -1) {
+		ctl_warnx("--hash %s", err);
+		return CTL_USAGE;
+	}
+	return CTL_OK;
+}
+
 static int
 input_opts(int argc, char **argv, const char *usage, char **files,
-    size_t *nfiles, const char **outpath, struct tee_inputs *tee)
+    size_t *nfiles, const char **outpath, struct tee_inputs *tee,
+    unsigned *hashes)
 {
 	static const struct option	opts[] = {
 		{ "evidence", required_argument, NULL, 'e' },
@@ -116,6 +130,7 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 		{ "quote", required_argument, NULL, 'q' },
 		{ "snp-report", required_argument, NULL, 's' },
 		{ "product", required_argument, NULL, 'p' },
+		{ "hash", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -150,6 +165,10 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 			if (tee == NULL)
 				goto bad;
 			tee->product = optarg;
+			break;
+		case 'H':
+			if (hash_opt(optarg, hashes) != CTL_OK)
+				return CTL_USAGE;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -192,15 +211,22 @@ learn_cas(struct ctl *ctl, const struct evidence_manifest *m)
 	ctl_trust_free(&t);
 }
 
+/* One OCSP record of a manifest; "hash" names its CertIDs' algorithm. */
 static json_t *
 certid_json(const uint8_t *key, const uint8_t *req, size_t reqlen,
     const char *subject, const char *chain)
 {
-	char	hex[2 * OCSP_KEY_BYTES + 1];
-	json_t	*o;
+	struct ocsp_req	 parsed;
+	const char	*why;
+	char		 hex[2 * OCSP_KEY_BYTES + 1], hash[32];
+	json_t		*o;
 
 	bundle_hex(hex, key, OCSP_KEY_BYTES);
 	o = json_pack("{s:s}", "key", hex);
+	if (ocsp_req_parse(req, reqlen, &parsed, &why) == 0) {
+		evidence_req_hash_name(&parsed, hash, sizeof(hash));
+		json_object_set_new(o, "hash", json_string(hash));
+	}
 	b64_put(o, "request", req, reqlen);
 	if (subject != NULL && subject[0] != '\0')
 		json_object_set_new(o, "subject", json_string(subject));
@@ -215,11 +241,13 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	static const char	 usage[] = "usage: staplectl [-C dir] manifest "
 	    "(--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
 	    "--snp-report REPORT [--product Milan|Genoa|Turin])... [--out FILE]"
-	    "\nthe CertIDs nvattest checks and the RIM IDs it fetches, for the "
-	    "evidence of every\nhost given; the Intel collateral a TDX or SGX "
-	    "quote needs (by its PCK certificate's\nFMSPC and CA) and the AMD "
-	    "KDS objects an SEV-SNP report needs (VCEK by chip ID\nand "
-	    "reported TCB, cert_chain, crl); plus the entries the cache already "
+	    "\n    [--hash sha1,sha256,sha384]"
+	    "\nthe CertIDs nvattest checks (in each --hash algorithm, all three "
+	    "by default) and\nthe RIM IDs it fetches, for the evidence of "
+	    "every host given; the Intel\ncollateral a TDX or SGX "
+	    "quote needs (by its PCK certificate's FMSPC and CA)\nand the AMD "
+	    "KDS objects an SEV-SNP report needs (VCEK by chip ID and reported "
+	    "TCB,\ncert_chain, crl); plus the entries the cache already "
 	    "holds.\n";
 	struct evidence_manifest *m = NULL;
 	struct tee_inputs	 tee;
@@ -231,15 +259,17 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	char			*files[CTL_MAX_LIST], id[RIM_ID_MAX_CHARS + 1];
 	char			 tb[32];
 	size_t			 nfiles = 0, i, n = 0, k;
+	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
 	memset(&out, 0, sizeof(out));
 	memset(&tee, 0, sizeof(tee));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath,
-	    &tee)) != 0)
+	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
+	m->hashes = hashes;
 	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK)
 		goto out;
 	learn_cas(ctl, m);
@@ -578,25 +608,169 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	h->failed++;
 }
 
+/* One OCSP record of a manifest, parsed. */
+struct listed {
+	uint8_t		*raw;		/* its request, DER (owned) */
+	size_t		 rawlen;
+	struct ocsp_req	 req;		/* borrows raw */
+	int		 hash;		/* of all its CertIDs, or -1 */
+};
+
+static int
+listed_parse(json_t *v, size_t i, struct listed *l)
+{
+	const char	*why, *named;
+	char		 have[32];
+	size_t		 k;
+
+	l->hash = -1;
+	if (b64_get(json_object_get(v, "request"), &l->raw, &l->rawlen) == -1 ||
+	    ocsp_req_parse(l->raw, l->rawlen, &l->req, &why) == -1) {
+		ctl_warnx("manifest: ocsp[%zu]: request does not parse", i);
+		goto bad;
+	}
+	/* Absent in manifests of older staplectl: the request says. */
+	evidence_req_hash_name(&l->req, have, sizeof(have));
+	if ((named = json_string_value(json_object_get(v, "hash"))) != NULL &&
+	    strcmp(named, have) != 0) {
+		ctl_warnx("manifest: ocsp[%zu]: \"hash\" is %s but its request "
+		    "asks with %s", i, named, have);
+		goto bad;
+	}
+	l->hash = evidence_certid_hash(&l->req.certids[0]);
+	for (k = 1; k < l->req.ncertids; k++)
+		if (evidence_certid_hash(&l->req.certids[k]) != l->hash)
+			l->hash = -1;
+	return 0;
+ bad:
+	free(l->raw);
+	l->raw = NULL;
+	return -1;
+}
+
+/* Does the manifest hold a record for this serial in hash hh? Then no warning. */
+static int
+listed_as(const struct listed *l, size_t n, const struct ocsp_certid *id,
+    unsigned hh)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (l[i].raw != NULL && l[i].hash == (int)hh &&
+		    l[i].req.certids[0].serial_len == id->serial_len &&
+		    memcmp(l[i].req.certids[0].serial, id->serial,
+		    id->serial_len) == 0)
+			return 1;
+	return 0;
+}
+
+/* A record as it is, with a fresh nonce. */
+static void
+fetch_renonced(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
+    const struct listed *l, char **ups, size_t nups)
+{
+	uint8_t	 nonce[FETCH_NONCE_BYTES], key[OCSP_KEY_BYTES], *der;
+	size_t	 len;
+
+	if (RAND_bytes(nonce, sizeof(nonce)) != 1 ||
+	    (der = ocsp_req_renonce(l->raw, l->rawlen, nonce, sizeof(nonce),
+	    &len)) == NULL) {
+		h->failed++;
+		return;
+	}
+	ocsp_req_key(&l->req, key);
+	fetch_one(ctl, t, h, CACHE_KIND_OCSP, key, sizeof(key), der, len, ups,
+	    nups);
+	free(der);
+}
+
+/* Record i's certificate in the other hashes chosen, from its issuer. */
+static void
+fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
+    const struct listed *l, size_t n, size_t i, unsigned hashes, char **ups,
+    size_t nups)
+{
+	STACK_OF(X509)		*cands[2] = { t->anchors, t->pool };
+	struct evidence_certid	 c;
+	char			 err[512], serial[2 * EVIDENCE_MAX_SERIAL_BYTES + 1];
+	unsigned		 hh;
+	int			 r;
+
+	for (hh = 0; hh < EVIDENCE_HASH_MAX; hh++) {
+		if ((int)hh == l[i].hash || !(hashes & EVIDENCE_HASH_BIT(hh)))
+			continue;
+		r = evidence_certid_rehash(&l[i].req.certids[0], cands, 2,
+		    (enum evidence_hash)hh, &c, err, sizeof(err));
+		if (r == 0)
+			fetch_one(ctl, t, h, CACHE_KIND_OCSP, c.key,
+			    OCSP_KEY_BYTES, c.req, c.req_len, ups, nups);
+		else if (r == -1) {
+			ctl_warnx("manifest: ocsp[%zu]: %s", i, err);
+			h->failed++;
+		} else if (!listed_as(l, n, &l[i].req.certids[0], hh)) {
+			bundle_hex(serial, l[i].req.certids[0].serial,
+			    l[i].req.certids[0].serial_len);
+			ctl_warnx("manifest: ocsp[%zu] (serial=%s): its issuer's "
+			    "certificate is not known here (anchors, pool), so "
+			    "it is not asked with %s", i, serial,
+			    evidence_hash_str[hh]);
+		}
+		free(c.req);
+	}
+}
+
 /*
- * RIMs first: their KeyInfo chains name more CertIDs to ask about. OCSP
- * requests are sent with a fresh nonce.
+ * The manifest's own records, in every hash of `hashes`: a record in one
+ * of them is asked as it is (as is one of several CertIDs or of another
+ * algorithm, a client's request the cache held); in each other one, a
+ * record of one CertID is restated from its issuer's certificate when the
+ * anchors or the pool hold it, so that a manifest of an older staplectl
+ * (SHA-1 only) still gives a bundle for every client.
+ */
+static void
+fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
+    json_t *list, unsigned hashes, char **ups, size_t nups)
+{
+	struct listed	*l;
+	size_t		 n = json_array_size(list), i;
+
+	if (n == 0)
+		return;
+	if ((l = calloc(n, sizeof(*l))) == NULL) {
+		h->failed += n;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (listed_parse(json_array_get(list, i), i, &l[i]) == -1)
+			h->failed++;
+	for (i = 0; i < n; i++)
+		if (l[i].raw != NULL && (l[i].hash < 0 ||
+		    (hashes & EVIDENCE_HASH_BIT(l[i].hash))))
+			fetch_renonced(ctl, t, h, &l[i], ups, nups);
+	for (i = 0; i < n; i++)
+		if (l[i].raw != NULL && l[i].hash >= 0 &&
+		    l[i].req.ncertids == 1)
+			fetch_restated(ctl, t, h, l, n, i, hashes, ups, nups);
+	for (i = 0; i < n; i++)
+		free(l[i].raw);
+	free(l);
+}
+
+/*
+ * RIMs first: their KeyInfo chains name more CertIDs to ask about, in
+ * each of `hashes`. OCSP requests are sent with a fresh nonce.
  */
 static int
 fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
-    json_t *more_ocsp, char **ocsp_ups, size_t nocsp, char **rim_ups,
-    size_t nrim, struct haul *h)
+    json_t *more_ocsp, unsigned hashes, char **ocsp_ups, size_t nocsp,
+    char **rim_ups, size_t nrim, struct haul *h)
 {
 	struct rim_trust	*rt;
 	struct rim_result	 r;
 	struct evidence_certid	*ids = NULL;
-	struct ocsp_req		 req;
-	uint8_t			 nonce[FETCH_NONCE_BYTES], *der, *raw;
 	const uint8_t		*cder[EVIDENCE_MAX_CHAIN_CERTS];
-	const char		*why;
 	char			 err[512];
-	size_t			 i, j, nids, len, rawlen, first_rim = h->n;
-	json_t			*v;
+	size_t			 i, j, nids, first_rim = h->n;
 
 	for (i = 0; i < m->nrim_ids; i++)
 		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
@@ -617,8 +791,8 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		    ctl->now, &r) == 0 && r.chain.n <= EVIDENCE_MAX_CHAIN_CERTS) {
 			for (j = 0; j < r.chain.n; j++)
 				cder[j] = r.chain.der[j];
-			if (evidence_chain_certids(EVIDENCE_CHAIN_RIM, cder,
-			    r.chain.len, r.chain.n, &ids, &nids, err,
+			if (evidence_chain_certids(EVIDENCE_CHAIN_RIM, hashes,
+			    cder, r.chain.len, r.chain.n, &ids, &nids, err,
 			    sizeof(err)) == 0) {
 				for (j = 0; j < nids; j++)
 					fetch_one(ctl, t, h, CACHE_KIND_OCSP,
@@ -637,26 +811,7 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		fetch_one(ctl, t, h, CACHE_KIND_OCSP, m->certids[i].key,
 		    OCSP_KEY_BYTES, m->certids[i].req, m->certids[i].req_len,
 		    ocsp_ups, nocsp);
-	json_array_foreach(more_ocsp, i, v) {
-		if (b64_get(json_object_get(v, "request"), &raw, &rawlen) == -1 ||
-		    ocsp_req_parse(raw, rawlen, &req, &why) == -1) {
-			ctl_warnx("manifest: ocsp[%zu]: request does not parse", i);
-			free(raw);
-			h->failed++;
-			continue;
-		}
-		RAND_bytes(nonce, sizeof(nonce));
-		der = ocsp_req_renonce(raw, rawlen, nonce, sizeof(nonce), &len);
-		if (der != NULL) {
-			uint8_t	key[OCSP_KEY_BYTES];
-
-			ocsp_req_key(&req, key);
-			fetch_one(ctl, t, h, CACHE_KIND_OCSP, key, sizeof(key),
-			    der, len, ocsp_ups, nocsp);
-		}
-		free(der);
-		free(raw);
-	}
+	fetch_listed(ctl, t, h, more_ocsp, hashes, ocsp_ups, nocsp);
 	return CTL_OK;
 }
 
@@ -698,9 +853,12 @@ fetch_usage(FILE *f)
 	fprintf(f, "usage: staplectl [-f config] fetch --manifest FILE --out "
 	    "BUNDLE\n    [--ocsp-upstream URL]... [--rim-upstream URL]...\n"
 	    "    [--pccs-upstream URL]... [--kds-upstream URL]...\n"
+	    "    [--hash sha1,sha256,sha384]\n"
 	    "fetches everything a manifest lists (RIMs first, then the OCSP "
 	    "answers for\ntheir signing chains and the manifest's CertIDs, "
 	    "then its Intel and AMD\ncollateral), verifies it, writes a bundle."
+	    "\nCertIDs are asked in each --hash algorithm (all three by "
+	    "default)."
 	    "\nFlags win over the -f file's ocsp, rim, pccs and amd_kds "
 	    "upstreams; defaults:\n" DEFAULT_OCSP_URL ", " DEFAULT_RIM_URL ",\n"
 	    DEFAULT_PCCS_URL ", " DEFAULT_KDS_URL ".\n");
@@ -754,6 +912,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		{ "rim-upstream", required_argument, NULL, 'R' },
 		{ "pccs-upstream", required_argument, NULL, 'P' },
 		{ "kds-upstream", required_argument, NULL, 'K' },
+		{ "hash", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -766,6 +925,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	char			*oups[CTL_MAX_LIST], *rups[CTL_MAX_LIST];
 	char			*pups[CTL_MAX_LIST], *kups[CTL_MAX_LIST];
 	size_t			 no = 0, nr = 0, np = 0, nk = 0;
+	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 ch, rv;
 
 	memset(&t, 0, sizeof(t));
@@ -802,6 +962,10 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 			else
 				kups[nk++] = optarg;
 			break;
+		case 'H':
+			if (hash_opt(optarg, &hashes) != CTL_OK)
+				return CTL_USAGE;
+			break;
 		case 'h':
 			fetch_usage(stdout);
 			return CTL_OK;
@@ -832,7 +996,8 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if ((rv = fetch_all(ctl, &t, m, ocsp, oups, no, rups, nr, &h)) == CTL_OK)
+	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, oups, no, rups, nr,
+	    &h)) == CTL_OK)
 		rv = ctl_fetch_collateral(ctl, &t, root, mpath, pups, np, kups,
 		    nk, &cf);
 	if (rv == CTL_OK)
@@ -859,7 +1024,8 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 {
 	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
 	    "prefetch (--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
-	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\nfetches "
+	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\n"
+	    "    [--hash sha1,sha256,sha384]\nfetches "
 	    "what the evidence, quotes and SNP reports need from the "
 	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
 	    "pccs.upstreams, amd_kds.upstreams,\nelse the vendors') into the "
@@ -879,6 +1045,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	char			*kups[CTL_MAX_LIST];
 	size_t			 nfiles = 0, no = 0, nr = 0, np = 0, nk = 0, i;
 	size_t			 nput = 0, nkept = 0;
+	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
 	memset(&t, 0, sizeof(t));
@@ -886,7 +1053,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	memset(&cf, 0, sizeof(cf));
 	memset(&tee, 0, sizeof(tee));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
-	    &tee)) != 0)
+	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;
 	ups_default(oups, &no, ctl->ocsp_upstreams, ctl->nocsp_upstreams,
 	    DEFAULT_OCSP_URL);
@@ -901,6 +1068,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		rv = CTL_REJECTED;
 		goto out;
 	}
+	m->hashes = hashes;
 	/* Every input is read before anything is fetched; the cache's own entries are not asked again. */
 	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
 	    (rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
@@ -911,7 +1079,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rv = fetch_all(ctl, &t, m, NULL, oups, no, rups, nr, &h);
+	rv = fetch_all(ctl, &t, m, NULL, hashes, oups, no, rups, nr, &h);
 	if (rv == CTL_OK)
 		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", pups, np,
 		    kups, nk, &cf);

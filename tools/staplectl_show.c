@@ -286,6 +286,7 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	size_t			 resplen, reqlen;
 	const char		*why, *st;
 	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
+	char			 hash[32];
 	json_t			*o = NULL, *v;
 	int			 rv;
 
@@ -326,6 +327,10 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	ctl_entry_subject(&ent, &b, subj, sizeof(subj));
 	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
 	    cache_kind_str[ent.kind], "subject", subj);
+	if (ent.kind == CACHE_KIND_OCSP) {
+		ctl_entry_hash(&ent, &b, hash, sizeof(hash));
+		json_object_set_new(o, "certid_hash", json_string(hash));
+	}
 	if ((st = bundle_status_name(ent.kind, m.status)) != NULL)
 		json_object_set_new(o, "status", json_string(st));
 	else

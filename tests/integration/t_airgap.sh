@@ -281,9 +281,57 @@ ctl -C "$T/nonexistent" list
 check_eq "missing cache: exit 3" 3 "$CTL_RC"
 
 # ---- 6. manifest from a chain, fetch on the "connected" side, import --------------
+# certid_of REQ: the DER of a request's first CertID, in hex (d=4: OCSPRequest,
+# tbsRequest, requestList, Request, CertID).
+certid_of() {
+	local _o _h _l
+	read -r _o _h _l <<EOF
+$(openssl asn1parse -inform DER -in "$1" | awk '/d=4 .*SEQUENCE/ {
+	split($1, a, ":"); h = $0; sub(/.*hl= */, "", h); sub(/ .*/, "", h);
+	l = $0; sub(/.*l= */, "", l); sub(/ .*/, "", l); print a[1], h, l; exit }')
+EOF
+	[ -n "$_l" ] || { echo "no-certid-in-$1"; return; }
+	tail -c +$((_o + 1)) "$1" | head -c $((_h + _l)) | od -An -v -tx1 | tr -d ' \n'
+	echo
+}
+
+# manifest_certids MANIFEST: the CertID DER of every OCSP record, sorted.
+manifest_certids() {
+	sed -n 's/.*"request": "\([^"]*\)".*/\1/p' "$1" | while read -r _r; do
+		printf '%s' "$_r" | base64 -d >"$T/mr.der"
+		certid_of "$T/mr.der"
+	done | sort
+}
+
+# openssl_certids PREFIX N: the CertIDs `openssl ocsp -HASH -issuer
+# PREFIX<i+1>.pem -cert PREFIX<i>.pem -no_nonce -reqout` makes for the device
+# chain PREFIX1..N minus its leaf and root, in each of sha1, sha256, sha384,
+# sorted.
+openssl_certids() {
+	local _h _i
+	for _i in $(seq 2 $(($2 - 1))); do
+		for _h in sha1 sha256 sha384; do
+			openssl ocsp -"$_h" -issuer "$1$((_i + 1)).pem" -cert "$1$_i.pem" \
+			    -no_nonce -reqout "$T/oc.der" >/dev/null 2>&1 || echo "openssl-failed"
+			certid_of "$T/oc.der"
+		done
+	done | sort
+}
+
 cat "$LEAF4" "$ICA_CERT" "$IDENT_CERT" "$ROOT_CERT" >"$T/chain4.pem"
 ctl -C "$T/none" manifest --chain "$T/chain4.pem" --out "$T/m4.json"
 check_eq "manifest --chain: exit 0" 0 "$CTL_RC"
+check_eq "manifest --chain: the ICA and the identity CA, each in three hashes" 6 \
+    "$(grep -c '"key"' "$T/m4.json")"
+for h in sha1 sha256 sha384; do
+	check_eq "manifest --chain: two records say \"hash\": \"$h\"" 2 \
+	    "$(grep -c "\"hash\": \"$h\"" "$T/m4.json")"
+done
+awk -v d="$T/t4_" '/BEGIN CERT/ { n++ } { print > (d n ".pem") }' "$T/chain4.pem"
+manifest_certids "$T/m4.json" >"$T/m4.ours"
+openssl_certids "$T/t4_" 4 >"$T/m4.cli"
+check "manifest --chain: its requests' CertIDs are openssl's -sha1, -sha256 and -sha384 ones (DER)" \
+    cmp -s "$T/m4.ours" "$T/m4.cli"
 ctl -f "$T/a.json" -C "$T/none" fetch --manifest "$T/m4.json" --out "$T/f4.jsonl" \
     --ocsp-upstream "http://127.0.0.1:$UP/" --rim-upstream "http://127.0.0.1:$DEAD/"
 check_eq "fetch from the live upstream: exit 0" 0 "$CTL_RC"
@@ -292,31 +340,106 @@ check_eq "the fetched bundle imports into a fresh cache" 0 "$CTL_RC"
 check_eq "every CertID of the manifest was fetched and imported" \
     "$(grep -c '"key"' "$T/m4.json")" "$(grep -c '^imported ocsp ' "$T/ctl.out")"
 
+# The imported cache, no upstream: clients asking in each hash get good.
+conf "$T/f.json" "$T/f" "http://127.0.0.1:$DEAD/" dead
+STAPLED_CACHE=$T/f stapled_start f -f "$T/f.json"
+for h in sha1 sha256 sha384; do
+	for pair in "$IDENT_CERT $ICA_CERT" "$ROOT_CERT $IDENT_CERT"; do
+		set -- $pair
+		openssl ocsp -url "$SURL/ocsp" -"$h" -issuer "$1" -cert "$2" -no_nonce \
+		    -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+		    -respout "$T/fh.der" >"$T/fh.out" 2>&1
+		rc=$?
+		what=$(basename "$(dirname "$2")")
+		check "imported bundle, no upstream: openssl ocsp -$h for the $what CA: good ($(resp_status "$T/fh.der"))" \
+		    sh -c "[ $rc = 0 ] && grep -q ': good' '$T/fh.out'"
+	done
+done
+stapled_stop
+
+# --hash chooses; unknown names are a usage error.
+ctl -f "$T/a.json" -C "$T/none" fetch --manifest "$T/m4.json" --out "$T/f4s.jsonl" \
+    --hash sha256 --ocsp-upstream "http://127.0.0.1:$UP/" --rim-upstream "http://127.0.0.1:$DEAD/"
+check_eq "fetch --hash sha256: exit 0" 0 "$CTL_RC"
+check_eq "fetch --hash sha256: the two SHA-256 CertIDs only" 2 \
+    "$(grep -c '"type":"entry"' "$T/f4s.jsonl")"
+ctl -C "$T/none" manifest --chain "$T/chain4.pem" --hash sha1,sha384 --out "$T/m4b.json"
+check_eq "manifest --hash sha1,sha384: four records, none SHA-256" "0 4 0" \
+    "$CTL_RC $(grep -c '"key"' "$T/m4b.json") $(grep -c '"hash": "sha256"' "$T/m4b.json")"
+for bad in md5 "sha1,,sha256" "" "sha1,sha512"; do
+	ctl -C "$T/none" manifest --chain "$T/chain4.pem" --hash "$bad" --out "$T/m4x.json"
+	check_eq "manifest --hash '$bad': usage error, exit 2" 2 "$CTL_RC"
+	check "manifest --hash '$bad': the error says why" \
+	    grep -q -- "--hash .*\(not a CertID hash\|empty\|no hash\)" "$T/ctl.out"
+	ctl -C "$T/none" fetch --manifest "$T/m4.json" --out "$T/f4x.jsonl" --hash "$bad"
+	check_eq "fetch --hash '$bad': exit 2" 2 "$CTL_RC"
+done
+check "a refused --hash writes nothing" sh -c "[ ! -e '$T/m4x.json' ] && [ ! -e '$T/f4x.jsonl' ]"
+ctl -C "$T/none" prefetch --chain "$T/chain4.pem" --hash sha
+check_eq "prefetch --hash sha: exit 2" 2 "$CTL_RC"
+
+# A manifest of an older staplectl: SHA-1 records without "hash". fetch
+# restates them in SHA-256 and SHA-384 from the issuers it knows (-f).
+ctl -C "$T/none" manifest --chain "$T/chain4.pem" --hash sha1 --out "$T/m4old.json"
+sed -i '/"hash": /d' "$T/m4old.json"
+ctl -f "$T/a.json" -C "$T/none" fetch --manifest "$T/m4old.json" --out "$T/f4old.jsonl" \
+    --ocsp-upstream "http://127.0.0.1:$UP/" --rim-upstream "http://127.0.0.1:$DEAD/"
+check_eq "fetch of an older (SHA-1) manifest: exit 0" 0 "$CTL_RC"
+check_eq "fetch of an older manifest: both CertIDs in every hash, as from a new one" \
+    "$(grep '"type":"entry"' "$T/f4.jsonl" | sed 's/.*"key":"\([0-9a-f]*\)".*/\1/' | sort | tr '\n' ' ')" \
+    "$(grep '"type":"entry"' "$T/f4old.jsonl" | sed 's/.*"key":"\([0-9a-f]*\)".*/\1/' | sort | tr '\n' ' ')"
+# Without the test PKI's CAs (no -f) the issuers are unknown: said, not fatal.
+ctl -C "$T/none" fetch --manifest "$T/m4old.json" --out "$T/f4u.jsonl" --hash sha256 \
+    --ocsp-upstream "http://127.0.0.1:$DEAD/" --rim-upstream "http://127.0.0.1:$DEAD/"
+check "fetch: a record whose issuer is unknown is named, with the hash it is not asked in" \
+    grep -q "ocsp\[0\] (serial=.*): its issuer's certificate is not known here.*sha256" "$T/ctl.out"
+sed 's/"request": /"hash": "sha384", "request": /' "$T/m4old.json" >"$T/m4lie.json"
+ctl -f "$T/a.json" -C "$T/none" fetch --manifest "$T/m4lie.json" --out "$T/f4lie.jsonl" \
+    --ocsp-upstream "http://127.0.0.1:$UP/" --rim-upstream "http://127.0.0.1:$DEAD/"
+check_eq "fetch: a record whose \"hash\" is not its request's: exit 1" 1 "$CTL_RC"
+check "fetch: ... and the reason" grep -q '"hash" is sha384 but its request asks with sha1' "$T/ctl.out"
+
 # ---- 7. manifest: CertIDs equal those the openssl command line derives ---------
+# Genuine device chains from production GPUs, in all three hashes; the SHA-384
+# (nvtrust) and SHA-256 (nvattest 2.0) requests captured with them.
+CAP=$VECTORS/captured
+for chain in h100-a gb100 h100-nvl; do
+	ctl -C "$T/m" manifest --chain "$CAP/$chain-device-chain.pem" --out "$T/mc-$chain.json"
+	check_eq "manifest --chain $chain: exit 0, nine CertIDs" "0 9" \
+	    "$CTL_RC $(grep -c '"key"' "$T/mc-$chain.json")"
+	awk -v d="$T/$chain." '/BEGIN CERT/ { n++ } { print > (d n ".pem") }' \
+	    "$CAP/$chain-device-chain.pem"
+	manifest_certids "$T/mc-$chain.json" >"$T/mc-$chain.ours"
+	openssl_certids "$T/$chain." 5 >"$T/mc-$chain.cli"
+	check "manifest --chain $chain: the CertIDs (DER) equal openssl's -sha1, -sha256, -sha384" \
+	    cmp -s "$T/mc-$chain.ours" "$T/mc-$chain.cli"
+done
+for r in h100-a-1-brom.nononce.sha384 h100-a-2-provisioner-ica.nononce.sha384 \
+    h100-a-3-identity.nononce.sha384 h100-a-1-brom.nonce.sha384; do
+	check "captured request $r: its CertID is in the manifest" \
+	    grep -qx "$(certid_of "$CAP/requests/$r.req.der")" "$T/mc-h100-a.ours"
+done
+for r in h100-nvl-gh100-a01-gsp-brom h100-nvl-gh100-provisioner-ica1 h100-nvl-gh100-identity; do
+	check "captured request $r.sha256: its CertID is in the manifest" \
+	    grep -qx "$(certid_of "$CAP/requests/$r.sha256.nononce.req.der")" "$T/mc-h100-nvl.ours"
+done
+for r in h100-a-0-leaf-fmc.nononce.sha384 h100-nvl-gh100-a01-gsp-fmc-lf.sha256.nononce; do
+	check "captured request $r: the leaf is not asked about" \
+	    sh -c "! grep -qx '$(certid_of "$CAP/requests/$r.req.der")' '$T/mc-h100-a.ours' '$T/mc-h100-nvl.ours'"
+done
+
 EV=$VECTORS/attestation-sdk/serialized_test_evidence/hopper_evidence.json
 if [ -f "$EV" ] && command -v jq >/dev/null 2>&1; then
 	ctl -C "$T/m" manifest --evidence "$EV" --out "$T/m.json"
 	check_eq "manifest --evidence: exit 0" 0 "$CTL_RC"
-	# Ours: the CertID of every request in the manifest.
-	jq -r '.ocsp[].request' "$T/m.json" | while read -r r; do
-		printf '%s' "$r" | base64 -d >"$T/mr.der"
-		openssl ocsp -reqin "$T/mr.der" -req_text |
-		    awk '/Issuer Name Hash|Issuer Key Hash|Serial Number/ { printf "%s ", $NF } END { print "" }'
-	done | sort >"$T/m.ours"
+	manifest_certids "$T/m.json" >"$T/m.ours"
 	# openssl's: the device chain minus its leaf and root, each with its issuer.
 	jq -r '.[0].certificate' "$EV" | base64 -d |
 	    awk -v d="$T/ev" '/BEGIN CERT/ { n++ } { print > (d n ".pem") }'
 	n=$(ls "$T"/ev*.pem | wc -l)
-	: >"$T/m.cli"
-	for i in $(seq 2 $((n - 1))); do
-		openssl ocsp -issuer "$T/ev$((i + 1)).pem" -cert "$T/ev$i.pem" -no_nonce \
-		    -reqout "$T/mc.der" >/dev/null 2>&1
-		openssl ocsp -reqin "$T/mc.der" -req_text |
-		    awk '/Issuer Name Hash|Issuer Key Hash|Serial Number/ { printf "%s ", $NF } END { print "" }' \
-		    >>"$T/m.cli"
-	done
-	sort -o "$T/m.cli" "$T/m.cli"
-	check_eq "manifest: $((n - 2)) CertIDs for a chain of $n" $((n - 2)) "$(wc -l <"$T/m.ours")"
+	openssl_certids "$T/ev" "$n" >"$T/m.cli"
+	check_eq "manifest: $((n - 2)) certificates in three hashes for a chain of $n" \
+	    $((3 * (n - 2))) "$(wc -l <"$T/m.ours")"
 	check "manifest: the CertIDs equal those openssl ocsp derives from the same chain" \
 	    cmp -s "$T/m.ours" "$T/m.cli"
 	check "manifest: the driver RIM ID the SDK requests" \

@@ -25,6 +25,14 @@
 #define SDK_TD		VEC "attestation-sdk/testdata/"
 #define PPCIE		VEC "nvtrust/ppcie-verifier-sdk-cpp/"
 #define REQS		VEC "derived/ocsp_requests/"
+#define CAPTURED	VEC "captured/"
+
+/* Each certificate's CertIDs are in sha1, sha256, sha384 order (enum). */
+#define NH		EVIDENCE_HASH_MAX
+#define AT(cert, h)	((cert) * NH + (h))
+#define SHA1		EVIDENCE_HASH_SHA1
+#define SHA256		EVIDENCE_HASH_SHA256
+#define SHA384		EVIDENCE_HASH_SHA384
 
 #define HOPPER_DRIVER	"NV_GPU_DRIVER_GH100_590.12"
 #define HOPPER_VBIOS	"NV_GPU_VBIOS_G520_0200_885_9600A50001"
@@ -121,6 +129,9 @@ assert_certid(const struct evidence_certid *c, const struct want *w)
 {
 	char	 h[2 * EVIDENCE_MAX_SERIAL_BYTES + 1];
 
+	/* The tables are SHA-1 CertIDs. */
+	assert_int_equal(c->hash, SHA1);
+	assert_int_equal(c->hash_len, EVIDENCE_SHA1_BYTES);
 	hex(c->name_hash, EVIDENCE_SHA1_BYTES, h);
 	assert_string_equal(h, w->name_hash);
 	hex(c->key_hash, EVIDENCE_SHA1_BYTES, h);
@@ -139,10 +150,13 @@ find(const struct evidence_manifest *m, const struct ocsp_certid *id)
 	size_t	 i;
 
 	for (i = 0; i < m->ncertids; i++)
-		if (id->name_hash_len == EVIDENCE_SHA1_BYTES &&
-		    id->key_hash_len == EVIDENCE_SHA1_BYTES &&
-		    memcmp(m->certids[i].name_hash, id->name_hash, 20) == 0 &&
-		    memcmp(m->certids[i].key_hash, id->key_hash, 20) == 0 &&
+		if (evidence_certid_hash(id) == (int)m->certids[i].hash &&
+		    id->name_hash_len == m->certids[i].hash_len &&
+		    id->key_hash_len == m->certids[i].hash_len &&
+		    memcmp(m->certids[i].name_hash, id->name_hash,
+		    id->name_hash_len) == 0 &&
+		    memcmp(m->certids[i].key_hash, id->key_hash,
+		    id->key_hash_len) == 0 &&
 		    m->certids[i].serial_len == id->serial_len &&
 		    memcmp(m->certids[i].serial, id->serial, id->serial_len) == 0)
 			return i;
@@ -187,9 +201,10 @@ split_pem(const char *pem)
 }
 
 /*
- * The independent check: for certificates c<first>..c<n-2> in tmpdir,
- * `openssl ocsp -issuer c<i+1> -cert c<i> -reqout` must give a CertID the
- * manifest holds, and the one in device `dev`. Returns how many.
+ * The independent check: for certificates c<first>..c<n-2> in tmpdir and
+ * each hash of the manifest, `openssl ocsp -sha1|-sha256|-sha384 -issuer
+ * c<i+1> -cert c<i> -reqout` must give a CertID the manifest holds, and
+ * the one in device `dev`, with the same cache key. Returns how many.
  */
 static int
 openssl_certids(const struct evidence_manifest *m, const struct evidence_device
@@ -198,30 +213,43 @@ openssl_certids(const struct evidence_manifest *m, const struct evidence_device
 	struct ocsp_req	 req;
 	const char	*why;
 	char		 path[600];
-	uint8_t		*der;
+	uint8_t		*der, key[OCSP_KEY_BYTES];
 	size_t		 len, idx, k;
+	unsigned	 h;
 	int		 i, found = 0;
 
 	for (i = first; i + 1 < n; i++) {
-		run("openssl ocsp -issuer '%s/c%d.pem' -cert '%s/c%d.pem' "
-		    "-no_nonce -reqout '%s/req.der' >/dev/null 2>&1", tmpdir,
-		    i + 1, tmpdir, i, tmpdir);
-		snprintf(path, sizeof(path), "%s/req.der", tmpdir);
-		der = load_abs(path, &len);
-		assert_int_equal(ocsp_req_parse(der, len, &req, &why), 0);
-		assert_int_equal(req.ncertids, 1);
-		idx = find(m, &req.certids[0]);
-		if (idx == SIZE_MAX)
-			fail_msg("openssl's CertID for c%d.pem is not in the "
-			    "manifest", i);
-		if (dev != NULL) {
-			for (k = 0; k < dev->ncertids; k++)
-				if (dev->certid[k] == idx)
-					break;
-			assert_true(k < dev->ncertids);
+		for (h = 0; h < NH; h++) {
+			if (!(m->hashes & EVIDENCE_HASH_BIT(h)))
+				continue;
+			run("openssl ocsp -%s -issuer '%s/c%d.pem' -cert "
+			    "'%s/c%d.pem' -no_nonce -reqout '%s/req.der' "
+			    ">/dev/null 2>&1", evidence_hash_str[h], tmpdir,
+			    i + 1, tmpdir, i, tmpdir);
+			snprintf(path, sizeof(path), "%s/req.der", tmpdir);
+			der = load_abs(path, &len);
+			assert_int_equal(ocsp_req_parse(der, len, &req, &why),
+			    0);
+			assert_int_equal(req.ncertids, 1);
+			assert_int_equal(evidence_certid_hash(&req.certids[0]),
+			    (int)h);
+			idx = find(m, &req.certids[0]);
+			if (idx == SIZE_MAX)
+				fail_msg("openssl's %s CertID for c%d.pem is "
+				    "not in the manifest",
+				    evidence_hash_str[h], i);
+			ocsp_req_key(&req, key);
+			assert_memory_equal(key, m->certids[idx].key,
+			    sizeof(key));
+			if (dev != NULL) {
+				for (k = 0; k < dev->ncertids; k++)
+					if (dev->certid[k] == idx)
+						break;
+				assert_true(k < dev->ncertids);
+			}
+			free(der);
+			found++;
 		}
-		free(der);
-		found++;
 	}
 	return found;
 }
@@ -255,8 +283,8 @@ openssl_check_evidence(const char *rel, const struct evidence_manifest *m,
 		assert_int_equal(n, 5);
 		/* Device chains: neither the leaf (0) nor the root (4). */
 		assert_int_equal(openssl_certids(m, &m->devices[dev0 + i], n,
-		    1), 3);
-		assert_int_equal(m->devices[dev0 + i].ncertids, 3);
+		    1), 3 * NH);
+		assert_int_equal(m->devices[dev0 + i].ncertids, 3 * NH);
 		free(pem);
 	}
 	json_decref(root);
@@ -316,38 +344,51 @@ test_hopper(void **state)
 	assert_int_equal(m->devices[0].kind, EVIDENCE_GPU);
 	assert_string_equal(m->devices[0].arch, "HOPPER");
 	assert_string_equal(m->devices[0].source, "evidence[0]");
-	assert_int_equal(m->ncertids, 3);
-	for (i = 0; i < 3; i++) {
-		assert_certid(&m->certids[i], &want_dev[i]);
-		assert_int_equal(m->certids[i].chain, EVIDENCE_CHAIN_DEVICE);
-		/* The request is NVAT's shape and has the same cache key. */
-		assert_int_equal(ocsp_req_parse(m->certids[i].req,
-		    m->certids[i].req_len, &req, &why), 0);
-		assert_int_equal(req.ncertids, 1);
-		assert_int_equal(req.nonce_len, 2 + EVIDENCE_NONCE_BYTES);
-		snprintf(rel, sizeof(rel), REQS "%s", want_dev[i].req);
-		der = load(rel, &len);
-		assert_int_equal(ocsp_req_parse(der, len, &ref, &why), 0);
-		assert_int_equal(m->certids[i].req_len, len);
-		{
-			uint8_t	 k[OCSP_KEY_BYTES];
+	/* Three certificates, each in SHA-1, SHA-256 and SHA-384. */
+	assert_int_equal(m->ncertids, 3 * NH);
+	for (i = 0; i < 3 * NH; i++) {
+		const struct evidence_certid	*c = &m->certids[i];
 
-			ocsp_req_key(&ref, k);
-			assert_memory_equal(k, m->certids[i].key, sizeof(k));
-		}
-		/* Same bytes as `openssl ocsp -nonce` up to the nonce. */
-		assert_memory_equal(m->certids[i].req, der, len - 16);
-		free(der);
+		assert_int_equal(c->hash, i % NH);
+		assert_int_equal(c->chain, EVIDENCE_CHAIN_DEVICE);
+		/* The request is NVAT's shape, in its own hash. */
+		assert_int_equal(ocsp_req_parse(c->req, c->req_len, &req,
+		    &why), 0);
+		assert_int_equal(req.ncertids, 1);
+		assert_int_equal(evidence_certid_hash(&req.certids[0]),
+		    (int)c->hash);
+		assert_int_equal(req.nonce_len, 2 + EVIDENCE_NONCE_BYTES);
+		assert_int_equal(strcmp(c->subject,
+		    m->certids[i - i % NH].subject), 0);
 		/* A fresh request with our nonce. */
 		memset(nonce, 0xa5, sizeof(nonce));
-		fresh = evidence_ocsp_request(&m->certids[i], nonce,
-		    sizeof(nonce), &flen);
+		fresh = evidence_ocsp_request(c, nonce, sizeof(nonce), &flen);
 		assert_non_null(fresh);
-		assert_int_equal(flen, m->certids[i].req_len);
+		assert_int_equal(flen, c->req_len);
 		assert_memory_equal(fresh + flen - 16, nonce, 16);
 		free(fresh);
 	}
-	assert_non_null(strstr(m->certids[2].subject, "GH100 A01 GSP BROM"));
+	/* The derived requests: the same cache key, the same bytes up to the nonce. */
+	for (i = 0; i < 4; i++) {
+		const struct evidence_certid	*c;
+		uint8_t				 k[OCSP_KEY_BYTES];
+
+		c = i < 3 ? &m->certids[AT(i, SHA1)] :
+		    &m->certids[AT(2, SHA384)];
+		if (i < 3)
+			assert_certid(c, &want_dev[i]);
+		snprintf(rel, sizeof(rel), REQS "%s", i < 3 ? want_dev[i].req :
+		    "dev_1_gsp_brom_sha384_nonce.der");
+		der = load(rel, &len);
+		assert_int_equal(ocsp_req_parse(der, len, &ref, &why), 0);
+		assert_int_equal(c->req_len, len);
+		ocsp_req_key(&ref, k);
+		assert_memory_equal(k, c->key, sizeof(k));
+		assert_memory_equal(c->req, der, len - 16);
+		free(der);
+	}
+	assert_non_null(strstr(m->certids[AT(2, SHA1)].subject,
+	    "GH100 A01 GSP BROM"));
 	assert_string_equal(m->devices[0].driver_version, "590.12");
 	assert_string_equal(m->devices[0].vbios_version, "96.00.A5.00.01");
 	assert_string_equal(m->devices[0].driver_rim_id, HOPPER_DRIVER);
@@ -379,14 +420,19 @@ test_multi_gpu(void **state)
 	/* 4 GPUs: 4 BROMs under one ICA 1 and one Identity. */
 	m = manifest_of(SDK_EV "multi_gpu_hopper.json");
 	assert_int_equal(m->ndevices, 4);
-	assert_int_equal(m->ncertids, 6);
+	assert_int_equal(m->ncertids, 6 * NH);
 	for (i = 1; i < 4; i++) {
-		assert_int_equal(m->devices[i].certid[0],
-		    m->devices[0].certid[0]);
-		assert_int_equal(m->devices[i].certid[1],
-		    m->devices[0].certid[1]);
-		assert_int_not_equal(m->devices[i].certid[2],
-		    m->devices[0].certid[2]);
+		size_t	 h;
+
+		assert_int_equal(m->devices[i].ncertids, 3 * NH);
+		for (h = 0; h < NH; h++) {
+			assert_int_equal(m->devices[i].certid[AT(0, h)],
+			    m->devices[0].certid[AT(0, h)]);
+			assert_int_equal(m->devices[i].certid[AT(1, h)],
+			    m->devices[0].certid[AT(1, h)]);
+			assert_int_not_equal(m->devices[i].certid[AT(2, h)],
+			    m->devices[0].certid[AT(2, h)]);
+		}
 	}
 	assert_int_equal(m->nrim_ids, 2);
 	openssl_check_evidence(SDK_EV "multi_gpu_hopper.json", m, 0);
@@ -406,7 +452,7 @@ test_eight_gpu(void **state)
 	m = manifest_of(PPCIE "gpu_evidence.json");
 	assert_int_equal(m->ndevices, 8);
 	/* 8 BROM + the shared Provisioner ICA 1 and GH100 Identity. */
-	assert_int_equal(m->ncertids, 10);
+	assert_int_equal(m->ncertids, 10 * NH);
 	assert_int_equal(m->nrim_ids, 2);
 	assert_string_equal(m->rim_ids[0], HOPPER_DRIVER);
 	assert_string_equal(m->rim_ids[1], HOPPER_VBIOS);
@@ -434,8 +480,8 @@ test_switches(void **state)
 	m = manifest_of(SDK_EV "switch_evidence_ls10.json");
 	assert_int_equal(m->ndevices, 1);
 	assert_int_equal(m->devices[0].kind, EVIDENCE_SWITCH);
-	assert_int_equal(m->ncertids, 3);
-	assert_non_null(strstr(m->certids[2].subject, "LS_10"));
+	assert_int_equal(m->ncertids, 3 * NH);
+	assert_non_null(strstr(m->certids[AT(2, SHA256)].subject, "LS_10"));
 	assert_string_equal(m->devices[0].driver_rim_id, "");
 	assert_string_equal(m->devices[0].vbios_version, "96.10.55.00.01");
 	/* The id of the switch BIOS RIM vector. */
@@ -448,14 +494,14 @@ test_switches(void **state)
 	/* Four switches with one and the same chain. */
 	m = manifest_of(SDK_EV "multi_switch_ls10.json");
 	assert_int_equal(m->ndevices, 4);
-	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->ncertids, 3 * NH);
 	openssl_check_evidence(SDK_EV "multi_switch_ls10.json", m, 0);
 	evidence_manifest_free(m);
 
 	/* The 4 NVSwitches of the 8-GPU box: 4 distinct BROMs. */
 	m = manifest_of(PPCIE "switch_evidence.json");
 	assert_int_equal(m->ndevices, 4);
-	assert_int_equal(m->ncertids, 6);
+	assert_int_equal(m->ncertids, 6 * NH);
 	assert_int_equal(m->nrim_ids, 1);
 	assert_string_equal(m->rim_ids[0],
 	    "NV_SWITCH_BIOS_5612_0002_890_9610730001");
@@ -483,7 +529,8 @@ test_merge(void **state)
 	    sizeof(err)), 8);
 	free(buf);
 	assert_int_equal(m->ndevices, 13);
-	assert_true(m->ncertids >= 10 && m->ncertids <= 16);
+	assert_true(m->ncertids >= 10 * NH && m->ncertids <= 16 * NH);
+	assert_int_equal(m->ncertids % NH, 0);
 	assert_int_equal(m->nrim_ids, 2);
 	assert_int_equal(evidence_manifest_add_rim_id(m, HOPPER_DRIVER), 0);
 	assert_int_equal(m->nrim_ids, 2);
@@ -506,27 +553,28 @@ test_pem_chains(void **state)
 	m = manifest_of(SDK_TD "hopperCertChain.txt");
 	assert_int_equal(m->ndevices, 1);
 	assert_int_equal(m->devices[0].kind, EVIDENCE_CHAIN);
-	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->ncertids, 3 * NH);
 	assert_string_equal(m->devices[0].driver_rim_id, "");
 	pem = (char *)load(SDK_TD "hopperCertChain.txt", &len);
 	n = split_pem(pem);
 	assert_int_equal(n, 5);
-	assert_int_equal(openssl_certids(m, &m->devices[0], n, 1), 3);
+	assert_int_equal(openssl_certids(m, &m->devices[0], n, 1), 3 * NH);
 	free(pem);
 	evidence_manifest_free(m);
 
 	m = manifest_of(SDK_TD "sample_attestation_data/gpu/blackwellCertChain.txt");
-	assert_int_equal(m->ncertids, 3);
-	assert_non_null(strstr(m->certids[2].subject, "GB100 A01 GSP BROM"));
+	assert_int_equal(m->ncertids, 3 * NH);
+	assert_non_null(strstr(m->certids[AT(2, SHA384)].subject,
+	    "GB100 A01 GSP BROM"));
 	pem = (char *)load(SDK_TD "sample_attestation_data/gpu/"
 	    "blackwellCertChain.txt", &len);
 	assert_int_equal(openssl_certids(m, &m->devices[0], split_pem(pem),
-	    1), 3);
+	    1), 3 * NH);
 	free(pem);
 	evidence_manifest_free(m);
 
 	m = manifest_of(SDK_TD "switchCertChain.txt");
-	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->ncertids, 3 * NH);
 	evidence_manifest_free(m);
 }
 
@@ -547,8 +595,8 @@ test_rim_chain(void **state)
 	assert_int_equal(rim_xml_certs(xml, len, &rc, &why), 0);
 	assert_int_equal(rc.n, 4);
 	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_RIM,
-	    (const uint8_t *const *)rc.der, rc.len, rc.n, &c, &n, err,
-	    sizeof(err)), 0);
+	    EVIDENCE_HASH_BIT(SHA1), (const uint8_t *const *)rc.der, rc.len,
+	    rc.n, &c, &n, err, sizeof(err)), 0);
 	assert_int_equal(n, 3);
 	for (i = 0; i < n; i++) {
 		assert_certid(&c[i], &want_rim[i]);
@@ -557,12 +605,34 @@ test_rim_chain(void **state)
 	assert_non_null(strstr(c[2].subject, "HCC RIM L4 Signer"));
 	evidence_certids_free(c, n);
 
+	/* In all three hashes, the SHA-1 ones as before. */
+	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_RIM,
+	    EVIDENCE_HASHES_ALL, (const uint8_t *const *)rc.der, rc.len,
+	    rc.n, &c, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3 * NH);
+	for (i = 0; i < 3; i++) {
+		assert_certid(&c[AT(i, SHA1)], &want_rim[i]);
+		assert_int_equal(c[AT(i, SHA256)].hash_len, 32);
+		assert_int_equal(c[AT(i, SHA384)].hash_len, 48);
+	}
+	evidence_certids_free(c, n);
+
 	/* As a device chain the leaf would be skipped: 2. */
 	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_DEVICE,
-	    (const uint8_t *const *)rc.der, rc.len, rc.n, &c, &n, err,
-	    sizeof(err)), 0);
+	    EVIDENCE_HASH_BIT(SHA256), (const uint8_t *const *)rc.der, rc.len,
+	    rc.n, &c, &n, err, sizeof(err)), 0);
 	assert_int_equal(n, 2);
+	assert_int_equal(c[0].hash, SHA256);
 	evidence_certids_free(c, n);
+
+	/* No hash, or one we do not know: refused. */
+	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_RIM, 0,
+	    (const uint8_t *const *)rc.der, rc.len, rc.n, &c, &n, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "no CertID hash algorithm"));
+	assert_int_equal(evidence_chain_certids(EVIDENCE_CHAIN_RIM,
+	    EVIDENCE_HASH_BIT(NH), (const uint8_t *const *)rc.der, rc.len,
+	    rc.n, &c, &n, err, sizeof(err)), -1);
 
 	m = evidence_manifest_new();
 	assert_int_equal(evidence_manifest_add_chain(m, EVIDENCE_CHAIN_RIM,
@@ -572,7 +642,7 @@ test_rim_chain(void **state)
 	    (const uint8_t *const *)rc.der, rc.len, rc.n, err,
 	    sizeof(err)), 0);
 	assert_int_equal(m->ndevices, 2);
-	assert_int_equal(m->ncertids, 3);
+	assert_int_equal(m->ncertids, 3 * NH);
 	assert_int_equal(m->ncas, 2);	/* L3 and the GH100 CA */
 
 	/* openssl on the same certificates, leaf included. */
@@ -582,7 +652,8 @@ test_rim_chain(void **state)
 		run("openssl x509 -inform DER -in '%s/d%zu.der' -out "
 		    "'%s/c%zu.pem'", tmpdir, i, tmpdir, i);
 	}
-	assert_int_equal(openssl_certids(m, &m->devices[0], (int)rc.n, 0), 3);
+	assert_int_equal(openssl_certids(m, &m->devices[0], (int)rc.n, 0),
+	    3 * NH);
 
 	/* The same chain as a PEM file is recognised by its CoRIM root. */
 	run("cat '%s/c0.pem' '%s/c1.pem' '%s/c2.pem' '%s/c3.pem' > "
@@ -593,13 +664,341 @@ test_rim_chain(void **state)
 	m = evidence_manifest_new();
 	assert_int_equal(evidence_manifest_add(m, pem, plen, err,
 	    sizeof(err)), 1);
-	assert_int_equal(m->ncertids, 3);
-	assert_int_equal(m->certids[2].chain, EVIDENCE_CHAIN_RIM);
-	assert_certid(&m->certids[2], &want_rim[2]);
+	assert_int_equal(m->ncertids, 3 * NH);
+	assert_int_equal(m->certids[AT(2, SHA1)].chain, EVIDENCE_CHAIN_RIM);
+	assert_certid(&m->certids[AT(2, SHA1)], &want_rim[2]);
 	free(pem);
 	evidence_manifest_free(m);
 	rim_certs_free(&rc);
 	free(xml);
+}
+
+/* A PEM chain of the vectors into tmpdir/c<i>.pem; the count. */
+static int
+split_file(const char *rel)
+{
+	char	*pem;
+	size_t	 len;
+	int	 n;
+
+	pem = (char *)load(rel, &len);
+	n = split_pem(pem);
+	free(pem);
+	return n;
+}
+
+/*
+ * A captured request file for one certificate: its CertID is in the
+ * manifest, with the same cache key (or, for the leaf, is not). Returns
+ * the manifest's CertID, or NULL.
+ */
+static const struct evidence_certid *
+captured_req(const struct evidence_manifest *m, const char *file, int in)
+{
+	struct ocsp_req	 req;
+	const char	*why;
+	char		 rel[256];
+	uint8_t		*der, key[OCSP_KEY_BYTES];
+	size_t		 len, idx;
+
+	snprintf(rel, sizeof(rel), CAPTURED "requests/%s", file);
+	der = load(rel, &len);
+	assert_int_equal(ocsp_req_parse(der, len, &req, &why), 0);
+	assert_int_equal(req.ncertids, 1);
+	idx = find(m, &req.certids[0]);
+	ocsp_req_key(&req, key);	/* req borrows der */
+	free(der);
+	if (!in) {
+		if (idx != SIZE_MAX)
+			fail_msg("%s: the leaf is in the manifest", file);
+		return NULL;
+	}
+	if (idx == SIZE_MAX)
+		fail_msg("%s: its CertID is not in the manifest", file);
+	assert_memory_equal(key, m->certids[idx].key, sizeof(key));
+	return &m->certids[idx];
+}
+
+/*
+ * Genuine device chains from production GPUs: every CertID openssl makes
+ * in each hash, and the SHA-384 (nvtrust) and SHA-256 (nvattest 2.0)
+ * requests captured with them.
+ */
+static void
+test_captured(void **state)
+{
+	static const char *const chains[] = { "h100-a", "gb100", "h100-nvl" };
+	static const char *const a[] = { "1-brom", "2-provisioner-ica",
+	    "3-identity" };
+	static const char *const nvl[] = { "a01-gsp-brom", "provisioner-ica1",
+	    "identity" };
+	static const uint8_t	 nonce[16] = { 0x01, 0x23, 0x45, 0x67, 0x89,
+	    0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
+	struct evidence_manifest	*m;
+	const struct evidence_certid	*c;
+	char				 rel[256], file[128], err[256];
+	uint8_t				*der, *buf, *fresh;
+	size_t				 i, len, flen;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		snprintf(rel, sizeof(rel), CAPTURED "%s-device-chain.pem",
+		    chains[i]);
+		m = manifest_of(rel);
+		assert_int_equal(m->ndevices, 1);
+		assert_int_equal(m->ncertids, 3 * NH);
+		assert_int_equal(m->ncas, 3);
+		assert_int_equal(openssl_certids(m, &m->devices[0],
+		    split_file(rel), 1), 3 * NH);
+		evidence_manifest_free(m);
+	}
+
+	m = manifest_of(CAPTURED "h100-a-device-chain.pem");
+	for (i = 0; i < 3; i++) {
+		snprintf(file, sizeof(file), "h100-a-%s.nononce.sha384.req.der",
+		    a[i]);
+		c = captured_req(m, file, 1);
+		assert_int_equal(c->hash, SHA384);
+		/* With the captured nonce: byte for byte openssl's request. */
+		snprintf(rel, sizeof(rel), CAPTURED "requests/h100-a-%s.nonce."
+		    "sha384.req.der", a[i]);
+		der = load(rel, &len);
+		fresh = evidence_ocsp_request(c, nonce, sizeof(nonce), &flen);
+		assert_non_null(fresh);
+		assert_int_equal(flen, len);
+		assert_memory_equal(fresh, der, len);
+		free(fresh);
+		free(der);
+	}
+	captured_req(m, "h100-a-0-leaf-fmc.nononce.sha384.req.der", 0);
+	captured_req(m, "h100-a-0-leaf-fmc.nonce.sha384.req.der", 0);
+
+	/* One manifest for both H100s: the CAs' CertIDs once, two BROMs. */
+	buf = load(CAPTURED "h100-nvl-device-chain.pem", &len);
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 1);
+	free(buf);
+	assert_int_equal(m->ncertids, 4 * NH);
+	for (i = 0; i < 3; i++) {
+		snprintf(file, sizeof(file), "h100-nvl-gh100-%s.sha256.nononce."
+		    "req.der", nvl[i]);
+		c = captured_req(m, file, 1);
+		assert_int_equal(c->hash, SHA256);
+	}
+	captured_req(m, "h100-nvl-gh100-a01-gsp-fmc-lf.sha256.nononce.req.der",
+	    0);
+	evidence_manifest_free(m);
+}
+
+static void
+test_hashes_parse(void **state)
+{
+	static const char *const bad[] = { "", ",", "sha1,", ",sha1",
+	    "sha1,,sha256", "md5", "sha512", "sha256x", "sha 256", "sha--256",
+	    "sha1;sha256", "a-name-far-too-long-to-be-any-hash" };
+	unsigned	 set;
+	char		 err[256];
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(evidence_hashes_parse("sha1,sha256,sha384", &set, err,
+	    sizeof(err)), 0);
+	assert_int_equal(set, EVIDENCE_HASHES_ALL);
+	assert_int_equal(EVIDENCE_HASHES_DEFAULT, EVIDENCE_HASHES_ALL);
+	assert_int_equal(evidence_hashes_parse("sha256", &set, err,
+	    sizeof(err)), 0);
+	assert_int_equal(set, EVIDENCE_HASH_BIT(SHA256));
+	/* nvattest's spelling, either case, any order, repeats. */
+	assert_int_equal(evidence_hashes_parse("SHA-384,sha-1,sha1", &set, err,
+	    sizeof(err)), 0);
+	assert_int_equal(set, EVIDENCE_HASH_BIT(SHA384) |
+	    EVIDENCE_HASH_BIT(SHA1));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set = 12345;
+		err[0] = '\0';
+		if (evidence_hashes_parse(bad[i], &set, err, sizeof(err)) != -1)
+			fail_msg("\"%s\" was taken", bad[i]);
+		assert_int_equal(set, 12345);
+		assert_true(err[0] != '\0');
+	}
+	assert_int_equal(evidence_hashes_parse("sha1,md5", &set, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "\"md5\": not a CertID hash algorithm (sha1, "
+	    "sha256, sha384)");
+	assert_int_equal(evidence_hashes_parse(NULL, &set, err, sizeof(err)),
+	    -1);
+}
+
+/* A manifest in some hashes only; dedup by (hash, CertID). */
+static void
+test_hash_subset(void **state)
+{
+	struct evidence_manifest	*m;
+	char				 err[256];
+	uint8_t				*buf;
+	size_t				 len, i;
+
+	(void)state;
+	buf = load(SDK_TD "hopperCertChain.txt", &len);
+	assert_non_null(m = evidence_manifest_new());
+	m->hashes = EVIDENCE_HASH_BIT(SHA256) | EVIDENCE_HASH_BIT(SHA384);
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 1);
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 1);
+	assert_int_equal(m->ndevices, 2);
+	assert_int_equal(m->ncertids, 3 * 2);
+	for (i = 0; i < m->ncertids; i++)
+		assert_int_equal(m->certids[i].hash, i % 2 == 0 ? SHA256 :
+		    SHA384);
+	assert_int_equal(openssl_certids(m, &m->devices[1],
+	    split_file(SDK_TD "hopperCertChain.txt"), 1), 3 * 2);
+	/* Adding SHA-1 later adds only the SHA-1 CertIDs. */
+	m->hashes = EVIDENCE_HASHES_ALL;
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), 1);
+	assert_int_equal(m->ncertids, 3 * NH);
+	evidence_manifest_free(m);
+
+	assert_non_null(m = evidence_manifest_new());
+	m->hashes = 0;
+	assert_int_equal(evidence_manifest_add(m, buf, len, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "no CertID hash algorithm"));
+	assert_int_equal(m->ncertids, 0);
+	evidence_manifest_free(m);
+	free(buf);
+}
+
+/* tmpdir/c<i>.pem as an X509, through the openssl command line. */
+static X509 *
+x509_of(int i)
+{
+	char		 path[600];
+	uint8_t		*der;
+	const uint8_t	*p;
+	size_t		 len;
+	X509		*x;
+
+	run("openssl x509 -in '%s/c%d.pem' -outform DER -out '%s/x.der'",
+	    tmpdir, i, tmpdir);
+	snprintf(path, sizeof(path), "%s/x.der", tmpdir);
+	der = load_abs(path, &len);
+	p = der;
+	assert_non_null(x = d2i_X509(NULL, &p, (long)len));
+	free(der);
+	return x;
+}
+
+/* A CertID restated in another hash from its issuer's certificate. */
+static void
+test_rehash(void **state)
+{
+	struct evidence_manifest	*m;
+	const struct evidence_certid	*c;
+	struct evidence_certid		 out;
+	struct ocsp_req			 req;
+	STACK_OF(X509)			*sk, *leaf, *none;
+	STACK_OF(X509)			*cands[2];
+	const char			*why;
+	char				 err[256], path[600];
+	uint8_t				*der;
+	size_t				 cert, f, t, len;
+	int				 i, n;
+
+	(void)state;
+	m = manifest_of(CAPTURED "gb100-device-chain.pem");
+	n = split_file(CAPTURED "gb100-device-chain.pem");
+	assert_int_equal(n, 5);
+	assert_non_null(sk = sk_X509_new_null());
+	assert_non_null(leaf = sk_X509_new_null());
+	assert_non_null(none = sk_X509_new_null());
+	assert_true(sk_X509_push(leaf, x509_of(0)) > 0);
+	for (i = n - 1; i >= 0; i--)	/* the issuers in any order */
+		assert_true(sk_X509_push(sk, x509_of(i)) > 0);
+	cands[0] = leaf;
+	cands[1] = sk;
+	for (cert = 0; cert < 3; cert++)
+		for (f = 0; f < NH; f++)
+			for (t = 0; t < NH; t++) {
+				c = &m->certids[AT(cert, f)];
+				assert_int_equal(ocsp_req_parse(c->req,
+				    c->req_len, &req, &why), 0);
+				assert_int_equal(evidence_certid_rehash(
+				    &req.certids[0], cands, 2,
+				    (enum evidence_hash)t, &out, err,
+				    sizeof(err)), 0);
+				assert_int_equal(out.hash, t);
+				assert_string_equal(out.subject, "");
+				assert_memory_equal(out.key,
+				    m->certids[AT(cert, t)].key, OCSP_KEY_BYTES);
+				free(out.req);
+			}
+	/* No candidate is the issuer: 1, nothing made. */
+	c = &m->certids[AT(0, SHA256)];
+	assert_int_equal(ocsp_req_parse(c->req, c->req_len, &req, &why), 0);
+	cands[1] = none;
+	assert_int_equal(evidence_certid_rehash(&req.certids[0], cands, 2,
+	    EVIDENCE_HASH_SHA1, &out, err, sizeof(err)), 1);
+	assert_null(out.req);
+	/* A CertID in a hash we do not know: 1. */
+	run("openssl ocsp -sha512 -issuer '%s/c2.pem' -cert '%s/c1.pem' "
+	    "-no_nonce -reqout '%s/r512.der' >/dev/null 2>&1", tmpdir, tmpdir,
+	    tmpdir);
+	snprintf(path, sizeof(path), "%s/r512.der", tmpdir);
+	der = load_abs(path, &len);
+	assert_int_equal(ocsp_req_parse(der, len, &req, &why), 0);
+	assert_int_equal(evidence_certid_hash(&req.certids[0]), -1);
+	cands[1] = sk;
+	assert_int_equal(evidence_certid_rehash(&req.certids[0], cands, 2,
+	    EVIDENCE_HASH_SHA1, &out, err, sizeof(err)), 1);
+	free(der);
+	sk_X509_pop_free(sk, X509_free);
+	sk_X509_pop_free(leaf, X509_free);
+	sk_X509_free(none);
+	evidence_manifest_free(m);
+}
+
+/* The names list, show and the manifest give a request's CertID hash. */
+static void
+test_req_hash_name(void **state)
+{
+	static const struct {
+		const char	*first, *second;	/* CertIDs' hashes */
+		const char	*name;
+	} cases[] = {
+		{ "sha1", NULL, "sha1" },
+		{ "sha256", NULL, "sha256" },
+		{ "sha384", NULL, "sha384" },
+		{ "sha512", NULL, "sha512" },
+		{ "sha384", "sha384", "sha384" },
+		{ "sha1", "sha256", "mixed" },
+	};
+	struct ocsp_req	 req;
+	const char	*why;
+	char		 opts[1400], path[600], name[32];
+	uint8_t		*der;
+	size_t		 i, len;
+
+	(void)state;
+	assert_int_equal(split_file(SDK_TD "hopperCertChain.txt"), 5);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* -sha* applies to the -cert after it. */
+		snprintf(opts, sizeof(opts), "-%s -cert '%s/c1.pem'",
+		    cases[i].first, tmpdir);
+		if (cases[i].second != NULL)
+			snprintf(opts + strlen(opts), sizeof(opts) -
+			    strlen(opts), " -%s -cert '%s/c1.pem'",
+			    cases[i].second, tmpdir);
+		run("openssl ocsp -issuer '%s/c2.pem' %s -no_nonce -reqout "
+		    "'%s/rn.der' >/dev/null 2>&1", tmpdir, opts, tmpdir);
+		snprintf(path, sizeof(path), "%s/rn.der", tmpdir);
+		der = load_abs(path, &len);
+		assert_int_equal(ocsp_req_parse(der, len, &req, &why), 0);
+		evidence_req_hash_name(&req, name, sizeof(name));
+		assert_string_equal(name, cases[i].name);
+		free(der);
+	}
 }
 
 static void
@@ -742,7 +1141,7 @@ test_errors(void **state)
 
 		assert_int_equal(evidence_manifest_add(m, (uint8_t *)w,
 		    strlen(w), err, sizeof(err)), 1);
-		assert_int_equal(m->ncertids, 3);
+		assert_int_equal(m->ncertids, 3 * NH);
 		evidence_manifest_free(m);
 	}
 	free(w);
@@ -894,6 +1293,11 @@ main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_pem_chains),
 		cmocka_unit_test(test_rim_chain),
+		cmocka_unit_test(test_captured),
+		cmocka_unit_test(test_hashes_parse),
+		cmocka_unit_test(test_hash_subset),
+		cmocka_unit_test(test_rehash),
+		cmocka_unit_test(test_req_hash_name),
 		cmocka_unit_test(test_report_ids),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_chain_flips),

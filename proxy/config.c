@@ -477,6 +477,10 @@ config_defaults(struct config *cfg)
 	(void)config_set_str(&cfg->cache_dir, CONFIG_DEFAULT_CACHE_DIR);
 	cfg->map_size = 1024 * MIB;
 	cfg->log_level = 0;
+	cfg->max_connections = 0;
+	cfg->header_timeout_s = CONFIG_DEFAULT_HEADER_TIMEOUT_S;
+	cfg->body_timeout_s = CONFIG_DEFAULT_BODY_TIMEOUT_S;
+	cfg->keepalive_timeout_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
 	service_defaults(&cfg->ocsp, CONFIG_DEFAULT_OCSP_UPSTREAM);
 	service_defaults(&cfg->rim, CONFIG_DEFAULT_RIM_UPSTREAM);
 	/* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
@@ -1222,7 +1226,19 @@ ld_root(struct ld *ld, json_t *root, struct config *cfg)
 			    "\"info\", \"debug\", \"trace\"", &lvl);
 			if (rv == 0)
 				cfg->log_level = lvl;
-		} else if (strcmp(k, "ocsp") == 0)
+		} else if (strcmp(k, "max_connections") == 0)
+			rv = ld_long(ld, v, 0, CONFIG_MAX_CONNECTIONS,
+			    &cfg->max_connections);
+		else if (strcmp(k, "header_timeout_s") == 0)
+			rv = ld_long(ld, v, 1, CONFIG_MAX_TIMEOUT_S,
+			    &cfg->header_timeout_s);
+		else if (strcmp(k, "body_timeout_s") == 0)
+			rv = ld_long(ld, v, 1, CONFIG_MAX_TIMEOUT_S,
+			    &cfg->body_timeout_s);
+		else if (strcmp(k, "keepalive_timeout_s") == 0)
+			rv = ld_long(ld, v, 1, CONFIG_MAX_TIMEOUT_S,
+			    &cfg->keepalive_timeout_s);
+		else if (strcmp(k, "ocsp") == 0)
 			rv = ld_service(ld, v, &cfg->ocsp, CFG_OCSP);
 		else if (strcmp(k, "rim") == 0)
 			rv = ld_service(ld, v, &cfg->rim, CFG_RIM);
@@ -1336,6 +1352,16 @@ service_validate(const struct config_service *s, const char *name, char *err,
 	return 0;
 }
 
+static int
+timeout_check(long v, const char *name, char *err, size_t errlen)
+{
+	if (v >= 1 && v <= CONFIG_MAX_TIMEOUT_S)
+		return 0;
+	snprintf(err, errlen, "%s: must be between 1 and %d", name,
+	    CONFIG_MAX_TIMEOUT_S);
+	return -1;
+}
+
 int
 config_validate(const struct config *cfg, char *err, size_t errlen)
 {
@@ -1364,6 +1390,16 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "log_level: must be 0, 1 or 2");
 		return -1;
 	}
+	if (cfg->max_connections < 0 || cfg->max_connections > CONFIG_MAX_CONNECTIONS) {
+		snprintf(err, errlen, "max_connections: must be between 0 and %d",
+		    CONFIG_MAX_CONNECTIONS);
+		return -1;
+	}
+	if (timeout_check(cfg->header_timeout_s, "header_timeout_s", err, errlen) == -1 ||
+	    timeout_check(cfg->body_timeout_s, "body_timeout_s", err, errlen) == -1 ||
+	    timeout_check(cfg->keepalive_timeout_s, "keepalive_timeout_s", err,
+	    errlen) == -1)
+		return -1;
 	if (service_validate(&cfg->ocsp, "ocsp", err, errlen) == -1 ||
 	    service_validate(&cfg->rim, "rim", err, errlen) == -1 ||
 	    service_validate(&cfg->pccs, "pccs", err, errlen) == -1 ||

@@ -10,6 +10,12 @@
 #define CONFIG_DEFAULT_RIM_UPSTREAM	"https://rim.attestation.nvidia.com"
 #define CONFIG_DEFAULT_PCCS_UPSTREAM	"https://api.trustedservices.intel.com"
 #define CONFIG_DEFAULT_KDS_UPSTREAM	"https://kdsintf.amd.com"
+/* The HTTP front's deadlines (design.md 3.1, stapled.conf(5)). */
+#define CONFIG_DEFAULT_HEADER_TIMEOUT_S		10
+#define CONFIG_DEFAULT_BODY_TIMEOUT_S		10
+#define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
+#define CONFIG_MAX_TIMEOUT_S			3600
+#define CONFIG_MAX_CONNECTIONS			1048576
 
 enum config_mode { MODE_CACHE_FIRST = 0, MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
@@ -59,6 +65,10 @@ struct config {
 	char			*cache_dir;
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
+	long			 max_connections;	/* 0: from the fd limit (http.c) */
+	long			 header_timeout_s;	/* request line and headers: 10 */
+	long			 body_timeout_s;	/* the body, once headers are in: 10 */
+	long			 keepalive_timeout_s;	/* idle between requests: 60 */
 	struct config_service	 ocsp;
 	struct config_service	 rim;
 	struct config_service	 pccs;

@@ -2,6 +2,7 @@
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -41,12 +42,30 @@
  * event per connection, parses in place, and answers with one write.
  * Requests on a connection are answered in order (pipelining is read but
  * not processed ahead of an answer).
+ *
+ * What one client can hold is bounded: its input by HTTP_IN_BYTES, its
+ * unsent answers by HTTP_MAX_QUEUED_OUT_BYTES (past it, nothing more is
+ * read or parsed until the client reads), its time by one deadline per
+ * phase of a request (set when the phase starts, never re-armed by a
+ * byte), and the number of clients by max_connections.
  */
 
 #define HTTP_MAX_UPSTREAMS	64
 #define HTTP_MAX_HEADERS	64
 #define HTTP_MAX_LISTENERS	16
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
+/* A warning about refused clients (fd limit, max_connections) at most this often. */
+#define HTTP_WARN_INTERVAL_S	60
+
+/* Where a connection is; each phase has its own deadline (conn_arm). */
+enum conn_phase {
+	PH_NONE,	/* not armed yet, or re-arm at the next conn_arm */
+	PH_HEADER,	/* the request line and headers: header_timeout_s */
+	PH_BODY,	/* the body, after the headers: body_timeout_s */
+	PH_PENDING,	/* being answered: no deadline of ours */
+	PH_SEND,	/* answers blocked in `out`: HTTP_SEND_TIMEOUT_S without progress */
+	PH_IDLE,	/* between requests: keepalive_timeout_s */
+};
 
 struct http_req {
 	struct conn	*conn;
@@ -82,7 +101,12 @@ struct conn {
 	int			 close_after;
 	int			 in_process;
 	int			 dead;		/* to be freed when conn_process unwinds */
-	int			 rd_paused;
+	int			 rd_paused;	/* read event removed (conn_update_read) */
+	int			 eof;		/* the client shut its side (or half of it) */
+	int			 body_wait;	/* headers parsed, body still arriving */
+	enum conn_phase		 phase;
+	unsigned long		 nreq;		/* requests answered */
+	unsigned long		 armed_nreq;	/* nreq when the deadline was set */
 	TAILQ_ENTRY(conn)	 entry;
 };
 
@@ -94,6 +118,14 @@ struct http {
 	struct evconnlistener	*lis[HTTP_MAX_LISTENERS];
 	size_t			 nlis;
 	int			 stopping;
+	int			 lis_enabled;
+	int			 backoff;	/* accept() failed: paused (backoff_ev) */
+	struct event		*backoff_ev;
+	time_t			 warned_at;	/* last refused-clients warning */
+	unsigned long		 nrefusals;	/* pauses since, not reported */
+	size_t			 nconns;
+	size_t			 max_conns;	/* max_connections, resolved */
+	long			 header_s, body_s, keepalive_s;
 	TAILQ_HEAD(, conn)	 conns;
 	time_t			 date_at;
 	char			 date[40];
@@ -170,6 +202,7 @@ http_reason(int status)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 410: return "Gone";
 	case 411: return "Length Required";
 	case 413: return "Payload Too Large";
@@ -207,20 +240,29 @@ conn_close(struct conn *c)
 		conn_free(c);
 }
 
+/*
+ * Write what the socket takes. Then, unless it closes, parse on: below
+ * HTTP_MAX_QUEUED_OUT_BYTES the next pipelined request may be answered.
+ */
 static void
 conn_write(struct conn *c)
 {
+	int	progress = 0;
+
 	while (evbuffer_get_length(c->out) > 0) {
 		if (evbuffer_write(c->out, c->fd) <= 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
 				event_add(c->wev, NULL);
-				return;
+				break;
 			}
 			conn_close(c);
 			return;
 		}
+		progress = 1;
 	}
-	if (c->close_after) {
+	if (progress && c->phase == PH_SEND)
+		c->phase = PH_NONE;	/* a blocked answer moved: its deadline restarts */
+	if (c->close_after && evbuffer_get_length(c->out) == 0) {
 		conn_close(c);
 		return;
 	}
@@ -253,16 +295,13 @@ http_reply(struct http_req *r, int status, const char *reason)
 		evbuffer_drain(r->out_body, blen);
 	r->gone = NULL;
 	c->pending = 0;
+	c->nreq++;
 	/* The request's bytes are consumed: what follows may be the next one. */
 	memmove(c->in, c->in + c->reqlen, c->inlen - c->reqlen);
 	c->inlen -= c->reqlen;
 	c->reqlen = 0;
 	c->continued = 0;
-	if (c->rd_paused) {
-		c->rd_paused = 0;
-		event_add(c->rev, NULL);
-	}
-	conn_write(c);
+	conn_write(c);	/* then conn_process resumes reading, if it may */
 }
 
 void
@@ -500,6 +539,7 @@ parse_request(struct conn *c)
 	char		*num_end;
 	unsigned long	 ul;
 
+	c->body_wait = 0;
 	c->in[c->inlen] = '\0';
 	if ((end = memmem(c->in, c->inlen, "\r\n\r\n", 4)) == NULL) {
 		if (c->inlen > HTTP_MAX_HEADER_BYTES) {
@@ -598,6 +638,7 @@ parse_request(struct conn *c)
 			c->continued = 1;
 			(void)!write(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 		}
+		c->body_wait = 1;
 		return 0;	/* parsed again, from the copy, when it is all there */
 	}
 	r->body = (const uint8_t *)c->in + hdrlen;
@@ -622,6 +663,8 @@ parse_request(struct conn *c)
 
 /* ---- connections ------------------------------------------------------------ */
 
+static void	listeners_update(struct http *);
+
 static void
 conn_free(struct conn *c)
 {
@@ -634,6 +677,7 @@ conn_free(struct conn *c)
 		cb(&c->req, c->req.gone_arg);
 	}
 	TAILQ_REMOVE(&c->http->conns, c, entry);
+	c->http->nconns--;
 	if (c->rev != NULL)
 		event_free(c->rev);
 	if (c->wev != NULL)
@@ -647,19 +691,89 @@ conn_free(struct conn *c)
 	if (c->req.out_body != NULL)
 		evbuffer_free(c->req.out_body);
 	evutil_closesocket(c->fd);
+	listeners_update(c->http);	/* below max_connections again */
 	free(c->in);
 	free(c);
+}
+
+/*
+ * Read while there is room for input and the unsent answers are under
+ * HTTP_MAX_QUEUED_OUT_BYTES; a client that does not read its answers
+ * stops being read (the kernel's buffers then push back on it).
+ */
+static void
+conn_update_read(struct conn *c)
+{
+	int	want;
+
+	want = !c->eof && c->inlen < HTTP_IN_BYTES &&
+	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES;
+	if (want && c->rd_paused) {
+		event_add(c->rev, NULL);
+		c->rd_paused = 0;
+	} else if (!want && !c->rd_paused) {
+		event_del(c->rev);
+		c->rd_paused = 1;
+	}
+}
+
+/*
+ * The deadline of the phase the connection is in. It is set when a phase
+ * starts (or a new request does), never moved by bytes that arrive within
+ * it: a client trickling its headers is closed at header_timeout_s. Only
+ * PH_SEND restarts on progress (conn_write), as a blocked answer's bytes
+ * leave.
+ */
+static void
+conn_arm(struct conn *c)
+{
+	struct http	*h = c->http;
+	struct timeval	 tv = { 0, 0 };
+	enum conn_phase	 ph;
+
+	if (c->pending)
+		ph = PH_PENDING;
+	else if (evbuffer_get_length(c->out) > 0)
+		ph = PH_SEND;
+	else if (c->inlen == 0 && c->nreq > 0)
+		ph = PH_IDLE;
+	else if (c->body_wait)
+		ph = PH_BODY;
+	else
+		ph = PH_HEADER;	/* from accept, or from the request's first byte */
+	if (ph == c->phase && c->nreq == c->armed_nreq)
+		return;
+	c->phase = ph;
+	c->armed_nreq = c->nreq;
+	switch (ph) {
+	case PH_PENDING:
+		evtimer_del(c->timer);	/* the upstream's budget bounds it */
+		return;
+	case PH_SEND:
+		tv.tv_sec = HTTP_SEND_TIMEOUT_S;
+		break;
+	case PH_IDLE:
+		tv.tv_sec = h->keepalive_s;
+		break;
+	case PH_BODY:
+		tv.tv_sec = h->body_s;
+		break;
+	default:
+		tv.tv_sec = h->header_s;
+		break;
+	}
+	evtimer_add(c->timer, &tv);
 }
 
 /* Answer every complete request in the buffer, in order, until one waits. */
 static void
 conn_process(struct conn *c)
 {
-	struct timeval	tv = { HTTP_IDLE_TIMEOUT_S, 0 };
 	int		rc;
 
 	c->in_process = 1;
-	while (!c->dead && !c->pending && c->inlen > 0) {
+	while (!c->dead && !c->pending && c->inlen > 0 &&
+	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) {
 		if ((rc = parse_request(c)) == 0)
 			break;
 		if (rc == -1)
@@ -674,14 +788,16 @@ conn_process(struct conn *c)
 		conn_free(c);
 		return;
 	}
+	/* Half-closed: every whole request it sent is answered; then close. */
+	if (c->eof && !c->pending &&
+	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES)
+		c->close_after = 1;
 	if (c->close_after && !c->pending && evbuffer_get_length(c->out) == 0) {
 		conn_free(c);
 		return;
 	}
-	if (!c->pending)
-		evtimer_add(c->timer, &tv);
-	else
-		evtimer_del(c->timer);
+	conn_update_read(c);
+	conn_arm(c);
 }
 
 static void
@@ -692,18 +808,25 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	if (c->inlen >= HTTP_IN_BYTES) {
-		/* Full while an answer is pending: wait for it before reading on. */
-		event_del(c->rev);
-		c->rd_paused = 1;
+		conn_update_read(c);	/* full while an answer is pending */
 		return;
 	}
 	n = read(fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
 	if (n < 0)
 		return;
+	if (n == 0) {
+		/*
+		 * shutdown(SHUT_WR) after a request is a way to send one: the
+		 * answer is still wanted. A client that is gone altogether
+		 * shows when the answer is written.
+		 */
+		c->eof = 1;
+		conn_update_read(c);
+	}
 	c->inlen += (size_t)n;
 	if (!c->pending)
 		conn_process(c);
@@ -717,6 +840,7 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	conn_write(arg);
 }
 
+/* The phase's deadline passed (conn_arm). */
 static void
 conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -724,8 +848,101 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!c->pending)
-		conn_free(c);
+	if (c->pending)
+		return;
+	if ((c->phase == PH_HEADER || c->phase == PH_BODY) && c->inlen > 0 &&
+	    evbuffer_get_length(c->out) == 0) {
+		/* RFC 9110 15.5.9: part of a request came, too slowly. */
+		conn_fail(c, 408, "Request Timeout");
+		return;
+	}
+	conn_free(c);
+}
+
+/*
+ * Warn about refused clients at most once per HTTP_WARN_INTERVAL_S; the
+ * pauses not reported in between are counted into *unreported.
+ */
+static int
+http_may_warn(struct http *h, unsigned long *unreported)
+{
+	time_t	now = time(NULL);
+
+	if (h->warned_at != 0 && now - h->warned_at < HTTP_WARN_INTERVAL_S) {
+		h->nrefusals++;
+		return 0;
+	}
+	*unreported = h->nrefusals;
+	h->nrefusals = 0;
+	h->warned_at = now;
+	return 1;
+}
+
+/*
+ * Listen while under max_connections and not backing off from an accept()
+ * error; a closed connection or the back-off timer calls this again.
+ */
+static void
+listeners_update(struct http *h)
+{
+	unsigned long	unreported;
+	size_t		i;
+	int		want;
+
+	want = !h->stopping && !h->backoff && h->nconns < h->max_conns;
+	if (want == h->lis_enabled)
+		return;
+	for (i = 0; i < h->nlis; i++) {
+		if (want)
+			evconnlistener_enable(h->lis[i]);
+		else
+			evconnlistener_disable(h->lis[i]);
+	}
+	h->lis_enabled = want;
+	if (!want && !h->stopping && !h->backoff && http_may_warn(h, &unreported))
+		log_warn("http: %zu connections (max_connections): not accepting "
+		    "until one closes (%lu pause(s) unreported before this)",
+		    h->nconns, unreported);
+}
+
+static void
+backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http	*h = arg;
+
+	(void)fd;
+	(void)what;
+	h->backoff = 0;
+	listeners_update(h);
+}
+
+/*
+ * evconnlistener_set_error_cb: accept() failed with other than EAGAIN,
+ * EINTR or ECONNABORTED. At the fd limit (EMFILE, ENFILE) the pending
+ * connection stays in the backlog and the listener stays readable: without
+ * a pause that is a busy loop. Pause every listener for
+ * HTTP_ACCEPT_BACKOFF_MS, and warn once per HTTP_WARN_INTERVAL_S.
+ */
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct http	*h = arg;
+	struct timeval	 tv = { HTTP_ACCEPT_BACKOFF_MS / 1000,
+			    (HTTP_ACCEPT_BACKOFF_MS % 1000) * 1000 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+	unsigned long	 unreported;
+
+	(void)l;
+	if (h->backoff)
+		return;
+	h->backoff = 1;
+	evtimer_add(h->backoff_ev, &tv);
+	listeners_update(h);
+	if (http_may_warn(h, &unreported))
+		log_warn("http: accept: %s (%zu connections open): not accepting "
+		    "for %d ms (%lu pause(s) unreported before this)",
+		    evutil_socket_error_to_string(err), h->nconns,
+		    HTTP_ACCEPT_BACKOFF_MS, unreported);
 }
 
 static void
@@ -734,7 +951,6 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
 	struct http	*h = arg;
 	struct conn	*c;
-	struct timeval	 tv = { HTTP_IDLE_TIMEOUT_S, 0 };
 	int		 one = 1;
 
 	(void)l;
@@ -749,6 +965,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->fd = fd;
 	c->req.conn = c;
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
+	h->nconns++;
 	if ((c->in = malloc(HTTP_IN_BYTES + 1)) == NULL ||
 	    (c->out = evbuffer_new()) == NULL ||
 	    (c->req.out_headers = evbuffer_new()) == NULL ||
@@ -761,7 +978,23 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	event_add(c->rev, NULL);
-	evtimer_add(c->timer, &tv);
+	conn_arm(c);			/* the first request's header deadline */
+	listeners_update(h);		/* at max_connections: pause */
+}
+
+/* max_connections 0: the soft fd limit less HTTP_FD_RESERVE, at least HTTP_MIN_CONNECTIONS. */
+static size_t
+max_conns_auto(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return HTTP_MIN_CONNECTIONS;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > CONFIG_MAX_CONNECTIONS)
+		return CONFIG_MAX_CONNECTIONS;
+	if (rl.rlim_cur < HTTP_FD_RESERVE + HTTP_MIN_CONNECTIONS)
+		return HTTP_MIN_CONNECTIONS;
+	return (size_t)(rl.rlim_cur - HTTP_FD_RESERVE);
 }
 
 /* A host name in `listen` ("localhost:8090"): its first address, at startup only. */
@@ -804,6 +1037,15 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 	h->refresh = refresh;
 	h->cache = cache;
 	TAILQ_INIT(&h->conns);
+	h->max_conns = max_conns_auto();
+	h->header_s = CONFIG_DEFAULT_HEADER_TIMEOUT_S;
+	h->body_s = CONFIG_DEFAULT_BODY_TIMEOUT_S;
+	h->keepalive_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
+	h->lis_enabled = 1;
+	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL) {
+		snprintf(err, errlen, "listen: out of memory");
+		goto fail;
+	}
 	for (i = 0; i < n; i++) {
 		if (h->nlis == HTTP_MAX_LISTENERS ||
 		    config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
@@ -828,6 +1070,7 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 			    strerror(errno));
 			goto fail;
 		}
+		evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
 		h->nlis++;
 		log_info("listening on %s", listen[i]);
 	}
@@ -840,7 +1083,18 @@ fail:
 void
 http_set_gen(struct http *h, struct gen *g)
 {
+	const struct config	*cfg;
+
 	h->gen = g;
+	if (g == NULL)
+		return;
+	cfg = gen_config(g);
+	h->max_conns = cfg->max_connections > 0 ?
+	    (size_t)cfg->max_connections : max_conns_auto();
+	h->header_s = cfg->header_timeout_s;
+	h->body_s = cfg->body_timeout_s;
+	h->keepalive_s = cfg->keepalive_timeout_s;
+	listeners_update(h);
 }
 
 void
@@ -871,9 +1125,13 @@ http_free(struct http *h)
 
 	if (h == NULL)
 		return;
+	h->stopping = 1;
 	for (i = 0; i < h->nlis; i++)
 		evconnlistener_free(h->lis[i]);
+	h->nlis = 0;
 	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
 		conn_free(c);
+	if (h->backoff_ev != NULL)
+		event_free(h->backoff_ev);
 	free(h);
 }

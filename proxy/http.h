@@ -7,7 +7,16 @@
 
 #define HTTP_MAX_HEADER_BYTES	8192	/* request line and headers */
 #define HTTP_MAX_BODY_BYTES	16384	/* OCSP_MAX_REQUEST_BYTES: larger gets 413 */
-#define HTTP_IDLE_TIMEOUT_S	60
+/* Answers queued and unsent above this: stop reading and parsing until it drains. */
+#define HTTP_MAX_QUEUED_OUT_BYTES	(256 * 1024)
+/* A blocked answer with no write progress for this long: the connection closes. */
+#define HTTP_SEND_TIMEOUT_S	60
+/* accept() failed (EMFILE, ENFILE, ENOBUFS): listeners pause this long. */
+#define HTTP_ACCEPT_BACKOFF_MS	500
+/* max_connections 0: the soft RLIMIT_NOFILE less this (upstreams, store, logs)... */
+#define HTTP_FD_RESERVE		64
+/* ... but never fewer than this. */
+#define HTTP_MIN_CONNECTIONS	16
 
 struct cache;
 struct evbuffer;
@@ -22,7 +31,11 @@ enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_OTHER };
 /* Bind every "HOST:PORT" in listen. On failure NULL and err names the address. */
 struct http	*http_new(struct event_base *, char *const *listen, size_t n,
 		    struct refresh *, struct cache *, char *err, size_t errlen);
-/* The current generation (borrowed; the caller keeps its reference). */
+/*
+ * The current generation (borrowed; the caller keeps its reference). Its
+ * configuration's max_connections and *_timeout_s apply from here on: the
+ * limit at once, the deadlines from each connection's next phase.
+ */
 void		 http_set_gen(struct http *, struct gen *);
 /* Close the listeners and idle connections; busy ones close after their answer. */
 void		 http_stop_accepting(struct http *);

@@ -50,6 +50,10 @@ test_defaults(void **state)
 	assert_string_equal(cfg.cache_dir, "/var/lib/stapled");
 	assert_int_equal(cfg.map_size, (size_t)1024 * 1024 * 1024);
 	assert_int_equal(cfg.log_level, 0);
+	assert_int_equal(cfg.max_connections, 0);
+	assert_int_equal(cfg.header_timeout_s, 10);
+	assert_int_equal(cfg.body_timeout_s, 10);
+	assert_int_equal(cfg.keepalive_timeout_s, 60);
 	assert_int_equal(cfg.ocsp.nupstreams, 1);
 	assert_string_equal(cfg.ocsp.upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com");
@@ -100,6 +104,10 @@ static const char full[] =
     "  \"cache_dir\": \"/srv/stapled\",\n"
     "  \"map_size_mb\": 64,\n"
     "  \"log_level\": \"trace\",\n"
+    "  \"max_connections\": 500,\n"
+    "  \"header_timeout_s\": 5,\n"
+    "  \"body_timeout_s\": 7,\n"
+    "  \"keepalive_timeout_s\": 120,\n"
     "  \"ocsp\": {\n"
     "    \"upstreams\": [\n"
     "      {\"url\": \"https://ocsp.ndis.nvidia.com/\", \"name\": \"nvidia\"},\n"
@@ -139,6 +147,10 @@ test_full(void **state)
 	assert_string_equal(cfg.cache_dir, "/srv/stapled");
 	assert_int_equal(cfg.map_size, (size_t)64 * 1024 * 1024);
 	assert_int_equal(cfg.log_level, 2);
+	assert_int_equal(cfg.max_connections, 500);
+	assert_int_equal(cfg.header_timeout_s, 5);
+	assert_int_equal(cfg.body_timeout_s, 7);
+	assert_int_equal(cfg.keepalive_timeout_s, 120);
 	assert_int_equal(cfg.ocsp.nupstreams, 2);
 	assert_string_equal(cfg.ocsp.upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com/");
@@ -380,6 +392,16 @@ test_types_and_ranges(void **state)
 	load_fails("{\"map_size_mb\": \"64\"}",
 	    NAME ":1:17: map_size_mb: must be an integer between 1 and "
 	    "17592186044415");
+	load_fails("{\"max_connections\": -1}",
+	    NAME ":1:21: max_connections: must be an integer between 0 and "
+	    "1048576");
+	load_fails("{\"header_timeout_s\": 0}",
+	    NAME ":1:22: header_timeout_s: must be an integer between 1 and 3600");
+	load_fails("{\"body_timeout_s\": 3601}",
+	    NAME ":1:20: body_timeout_s: must be an integer between 1 and 3600");
+	load_fails("{\"keepalive_timeout_s\": 1.5}",
+	    NAME ":1:25: keepalive_timeout_s: must be an integer between 1 and "
+	    "3600");
 	load_fails("{\"log_level\": \"warn\"}",
 	    NAME ":1:15: log_level: must be one of \"info\", \"debug\", "
 	    "\"trace\"");

@@ -89,6 +89,24 @@ int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len)
 size_t	ocsp_trust_anchor_count(const struct ocsp_trust *);
 size_t	ocsp_trust_pool_count(const struct ocsp_trust *);
 
+/*
+ * The pool's admission rule, for every path that learns intermediates
+ * (evidence, PEM and RIM KeyInfo chains, manifests, bundles): of the n
+ * DER certificates given, which are CA certificates (basicConstraints
+ * cA, not self-signed) that chain to an anchor through the pool and the
+ * other certificates given. Each one is tried with all the others at
+ * hand, so the order does not matter and a whole new hierarchy (CA1
+ * under an anchor, CA2 under CA1, ...) qualifies in one pass. Dates are
+ * not checked: an old intermediate still names its issuer, and answers
+ * are judged at their own time by ocsp_verify. Nothing is added: the
+ * caller adds the admitted ones (ocsp_trust_add_pool_der) wherever it
+ * keeps them. Sets ok[i] to 1 or 0 (0 also for one that is not one DER
+ * certificate); returns how many are 1, or -1 (bad arguments, out of
+ * memory; ok[] is then all 0).
+ */
+int	ocsp_trust_chaining_cas(struct ocsp_trust *, const uint8_t *const der[],
+	    const size_t len[], size_t n, int ok[]);
+
 enum ocsp_verdict {
 	OCSP_OK = 0,		/* store and serve */
 	OCSP_UNVERIFIABLE,	/* genuine-looking, chain incomplete: pass on, never store */

@@ -271,6 +271,82 @@ ocsp_trust_pool_count(const struct ocsp_trust *t)
 	return t == NULL ? 0 : (size_t)sk_X509_num(t->pool);
 }
 
+/* Does x chain to an anchor with `untrusted` at hand, dates not checked? */
+static int
+ca_chains(struct ocsp_trust *t, X509_STORE_CTX *ctx, X509 *x,
+    STACK_OF(X509) *untrusted)
+{
+	X509_VERIFY_PARAM	*vp;
+	int			 ok = 0;
+
+	if (X509_check_ca(x) <= 0 || X509_check_issued(x, x) == X509_V_OK)
+		return 0;
+	if (!X509_STORE_CTX_init(ctx, t->store, x, untrusted))
+		return 0;
+	/*
+	 * ocsp_verify pins the store's time to its `now`, which would win
+	 * over NO_CHECK_TIME: this context drops it.
+	 */
+	vp = X509_STORE_CTX_get0_param(ctx);
+	X509_VERIFY_PARAM_clear_flags(vp, X509_V_FLAG_USE_CHECK_TIME);
+	X509_VERIFY_PARAM_set_flags(vp, X509_V_FLAG_NO_CHECK_TIME);
+	ok = X509_verify_cert(ctx) == 1;
+	X509_STORE_CTX_cleanup(ctx);
+	return ok;
+}
+
+int
+ocsp_trust_chaining_cas(struct ocsp_trust *t, const uint8_t *const der[],
+    const size_t len[], size_t n, int ok[])
+{
+	STACK_OF(X509)	*untrusted = NULL;
+	X509_STORE_CTX	*ctx = NULL;
+	X509		**xs = NULL;
+	const char	*why;
+	size_t		 i;
+	int		 count = 0, rv = -1;
+
+	if (t == NULL || (n > 0 && (der == NULL || len == NULL || ok == NULL)))
+		return -1;
+	for (i = 0; i < n; i++)
+		ok[i] = 0;
+	if (n == 0)
+		return 0;
+	if ((xs = calloc(n, sizeof(*xs))) == NULL ||
+	    (untrusted = sk_X509_new_null()) == NULL ||
+	    (ctx = X509_STORE_CTX_new()) == NULL)
+		goto out;
+	/* Every certificate given is chain material for every other one. */
+	for (i = 0; i < (size_t)sk_X509_num(t->pool); i++)
+		if (!sk_X509_push(untrusted, sk_X509_value(t->pool, (int)i)))
+			goto out;
+	for (i = 0; i < n; i++) {
+		/* as ocsp_trust_add_pool_der will take it: strict DER, one object */
+		if (der[i] == NULL || len[i] == 0 || len[i] > LONG_MAX ||
+		    (xs[i] = der_x509(der[i], len[i], &why)) == NULL)
+			continue;
+		if (!sk_X509_push(untrusted, xs[i]))
+			goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (xs[i] != NULL && ca_chains(t, ctx, xs[i], untrusted))
+			ok[i] = 1;
+	for (i = 0; i < n; i++)
+		count += ok[i];
+	rv = count;
+ out:
+	if (rv == -1)
+		for (i = 0; i < n; i++)
+			ok[i] = 0;
+	for (i = 0; xs != NULL && i < n; i++)
+		X509_free(xs[i]);
+	free(xs);
+	sk_X509_free(untrusted);	/* borrowed: the pool's and xs[] */
+	X509_STORE_CTX_free(ctx);
+	ERR_clear_error();
+	return rv;
+}
+
 /* ---- verification ------------------------------------------------------ */
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (no TZ, no libc). */

@@ -15,6 +15,7 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
@@ -812,6 +813,188 @@ test_builtin(void **state)
 	ocsp_trust_free(t);
 }
 
+/* ---- the pool's admission rule (ocsp_trust_chaining_cas) ---------------- */
+
+#define MAX_SET	8
+
+/* A set of DER certificates, from PEM files; each owned. */
+struct certset {
+	uint8_t	*der[MAX_SET];
+	size_t	 len[MAX_SET];
+	size_t	 n;
+};
+
+/* Every certificate of a PEM file (absolute, or relative to the PKI). */
+static void
+set_add_pem(struct certset *s, const char *file)
+{
+	char	 path[1024];
+	FILE	*f;
+	X509	*x;
+	uint8_t	*d;
+	int	 n;
+
+	if (file[0] == '/')
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		snprintf(path, sizeof(path), "%s/%s", pki, file);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("%s: cannot open", path);
+	while ((x = PEM_read_X509(f, NULL, NULL, NULL)) != NULL) {
+		assert_true(s->n < MAX_SET);
+		d = NULL;
+		assert_true((n = i2d_X509(x, &d)) > 0);
+		s->der[s->n] = malloc((size_t)n);
+		assert_non_null(s->der[s->n]);
+		memcpy(s->der[s->n], d, (size_t)n);
+		s->len[s->n++] = (size_t)n;
+		OPENSSL_free(d);
+		X509_free(x);
+	}
+	fclose(f);
+	assert_true(s->n > 0);
+}
+
+static void
+set_free(struct certset *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->der[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The rule over the set; the admitted ones as a string of 0/1, in order. */
+static int
+admitted(struct ocsp_trust *t, const struct certset *s, char out[MAX_SET + 1])
+{
+	int	 ok[MAX_SET];
+	size_t	 i;
+	int	 n;
+
+	n = ocsp_trust_chaining_cas(t, (const uint8_t *const *)s->der, s->len,
+	    s->n, ok);
+	for (i = 0; i < s->n; i++)
+		out[i] = ok[i] ? '1' : '0';
+	out[s->n] = '\0';
+	return n;
+}
+
+/* The set learned from `files` (in that order), as file names admitted. */
+static void
+learned(struct ocsp_trust *t, const char *const files[], size_t n,
+    char *names, size_t len)
+{
+	struct certset	 s;
+	char		 ok[MAX_SET + 1];
+	const char	*sorted[MAX_SET];
+	size_t		 i, j, k = 0;
+
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < n; i++) {
+		set_add_pem(&s, files[i]);
+		assert_int_equal(s.n, i + 1);	/* one certificate each */
+	}
+	admitted(t, &s, ok);
+	for (i = 0; i < n; i++)
+		if (ok[i] == '1')
+			sorted[k++] = files[i];
+	/* a set: the same whatever order it was given in */
+	for (i = 1; i < k; i++)
+		for (j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--) {
+			const char *tmp = sorted[j];
+
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = tmp;
+		}
+	names[0] = '\0';
+	for (i = 0; i < k; i++) {
+		strncat(names, sorted[i], len - strlen(names) - 1);
+		strncat(names, " ", len - strlen(names) - 1);
+	}
+	set_free(&s);
+}
+
+/*
+ * A new hierarchy is learned whole in one pass, whatever the order of the
+ * chain: leaf first, root first, shuffled. Leaves, responders and roots
+ * never join; a look-alike of a CA never does.
+ */
+static void
+test_chaining_order(void **state)
+{
+	static const char *const leaf_first[] = { "leaf1.pem", "ica/ca.pem",
+	    "identity/ca.pem", "root/ca.pem" };
+	static const char *const root_first[] = { "root/ca.pem",
+	    "identity/ca.pem", "ica/ca.pem", "leaf1.pem" };
+	static const char *const shuffled[] = { "identity/ca.pem",
+	    "leaf1.pem", "root/ca.pem", "ica/ca.pem" };
+	static const char *const lookalikes[] = { "evil/ica/ca.pem",
+	    "ica/ca.pem", "evil/identity/ca.pem", "ica/responder.pem",
+	    "identity/ca.pem" };
+	static const char *const ica_alone[] = { "ica/ca.pem" };
+	static const char *const evil_whole[] = { "evil/ica/ca.pem",
+	    "evil/identity/ca.pem", "evil/root/ca.pem" };
+	const char	*want = "ica/ca.pem identity/ca.pem ";
+	char		 got[512];
+
+	(void)state;
+	learned(bare, leaf_first, 4, got, sizeof(got));
+	assert_string_equal(got, want);
+	learned(bare, root_first, 4, got, sizeof(got));
+	assert_string_equal(got, want);
+	learned(bare, shuffled, 4, got, sizeof(got));
+	assert_string_equal(got, want);
+	learned(bare, lookalikes, 5, got, sizeof(got));
+	assert_string_equal(got, want);
+	/* alone, the ICA does not reach the anchor: its issuer is unknown */
+	learned(bare, ica_alone, 1, got, sizeof(got));
+	assert_string_equal(got, "");
+	/* with the pool holding its issuer it does */
+	learned(full, ica_alone, 1, got, sizeof(got));
+	assert_string_equal(got, "ica/ca.pem ");
+	/* a whole hierarchy under another root: nothing */
+	learned(bare, evil_whole, 3, got, sizeof(got));
+	assert_string_equal(got, "");
+	/* the rule only says: nothing joined the pool */
+	assert_int_equal(ocsp_trust_pool_count(bare), 0);
+}
+
+/* Dates are not checked, even after ocsp_verify pinned the store's clock. */
+static void
+test_chaining_dates(void **state)
+{
+	static const char *const chain[] = { "ica/ca.pem", "identity/ca.pem" };
+	struct run	 r;
+	char		 got[512];
+
+	(void)state;
+	opts_now(&r);
+	r.opts.now = (time_t)4102444800;	/* 2100: the test PKI ended 2049 */
+	(void)check(full, "good.req", "good.resp", &r);
+	assert_int_not_equal(r.res.verdict, OCSP_OK);
+	learned(full, chain, 2, got, sizeof(got));
+	assert_string_equal(got, "ica/ca.pem identity/ca.pem ");
+}
+
+static void
+test_chaining_args(void **state)
+{
+	static const uint8_t	 junk[] = { 0x30, 0x03, 0x02, 0x01, 0x01 };
+	const uint8_t		*der[2] = { junk, NULL };
+	size_t			 len[2] = { sizeof(junk), 0 };
+	int			 ok[2] = { 7, 7 };
+
+	(void)state;
+	assert_int_equal(ocsp_trust_chaining_cas(bare, der, len, 2, ok), 0);
+	assert_int_equal(ok[0], 0);
+	assert_int_equal(ok[1], 0);
+	assert_int_equal(ocsp_trust_chaining_cas(bare, NULL, NULL, 0, NULL), 0);
+	assert_int_equal(ocsp_trust_chaining_cas(NULL, der, len, 2, ok), -1);
+	assert_int_equal(ocsp_trust_chaining_cas(bare, der, len, 2, NULL), -1);
+}
+
 int
 main(void)
 {
@@ -832,6 +1015,9 @@ main(void)
 		cmocka_unit_test(test_embedded_certs),
 		cmocka_unit_test(test_nvidia_pool),
 		cmocka_unit_test(test_builtin),
+		cmocka_unit_test(test_chaining_order),
+		cmocka_unit_test(test_chaining_dates),
+		cmocka_unit_test(test_chaining_args),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -14,12 +14,14 @@
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
+#include "attest/rim.h"
 
 /*
  * Fixtures: tests/pki/mkpki.sh makes the PKI in a fresh directory under
@@ -995,6 +997,151 @@ test_chaining_args(void **state)
 	assert_int_equal(ocsp_trust_chaining_cas(bare, der, len, 2, NULL), -1);
 }
 
+/* A vector under tests/vectors/nvidia/captured. */
+static void
+captured(char *path, size_t len, const char *name)
+{
+	const char	*top = getenv("top_srcdir");
+
+	snprintf(path, len, "%s/tests/vectors/nvidia/captured/%s",
+	    top != NULL ? top : ".", name);
+}
+
+static struct ocsp_trust *
+builtin(int with_pool)
+{
+	struct ocsp_trust	*t;
+
+	assert_non_null(t = ocsp_trust_new());
+	assert_int_equal(ocsp_trust_add_builtin_anchors(t), 2);
+	if (with_pool)
+		assert_int_equal(ocsp_trust_add_builtin_pool(t),
+		    (int)nvidia_pool_count);
+	return t;
+}
+
+/*
+ * Genuine Blackwell and H100 NVL device chains captured from NVIDIA's
+ * services: their per-device BROM certificate, alone, reaches the pinned
+ * root through the compiled-in pool; with the roots alone, the whole
+ * chain given at once is learned in one pass.
+ */
+static void
+test_captured_chains(void **state)
+{
+	static const char *const files[] = { "gb100-device-chain.pem",
+	    "h100-nvl-device-chain.pem" };
+	struct ocsp_trust	*pool, *roots;
+	struct certset		 s, brom;
+	char			 path[1024], ok[MAX_SET + 1];
+	size_t			 i;
+
+	(void)state;
+	pool = builtin(1);
+	roots = builtin(0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		memset(&brom, 0, sizeof(brom));
+		captured(path, sizeof(path), files[i]);
+		set_add_pem(&s, path);
+		assert_int_equal(s.n, 5);	/* FMC LF, BROM, ICA, Identity, root */
+		brom.der[0] = s.der[1];
+		brom.len[0] = s.len[1];
+		brom.n = 1;
+		assert_int_equal(admitted(pool, &brom, ok), 1);
+		assert_int_equal(admitted(roots, &brom, ok), 0);
+		assert_int_equal(admitted(roots, &s, ok), 3);
+		assert_string_equal(ok, "01110");
+		assert_int_equal(admitted(pool, &s, ok), 3);
+		assert_string_equal(ok, "01110");
+		set_free(&s);
+	}
+	ocsp_trust_free(pool);
+	ocsp_trust_free(roots);
+}
+
+/* Upper-case hex SHA-256 of DER, as nvidia_certs.c names its entries. */
+static void
+fingerprint(const uint8_t *der, size_t len, char hex[65])
+{
+	uint8_t		 md[32];
+	unsigned int	 n, i;
+
+	assert_int_equal(EVP_Digest(der, len, md, &n, EVP_sha256(), NULL), 1);
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02X", md[i]);
+}
+
+/*
+ * NVIDIA's 2026 RIMs (driver 595.71.05, VBIOS 96.00.9F.00.04) are signed
+ * under NVIDIA Reference Value L3 GH100 003: it is compiled in, the very
+ * certificate of their KeyInfo chains.
+ */
+static void
+test_l3_003_builtin(void **state)
+{
+	static const struct {
+		const char	*file, *id;
+	} rims[] = {
+		{ "rim-NV_GPU_DRIVER_GH100_595.71.05.json",
+		  "NV_GPU_DRIVER_GH100_595.71.05" },
+		{ "rim-NV_GPU_VBIOS_1010_0210_886_96009F0004.json",
+		  "NV_GPU_VBIOS_1010_0210_886_96009F0004" },
+	};
+	struct rim_trust	*rt;
+	struct rim_result	 r;
+	struct ocsp_trust	*pool, *roots;
+	struct certset		 s;
+	const struct nvidia_cert *l3 = NULL;
+	char			 path[1024], hex[65], ok[MAX_SET + 1];
+	uint8_t			*buf;
+	size_t			 i, len;
+	FILE			*f;
+
+	(void)state;
+	for (i = 0; i < nvidia_pool_count; i++)
+		if (strstr(nvidia_pool[i].subject,
+		    "CN=NVIDIA Reference Value L3 GH100 003") != NULL)
+			l3 = &nvidia_pool[i];
+	assert_non_null(l3);
+	assert_non_null(rt = rim_trust_new());
+	assert_int_equal(rim_trust_add_builtin(rt), 0);
+	pool = builtin(1);
+	roots = builtin(0);
+	for (i = 0; i < sizeof(rims) / sizeof(rims[0]); i++) {
+		captured(path, sizeof(path), rims[i].file);
+		assert_non_null(f = fopen(path, "rb"));
+		assert_non_null(buf = malloc(RIM_MAX_JSON_BYTES));
+		len = fread(buf, 1, RIM_MAX_JSON_BYTES, f);
+		fclose(f);
+		memset(&r, 0, sizeof(r));
+		assert_int_equal(rim_verify(rt, rims[i].id, buf, len,
+		    (time_t)1788000000, &r), 0);
+		free(buf);
+		/* L4 signer, L3 GH100 003, GH100 CA, CoRIM root */
+		assert_int_equal(r.chain.n, 4);
+		fingerprint(r.chain.der[1], r.chain.len[1], hex);
+		assert_string_equal(hex, l3->sha256);
+		/* the L3 alone is admitted with the compiled-in pool ... */
+		memset(&s, 0, sizeof(s));
+		s.der[0] = r.chain.der[1];
+		s.len[0] = r.chain.len[1];
+		s.n = 1;
+		assert_int_equal(admitted(pool, &s, ok), 1);
+		/* ... and with the roots alone, with its chain in one pass */
+		assert_int_equal(admitted(roots, &s, ok), 0);
+		memcpy(s.der, r.chain.der, sizeof(r.chain.der[0]) * 4);
+		memcpy(s.len, r.chain.len, sizeof(r.chain.len[0]) * 4);
+		s.n = 4;
+		assert_int_equal(admitted(roots, &s, ok), 2);
+		assert_string_equal(ok, "0110");
+		rim_result_free(&r);
+	}
+	ocsp_trust_free(pool);
+	ocsp_trust_free(roots);
+	rim_trust_free(rt);
+}
+
 int
 main(void)
 {
@@ -1018,6 +1165,8 @@ main(void)
 		cmocka_unit_test(test_chaining_order),
 		cmocka_unit_test(test_chaining_dates),
 		cmocka_unit_test(test_chaining_args),
+		cmocka_unit_test(test_captured_chains),
+		cmocka_unit_test(test_l3_003_builtin),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

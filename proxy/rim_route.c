@@ -85,7 +85,10 @@ rim_trust_destroy(void *t)
 
 /*
  * The RIM's CA certificates join the OCSP intermediate pool, in memory and
- * in the cache, so OCSP answers for its signing chain verify.
+ * in the cache, before the RIM is answered: so the OCSP answers for its
+ * signing chain, which a client asks next, verify. The pool's one rule
+ * (ocsp_trust_chaining_cas) says which: the chain's CAs that reach an
+ * OCSP anchor.
  */
 static void
 learn_chain(struct svc *s, const struct rim_certs *chain)
@@ -94,11 +97,16 @@ learn_chain(struct svc *s, const struct rim_certs *chain)
 	struct cache	*cache = gen_cache(svc_gen(s));
 	unsigned char	 md[32];
 	char		 name[5 + 64 + 1];
+	int		 ok[RIM_MAX_CERTS];
 	size_t		 i;
 
+	if (chain->n < 2 || ocsp_trust_chaining_cas(svc_trust(ocsp),
+	    (const uint8_t *const *)chain->der + 1, chain->len + 1,
+	    chain->n - 1, ok) <= 0)
+		return;
 	for (i = 1; i < chain->n; i++) {
-		if (ocsp_trust_add_pool_der(svc_trust(ocsp), chain->der[i],
-		    chain->len[i]) == -1)
+		if (!ok[i - 1] || ocsp_trust_add_pool_der(svc_trust(ocsp),
+		    chain->der[i], chain->len[i]) == -1)
 			continue;
 		EVP_Digest(chain->der[i], chain->len[i], md, NULL, EVP_sha256(), NULL);
 		memcpy(name, "pool/", 5);

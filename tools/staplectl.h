@@ -97,6 +97,16 @@ struct rim_trust *ctl_rim_trust(struct ctl *);
 int	ctl_der_is_ca(const uint8_t *der, size_t len);
 /* Add a CA certificate to the cache's pool: 1 added, 0 known or not a CA, -1. */
 int	ctl_pool_store(struct ctl *, const uint8_t *der, size_t len);
+/*
+ * Learn intermediates: of these DER certificates, those that attest's
+ * rule admits (ocsp_trust_chaining_cas: CAs that chain to an anchor
+ * through the pool and each other, in any order) join t's pool and,
+ * with `store` and the cache open for writing, the cache's (which the
+ * daemon reads). Returns how many were admitted, or -1.
+ */
+int	ctl_learn_cas(struct ctl *, struct ctl_trust *,
+	    const uint8_t *const der[], const size_t len[], size_t n,
+	    int store);
 
 /* Whole file (or "-": stdin) into malloc'd memory, at most max bytes. */
 int	ctl_read_file(const char *path, size_t max, uint8_t **buf,
@@ -152,8 +162,6 @@ void	ctl_entry_hash(const struct ctl_ent *, const struct cache_body *,
 STACK_OF(X509) *ctl_ocsp_signer_chain(struct ctl_trust *, OCSP_BASICRESP *);
 STACK_OF(X509) *ctl_ocsp_der_chain(struct ctl_trust *, const uint8_t *der,
 	    size_t len);
-/* 1 if the CA certificate chains to an anchor (dates not checked). */
-int	ctl_ca_chains(struct ctl_trust *, X509 *, STACK_OF(X509) *extra);
 
 /* The verdict of one bundle entry against the daemon's rules. */
 struct ctl_check {

@@ -82,16 +82,17 @@ check_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
  * As proxy/rim_route.c: the envelope's id is the key, its sha256 matches
  * the document, the KeyInfo chain reaches the CoRIM root. RIMs are
  * version-addressed: valid for the retention from the import on. The
- * chain's CAs join the pool (they reach a pinned root).
+ * chain's CAs join t's pool at once, and the cache's when it is open for
+ * writing, by the pool's one rule (ctl_learn_cas): so the OCSP answers
+ * for the RIM's signing chain, checked after it, verify.
  */
 static int
-check_rim(struct ctl *ctl, const struct bundle_entry *e, time_t now,
-    struct ctl_check *c)
+check_rim(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
+    time_t now, struct ctl_check *c)
 {
 	struct rim_trust	*rt;
 	struct rim_result	 r;
 	char			 id[RIM_ID_MAX_CHARS + 1];
-	size_t			 i;
 
 	if (e->klen > RIM_ID_MAX_CHARS)
 		return reject(c, "key: longer than a RIM ID");
@@ -108,9 +109,9 @@ check_rim(struct ctl *ctl, const struct bundle_entry *e, time_t now,
 		rim_trust_free(rt);
 		return 0;
 	}
-	for (i = 1; i < r.chain.n; i++)
-		if (ctl->cache != NULL && !ctl->cache_readonly)
-			ctl_pool_store(ctl, r.chain.der[i], r.chain.len[i]);
+	if (r.chain.n > 1)
+		ctl_learn_cas(ctl, t, (const uint8_t *const *)r.chain.der + 1,
+		    r.chain.len + 1, r.chain.n - 1, 1);
 	rim_result_free(&r);
 	rim_trust_free(rt);
 	c->ok = 1;
@@ -131,7 +132,7 @@ ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
 	case CACHE_KIND_OCSP:
 		return check_ocsp(ctl, t, e, now, c);
 	case CACHE_KIND_RIM:
-		return check_rim(ctl, e, now, c);
+		return check_rim(ctl, t, e, now, c);
 	case CACHE_KIND_PCCS:
 		return ctl_check_pccs(ctl, e, now, c);
 	case CACHE_KIND_KDS:
@@ -201,41 +202,4 @@ ctl_ocsp_der_chain(struct ctl_trust *t, const uint8_t *der, size_t len)
 	OCSP_BASICRESP_free(bs);
 	OCSP_RESPONSE_free(resp);
 	return chain;
-}
-
-/*
- * Only CA certificates that chain to an anchor join the cache's pool, so
- * a bundle cannot fill it with junk or with look-alikes of real CAs.
- * Dates are not checked: an old intermediate still names its issuer.
- */
-int
-ctl_ca_chains(struct ctl_trust *t, X509 *x, STACK_OF(X509) *extra)
-{
-	STACK_OF(X509)	*untrusted = NULL;
-	X509_STORE	*store = NULL;
-	X509_STORE_CTX	*ctx = NULL;
-	int		 i, ok = 0;
-
-	if (X509_check_ca(x) <= 0)
-		return 0;
-	if ((untrusted = sk_X509_new_null()) == NULL ||
-	    (store = X509_STORE_new()) == NULL ||
-	    (ctx = X509_STORE_CTX_new()) == NULL)
-		goto out;
-	for (i = 0; i < sk_X509_num(t->pool); i++)
-		sk_X509_push(untrusted, sk_X509_value(t->pool, i));
-	for (i = 0; extra != NULL && i < sk_X509_num(extra); i++)
-		sk_X509_push(untrusted, sk_X509_value(extra, i));
-	for (i = 0; i < sk_X509_num(t->anchors); i++)
-		X509_STORE_add_cert(store, sk_X509_value(t->anchors, i));
-	if (!X509_STORE_CTX_init(ctx, store, x, untrusted))
-		goto out;
-	X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_NO_CHECK_TIME);
-	ok = X509_verify_cert(ctx) == 1;
- out:
-	ERR_clear_error();
-	X509_STORE_CTX_free(ctx);
-	X509_STORE_free(store);
-	sk_X509_free(untrusted);
-	return ok;
 }

@@ -185,29 +185,23 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 	return CTL_USAGE;
 }
 
-/* Evidence CAs that chain to an anchor join the cache's pool, when it opens. */
+/*
+ * The evidence's CAs join the cache's pool, when it opens: all of them
+ * that chain to an anchor through the pool and each other, in this one
+ * pass (a new family's whole hierarchy, not one level per run).
+ */
 static void
 learn_cas(struct ctl *ctl, const struct evidence_manifest *m)
 {
 	struct ctl_trust	 t;
 	struct stat		 st;
-	const uint8_t		*p;
-	X509			*x;
-	size_t			 i;
-
 
 	/* Never create a cache just to remember certificates. */
 	if (stat(ctl->cache_dir, &st) == -1 || ctl_open_cache(ctl, 0) != CTL_OK)
 		return;
 	if (ctl_trust_load(ctl, &t, 1) == CTL_OK)
-		for (i = 0; i < m->ncas; i++) {
-			p = m->ca_der[i];
-			if ((x = d2i_X509(NULL, &p, (long)m->ca_len[i])) == NULL)
-				continue;
-			if (ctl_ca_chains(&t, x, NULL))
-				ctl_pool_store(ctl, m->ca_der[i], m->ca_len[i]);
-			X509_free(x);
-		}
+		ctl_learn_cas(ctl, &t, (const uint8_t *const *)m->ca_der,
+		    m->ca_len, m->ncas, 1);
 	ctl_trust_free(&t);
 }
 
@@ -770,14 +764,16 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 	struct evidence_certid	*ids = NULL;
 	const uint8_t		*cder[EVIDENCE_MAX_CHAIN_CERTS];
 	char			 err[512];
-	size_t			 i, j, nids, first_rim = h->n;
+	size_t			 i, j, nids, first_rim = h->n, end_rim;
 
 	for (i = 0; i < m->nrim_ids; i++)
 		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
 		    strlen(m->rim_ids[i]), (const uint8_t *)"", 0, rim_ups, nrim);
 	if ((rt = ctl_rim_trust(ctl)) == NULL)
 		return CTL_REJECTED;
-	for (i = first_rim; i < h->n; i++) {
+	/* Only the RIMs: the loop appends their chains' OCSP answers. */
+	end_rim = h->n;
+	for (i = first_rim; i < end_rim; i++) {
 		char	id[RIM_ID_MAX_CHARS + 1];
 
 		memcpy(id, h->e[i].key, h->e[i].klen);
@@ -791,6 +787,9 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		    ctl->now, &r) == 0 && r.chain.n <= EVIDENCE_MAX_CHAIN_CERTS) {
 			for (j = 0; j < r.chain.n; j++)
 				cder[j] = r.chain.der[j];
+			/* Its CAs before its answers, or those cannot verify. */
+			ctl_learn_cas(ctl, t, cder + 1, r.chain.len + 1,
+			    r.chain.n - 1, 1);
 			if (evidence_chain_certids(EVIDENCE_CHAIN_RIM, hashes,
 			    cder, r.chain.len, r.chain.n, &ids, &nids, err,
 			    sizeof(err)) == 0) {
@@ -800,9 +799,6 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 					    ids[j].req_len, ocsp_ups, nocsp);
 				evidence_certids_free(ids, nids);
 			}
-			for (j = 1; j < r.chain.n; j++)
-				ctl_trust_add_pool_der(t, r.chain.der[j],
-				    r.chain.len[j]);
 		}
 		rim_result_free(&r);
 	}
@@ -847,6 +843,50 @@ read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp,
 	return CTL_OK;
 }
 
+/*
+ * The manifest's "certs" (the CAs in the evidence it was made from) join
+ * fetch's pool by the pool's rule, so the answers for a family whose
+ * CAs are not compiled in verify here too. Untrusted: one that does not
+ * decode or chain is left out, and said.
+ */
+static void
+manifest_cas(struct ctl *ctl, struct ctl_trust *t, json_t *root,
+    const char *path)
+{
+	json_t		*certs = json_object_get(root, "certs"), *v;
+	uint8_t		**der;
+	size_t		*len, i, n = json_array_size(certs), k = 0;
+	int		 got;
+
+	if (n == 0)
+		return;
+	der = calloc(n, sizeof(*der));
+	len = calloc(n, sizeof(*len));
+	if (der == NULL || len == NULL) {
+		free(der);
+		free(len);
+		return;
+	}
+	json_array_foreach(certs, i, v) {
+		if (b64_get(v, &der[k], &len[k]) == -1 || len[k] == 0 ||
+		    len[k] > BUNDLE_MAX_CERT_BYTES) {
+			ctl_warnx("%s: certs[%zu]: not a base64 certificate",
+			    path, i);
+			free(der[k]);
+			continue;
+		}
+		k++;
+	}
+	if ((got = ctl_learn_cas(ctl, t, (const uint8_t *const *)der, len, k,
+	    0)) >= 0 && (size_t)got < k)
+		ctl_warnx("%s: %zu of %zu certs do not chain to an anchor: not "
+		    "used", path, k - (size_t)got, k);
+	for (i = 0; i < k; i++)
+		free(der[i]);
+	free(der);
+	free(len);
+}
+
 static void
 fetch_usage(FILE *f)
 {
@@ -864,39 +904,88 @@ fetch_usage(FILE *f)
 	    DEFAULT_PCCS_URL ", " DEFAULT_KDS_URL ".\n");
 }
 
+/*
+ * The CAs the bundle's OCSP answers need: those between each answer's
+ * responder and its anchor, as this trust (with the manifest's certs and
+ * the RIMs' chains) builds them, each once, roots left out. Owned stack.
+ */
+static STACK_OF(X509) *
+haul_cas(struct ctl_trust *t, const struct haul *h)
+{
+	STACK_OF(X509)	*cas, *chain;
+	X509		*x;
+	size_t		 i;
+	int		 j, k;
+
+	if ((cas = sk_X509_new_null()) == NULL)
+		return NULL;
+	for (i = 0; i < h->n; i++) {
+		if (h->e[i].kind != CACHE_KIND_OCSP)
+			continue;
+		chain = ctl_ocsp_der_chain(t, h->e[i].response,
+		    h->e[i].response_len);
+		for (j = 0; chain != NULL && j < sk_X509_num(chain); j++) {
+			x = sk_X509_value(chain, j);
+			if (X509_check_ca(x) <= 0 ||
+			    X509_check_issued(x, x) == X509_V_OK)
+				continue;
+			for (k = 0; k < sk_X509_num(cas); k++)
+				if (X509_cmp(sk_X509_value(cas, k), x) == 0)
+					break;
+			if (k < sk_X509_num(cas) || !X509_up_ref(x))
+				continue;
+			if (!sk_X509_push(cas, x))
+				X509_free(x);
+		}
+		sk_X509_pop_free(chain, X509_free);
+	}
+	return cas;
+}
+
 static int
 write_haul(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     const char *outpath)
 {
 	struct ctl_output	 out;
 	struct bundle_writer	*w = NULL;
+	STACK_OF(X509)		*cas = NULL;
 	unsigned char		*der;
+	char			 subj[256];
 	size_t			 i;
 	int			 j, len;
 
-	if (ctl_output_open(&out, outpath) == -1)
+	if ((cas = haul_cas(t, h)) == NULL) {
+		ctl_warnx("out of memory");
+		return CTL_REJECTED;
+	}
+	if (ctl_output_open(&out, outpath) == -1) {
+		sk_X509_pop_free(cas, X509_free);
 		return CTL_NOFILE;
+	}
 	if ((w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL)
 		goto fail;
 	for (i = 0; i < h->n; i++)
 		if (bundle_write_entry(w, &h->e[i]) == -1)
 			goto fail;
-	for (j = 0; j < sk_X509_num(t->pool); j++) {
-		X509	*x = sk_X509_value(t->pool, j);
-
+	for (j = 0; j < sk_X509_num(cas); j++) {
 		der = NULL;
-		if (X509_check_ca(x) <= 0 || X509_check_issued(x, x) ==
-		    X509_V_OK || (len = i2d_X509(x, &der)) <= 0)
-			continue;
-		bundle_write_cert(w, der, (size_t)len, NULL);
+		if ((len = i2d_X509(sk_X509_value(cas, j), &der)) <= 0)
+			goto fail;
+		ctl_x509_subject(sk_X509_value(cas, j), subj, sizeof(subj));
+		len = bundle_write_cert(w, der, (size_t)len,
+		    subj[0] != '\0' ? subj : NULL);
 		OPENSSL_free(der);
+		if (len == -1)
+			goto fail;
 	}
 	if (bundle_writer_end(w) == -1)
 		goto fail;
 	bundle_writer_free(w);
+	sk_X509_pop_free(cas, X509_free);
 	return ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
  fail:
 	bundle_writer_free(w);
+	sk_X509_pop_free(cas, X509_free);
 	ctl_output_abort(&out);
 	ctl_warnx("%s: write failed", outpath);
 	return CTL_REJECTED;
@@ -995,6 +1084,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		ctl->cache = NULL;
 	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
+	manifest_cas(ctl, &t, root, mpath);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, oups, no, rups, nr,
 	    &h)) == CTL_OK)

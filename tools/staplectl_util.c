@@ -454,13 +454,22 @@ ctl_trust_add_pool_der(struct ctl_trust *t, const uint8_t *der, size_t len)
 {
 	const uint8_t	*p = der;
 	X509		*x;
+	int		 i;
 
 	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL) {
 		ERR_clear_error();
 		return -1;
 	}
-	if (ocsp_trust_add_pool_der(t->ocsp, der, len) < 0 ||
-	    !sk_X509_push(t->pool, x)) {
+	if (ocsp_trust_add_pool_der(t->ocsp, der, len) < 0) {
+		X509_free(x);
+		return -1;
+	}
+	for (i = 0; i < sk_X509_num(t->pool); i++)
+		if (X509_cmp(sk_X509_value(t->pool, i), x) == 0) {
+			X509_free(x);	/* known: the copy stays single too */
+			return 0;
+		}
+	if (!sk_X509_push(t->pool, x)) {
 		X509_free(x);
 		return -1;
 	}
@@ -599,6 +608,31 @@ ctl_pool_store(struct ctl *ctl, const uint8_t *der, size_t len)
 	if (rc == 1)
 		return 0;
 	return cache_aux_put(ctl->cache, name, der, len) == -1 ? -1 : 1;
+}
+
+int
+ctl_learn_cas(struct ctl *ctl, struct ctl_trust *t, const uint8_t *const der[],
+    const size_t len[], size_t n, int store)
+{
+	int	*ok;
+	size_t	 i;
+	int	 rv;
+
+	if (n == 0)
+		return 0;
+	if ((ok = calloc(n, sizeof(*ok))) == NULL)
+		return -1;
+	if ((rv = ocsp_trust_chaining_cas(t->ocsp, der, len, n, ok)) > 0)
+		for (i = 0; i < n; i++) {
+			if (!ok[i] || ctl_trust_add_pool_der(t, der[i],
+			    len[i]) == -1)
+				continue;
+			if (store && ctl->cache != NULL && !ctl->cache_readonly &&
+			    ctl_pool_store(ctl, der[i], len[i]) == -1)
+				ctl_warnx("pool: %s", cache_strerror(ctl->cache));
+		}
+	free(ok);
+	return rv;
 }
 
 /* ---- little parsers --------------------------------------------------------- */

@@ -335,12 +335,13 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 	struct cache_put_item	*items = NULL;
 	struct cache_meta	 old;
 	struct cache_body	*bodies = NULL;
-	STACK_OF(X509)		*extra = NULL;
+	const uint8_t		**cder = NULL;
+	size_t			*clen = NULL;
+	int			*cok = NULL;
 	enum outcome		*outc = NULL;
 	json_t			*arr = NULL, *root;
 	int			*res = NULL;
 	uint8_t			*buf = NULL;
-	const uint8_t		*p;
 	const char		*path;
 	char			 err[512], why[400];
 	size_t			 len, i, nput = 0, nrej = 0, nimp = 0, nkept = 0;
@@ -392,16 +393,15 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
 	rv = CTL_REJECTED;
-	if ((extra = sk_X509_new_null()) == NULL)
+	if ((cder = calloc(bd.ncerts + 1, sizeof(*cder))) == NULL ||
+	    (clen = calloc(bd.ncerts + 1, sizeof(*clen))) == NULL ||
+	    (cok = calloc(bd.ncerts + 1, sizeof(*cok))) == NULL)
 		goto out;
 	for (i = 0; i < bd.ncerts; i++) {
-		X509	*x;
-
+		/* Untrusted: for building chains only. */
 		ctl_trust_add_pool_der(&t, bd.certs[i].der, bd.certs[i].len);
-		p = bd.certs[i].der;
-		if ((x = d2i_X509(NULL, &p, (long)bd.certs[i].len)) != NULL &&
-		    !sk_X509_push(extra, x))
-			X509_free(x);
+		cder[i] = bd.certs[i].der;
+		clen[i] = bd.certs[i].len;
 	}
 	t.peers = bd.entries;	/* a bundle's KDS cert_chains check its VCEKs */
 	t.npeers = bd.nentries;
@@ -461,9 +461,12 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 			if (outc[i] == OUT_IMPORTED &&
 			    res[nput++] == CACHE_PUT_KEPT)
 				outc[i] = OUT_KEPT;
-		/* The bundle's CAs that chain to an anchor join the pool. */
-		for (i = 0; i < (size_t)sk_X509_num(extra); i++) {
-			if (!ctl_ca_chains(&t, sk_X509_value(extra, i), extra))
+		/* The bundle's CAs the pool's rule admits join the cache's. */
+		if (ocsp_trust_chaining_cas(t.ocsp, cder, clen, bd.ncerts,
+		    cok) == -1)
+			ctl_warnx("pool: out of memory");
+		for (i = 0; i < bd.ncerts; i++) {
+			if (!cok[i])
 				continue;
 			if ((rc = ctl_pool_store(ctl, bd.certs[i].der,
 			    bd.certs[i].len)) == 1)
@@ -510,7 +513,9 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 		    bd.ncerts);
 	rv = nrej > 0 && !partial ? CTL_REJECTED : CTL_OK;
  out:
-	sk_X509_pop_free(extra, X509_free);
+	free(cder);
+	free(clen);
+	free(cok);
 	ctl_trust_free(&t);
 	bundle_free(&bd);
 	free(buf);

@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 
 #include "attest/b64.h"
+#include "attest/der.h"
 #include "cache/record.h"
 #include "tools/bundle.h"
 
@@ -316,8 +317,8 @@ rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 static int
 rd_cert(struct rd *r, json_t *o, struct bundle_cert *c)
 {
-	const uint8_t	*p;
 	X509		*x;
+	const char	*why;
 
 	c->line = r->line;
 	if (rd_blob(r, o, "der", 1, &c->der, &c->len) == -1)
@@ -325,11 +326,10 @@ rd_cert(struct rd *r, json_t *o, struct bundle_cert *c)
 	if (c->len > BUNDLE_MAX_CERT_BYTES)
 		return rd_fail(r, "der: %zu bytes, over %d", c->len,
 		    BUNDLE_MAX_CERT_BYTES);
-	p = c->der;
-	x = d2i_X509(NULL, &p, (long)c->len);
+	/* attest's rule: exactly one certificate, its unsigned bytes intact. */
+	if ((x = der_x509(c->der, c->len, &why)) == NULL)
+		return rd_fail(r, "der: not one DER certificate: %s", why);
 	X509_free(x);
-	if (x == NULL || p != c->der + c->len)
-		return rd_fail(r, "der: not one DER certificate");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "attest/der.h"
 #include "tools/collateral.h"
 
 #define COLL_MAX_PARAMS		8
@@ -542,18 +543,18 @@ pck_chain(const uint8_t *pem, size_t len, struct coll_quote *q, char *err,
 {
 	BIO		*bio;
 	X509		*x;
+	const char	*why;
 	char		 cn[128];
 	int		 rv = -1;
 
 	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
 		return qfail(err, errlen, "out of memory");
-	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	x = der_pem_x509(bio, &why);
 	BIO_free(bio);
-	if (x == NULL) {
-		ERR_clear_error();
+	if (x == NULL)
 		return qfail(err, errlen, "certification data: no PEM PCK "
-		    "certificate");
-	}
+		    "certificate%s%s", why != NULL ? ": " : "", why != NULL ?
+		    why : "");
 	X509_NAME_oneline(X509_get_subject_name(x), q->pck_subject,
 	    sizeof(q->pck_subject));
 	cn[0] = '\0';

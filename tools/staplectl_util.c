@@ -21,6 +21,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "attest/der.h"
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
@@ -406,13 +407,15 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 static int
 stack_add_pem(STACK_OF(X509) *sk, const char *pem, size_t len)
 {
-	BIO	*bio;
-	X509	*x;
-	int	 n = 0;
+	BIO		*bio;
+	X509		*x;
+	const char	*why = NULL;
+	int		 n = 0;
 
 	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
 		return -1;
-	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+	/* Stops at the end, or at the first block attest's rule refuses. */
+	while ((x = der_pem_x509(bio, &why)) != NULL) {
 		if (!sk_X509_push(sk, x)) {
 			X509_free(x);
 			n = -1;
@@ -420,6 +423,8 @@ stack_add_pem(STACK_OF(X509) *sk, const char *pem, size_t len)
 		}
 		n++;
 	}
+	if (why != NULL)
+		n = -1;		/* a block attest's rule refuses */
 	ERR_clear_error();
 	BIO_free(bio);
 	return n;
@@ -441,7 +446,8 @@ trust_file(struct ctl_trust *t, const char *path, int anchor)
 	if ((anchor ? ocsp_trust_add_anchors_pem(t->ocsp, (char *)buf, len) :
 	    ocsp_trust_add_pool_pem(t->ocsp, (char *)buf, len)) <= 0 ||
 	    stack_add_pem(anchor ? t->anchors : t->pool, (char *)buf, len) <= 0) {
-		ctl_warnx("%s: no PEM certificate", path);
+		ctl_warnx("%s: no PEM certificate, or one that is not a single "
+		    "strict DER certificate", path);
 		free(buf);
 		return CTL_USAGE;
 	}
@@ -452,14 +458,12 @@ trust_file(struct ctl_trust *t, const char *path, int anchor)
 int
 ctl_trust_add_pool_der(struct ctl_trust *t, const uint8_t *der, size_t len)
 {
-	const uint8_t	*p = der;
 	X509		*x;
+	const char	*why;
 	int		 i;
 
-	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL) {
-		ERR_clear_error();
+	if ((x = der_x509(der, len, &why)) == NULL)
 		return -1;
-	}
 	if (ocsp_trust_add_pool_der(t->ocsp, der, len) < 0) {
 		X509_free(x);
 		return -1;
@@ -575,14 +579,12 @@ ctl_trust_free(struct ctl_trust *t)
 int
 ctl_der_is_ca(const uint8_t *der, size_t len)
 {
-	const uint8_t	*p = der;
 	X509		*x;
+	const char	*why;
 	int		 ca;
 
-	if ((x = d2i_X509(NULL, &p, (long)len)) == NULL) {
-		ERR_clear_error();
+	if ((x = der_x509(der, len, &why)) == NULL)
 		return 0;
-	}
 	ca = X509_check_ca(x) > 0;
 	X509_free(x);
 	return ca;

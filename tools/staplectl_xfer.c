@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "attest/der.h"
 #include "cache/store.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
@@ -206,8 +207,8 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 	/* And everything the cache has learned, for answers still to come. */
 	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_export_cb, &cs);
 	for (i = 0; i < cs.n; i++) {
-		const uint8_t	*p = cs.der[i];
-		X509		*x = d2i_X509(NULL, &p, (long)cs.len[i]);
+		const char	*why;
+		X509		*x = der_x509(cs.der[i], cs.len[i], &why);
 
 		subj[0] = '\0';
 		if (x != NULL)

@@ -248,6 +248,99 @@ check_issued(X509 *x, X509 *issuer, const char *what, struct amd_result *out)
 	return 0;
 }
 
+#define PEM_BEGIN_CERT	"-----BEGIN CERTIFICATE-----"
+#define PEM_END_CERT	"-----END CERTIFICATE-----"
+
+/*
+ * The next line of pem[*at, len) into *line and *n, without its line end,
+ * which must be `eol` (or, when *eol is NULL, sets it from this line).
+ * Returns 1 when the line ends in a line end, 0 at the end of input
+ * without one, -1 when its line end differs or is a lone CR.
+ */
+static int
+next_line(const uint8_t *pem, size_t len, size_t *at, const char **eol,
+    const uint8_t **line, size_t *n)
+{
+	const uint8_t	*nl;
+	const char	*got;
+	size_t		 end;
+
+	*line = pem + *at;
+	if ((nl = memchr(*line, '\n', len - *at)) == NULL) {
+		*n = len - *at;
+		*at = len;
+		return memchr(*line, '\r', *n) == NULL ? 0 : -1;
+	}
+	end = (size_t)(nl - pem);
+	got = end > *at && pem[end - 1] == '\r' ? "\r\n" : "\n";
+	*n = end - *at - (got[0] == '\r');
+	*at = end + 1;
+	if (*eol == NULL)
+		*eol = got;
+	if (strcmp(*eol, got) != 0 || memchr(*line, '\r', *n) != NULL)
+		return -1;
+	return 1;
+}
+
+static int
+line_is(const uint8_t *line, size_t n, const char *s)
+{
+	return n == strlen(s) && memcmp(line, s, n) == 0;
+}
+
+static int
+line_base64(const uint8_t *line, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789+/=", line[i]) == NULL || line[i] == '\0')
+			return 0;
+	return 1;
+}
+
+/*
+ * A cert_chain's text is exactly what KDS serves: two CERTIFICATE blocks
+ * (ASK or ASVK, then ARK), lines of base64 between their BEGIN and END
+ * lines, one line end throughout, LF (Milan, Genoa) or CRLF (Turin), and
+ * after the last END at most two line ends (the Turin VLEK chain ends with
+ * an empty line). No text before, between or after: PEM decoding skips
+ * it, strict clients may not, and it would be stored and served as sent.
+ * Returns NULL when the layout is KDS's, else why not.
+ */
+static const char *
+chain_layout(const uint8_t *pem, size_t len)
+{
+	const uint8_t	*line;
+	const char	*eol = NULL;
+	size_t		 at = 0, n, blank = 0;
+	int		 blocks = 0, inside = 0, r = 1;
+
+	while (at < len) {
+		if ((r = next_line(pem, len, &at, &eol, &line, &n)) == -1)
+			return "mixed or stray line ends";
+		if (blocks == 2) {
+			if (n != 0 || ++blank > 1 || r == 0)
+				return "text after the ARK";
+		} else if (!inside) {
+			if (!line_is(line, n, PEM_BEGIN_CERT))
+				return blocks == 0 ? "text before the ASK" :
+				    "text between the certificates";
+			inside = 1;
+		} else if (line_is(line, n, PEM_END_CERT)) {
+			inside = 0;
+			blocks++;
+		} else if (!line_base64(line, n))
+			return "not base64 inside a certificate";
+		if (r == 0 && blocks < 2)
+			break;
+	}
+	return blocks == 2 ? NULL : "not two certificates";
+}
+
 /*
  * The cert_chain checks; on success *ask_out is the ASK/ASVK (caller
  * frees). `leaf` says whether the ASK is the object reported on.
@@ -267,7 +360,8 @@ chain_check(enum amd_product product, enum amd_signer signer,
 		fail(out, AMD_ERR_PARSE, "cert_chain: empty or too large");
 		goto out;
 	}
-	if ((sk = vendor_pem_certs(pem, len, 2, &why)) == NULL) {
+	if ((why = chain_layout(pem, len)) != NULL ||
+	    (sk = vendor_pem_certs(pem, len, 2, &why)) == NULL) {
 		out->verdict = AMD_ERR_PARSE;
 		snprintf(out->detail, sizeof(out->detail), "cert_chain: %s", why);
 		goto out;

@@ -653,6 +653,144 @@ test_chain_flips(void **state)
 	freeb(&pem);
 }
 
+/* Offset of the n-th (0-based) "-----BEGIN" in b; b->len if none. */
+static size_t
+begin_at(const struct buf *b, int n)
+{
+	size_t	 i;
+
+	for (i = 0; i + 10 <= b->len; i++)
+		if (memcmp(b->p + i, "-----BEGIN", 10) == 0 && n-- == 0)
+			return i;
+	return b->len;
+}
+
+/* pre, then b[from, to), then b2[from2, to2), then post. */
+static struct buf
+splice(const char *pre, const struct buf *b, size_t from, size_t to,
+    const struct buf *b2, size_t from2, size_t to2, const char *post)
+{
+	struct buf	 o;
+	size_t		 n = 0;
+
+	o.len = strlen(pre) + (to - from) + (to2 - from2) + strlen(post);
+	assert_non_null(o.p = malloc(o.len + 1));
+	memcpy(o.p, pre, strlen(pre)), n += strlen(pre);
+	memcpy(o.p + n, b->p + from, to - from), n += to - from;
+	if (b2 != NULL)
+		memcpy(o.p + n, b2->p + from2, to2 - from2), n += to2 - from2;
+	memcpy(o.p + n, post, strlen(post)), n += strlen(post);
+	assert_int_equal(n, o.len);
+	return o;
+}
+
+/* b with every LF made CRLF (crlf) or every CRLF made LF. */
+static struct buf
+eols(const struct buf *b, int crlf)
+{
+	struct buf	 o;
+	size_t		 i;
+
+	assert_non_null(o.p = malloc(b->len * 2 + 1));
+	o.len = 0;
+	for (i = 0; i < b->len; i++) {
+		if (b->p[i] == '\r' && !crlf)
+			continue;
+		if (b->p[i] == '\n' && crlf)
+			o.p[o.len++] = '\r';
+		o.p[o.len++] = b->p[i];
+	}
+	return o;
+}
+
+/* Refused as a parse error naming `why`. */
+static void
+assert_layout(enum amd_product p, const struct buf *b, const char *why)
+{
+	struct amd_result	 r;
+
+	assert_verdict(AMD_ERR_PARSE, chain_v(p, AMD_VCEK, b, T_CERTS, &r),
+	    &r);
+	if (strstr(r.detail, why) == NULL)
+		fail_msg("want \"%s\", got \"%s\"", why, r.detail);
+}
+
+/*
+ * A cert_chain is stored and served as sent, so its text must be what KDS
+ * sends: two blocks, ASK then ARK, LF (Milan) or CRLF (Turin) throughout,
+ * nothing before, between or after them.
+ */
+static void
+test_chain_layout(void **state)
+{
+	struct amd_result	 r;
+	struct buf		 m = load("cert_chain_milan");
+	struct buf		 t = load("cert_chain_turin");
+	struct buf		 b;
+	size_t			 ark = begin_at(&m, 1);
+
+	(void)state;
+	assert_true(ark < m.len && m.p[m.len - 1] == '\n');
+	/* both genuine forms, the other line end, the final newlines */
+	b = eols(&m, 1);
+	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
+	    &r);
+	freeb(&b);
+	b = eols(&t, 0);
+	assert_verdict(AMD_OK, chain_v(AMD_TURIN, AMD_VCEK, &b, T_CERTS, &r),
+	    &r);
+	freeb(&b);
+	b = splice("", &m, 0, m.len - 1, NULL, 0, 0, "");
+	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
+	    &r);
+	freeb(&b);
+	b = splice("", &t, 0, t.len, NULL, 0, 0, "\r\n");
+	assert_verdict(AMD_OK, chain_v(AMD_TURIN, AMD_VCEK, &b, T_CERTS, &r),
+	    &r);
+	freeb(&b);
+
+	b = splice("AMD KDS\n", &m, 0, m.len, NULL, 0, 0, "");
+	assert_layout(AMD_MILAN, &b, "text before the ASK");
+	freeb(&b);
+	b = splice("\n", &m, 0, m.len, NULL, 0, 0, "");
+	assert_layout(AMD_MILAN, &b, "text before the ASK");
+	freeb(&b);
+	b = splice("", &m, 0, m.len, NULL, 0, 0, "junk\n");
+	assert_layout(AMD_MILAN, &b, "text after the ARK");
+	freeb(&b);
+	b = splice("", &m, 0, m.len, NULL, 0, 0, "\n\n");
+	assert_layout(AMD_MILAN, &b, "text after the ARK");
+	freeb(&b);
+	b = splice("", &m, 0, ark, &m, ark, m.len, "");
+	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
+	    &r);
+	freeb(&b);
+	b = splice("", &m, 0, ark, &m, ark - 1, m.len, "");	/* blank line */
+	assert_layout(AMD_MILAN, &b, "text between the certificates");
+	freeb(&b);
+	/* three blocks: the ASK again after the ARK */
+	b = splice("", &m, 0, m.len, &m, 0, ark, "");
+	assert_layout(AMD_MILAN, &b, "text after the ARK");
+	freeb(&b);
+	/* ARK first: the layout is right, the order is not */
+	b = splice("", &m, ark, m.len, &m, 0, ark, "");
+	assert_int_not_equal(chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
+	    AMD_OK);
+	freeb(&b);
+	/* one ARK line ending CRLF in an LF chain; a stray CR */
+	b = eols(&m, 0);
+	memmove(b.p + ark + 28, b.p + ark + 27, b.len - ark - 27);
+	b.p[ark + 27] = '\r';
+	b.len++;
+	assert_layout(AMD_MILAN, &b, "mixed or stray line ends");
+	freeb(&b);
+	b = splice("", &m, 0, m.len, NULL, 0, 0, "\r");
+	assert_layout(AMD_MILAN, &b, "mixed or stray line ends");
+	freeb(&b);
+	freeb(&m);
+	freeb(&t);
+}
+
 /* Is everything from `n` on whitespace? */
 static int
 only_ws(const struct buf *b, size_t n)
@@ -806,6 +944,7 @@ main(void)
 		cmocka_unit_test(test_crls),
 		cmocka_unit_test(test_der_flips),
 		cmocka_unit_test(test_chain_flips),
+		cmocka_unit_test(test_chain_layout),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_hostile),
 	};

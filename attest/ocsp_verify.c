@@ -680,46 +680,95 @@ chain_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
 }
 
 /*
- * RFC 6960 4.2.1: the certificates a response carries,
+ * RFC 5758 3.2 and RFC 8410 3: ecdsa-with-SHA* and Ed25519/Ed448 "MUST
+ * omit the parameters field"; RFC 8017 A.2.4: the PKCS#1 v1.5 signature
+ * algorithms take NULL. `alg` is the AlgorithmIdentifier's content.
+ * Other algorithms (RSASSA-PSS) are left to the re-encoding comparison.
+ * Returns NULL when the parameters are as the standard says, else why.
+ */
+static const char *
+sigalg_params_check(struct der alg)
+{
+	/* 1.2.840.10045.4.3.{1-4}, ecdsa-with-SHA224 .. SHA512 */
+	static const uint8_t	 ecdsa[] = { 0x2a, 0x86, 0x48, 0xce, 0x3d,
+	    0x04, 0x03 };
+	static const uint8_t	 pkcs1[] = { 0x2a, 0x86, 0x48, 0x86, 0xf7,
+	    0x0d, 0x01, 0x01 };
+	static const uint8_t	 edwards[] = { 0x2b, 0x65 };
+	struct der		 oid;
+
+	if (der_expect(&alg, DER_OID, &oid) == -1)
+		return "signatureAlgorithm is not DER";
+	if ((oid.len == sizeof(ecdsa) + 1 &&
+	    memcmp(oid.p, ecdsa, sizeof(ecdsa)) == 0) ||
+	    (oid.len == 3 && memcmp(oid.p, edwards, sizeof(edwards)) == 0 &&
+	    (oid.p[2] == 0x70 || oid.p[2] == 0x71)))
+		return alg.len == 0 ? NULL :
+		    "signatureAlgorithm carries parameters";
+	if (oid.len == sizeof(pkcs1) + 1 &&
+	    memcmp(oid.p, pkcs1, sizeof(pkcs1)) == 0 &&
+	    oid.p[sizeof(pkcs1)] != 0x0a)	/* 10 is RSASSA-PSS */
+		return alg.len == 2 && alg.p[0] == 0x05 && alg.p[1] == 0x00 ?
+		    NULL : "signatureAlgorithm parameters are not NULL";
+	return NULL;
+}
+
+/*
+ * RFC 6960 4.2.1, the frame of an answer:
  *   OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED,
  *       responseBytes [0] EXPLICIT ResponseBytes OPTIONAL }
  *   ResponseBytes ::= SEQUENCE { responseType OID, response OCTET STRING }
  *   BasicOCSPResponse ::= SEQUENCE { tbsResponseData ResponseData,
  *       signatureAlgorithm AlgorithmIdentifier, signature BIT STRING,
  *       certs [0] EXPLICIT SEQUENCE OF Certificate OPTIONAL }
- * lie outside what the responder signs, so each one's own bytes must pass
- * der_cert_check (attest/der.h). The walk is over the raw DER: OpenSSL's
- * parsed certificates would hide what was sent. Called once OpenSSL has
- * parsed the response as a BasicOCSPResponse.
+ * Only tbsResponseData is signed. The walk over the raw DER says where a
+ * frame is not DER (der_next refuses indefinite and non-minimal lengths)
+ * or has bytes after it; the signatureAlgorithm's parameters are checked;
+ * each certificate's own bytes must pass der_cert_check (attest/der.h).
+ * *basic is the BasicOCSPResponse TLV. Called once OpenSSL has parsed the
+ * response as a BasicOCSPResponse.
  */
 static int
-resp_certs_check(const uint8_t *resp, size_t len, struct ocsp_result *out)
+resp_frame_check(const uint8_t *resp, size_t len, struct der *basic,
+    struct ocsp_result *out)
 {
-	struct der	 d, v, rb, basic, certs, seq, c, tlv;
-	const char	*why;
+	struct der	 d, v, rb, os, alg, certs, seq, c, tlv;
+	const char	*why = NULL;
 	int		 i;
 
 	out->verdict = OCSP_ERR_PARSE;
 	d.p = resp;
 	d.len = len;
-	if (der_expect(&d, DER_SEQUENCE, &v) == -1 || d.len != 0 ||
-	    der_expect(&v, DER_ENUMERATED, &rb) == -1 ||
-	    der_expect(&v, DER_CTX0, &rb) == -1 || v.len != 0 ||
-	    der_expect(&rb, DER_SEQUENCE, &v) == -1 || rb.len != 0 ||
-	    der_expect(&v, DER_OID, &rb) == -1 ||
-	    der_expect(&v, DER_OCTETSTRING, &basic) == -1 || v.len != 0 ||
-	    der_expect(&basic, DER_SEQUENCE, &v) == -1 || basic.len != 0 ||
-	    der_expect(&v, DER_SEQUENCE, &rb) == -1 ||
-	    der_expect(&v, DER_SEQUENCE, &rb) == -1 ||
-	    der_expect(&v, DER_BITSTRING, &rb) == -1) {
-		set_detail(out, "BasicOCSPResponse is not DER");
+	if (der_expect(&d, DER_SEQUENCE, &v) == -1)
+		why = "not DER: OCSPResponse";
+	else if (d.len != 0)
+		why = "not DER: bytes after the OCSPResponse";
+	else if (der_expect(&v, DER_ENUMERATED, &rb) == -1 ||
+	    der_expect(&v, DER_CTX0, &rb) == -1 || v.len != 0)
+		why = "not DER: responseBytes";
+	else if (der_expect(&rb, DER_SEQUENCE, &v) == -1 || rb.len != 0 ||
+	    der_expect(&v, DER_OID, &c) == -1 ||
+	    der_expect(&v, DER_OCTETSTRING, &os) == -1 || v.len != 0)
+		why = "not DER: ResponseBytes";
+	else if (der_expect_tlv(&os, DER_SEQUENCE, &v, basic) == -1)
+		why = "not DER: BasicOCSPResponse";
+	else if (os.len != 0)
+		why = "not DER: bytes after the BasicOCSPResponse";
+	else if (der_expect(&v, DER_SEQUENCE, &c) == -1 ||
+	    der_expect(&v, DER_SEQUENCE, &alg) == -1 ||
+	    der_expect(&v, DER_BITSTRING, &c) == -1)
+		why = "not DER: BasicOCSPResponse";
+	else
+		why = sigalg_params_check(alg);
+	if (why != NULL) {
+		set_detail(out, why);
 		return -1;
 	}
 	if (v.len == 0)
 		return 0;		/* no certs */
 	if (der_expect(&v, DER_CTX0, &certs) == -1 || v.len != 0 ||
 	    der_expect(&certs, DER_SEQUENCE, &seq) == -1 || certs.len != 0) {
-		set_detail(out, "BasicOCSPResponse certs are not DER");
+		set_detail(out, "not DER: BasicOCSPResponse certs");
 		return -1;
 	}
 	for (i = 1; seq.len > 0; i++) {
@@ -732,6 +781,109 @@ resp_certs_check(const uint8_t *resp, size_t len, struct ocsp_result *out)
 		}
 	}
 	return 0;
+}
+
+/* Are buf[0, len) exactly what i2d made of the object? 1, 0, or -1. */
+static int
+same_der(const uint8_t *buf, size_t len, int n, uint8_t *enc)
+{
+	int	 same;
+
+	if (n <= 0 || enc == NULL)
+		return -1;
+	same = (size_t)n == len && memcmp(enc, buf, len) == 0;
+	OPENSSL_free(enc);
+	return same;
+}
+
+/*
+ * Only canonical vendor bytes are stored: an answer is admitted only if it
+ * is exactly the DER encoding of what OpenSSL parsed, the OCSPResponse and
+ * (since responseBytes is an opaque OCTET STRING to the outer parse) the
+ * BasicOCSPResponse inside it. OpenSSL 3 caches no encoding for
+ * OCSPResponse, BasicOCSPResponse or ResponseData, so every byte outside
+ * the embedded certificates is re-encoded; those keep their cached
+ * tbsCertificate, which their signatures cover (certs_on_chain), and their
+ * frames pass der_cert_check. The frame walk comes first only to name
+ * what is wrong; this catches what it does not look at (inside
+ * ResponseData, BOOLEAN and INTEGER forms, ...).
+ */
+static int
+resp_canonical(const uint8_t *resp, size_t len, OCSP_RESPONSE *r,
+    OCSP_BASICRESP *bs, struct ocsp_result *out)
+{
+	struct der	 basic;
+	uint8_t		*enc;
+	int		 n, same;
+
+	if (resp_frame_check(resp, len, &basic, out) == -1)
+		return -1;
+	enc = NULL;
+	n = i2d_OCSP_RESPONSE(r, &enc);
+	if ((same = same_der(resp, len, n, enc)) == 1) {
+		enc = NULL;
+		n = i2d_OCSP_BASICRESP(bs, &enc);
+		same = same_der(basic.p, basic.len, n, enc);
+	}
+	if (same == 1)
+		return 0;
+	set_detail(out, same == -1 ? "out of memory" :
+	    "not DER: the answer is not the DER encoding of what it says");
+	return -1;
+}
+
+/*
+ * Every certificate the answer embeds must be on the responder's chain
+ * (the responder itself and the CAs above it, as built from the
+ * response's certificates, the pool and the anchors): OpenSSL never reads
+ * a certificate that is not, so nothing would have checked its bytes.
+ * NVIDIA embeds only the delegated responder; `openssl ocsp -rother`
+ * adds the chain, which is on it. When the chain is incomplete
+ * (unverifiable), the part that was built counts. Returns 0, or -1 with
+ * OCSP_ERR_CHAIN and the detail set.
+ */
+static int
+certs_on_chain(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
+    struct ocsp_result *out)
+{
+	const STACK_OF(X509)	*rcerts = OCSP_resp_get0_certs(bs);
+	STACK_OF(X509)		*untrusted = NULL, *chain = NULL;
+	X509_STORE_CTX		*ctx = NULL;
+	int			 i, rv = -1;
+
+	if (rcerts == NULL || sk_X509_num(rcerts) == 0)
+		return 0;
+	if ((ctx = X509_STORE_CTX_new()) == NULL ||
+	    (untrusted = sk_X509_new_null()) == NULL ||
+	    !X509_add_certs(untrusted, (STACK_OF(X509) *)rcerts,
+	    X509_ADD_FLAG_UP_REF) ||
+	    !X509_add_certs(untrusted, t->pool, X509_ADD_FLAG_UP_REF) ||
+	    !X509_STORE_CTX_init(ctx, t->store, signer, untrusted)) {
+		set_detail(out, "out of memory");
+		goto out;
+	}
+	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_OCSP_HELPER);
+	(void)X509_verify_cert(ctx);	/* judged before; the path counts */
+	if ((chain = X509_STORE_CTX_get1_chain(ctx)) == NULL) {
+		set_detail(out, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < sk_X509_num(rcerts); i++)
+		if (!sk_has(chain, sk_X509_value(rcerts, i))) {
+			snprintf(out->detail, sizeof(out->detail),
+			    "embedded certificate %d is not on the "
+			    "responder's chain", i + 1);
+			goto out;
+		}
+	rv = 0;
+ out:
+	if (rv == -1)
+		out->verdict = OCSP_ERR_CHAIN;
+	sk_X509_pop_free(chain, X509_free);
+	sk_X509_pop_free(untrusted, X509_free);
+	X509_STORE_CTX_free(ctx);
+	ERR_clear_error();
+	return rv;
 }
 
 /* Does the response's nonce carry `nonce`? 1 yes, 0 no, -1 no nonce. */
@@ -804,7 +956,8 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 	if (len == 0 || len > LONG_MAX ||
 	    (r = d2i_OCSP_RESPONSE(NULL, &p, (long)len)) == NULL ||
 	    p != resp + len) {
-		set_detail(out, "not a DER OCSPResponse");
+		set_detail(out, r != NULL ? "not DER: bytes after the "
+		    "OCSPResponse" : "not a DER OCSPResponse");
 		goto out;
 	}
 	out->response_status = OCSP_response_status(r);
@@ -819,7 +972,7 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		set_detail(out, "not a BasicOCSPResponse");
 		goto out;
 	}
-	if (resp_certs_check(resp, len, out) == -1)
+	if (resp_canonical(resp, len, r, bs, out) == -1)
 		goto out;
 	(void)asn1_to_time(OCSP_resp_get0_produced_at(bs), &out->produced_at);
 
@@ -910,6 +1063,8 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		}
 	}
 	ERR_clear_error();
+	if (certs_on_chain(t, bs, signer, out) == -1)
+		goto out;
 
 	if (missing != SIZE_MAX) {
 		out->verdict = OCSP_ERR_CERTID;

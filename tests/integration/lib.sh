@@ -304,6 +304,10 @@ pki_layout() {
 }
 
 ca_cert() { eval "echo \"\$CA_${1}_CERT\""; }
+# ca_chain CA: its chain.pem (the CA and the CAs above it), what its
+# responder embeds with -rother: stapled refuses an answer that embeds a
+# certificate off the responder's chain; NVIDIA embeds only its responder.
+ca_chain() { echo "$(dirname "$(ca_cert "$1")")/chain.pem"; }
 ca_index() { eval "echo \"\$CA_${1}_INDEX\""; }
 ca_rsigner() { eval "echo \"\$CA_${1}_RSIGNER\""; }
 ca_rkey() { eval "echo \"\$CA_${1}_RKEY\""; }
@@ -359,14 +363,20 @@ upstream_start() {
 # the key hashes of another CA list (the look-alike tree answering for
 # the genuine issuers).
 farm_start() {
-	local _as _ca _cas _d _fn _fv _routes _tgt _up
+	local _a _args _as _ca _cas _d _fn _fv _routes _tgt _up
 	_fv=$1; _fn=$2; shift 2
 	_routes=""
 	_cas=${FARM_CAS:-$PKI_CAS}
 	_as=${FARM_ROUTE_AS:-$_cas}
 	for _ca in $_cas; do
+		# "-rother CHAIN": each responder embeds its own CA's chain
+		_args=()
+		for _a in "$@"; do
+			[ "$_a" = CHAIN ] && _a=$(ca_chain "$_ca")
+			_args+=("$_a")
+		done
 		responder_start _rp "$_fn-$_ca" "$(ca_cert "$_ca")" "$(ca_index "$_ca")" \
-		    "$(ca_rsigner "$_ca")" "$(ca_rkey "$_ca")" "$@"
+		    "$(ca_rsigner "$_ca")" "$(ca_rkey "$_ca")" "${_args[@]}"
 		eval "FARM_${_fn}_PIDS=\"\${FARM_${_fn}_PIDS:-} \$_rp_PID\""
 		# The CA whose CertIDs this responder gets.
 		_tgt=$(echo "$_as" | awk -v n="$(echo "$_cas" | awk -v c="$_ca" '{ for (i = 1; i <= NF; i++) if ($i == c) print i }')" '{ print $n }')

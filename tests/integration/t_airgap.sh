@@ -78,7 +78,7 @@ EOF
 }
 
 # ---- 1. daemon A with a live upstream warms its cache ----------------------------
-farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP good -ndays 1 -rother CHAIN
 conf "$T/a.json" "$T/a" "http://127.0.0.1:$UP/" good
 STAPLED_CACHE=$T/a stapled_start a -f "$T/a.json"
 A_URL=$SURL; A_PID=$SPID

@@ -33,7 +33,7 @@ EOF
 }
 
 # Responses valid for one minute (the shortest openssl ocsp can sign).
-farm_start UP one -nmin 1 -rother "$INTERMEDIATES"
+farm_start UP one -nmin 1 -rother CHAIN
 cfg "$T/d.json" "$T/c" "http://127.0.0.1:$UP/"
 STAPLED_CACHE=$T/c stapled_start d -f "$T/d.json"
 

@@ -22,7 +22,7 @@ front_start() {
 	_routes=""
 	for _ca in $PKI_CAS; do
 		responder_start _rp "$2-$_ca" "$(ca_cert "$_ca")" "$(ca_index "$_ca")" \
-		    "$(ca_rsigner "$_ca")" "$(ca_rkey "$_ca")" -ndays 1 -rother "$INTERMEDIATES"
+		    "$(ca_rsigner "$_ca")" "$(ca_rkey "$_ca")" -ndays 1 -rother "$(ca_chain "$_ca")"
 		for _d in sha1 sha256 sha384; do
 			_h=$(key_hash_hex "$(ca_cert "$_ca")" "$_d")
 			[ "$_ca" = ica ] && _routes="$_routes,$_h=file:$3"
@@ -79,7 +79,7 @@ metric_until() {
 RES='^stapled_requests_total.route="ocsp_(post|get)",result='
 PRI='upstream="primary"'
 
-farm_start UM mirror -ndays 1 -rother "$INTERMEDIATES"
+farm_start UM mirror -ndays 1 -rother CHAIN
 MIRROR=http://127.0.0.1:$UM/
 
 # ---- 1. unauthorized from the first upstream: relayed, remembered, healthy ----

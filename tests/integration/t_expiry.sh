@@ -7,7 +7,7 @@ it_init t_expiry
 so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
 pki_make
 
-farm_start UP one -nmin 1 -rother "$INTERMEDIATES"
+farm_start UP one -nmin 1 -rother CHAIN
 STAPLED_CACHE=$T/cache stapled_start d1 --ocsp-upstream "http://127.0.0.1:$UP/" \
     --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
 mkreq "$T/r1.der" "$ICA_CERT" "$LEAF1"

@@ -6,7 +6,7 @@
 it_init t_failover
 pki_make
 
-farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP good -ndays 1 -rother CHAIN
 GOOD=http://127.0.0.1:$UP/
 DEAD=http://127.0.0.1:$(free_port)/
 DEAD2=http://127.0.0.1:$(free_port)/
@@ -150,7 +150,7 @@ assert "blackholed: answered between 0.9 and 2.5 s ($HTTP_TIME s)" 'between "$HT
 stapled_stop
 
 # ---- 6. single flight: 50 concurrent misses, one upstream request -----------
-FARM_UPSTREAM_OPTS="--delay-ms 1500" farm_start USLOW slow -ndays 1 -rother "$INTERMEDIATES"
+FARM_UPSTREAM_OPTS="--delay-ms 1500" farm_start USLOW slow -ndays 1 -rother CHAIN
 STAPLED_CACHE=$T/c6 stapled_start d6 --ocsp-upstream "http://127.0.0.1:$USLOW/" $TRUST
 mkreq "$T/r7.der" "$ICA_CERT" "$LEAF7"
 pids=""
@@ -172,7 +172,7 @@ stapled_stop
 farm_stop slow
 
 # ---- 7. upstream_first: fresh when the upstream lives, cache when it is dead --
-farm_start UP2 good2 -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP2 good2 -ndays 1 -rother CHAIN
 config "$T/uf.json" "upstreams=\"http://127.0.0.1:$UP2/\"" 'mode="upstream_first"'
 STAPLED_CACHE=$T/c7 stapled_start d7 -f "$T/uf.json"
 client() {

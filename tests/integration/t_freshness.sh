@@ -6,7 +6,7 @@ it_init t_freshness
 pki_make
 
 # Responses valid for one minute (the shortest openssl ocsp can sign).
-farm_start UP one -nmin 1 -rother "$INTERMEDIATES"
+farm_start UP one -nmin 1 -rother CHAIN
 
 # cfg FILE UPSTREAM_URL [extra ocsp members, raw JSON, comma-led]
 cfg() {
@@ -86,7 +86,7 @@ check "-n with a JSON syntax error: non-zero and file:line:column ($(head -n1 "$
 # ---- 3. SIGHUP: a broken config keeps the old one; a valid one takes effect ----
 # Day-long answers here: no refresh may add upstream requests or change the
 # served bytes while the checks run, however slow the machine.
-farm_start UP3 three -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP3 three -ndays 1 -rother CHAIN
 cfg "$T/live.json" "http://127.0.0.1:$UP3/"
 STAPLED_CACHE=$T/c3 stapled_start d3 -f "$T/live.json"
 pid3=$SPID
@@ -110,7 +110,7 @@ check_eq "broken config on SIGHUP: a miss still uses the old upstream" successfu
 check_eq "broken config on SIGHUP: the old upstream got that miss" $((n_three + 1)) "$(upstream_count three)"
 
 # A valid change: a new upstream, the old one gone.
-farm_start UP2 two -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP2 two -ndays 1 -rother CHAIN
 farm_stop three
 cfg "$T/live.json" "http://127.0.0.1:$UP2/"
 lines=$(grep -c 'SIGHUP' "$T/d3.log")

@@ -7,7 +7,7 @@ it_init t_hostile
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 pki_make
-farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP good -ndays 1 -rother CHAIN
 
 # The clients: stdlib only, 127.0.0.1 only, bounded in time and count.
 cat >"$T/client.py" <<'EOF'

@@ -7,7 +7,7 @@ it_init t_ops
 pki_make
 TRUST="--ocsp-anchor $ANCHORS --ocsp-intermediates $INTERMEDIATES"
 
-farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP good -ndays 1 -rother CHAIN
 
 # ---- 1. health, readiness, metrics ------------------------------------------
 STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$UP/" $TRUST
@@ -60,7 +60,7 @@ stapled_stop
 check_eq "SIGTERM, idle: exit 0" 0 "$BG_RC"
 
 # ---- 2. SIGTERM during an in-flight slow miss --------------------------------
-FARM_UPSTREAM_OPTS="--delay-ms 1500" farm_start USLOW slow -ndays 1 -rother "$INTERMEDIATES"
+FARM_UPSTREAM_OPTS="--delay-ms 1500" farm_start USLOW slow -ndays 1 -rother CHAIN
 STAPLED_CACHE=$T/c2 stapled_start d2 --ocsp-upstream "http://127.0.0.1:$USLOW/" $TRUST
 mkreq "$T/r2.der" "$ICA_CERT" "$LEAF2"
 curl -s -m 20 -o "$T/inflight.der" -w '%{http_code}' -H "$CT_REQ" \

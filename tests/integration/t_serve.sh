@@ -7,7 +7,7 @@ it_init t_serve
 pki_make
 
 # ---- a genuine upstream: one openssl ocsp per issuing CA, routed by issuer ----
-farm_start UP good -ndays 1 -rother "$INTERMEDIATES"
+farm_start UP good -ndays 1 -rother CHAIN
 
 cat >"$T/stapled.json" <<EOF
 {
@@ -233,7 +233,7 @@ stapled_stop
 
 # ---- 9. forged upstreams: never cached, never passed on ---------------------------
 # (a) genuine responder keys, bad signature.
-farm_start UPB badsig -ndays 1 -rother "$INTERMEDIATES" -badsig
+farm_start UPB badsig -ndays 1 -rother CHAIN -badsig
 STAPLED_CACHE=$T/cache-forged stapled_start d4 --ocsp-upstream "http://127.0.0.1:$UPB/" \
     --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
 mkreq "$T/f1.der" "$ICA_CERT" "$LEAF1"

@@ -669,6 +669,208 @@ test_embedded_certs(void **state)
 	free(rq);
 }
 
+/* ---- only canonical bytes: the frame of an answer, rebuilt ----------- */
+
+/* A TLV with `content`; `wide` writes the length in 4 octets (not DER). */
+static size_t
+put_tlv(uint8_t *out, uint8_t tag, const uint8_t *content, size_t len,
+    int wide)
+{
+	size_t	 n = 0, w, i;
+
+	out[n++] = tag;
+	if (wide || len >= 0x80) {
+		w = wide ? 4 : len < 0x100 ? 1 : len < 0x10000 ? 2 : 3;
+		out[n++] = (uint8_t)(0x80 | w);
+		for (i = w; i > 0; i--)
+			out[n++] = (uint8_t)(len >> (8 * (i - 1)));
+	} else
+		out[n++] = (uint8_t)len;
+	memcpy(out + n, content, len);
+	return n + len;
+}
+
+/* What to change when an answer is rebuilt from its parts. */
+struct alter {
+	const uint8_t	*alg;		/* signatureAlgorithm TLV, or NULL */
+	size_t		 alg_len;
+	const uint8_t	*cert;		/* a certificate appended to certs */
+	size_t		 cert_len;
+	size_t		 junk_basic;	/* zero bytes after BasicOCSPResponse */
+	size_t		 junk_resp;	/* zero bytes after the OCSPResponse */
+	int		 wide;		/* 1 OCSPResponse, 2 ResponseBytes,
+					   3 BasicOCSPResponse: 4-octet length */
+};
+
+/* Rebuild a DER answer with `a` applied; lengths fixed up. Caller frees. */
+static uint8_t *
+rebuild(const uint8_t *resp, size_t len, const struct alter *a, size_t *out)
+{
+	struct der	 d = { resp, len }, v, rb, os, x, certs, seq;
+	struct der	 st, oid, tbs, alg, sig;
+	uint8_t		*b1, *b2;
+	size_t		 cap = len * 2 + a->cert_len + a->alg_len + 64, n, m;
+
+	assert_int_equal(der_expect(&d, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect_tlv(&v, DER_ENUMERATED, &x, &st), 0);
+	assert_int_equal(der_expect(&v, DER_CTX0, &rb), 0);
+	assert_int_equal(der_expect(&rb, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect_tlv(&v, DER_OID, &x, &oid), 0);
+	assert_int_equal(der_expect(&v, DER_OCTETSTRING, &os), 0);
+	assert_int_equal(der_expect(&os, DER_SEQUENCE, &v), 0);
+	assert_int_equal(der_expect_tlv(&v, DER_SEQUENCE, &x, &tbs), 0);
+	assert_int_equal(der_expect_tlv(&v, DER_SEQUENCE, &x, &alg), 0);
+	assert_int_equal(der_expect_tlv(&v, DER_BITSTRING, &x, &sig), 0);
+	assert_int_equal(der_expect(&v, DER_CTX0, &certs), 0);
+	assert_int_equal(der_expect(&certs, DER_SEQUENCE, &seq), 0);
+	b1 = calloc(1, cap);
+	b2 = calloc(1, cap);
+	assert_true(b1 != NULL && b2 != NULL);
+	/* certs: SEQUENCE OF, then [0] */
+	memcpy(b1, seq.p, seq.len);
+	if (a->cert != NULL)
+		memcpy(b1 + seq.len, a->cert, a->cert_len);
+	n = put_tlv(b2, DER_SEQUENCE, b1, seq.len + a->cert_len, 0);
+	n = put_tlv(b1, DER_CTX0, b2, n, 0);
+	/* BasicOCSPResponse */
+	m = 0;
+	memcpy(b2 + m, tbs.p, tbs.len), m += tbs.len;
+	if (a->alg != NULL)
+		memcpy(b2 + m, a->alg, a->alg_len), m += a->alg_len;
+	else
+		memcpy(b2 + m, alg.p, alg.len), m += alg.len;
+	memcpy(b2 + m, sig.p, sig.len), m += sig.len;
+	memcpy(b2 + m, b1, n), m += n;
+	n = put_tlv(b1, DER_SEQUENCE, b2, m, a->wide == 3);
+	n += a->junk_basic;		/* b1 is zeroed past n: the junk */
+	/* ResponseBytes, [0], OCSPResponse */
+	m = put_tlv(b2, DER_OCTETSTRING, b1, n, 0);
+	memmove(b2 + oid.len, b2, m);
+	memcpy(b2, oid.p, oid.len);
+	n = put_tlv(b1, DER_SEQUENCE, b2, oid.len + m, a->wide == 2);
+	m = put_tlv(b2, DER_CTX0, b1, n, 0);
+	memmove(b2 + st.len, b2, m);
+	memcpy(b2, st.p, st.len);
+	memset(b1, 0, cap);
+	n = put_tlv(b1, DER_SEQUENCE, b2, st.len + m, a->wide == 1);
+	*out = n + a->junk_resp;
+	free(b2);
+	return b1;
+}
+
+/* The DER of the first certificate in pki-relative PEM `file`. Caller frees. */
+static uint8_t *
+pem_der(const char *file, size_t *len)
+{
+	char	 path[900];
+	BIO	*bio;
+	X509	*x;
+	uint8_t	*der = NULL;
+	int	 n;
+
+	snprintf(path, sizeof(path), "%s/%s", pki, file);
+	assert_non_null(bio = BIO_new_file(path, "r"));
+	assert_non_null(x = PEM_read_bio_X509(bio, NULL, NULL, NULL));
+	assert_true((n = i2d_X509(x, &der)) > 0);
+	X509_free(x);
+	BIO_free(bio);
+	*len = (size_t)n;
+	return der;
+}
+
+/* Verify a rebuilt answer; want OK, or `verdict` with `detail` in it. */
+static void
+expect_rebuilt(struct ocsp_trust *t, const uint8_t *rs, size_t rsl,
+    const struct alter *a, struct run *r, enum ocsp_verdict verdict,
+    const char *detail)
+{
+	uint8_t		*b;
+	size_t		 n;
+	int		 rv;
+
+	b = rebuild(rs, rsl, a, &n);
+	rv = ocsp_verify(t, b, n, &r->req, &r->opts, &r->res);
+	free(b);
+	if (r->res.verdict != verdict || (detail != NULL &&
+	    strstr(r->res.detail, detail) == NULL))
+		fail_msg("want %s (%s), got %s (%s)",
+		    ocsp_verdict_str[verdict], detail ? detail : "",
+		    ocsp_verdict_str[r->res.verdict], r->res.detail);
+	assert_int_equal(rv, verdict == OCSP_OK ? 0 : -1);
+}
+
+/*
+ * Strict-DER clients (python-cryptography, Go) refuse what OpenSSL lets
+ * through, so an answer is stored only as the DER of what it says: every
+ * alteration of its unsigned frame is refused, with what was wrong.
+ */
+static void
+test_canonical(void **state)
+{
+	struct run	 r;
+	struct alter	 a;
+	uint8_t		*rq, *rs, *root, *leaf, *self;
+	size_t		 rql, rsl, rootl, leafl, selfl;
+	static const uint8_t	 alg_null[] = {
+		0x30, 0x0c, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04,
+		0x03, 0x03, 0x05, 0x00
+	};
+
+	(void)state;
+	rq = slurp("good.req", &rql);
+	rs = slurp("good.resp", &rsl);
+	opts_now(&r);
+	assert_int_equal(ocsp_req_parse(rq, rql, &r.req, NULL), 0);
+	if (sh("openssl req -x509 -newkey ec -pkeyopt "
+	    "ec_paramgen_curve:P-384 -nodes -subj /CN=self -days 2 "
+	    "-keyout %s/self.key -out %s/self.pem >/dev/null 2>&1",
+	    pki, pki) != 0)
+		fail_msg("openssl req: cannot make self.pem");
+	root = pem_der("anchors.pem", &rootl);
+	leaf = pem_der("leaf1.pem", &leafl);
+	self = pem_der("self.pem", &selfl);
+
+	/* rebuilt unchanged: the same bytes, admitted */
+	memset(&a, 0, sizeof(a));
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_OK, NULL);
+	/* a certificate on the responder's chain (the root) is fine */
+	a.cert = root, a.cert_len = rootl;
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_OK, NULL);
+
+	memset(&a, 0, sizeof(a));
+	a.junk_basic = 2;
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_PARSE,
+	    "not DER: bytes after the BasicOCSPResponse");
+	memset(&a, 0, sizeof(a));
+	a.junk_resp = 2;
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_PARSE,
+	    "not DER: bytes after the OCSPResponse");
+	memset(&a, 0, sizeof(a));
+	a.alg = alg_null, a.alg_len = sizeof(alg_null);
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_PARSE,
+	    "signatureAlgorithm carries parameters");
+	memset(&a, 0, sizeof(a));
+	a.cert = self, a.cert_len = selfl;
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_CHAIN,
+	    "embedded certificate 2 is not on the responder's chain");
+	a.cert = leaf, a.cert_len = leafl;
+	expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_CHAIN,
+	    "embedded certificate 2 is not on the responder's chain");
+	/* an incomplete chain is no excuse: its built part counts */
+	expect_rebuilt(bare, rs, rsl, &a, &r, OCSP_ERR_CHAIN,
+	    "embedded certificate 2 is not on the responder's chain");
+	for (a.wide = 1; a.wide <= 3; a.wide++) {
+		a.cert = NULL, a.cert_len = 0;
+		expect_rebuilt(full, rs, rsl, &a, &r, OCSP_ERR_PARSE,
+		    "not DER: ");
+	}
+	free(self);
+	free(leaf);
+	free(root);
+	free(rs);
+	free(rq);
+}
+
 /*
  * Pool and anchor certificates from a genuine NVIDIA device chain: taken
  * as sent; with any byte of their unsigned frame or outer
@@ -1160,6 +1362,7 @@ main(void)
 		cmocka_unit_test(test_unverifiable),
 		cmocka_unit_test(test_not_responses),
 		cmocka_unit_test(test_embedded_certs),
+		cmocka_unit_test(test_canonical),
 		cmocka_unit_test(test_nvidia_pool),
 		cmocka_unit_test(test_builtin),
 		cmocka_unit_test(test_chaining_order),

@@ -18,6 +18,7 @@
 
 #include "attest/amd.h"
 #include "attest/der.h"
+#include "attest/util.h"
 #include "attest/vendor_roots.h"
 
 /*
@@ -191,8 +192,8 @@ check_validity(X509 *x, const char *what, time_t now, int leaf,
 {
 	time_t	 nb, na;
 
-	if (vendor_asn1_time(X509_get0_notBefore(x), &nb) == -1 ||
-	    vendor_asn1_time(X509_get0_notAfter(x), &na) == -1) {
+	if (util_asn1_time(X509_get0_notBefore(x), &nb) == -1 ||
+	    util_asn1_time(X509_get0_notAfter(x), &na) == -1) {
 		out->verdict = AMD_ERR_PARSE;
 		snprintf(out->detail, sizeof(out->detail), "%s: bad validity",
 		    what);
@@ -661,9 +662,9 @@ amd_verify_crl(enum amd_product product, const uint8_t *der, size_t len,
 		snprintf(out->detail, sizeof(out->detail), "CRL: %s", why);
 		goto out;
 	}
-	if (vendor_asn1_time(X509_CRL_get0_lastUpdate(crl),
+	if (util_asn1_time(X509_CRL_get0_lastUpdate(crl),
 	    &out->this_update) == -1 ||
-	    vendor_asn1_time(X509_CRL_get0_nextUpdate(crl),
+	    util_asn1_time(X509_CRL_get0_nextUpdate(crl),
 	    &out->next_update) == -1) {
 		fail(out, AMD_ERR_PARSE, "CRL lacks thisUpdate or nextUpdate");
 		goto out;

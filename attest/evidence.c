@@ -25,6 +25,7 @@
 #include "attest/der.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 
 /* SHA-256 of the NVIDIA CoRIM signing Root CA: a chain under it is a RIM chain. */
 #define CORIM_ROOT_SHA256 \
@@ -535,21 +536,6 @@ evidence_report_ids(const char *arch, const uint8_t *report, size_t len,
 
 /* ---- certificates and CertIDs ------------------------------------------ */
 
-static void
-name_rfc2253(const X509_NAME *name, char *buf, size_t len)
-{
-	BIO	*bio;
-	int	 n;
-
-	buf[0] = '\0';
-	if ((bio = BIO_new(BIO_s_mem())) == NULL)
-		return;
-	if (X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253) >= 0 &&
-	    (n = BIO_read(bio, buf, (int)len - 1)) > 0)
-		buf[n] = '\0';
-	BIO_free(bio);
-}
-
 static int
 is_self_signed(X509 *x)
 {
@@ -670,7 +656,7 @@ certid_make(X509 *subject, X509 *issuer, enum evidence_chain_type type,
 {
 	memset(c, 0, sizeof(*c));
 	c->chain = type;
-	name_rfc2253(X509_get_subject_name(subject), c->subject,
+	util_name_rfc2253(X509_get_subject_name(subject), c->subject,
 	    sizeof(c->subject));
 	return certid_build(issuer, X509_get0_serialNumber(subject), h, c, err,
 	    errlen);
@@ -758,8 +744,8 @@ chain_check(STACK_OF(X509) *sk, char *err, size_t errlen)
 		k = X509_get0_pubkey(up);
 		if (X509_check_issued(up, x) != X509_V_OK || k == NULL ||
 		    X509_verify(x, k) != 1) {
-			name_rfc2253(X509_get_subject_name(x), a, sizeof(a));
-			name_rfc2253(X509_get_subject_name(up), b, sizeof(b));
+			util_name_rfc2253(X509_get_subject_name(x), a, sizeof(a));
+			util_name_rfc2253(X509_get_subject_name(up), b, sizeof(b));
 			seterr(err, errlen, "certificate %d (%s) is not issued "
 			    "by certificate %d (%s)", i + 1, a, i + 2, b);
 			ERR_clear_error();
@@ -767,7 +753,7 @@ chain_check(STACK_OF(X509) *sk, char *err, size_t errlen)
 		}
 	}
 	if (!is_self_signed(sk_X509_value(sk, n - 1))) {
-		name_rfc2253(X509_get_subject_name(sk_X509_value(sk, n - 1)),
+		util_name_rfc2253(X509_get_subject_name(sk_X509_value(sk, n - 1)),
 		    a, sizeof(a));
 		seterr(err, errlen, "the last certificate (%s) is not a "
 		    "self-signed root", a);

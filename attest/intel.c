@@ -17,6 +17,7 @@
 
 #include "attest/der.h"
 #include "attest/intel.h"
+#include "attest/util.h"
 #include "attest/vendor_roots.h"
 
 /*
@@ -78,18 +79,6 @@ fail(struct intel_result *out, enum intel_verdict v, const char *what)
 }
 
 static int
-hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
 is_ws(uint8_t c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -138,7 +127,7 @@ j_string(struct jscan *j, struct span *s)
 				return -1;
 			if (*j->p == 'u') {
 				for (i = 0; i < 4; i++)
-					if (++j->p >= j->end || hexval(*j->p) < 0)
+					if (++j->p >= j->end || util_hexval(*j->p) < 0)
 						return -1;
 			} else if (strchr("\"\\/bfnrt", *j->p) == NULL ||
 			    *j->p == '\0')
@@ -418,7 +407,7 @@ iso8601(const char *s, time_t *out)
 	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 ||
 	    mi > 59 || se > 60)
 		return -1;
-	*out = (time_t)(vendor_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
+	*out = (time_t)(util_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
 	    h * 3600 + mi * 60 + se);
 	return 0;
 }
@@ -477,8 +466,8 @@ chain_parse(const char *hdr, size_t len, struct intel_result *out)
 			buf[n++] = (uint8_t)hdr[i];
 			continue;
 		}
-		if (i + 2 >= len || (hi = hexval((uint8_t)hdr[i + 1])) < 0 ||
-		    (lo = hexval((uint8_t)hdr[i + 2])) < 0) {
+		if (i + 2 >= len || (hi = util_hexval((uint8_t)hdr[i + 1])) < 0 ||
+		    (lo = util_hexval((uint8_t)hdr[i + 2])) < 0) {
 			fail(out, INTEL_ERR_ISSUER_CHAIN,
 			    "issuer chain: bad percent-encoding");
 			goto out;
@@ -596,8 +585,8 @@ sig_to_der(struct span hex, size_t *outlen)
 	if (hex.len != SIG_HEX_LEN)
 		return NULL;
 	for (i = 0; i < sizeof(raw); i++) {
-		if ((hi = hexval(hex.p[2 * i])) < 0 ||
-		    (lo = hexval(hex.p[2 * i + 1])) < 0)
+		if ((hi = util_hexval(hex.p[2 * i])) < 0 ||
+		    (lo = util_hexval(hex.p[2 * i + 1])) < 0)
 			return NULL;
 		raw[i] = (uint8_t)(hi << 4 | lo);
 	}
@@ -876,8 +865,8 @@ crl_der(const uint8_t *body, size_t len, enum intel_crl_form *form,
 	if (n % 2 != 0 || (der = malloc(n / 2)) == NULL)
 		return NULL;
 	for (i = 0; i < n / 2; i++) {
-		if ((hi = hexval(p[2 * i])) < 0 ||
-		    (lo = hexval(p[2 * i + 1])) < 0) {
+		if ((hi = util_hexval(p[2 * i])) < 0 ||
+		    (lo = util_hexval(p[2 * i + 1])) < 0) {
 			free(der);
 			return NULL;
 		}
@@ -948,9 +937,9 @@ verify_crl(enum intel_kind kind, const uint8_t *body, size_t len,
 			    why);
 		goto out;
 	}
-	if (vendor_asn1_time(X509_CRL_get0_lastUpdate(crl),
+	if (util_asn1_time(X509_CRL_get0_lastUpdate(crl),
 	    &out->this_update) == -1 ||
-	    vendor_asn1_time(X509_CRL_get0_nextUpdate(crl),
+	    util_asn1_time(X509_CRL_get0_nextUpdate(crl),
 	    &out->next_update) == -1) {
 		fail(out, INTEL_ERR_PARSE, "CRL lacks thisUpdate or nextUpdate");
 		goto out;
@@ -1025,8 +1014,8 @@ verify_pck(const uint8_t *body, size_t len, const char *hdr, size_t hdr_len,
 		out->verdict = INTEL_ERR_PARSE;
 		goto out;
 	}
-	if (vendor_asn1_time(X509_get0_notBefore(leaf), &out->this_update) ==
-	    -1 || vendor_asn1_time(X509_get0_notAfter(leaf),
+	if (util_asn1_time(X509_get0_notBefore(leaf), &out->this_update) ==
+	    -1 || util_asn1_time(X509_get0_notAfter(leaf),
 	    &out->next_update) == -1) {
 		fail(out, INTEL_ERR_PARSE, "PCK certificate: bad validity");
 		goto out;

@@ -315,32 +315,3 @@ vendor_cert_parse(const uint8_t *buf, size_t len, const char **why)
 	sk_X509_pop_free(sk, X509_free);
 	return x;
 }
-
-long long
-vendor_days_from_civil(long long y, unsigned m, unsigned d)
-{
-	long long	 era;
-	unsigned	 yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (long long)doe - 719468;
-}
-
-int
-vendor_asn1_time(const ASN1_TIME *a, time_t *out)
-{
-	struct tm	 tm;
-
-	if (a == NULL || !ASN1_TIME_to_tm(a, &tm)) {
-		ERR_clear_error();
-		return -1;
-	}
-	*out = (time_t)(vendor_days_from_civil(tm.tm_year + 1900LL,
-	    (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday) * 86400 +
-	    tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec);
-	return 0;
-}

@@ -53,10 +53,4 @@ STACK_OF(X509) *vendor_pem_certs(const uint8_t *buf, size_t len, int max,
  */
 X509	*vendor_cert_parse(const uint8_t *buf, size_t len, const char **why);
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (no TZ, no libc). */
-long long vendor_days_from_civil(long long y, unsigned m, unsigned d);
-
-/* An ASN1_TIME as seconds since the epoch (UTC). Returns 0 or -1. */
-int	vendor_asn1_time(const ASN1_TIME *, time_t *);
-
 #endif

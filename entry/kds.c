@@ -118,6 +118,22 @@ repeated_why(const struct query *q)
 	    WHY_TWICE;
 }
 
+/* What a client is told when its query string does not parse, as before entry/ (libevent's parser). */
+static const char *
+query_why(enum query_err e, const struct query *q)
+{
+	switch (e) {
+	case QUERY_ERR_REPEATED:
+		return repeated_why(q);
+	case QUERY_ERR_TOO_MANY:	/* over 16 names, 5 known: an unknown one comes first */
+		return WHY_UNKNOWN;
+	case QUERY_ERR_TOO_LONG:	/* over 4 KiB: SPLs padded with zeros beyond reason */
+		return WHY_SPL;
+	default:			/* libevent refused the same syntax */
+		return WHY_REQUIRED;
+	}
+}
+
 /* The parameters of a VCEK request into r->id.tcb. */
 static int
 parse_spls(const char *query, struct kds_req *r, const char **why)
@@ -130,20 +146,8 @@ parse_spls(const char *query, struct kds_req *r, const char **why)
 		*why = WHY_REQUIRED;
 		return -1;
 	}
-	switch ((e = query_parse(query, &q))) {
-	case QUERY_OK:
-		break;
-	case QUERY_ERR_REPEATED:
-		*why = repeated_why(&q);
-		goto out;
-	case QUERY_ERR_TOO_MANY:	/* over 16 names, 5 known: an unknown one comes first */
-		*why = WHY_UNKNOWN;
-		goto out;
-	case QUERY_ERR_TOO_LONG:	/* over 4 KiB: SPLs padded with zeros beyond reason */
-		*why = WHY_SPL;
-		goto out;
-	default:
-		*why = WHY_REQUIRED;
+	if ((e = query_parse(query, &q)) != QUERY_OK) {
+		*why = query_why(e, &q);
 		goto out;
 	}
 	if (query_unknown(&q, kds_vek_params) != NULL) {

@@ -182,6 +182,11 @@ request_refusals(void **state)
 	snprintf(url, sizeof(url), "/vcek/v1/Milan/%s?foo=1&foo=2", MILAN_HWID);
 	assert_refused(url, 400,
 	    "unknown parameter (blSPL, teeSPL, snpSPL, ucodeSPL, fmcSPL)");
+	/* More names than entry/query.c takes: some are unknown. */
+	snprintf(url, sizeof(url), "/vcek/v1/Milan/%s%s&a=1&b=1&c=1&d=1&e=1&f=1&"
+	    "g=1&h=1&i=1&j=1&k=1&l=1&m=1", MILAN_HWID, ok_q);
+	assert_refused(url, 400,
+	    "unknown parameter (blSPL, teeSPL, snpSPL, ucodeSPL, fmcSPL)");
 	snprintf(url, sizeof(url), "/vcek/v1/Milan/%s%s&fmcSPL=0", MILAN_HWID, ok_q);
 	assert_refused(url, 400, "fmcSPL: only Turin has it");
 	assert_refused("/vcek/v1/Turin/1e550a8ee5cf9f4d?blSPL=0&teeSPL=0&snpSPL=0&"

@@ -21,7 +21,6 @@
 
 #define COLL_MAX_PARAMS		8
 #define COLL_EVAL_NUM_MAX	1000000		/* as the route */
-#define COLL_SPL_MAX		255
 #define COLL_QUOTE_MAX_BYTES	(1024 * 1024)
 #define OID_SGX_EXTENSIONS	"1.2.840.113741.1.13.1"
 #define OID_SGX_FMSPC		"1.2.840.113741.1.13.1.4"
@@ -316,103 +315,10 @@ coll_pccs_binds(const struct coll_pccs *r, const struct intel_result *v,
 	return 0;
 }
 
-/* ---- KDS --------------------------------------------------------------- */
-
-void
-coll_kds_canon(const struct coll_kds *r, char *buf, size_t len)
-{
-	char	hex[2 * AMD_HWID_MAX_BYTES + 1];
-	size_t	i;
-
-	if (r->what != CK_VEK) {
-		snprintf(buf, len, "/%s/v1/%s/%s", amd_signer_str[r->signer],
-		    amd_product_str[r->product], r->what == CK_CHAIN ?
-		    "cert_chain" : "crl");
-		return;
-	}
-	for (i = 0; i < r->id.hwid_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", r->id.hwid[i]);
-	hex[2 * r->id.hwid_len] = '\0';
-	if (r->product == AMD_TURIN)
-		snprintf(buf, len, "/vcek/v1/%s/%s?fmcSPL=%d&blSPL=%d&teeSPL=%d&"
-		    "snpSPL=%d&ucodeSPL=%d", amd_product_str[r->product], hex,
-		    r->id.tcb.fmc, r->id.tcb.bl, r->id.tcb.tee, r->id.tcb.snp,
-		    r->id.tcb.ucode);
-	else
-		snprintf(buf, len, "/vcek/v1/%s/%s?blSPL=%d&teeSPL=%d&snpSPL=%d&"
-		    "ucodeSPL=%d", amd_product_str[r->product], hex, r->id.tcb.bl,
-		    r->id.tcb.tee, r->id.tcb.snp, r->id.tcb.ucode);
-}
-
 static int
 hexval(int c)
 {
 	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
-}
-
-int
-coll_kds_parse(const char *path, struct coll_kds *r, const char **why)
-{
-	struct param	 p[COLL_MAX_PARAMS];
-	char		 canon[COLL_KDS_PATH_MAX], leaf[160];
-	const char	*s, *slash, *qm;
-	size_t		 n, i, np;
-	long		 v[5];
-
-	memset(r, 0, sizeof(*r));
-	*why = "not a canonical AMD KDS path";
-	if (strlen(path) >= COLL_KDS_PATH_MAX)
-		return -1;
-	if (strncmp(path, "/vcek/v1/", 9) == 0)
-		r->signer = AMD_VCEK;
-	else if (strncmp(path, "/vlek/v1/", 9) == 0)
-		r->signer = AMD_VLEK;
-	else
-		return -1;
-	s = path + 9;
-	if ((slash = strchr(s, '/')) == NULL ||
-	    amd_product_parse(s, (size_t)(slash - s), &r->product) == -1) {
-		*why = "unknown product: expected Milan, Genoa or Turin";
-		return -1;
-	}
-	qm = strchr(slash + 1, '?');
-	n = qm ? (size_t)(qm - slash - 1) : strlen(slash + 1);
-	if (n >= sizeof(leaf))
-		return -1;
-	memcpy(leaf, slash + 1, n);
-	leaf[n] = '\0';
-	if (strcmp(leaf, "cert_chain") == 0 || strcmp(leaf, "crl") == 0) {
-		r->what = leaf[1] == 'e' ? CK_CHAIN : CK_CRL;
-	} else {
-		if (r->signer != AMD_VCEK || !is_hex(leaf, r->product == AMD_TURIN ?
-		    16 : 128) || split_query(qm ? qm + 1 : NULL, p,
-		    COLL_MAX_PARAMS, &np) == -1)
-			return -1;
-		r->what = CK_VEK;
-		for (i = 0; i < n / 2; i++)
-			r->id.hwid[i] = (uint8_t)(hexval(leaf[2 * i]) << 4 |
-			    hexval(leaf[2 * i + 1]));
-		r->id.hwid_len = n / 2;
-		v[0] = decimal(param(p, np, "blSPL"), COLL_SPL_MAX);
-		v[1] = decimal(param(p, np, "teeSPL"), COLL_SPL_MAX);
-		v[2] = decimal(param(p, np, "snpSPL"), COLL_SPL_MAX);
-		v[3] = decimal(param(p, np, "ucodeSPL"), COLL_SPL_MAX);
-		v[4] = r->product == AMD_TURIN ?
-		    decimal(param(p, np, "fmcSPL"), COLL_SPL_MAX) : 0;
-		for (i = 0; i < 5; i++)
-			if (v[i] < 0)
-				return -1;
-		r->id.tcb.bl = (int)v[0];
-		r->id.tcb.tee = (int)v[1];
-		r->id.tcb.snp = (int)v[2];
-		r->id.tcb.ucode = (int)v[3];
-		r->id.tcb.fmc = r->product == AMD_TURIN ? (int)v[4] : -1;
-	}
-	coll_kds_canon(r, canon, sizeof(canon));
-	if (strcmp(canon, path) != 0)
-		return -1;
-	*why = NULL;
-	return 0;
 }
 
 /* ---- binary or hex input -------------------------------------------------- */
@@ -833,7 +739,7 @@ coll_snp_parse(const uint8_t *in, size_t inlen, int product,
 size_t
 coll_snp_paths(const struct coll_snp *s, char paths[][COLL_PATH_MAX], size_t max)
 {
-	struct coll_kds	r;
+	struct kds_req	r;
 	size_t		n = 0;
 
 	if (max < 3)
@@ -843,16 +749,19 @@ coll_snp_paths(const struct coll_snp *s, char paths[][COLL_PATH_MAX], size_t max
 	/* A VLEK-signed report: KDS gives its VLEK to the CSP only. */
 	r.signer = s->signing_key == 1 ? AMD_VLEK : AMD_VCEK;
 	if (r.signer == AMD_VCEK) {
-		r.what = CK_VEK;
+		r.what = KDS_VEK;
 		r.id.hwid_len = s->product == AMD_TURIN ? SNP_TURIN_HWID_BYTES :
 		    sizeof(s->chip_id);
 		memcpy(r.id.hwid, s->chip_id, r.id.hwid_len);
 		r.id.tcb = s->tcb;
-		coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
+		if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+			n++;
 	}
-	r.what = CK_CHAIN;
-	coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
-	r.what = CK_CRL;
-	coll_kds_canon(&r, paths[n++], COLL_PATH_MAX);
+	r.what = KDS_CHAIN;
+	if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+		n++;
+	r.what = KDS_CRL;
+	if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+		n++;
 	return n;
 }

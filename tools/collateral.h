@@ -8,15 +8,15 @@
 #include "attest/amd.h"
 #include "attest/intel.h"
 #include "cache/store.h"
+#include "entry/kds.h"
 
 /*
- * The canonical forms are proxy/pccs_route.c's and proxy/kds_route.c's
- * (staplectl does not link proxy/): the daemon rebuilds every request
- * into one of them, keys the entry by it and stores it as the request.
+ * The canonical PCCS forms are proxy/pccs_route.c's (staplectl does not
+ * link proxy/): the daemon rebuilds every request into one of them, keys
+ * the entry by it and stores it as the request. KDS's are entry/kds.h's.
  */
 #define COLL_PATH_MAX		1200	/* pckcert: 768 hex of encrypted PPID and more */
 #define COLL_PCCS_INLINE_MAX	200	/* longer PCCS paths are keyed "h:" + SHA-256 */
-#define COLL_KDS_PATH_MAX	256
 
 enum coll_pccs_what {
 	CP_TCB, CP_QE, CP_QVE, CP_QAE, CP_EVAL_NUMS, CP_PCK_CRL, CP_ROOT_CRL,
@@ -50,20 +50,6 @@ int	coll_pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES],
  */
 int	coll_pccs_binds(const struct coll_pccs *, const struct intel_result *,
 	    char *buf, size_t len);
-
-enum coll_kds_what { CK_CHAIN, CK_CRL, CK_VEK };
-
-struct coll_kds {
-	enum coll_kds_what	what;
-	enum amd_signer		signer;
-	enum amd_product	product;
-	struct amd_vek_id	id;		/* CK_VEK: HWID and SPLs (fmc -1 but Turin) */
-};
-
-/* Parse a KDS path; 0 only when it is the canonical form, else -1 and *why. */
-int	coll_kds_parse(const char *path, struct coll_kds *, const char **why);
-/* The canonical path (the key) of r. */
-void	coll_kds_canon(const struct coll_kds *, char *buf, size_t len);
 
 /* ---- what evidence needs ------------------------------------------------ */
 
@@ -107,7 +93,7 @@ struct coll_snp {
  */
 int	coll_snp_parse(const uint8_t *buf, size_t len, int product,
 	    struct coll_snp *, char *err, size_t errlen);
-/* The canonical KDS paths: the VCEK (when VCEK-signed), cert_chain and crl. */
+/* The canonical KDS paths (entry/kds.h): the VCEK (when VCEK-signed), cert_chain and crl. */
 size_t	coll_snp_paths(const struct coll_snp *, char paths[][COLL_PATH_MAX],
 	    size_t max);
 

@@ -12,9 +12,10 @@
 #include <jansson.h>
 
 #include "attest/amd.h"
-#include "attest/amd_chains.h"
 #include "attest/intel.h"
 #include "cache/store.h"
+#include "entry/entry.h"
+#include "entry/kds.h"
 #include "tools/bundle.h"
 #include "tools/collateral.h"
 #include "tools/staplectl.h"
@@ -27,7 +28,7 @@
 	"https://certificates.trustedservices.intel.com/IntelSGXRootCA.der"
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
-/* Headers the daemon keeps with an entry (proxy/pccs_route.c, kds_route.c), in its order. */
+/* Headers the daemon keeps with a PCCS entry (proxy/pccs_route.c), in its order; KDS's are entry/kds.h's. */
 static const char *const pccs_keep[] = {
 	"Content-Type", "TCB-Info-Issuer-Chain", "SGX-TCB-Info-Issuer-Chain",
 	"SGX-Enclave-Identity-Issuer-Chain",
@@ -35,11 +36,9 @@ static const char *const pccs_keep[] = {
 	"SGX-PCK-Certificate-Issuer-Chain", "SGX-PCK-Certificate-CA-Type",
 	"SGX-TCBm", "SGX-FMSPC", NULL
 };
-static const char *const kds_keep[] = { "Content-Type", NULL };
 static const char *const pccs_suffixes[] = {
 	"/sgx/certification/v4", "/tdx/certification/v4", NULL
 };
-static const char *const kds_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 
 static int	reject(struct ctl_check *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -203,101 +202,86 @@ ctl_check_pccs(struct ctl *ctl, const struct bundle_entry *e, time_t now,
 
 /* ---- KDS ---------------------------------------------------------------- */
 
-/* The product's cert_chain for a VCEK: the bundle's, the cache's, else the compiled-in one. */
-static uint8_t *
-kds_chain_for(struct ctl *ctl, struct ctl_trust *t, const struct coll_kds *r,
-    size_t *len, const char **from)
+/*
+ * The product's cert_chain for a VCEK, as found here: the bundle's, else
+ * the cache's (a copy in *pem, freed by the caller), else none (chain->pem
+ * NULL: kds_admit takes the compiled-in one). *from names it for messages.
+ */
+static void
+kds_chain_for(struct ctl *ctl, struct ctl_trust *t, const struct kds_req *r,
+    struct kds_chain *chain, uint8_t **pem, const char **from)
 {
-	struct coll_kds		 cr = *r;
+	struct kds_req		 cr;
 	struct cache_body	 b;
-	char			 key[COLL_KDS_PATH_MAX];
-	const char		*builtin;
-	uint8_t			*pem;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 i, n;
 
-	cr.what = CK_CHAIN;
-	coll_kds_canon(&cr, key, sizeof(key));
-	n = strlen(key);
+	memset(chain, 0, sizeof(*chain));
+	*pem = NULL;
+	*from = "the built-in";
+	kds_chain_req(r, &cr);
+	if (kds_key(&cr, key, &n) == -1)
+		return;
 	for (i = 0; t != NULL && i < t->npeers; i++)
 		if (t->peers[i].kind == CACHE_KIND_KDS && t->peers[i].klen == n &&
 		    memcmp(t->peers[i].key, key, n) == 0 &&
-		    t->peers[i].response_len > 0 &&
-		    (pem = malloc(t->peers[i].response_len)) != NULL) {
-			memcpy(pem, t->peers[i].response, t->peers[i].response_len);
-			*len = t->peers[i].response_len;
+		    t->peers[i].response_len > 0) {
+			chain->pem = t->peers[i].response;
+			chain->len = t->peers[i].response_len;
 			*from = "the bundle's";
-			return pem;
+			return;
 		}
-	if (ctl->cache != NULL && cache_get(ctl->cache, CACHE_KIND_KDS,
-	    (const uint8_t *)key, n, NULL, &b) == 1 && b.response_len > 0 &&
-	    (pem = malloc(b.response_len)) != NULL) {
-		memcpy(pem, b.response, b.response_len);
-		*len = b.response_len;
+	/* A copy: the cache's bytes live only until its next read. */
+	if (ctl->cache != NULL && cache_get(ctl->cache, CACHE_KIND_KDS, key, n,
+	    NULL, &b) == 1 && b.response_len > 0 &&
+	    (*pem = malloc(b.response_len)) != NULL) {
+		memcpy(*pem, b.response, b.response_len);
+		chain->pem = *pem;
+		chain->len = b.response_len;
 		*from = "the cache's";
-		return pem;
 	}
-	if ((builtin = amd_builtin_chain(r->product, r->signer)) == NULL ||
-	    (pem = malloc(strlen(builtin))) == NULL)
-		return NULL;
-	*len = strlen(builtin);
-	memcpy(pem, builtin, *len);
-	*from = "the built-in";
-	return pem;
 }
 
+/* The entry's request, parsed and keyed as entry/kds.c says, then admitted. */
 static int
 kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
-    time_t now, struct ctl_check *c, struct coll_kds *r, struct amd_result *ar)
+    time_t now, struct ctl_check *c, struct kds_req *r, struct kds_admit *ad)
 {
-	char		 path[COLL_KDS_PATH_MAX];
-	const char	*perr, *from = "";
-	uint8_t		*chain;
-	size_t		 chain_len = 0;
-	int		 rc;
+	struct entry_answer	 ans;
+	struct kds_chain	 chain;
+	char			 path[KDS_PATH_MAX];
+	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem = NULL;
+	const char		*perr, *from = "";
+	size_t			 klen;
 
-	memset(ar, 0, sizeof(*ar));
+	memset(ad, 0, sizeof(*ad));
 	if (request_path(e, path, sizeof(path)) == -1)
 		return reject(c, "request: not an AMD KDS path");
-	if (coll_kds_parse(path, r, &perr) == -1)
+	if (kds_parse_canon(path, r, &perr) == -1)
 		return reject(c, "request: %s: %.160s", perr, path);
-	/* As proxy/kds_route.c: keyed by the canonical path itself. */
-	if (e->klen != strlen(path) || memcmp(e->key, path, e->klen) != 0)
+	if (kds_key(r, key, &klen) == -1 || e->klen != klen ||
+	    memcmp(e->key, key, klen) != 0)
 		return reject(c, "key: the entry's key is not its request's "
 		    "(swapped or edited entry)");
-	switch (r->what) {
-	case CK_CHAIN:
-		rc = amd_verify_cert_chain(r->product, r->signer, e->response,
-		    e->response_len, now, ar);
-		break;
-	case CK_CRL:
-		rc = amd_verify_crl(r->product, e->response, e->response_len, now,
-		    ar);
-		break;
-	default:
-		if ((chain = kds_chain_for(ctl, t, r, &chain_len, &from)) == NULL)
-			return reject(c, "no %s cert_chain to check it against",
-			    amd_product_str[r->product]);
-		rc = amd_verify_vek(r->product, r->signer, e->response,
-		    e->response_len, chain, chain_len, &r->id, now, ar);
-		free(chain);
-		break;
-	}
-	if (rc == -1)
-		return reject(c, "%s: %s%s%s%s", ar->verdict < AMD_VERDICT_MAX ?
-		    amd_verdict_str[ar->verdict] : "parse", ar->detail,
-		    r->what == CK_VEK ? " (against " : "", r->what == CK_VEK ?
-		    from : "", r->what == CK_VEK ? " cert_chain)" : "");
+	memset(&ans, 0, sizeof(ans));
+	ans.body = e->response;
+	ans.body_len = e->response_len;
+	if (r->what == KDS_VEK)
+		kds_chain_for(ctl, t, r, &chain, &pem, &from);
+	/* A bundle's entry replaces the store's, whatever it holds: no stored rule. */
+	kds_admit(r, &ans, NULL, r->what == KDS_VEK ? &chain : NULL, now, ad);
+	free(pem);
+	if (ad->verdict != ENTRY_STORE)
+		return reject(c, "%s%s%s%s", ad->reason, r->what == KDS_VEK ?
+		    " (against " : "", r->what == KDS_VEK ? (ad->builtin_chain ?
+		    "the built-in" : from) : "", r->what == KDS_VEK ?
+		    " cert_chain)" : "");
 	c->ok = 1;
 	c->meta.kind = CACHE_KIND_KDS;
-	c->meta.this_update = ar->this_update;
-	c->meta.produced_at = ar->this_update;
-	if (r->what == CK_CRL)
-		c->meta.next_update = ar->next_update;
-	else {
-		/* A VCEK for a (chip, TCB) never changes; ARK/ASK last 25 years. */
-		c->meta.next_update = ar->not_after;
-		c->meta.flags |= CACHE_F_NO_REFRESH;
-	}
+	c->meta.this_update = ad->meta.this_update;
+	c->meta.produced_at = ad->meta.produced_at;
+	c->meta.next_update = ad->meta.next_update;
+	c->meta.flags |= ad->meta.flags;
 	return 1;
 }
 
@@ -305,10 +289,10 @@ int
 ctl_check_kds(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
     time_t now, struct ctl_check *c)
 {
-	struct coll_kds		r;
-	struct amd_result	ar;
+	struct kds_req		r;
+	struct kds_admit	ad;
 
-	return kds_verify(ctl, t, e, now, c, &r, &ar);
+	return kds_verify(ctl, t, e, now, c, &r, &ad);
 }
 
 /* ---- show ---------------------------------------------------------------- */
@@ -342,9 +326,9 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 	struct cache_body	 b;
 	struct ctl_check	 c;
 	struct coll_pccs	 pr;
-	struct coll_kds		 kr;
+	struct kds_req		 kr;
 	struct intel_result	 ir;
-	struct amd_result	 ar;
+	struct kds_admit	 kad;
 	char			 hex[2 * AMD_HWID_MAX_BYTES + 1];
 	json_t			*o = json_object();
 	int			 ok;
@@ -394,24 +378,23 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			put_time(o, "next_update", ir.next_update);
 		}
 	} else {
-		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &ar);
+		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
 		if (ok) {
 			json_object_set_new(o, "product",
 			    json_string(amd_product_str[kr.product]));
 			json_object_set_new(o, "signer",
 			    json_string(amd_signer_str[kr.signer]));
-			json_object_set_new(o, "object", json_string(kr.what ==
-			    CK_CHAIN ? "cert_chain" : kr.what == CK_CRL ? "crl" :
-			    kr.signer == AMD_VCEK ? "vcek" : "vlek"));
-			if (kr.what == CK_VEK) {
+			json_object_set_new(o, "object",
+			    json_string(kds_what_str[kr.what]));
+			if (kr.what == KDS_VEK) {
 				bundle_hex(hex, kr.id.hwid, kr.id.hwid_len);
 				json_object_set_new(o, "hwid", json_string(hex));
 				json_object_set_new(o, "tcb", tcb_json(&kr.id.tcb));
 			}
-			if (kr.what == CK_CRL)
+			if (kr.what == KDS_CRL)
 				json_object_set_new(o, "crl_entries",
-				    json_integer(ar.crl_entries));
-			put_time(o, "not_after", ar.not_after);
+				    json_integer(kad.amd.crl_entries));
+			put_time(o, "not_after", kad.amd.not_after);
 		}
 	}
 	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : c.reason));
@@ -611,6 +594,18 @@ fetched_add(struct ctl_fetched *f)
 	return &f->e[f->n++];
 }
 
+/* The cache key of a canonical KDS path (manifests hold only those). */
+static int
+kds_path_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	struct kds_req	 r;
+	const char	*why;
+
+	if (kds_parse_canon(path, &r, &why) == -1)
+		return -1;
+	return kds_key(&r, key, klen);
+}
+
 /* Ask each upstream in order until one answer verifies; it joins f. */
 static void
 fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
@@ -631,16 +626,13 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
 	e->status = -1;
 	if ((kind == CACHE_KIND_PCCS ? coll_pccs_key(path, e->key, &e->klen) :
-	    0) == -1 || (e->request = (uint8_t *)strdup(path)) == NULL)
+	    kds_path_key(path, e->key, &e->klen)) == -1 ||
+	    (e->request = (uint8_t *)strdup(path)) == NULL)
 		goto failed;
-	if (kind == CACHE_KIND_KDS) {
-		e->klen = strlen(path);
-		memcpy(e->key, path, e->klen);
-	}
 	e->request_len = strlen(path);
 	for (i = 0; i < nups; i++) {
 		base_of(ups[i], kind == CACHE_KIND_PCCS ? pccs_suffixes :
-		    kds_suffixes, base, sizeof(base));
+		    kds_base_suffixes, base, sizeof(base));
 		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
 		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)
 			snprintf(url, sizeof(url), "%s", INTEL_ROOT_CRL_URL);
@@ -653,7 +645,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		free(e->response);
 		free(e->headers);
 		e->headers = kept_headers(&r, kind == CACHE_KIND_PCCS ? pccs_keep :
-		    kds_keep, &e->headers_len);
+		    kds_keep_headers, &e->headers_len);
 		e->response = r.body;
 		e->response_len = r.len;
 		free(r.hdr);
@@ -691,7 +683,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
     struct ctl_fetched *f)
 {
 	struct coll_pccs	 pr;
-	struct coll_kds		 kr;
+	struct kds_req		 kr;
 	json_t			*arr, *v;
 	const char		*s, *why;
 	size_t			 i;
@@ -714,7 +706,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
 	for (pass = 0; pass < 2; pass++)
 		json_array_foreach(arr, i, v) {
 			if ((s = json_string_value(v)) == NULL ||
-			    coll_kds_parse(s, &kr, &why) == -1) {
+			    kds_parse_canon(s, &kr, &why) == -1) {
 				if (pass == 0) {
 					ctl_warnx("%s: kds[%zu]: %s", mname, i, s ?
 					    why : "not a string");
@@ -722,7 +714,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
 				}
 				continue;
 			}
-			if ((kr.what == CK_VEK) == (pass == 1))
+			if ((kr.what == KDS_VEK) == (pass == 1))
 				fetch_path(ctl, t, f, CACHE_KIND_KDS, s, kups, nk);
 		}
 	return CTL_OK;

@@ -1,4 +1,4 @@
-/* Unit tests for tools/collateral.c: the daemon's canonical PCCS/KDS paths and keys, quotes and SNP reports on real vectors. */
+/* Unit tests for tools/collateral.c: the daemon's canonical PCCS paths and keys, quotes and SNP reports on real vectors (KDS paths: test_entry_kds). */
 #include "config.h"
 
 #include <setjmp.h>
@@ -134,44 +134,6 @@ pccs_binding(void **state)
 }
 
 static void
-kds_canonical_only(void **state)
-{
-	struct coll_kds	 r;
-	const char	*why;
-	char		 canon[COLL_KDS_PATH_MAX], path[COLL_KDS_PATH_MAX];
-	char		 hw[129];
-
-	(void)state;
-	memset(hw, 'a', 128);
-	hw[128] = '\0';
-	assert_int_equal(coll_kds_parse("/vcek/v1/Milan/cert_chain", &r, &why), 0);
-	assert_int_equal(r.what, CK_CHAIN);
-	assert_int_equal(coll_kds_parse("/vlek/v1/Genoa/crl", &r, &why), 0);
-	assert_int_equal(r.signer, AMD_VLEK);
-	assert_int_equal(coll_kds_parse("/vcek/v1/milan/cert_chain", &r, &why), -1);
-	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=3&teeSPL=0&"
-	    "snpSPL=8&ucodeSPL=115", hw);
-	assert_int_equal(coll_kds_parse(path, &r, &why), 0);
-	assert_int_equal(r.id.hwid_len, 64);
-	assert_int_equal(r.id.tcb.ucode, 115);
-	coll_kds_canon(&r, canon, sizeof(canon));
-	assert_string_equal(canon, path);
-	/* Zero-padded SPLs (snpguest's) and upper-case hex are not canonical. */
-	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=03&teeSPL=0&"
-	    "snpSPL=8&ucodeSPL=115", hw);
-	assert_int_equal(coll_kds_parse(path, &r, &why), -1);
-	hw[0] = 'A';
-	snprintf(path, sizeof(path), "/vcek/v1/Milan/%s?blSPL=3&teeSPL=0&"
-	    "snpSPL=8&ucodeSPL=115", hw);
-	assert_int_equal(coll_kds_parse(path, &r, &why), -1);
-	assert_int_equal(coll_kds_parse("/vcek/v1/Turin/1e550a8ee5cf9f4d?"
-	    "fmcSPL=0&blSPL=0&teeSPL=0&snpSPL=0&ucodeSPL=9", &r, &why), 0);
-	assert_int_equal(r.id.hwid_len, 8);
-	assert_int_equal(coll_kds_parse("/vcek/v1/Turin/1e550a8ee5cf9f4d?"
-	    "blSPL=0&teeSPL=0&snpSPL=0&ucodeSPL=9", &r, &why), -1);
-}
-
-static void
 quote_tdx(void **state)
 {
 	struct coll_quote	 q;
@@ -284,7 +246,6 @@ main(void)
 		cmocka_unit_test(pccs_canonical_only),
 		cmocka_unit_test(pccs_keys),
 		cmocka_unit_test(pccs_binding),
-		cmocka_unit_test(kds_canonical_only),
 		cmocka_unit_test(quote_tdx),
 		cmocka_unit_test(quote_sgx),
 		cmocka_unit_test(snp_reports),

@@ -8,48 +8,16 @@
 #include "attest/amd.h"
 #include "attest/intel.h"
 #include "cache/store.h"
+#include "entry/pccs.h"
 
 /*
- * The canonical forms are proxy/pccs_route.c's and proxy/kds_route.c's
- * (staplectl does not link proxy/): the daemon rebuilds every request
- * into one of them, keys the entry by it and stores it as the request.
+ * The PCCS canonical forms, keys and rules are entry/pccs.h's; the KDS ones
+ * are proxy/kds_route.c's (staplectl does not link proxy/): the daemon
+ * rebuilds every request into one of them, keys the entry by it and stores
+ * it as the request.
  */
-#define COLL_PATH_MAX		1200	/* pckcert: 768 hex of encrypted PPID and more */
-#define COLL_PCCS_INLINE_MAX	200	/* longer PCCS paths are keyed "h:" + SHA-256 */
+#define COLL_PATH_MAX		PCCS_PATH_MAX
 #define COLL_KDS_PATH_MAX	256
-
-enum coll_pccs_what {
-	CP_TCB, CP_QE, CP_QVE, CP_QAE, CP_EVAL_NUMS, CP_PCK_CRL, CP_ROOT_CRL,
-	CP_PCK_CERT, CP_MAX
-};
-
-struct coll_pccs {
-	enum coll_pccs_what	 what;
-	int			 tdx;		/* under /tdx/ */
-	enum intel_kind		 kind;
-	const char		*chain_header;	/* NULL: the root CA CRL */
-	char			 fmspc[13];	/* TCB info, upper case */
-	long			 eval_num;	/* tcbEvaluationDataNumber=N, else -1 */
-	char			 ca[10];	/* PCK CRL: "processor" or "platform" */
-};
-extern const char *const coll_pccs_what_str[CP_MAX];
-
-/*
- * Parse a PCCS path; 0 only when it is exactly the canonical form the
- * daemon stores (so a request cannot name one object and key another),
- * else -1 with *why.
- */
-int	coll_pccs_parse(const char *path, struct coll_pccs *, const char **why);
-/* The cache key of a canonical PCCS path: the path, or "h:" + SHA-256. */
-int	coll_pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES],
-	    size_t *klen);
-/*
- * The body answers the question the path asks (the signature alone does
- * not say so): FMSPC, SGX or TDX, QE/QVE/QAE/TD_QE, evaluation number,
- * CA. 0 or -1 with why (written into buf).
- */
-int	coll_pccs_binds(const struct coll_pccs *, const struct intel_result *,
-	    char *buf, size_t len);
 
 enum coll_kds_what { CK_CHAIN, CK_CRL, CK_VEK };
 

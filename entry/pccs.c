@@ -407,6 +407,18 @@ pccs_parse(const char *path, const char *query, struct pccs_req *r, char *why,
 	return parse_params(p, query, r, why, whylen);
 }
 
+enum pccs_what
+pccs_what_of(const char *canon)
+{
+	const struct pccs_path	*p;
+
+	if (strncmp(canon, "/sgx/certification/v4/", PCCS_V4_PREFIX_LEN) != 0 &&
+	    strncmp(canon, "/tdx/certification/v4/", PCCS_V4_PREFIX_LEN) != 0)
+		return PCCS_WHAT_MAX;
+	p = path_named(canon + PCCS_V4_PREFIX_LEN, 1);
+	return p != NULL ? p->what : PCCS_WHAT_MAX;
+}
+
 int
 pccs_canon(const struct pccs_req *r, char *buf, size_t len)
 {

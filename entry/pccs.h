@@ -76,6 +76,9 @@ int	pccs_parse_stored(const char *path, struct pccs_req *, const char **why);
  */
 int	pccs_req_for(struct pccs_req *, enum pccs_what what, int tdx);
 
+/* What a canonical path asks for, by its path alone (cheap; no checks of the query), or PCCS_WHAT_MAX. */
+enum pccs_what	pccs_what_of(const char *canon);
+
 /* The canonical path of r into buf; -1 when it does not fit. */
 int	pccs_canon(const struct pccs_req *r, char *buf, size_t len);
 

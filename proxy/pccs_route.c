@@ -196,10 +196,8 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
 {
-	struct pccs_req	r;
-	const char	*perr;
-	int		crl = pccs_parse_canon(c->path, &r, &perr) == 0 &&
-			    (r.what == PCCS_PCK_CRL || r.what == PCCS_ROOT_CRL);
+	enum pccs_what	w = pccs_what_of(c->path);
+	int		crl = w == PCCS_PCK_CRL || w == PCCS_ROOT_CRL;
 
 	(void)s;
 	(void)m;

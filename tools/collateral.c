@@ -1,4 +1,4 @@
-/* Intel PCS and AMD KDS for staplectl: canonical paths and keys as the daemon makes them, and the collateral a quote or SNP report needs. */
+/* For staplectl: the collateral a TDX/SGX quote or an SEV-SNP report needs (PCCS paths in entry/pccs.c's canonical form), and KDS canonical paths as the daemon makes them. */
 #include "config.h"
 
 #include <ctype.h>
@@ -11,7 +11,6 @@
 
 #include <openssl/asn1.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>

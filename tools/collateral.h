@@ -1,4 +1,4 @@
-/* Intel PCS and AMD KDS for staplectl: the daemon's canonical paths and keys, and what a TDX/SGX quote or an SEV-SNP report needs. */
+/* For staplectl: what a TDX/SGX quote or an SEV-SNP report needs, and AMD KDS canonical paths (the PCCS ones are entry/pccs.h's). */
 #ifndef TOOLS_COLLATERAL_H
 #define TOOLS_COLLATERAL_H
 

@@ -335,6 +335,10 @@ canonical_only(void **state)
 	assert_int_equal(pccs_parse_stored("/sgx/certification/v4/fmspcs", &r, &why),
 	    -1);
 	assert_non_null(strstr(why, "never stored"));
+	assert_int_equal(pccs_what_of(good[5]), PCCS_PCK_CRL);
+	assert_int_equal(pccs_what_of(good[6]), PCCS_ROOT_CRL);
+	assert_int_equal(pccs_what_of("/sgx/certification/v4/crl?uri=x"), PCCS_WHAT_MAX);
+	assert_int_equal(pccs_what_of("/sgx/certification/v3/pckcrl"), PCCS_WHAT_MAX);
 	assert_int_equal(pccs_parse_stored("/sgx/certification/v4/crl?uri=x", &r,
 	    &why), -1);
 	assert_string_equal(why, "not a kind of Intel collateral stapled stores");

@@ -1,4 +1,4 @@
-/* The Intel PCS/PCCS kind: typed requests, signatures checked against the pinned root, vendor bytes served as sent. */
+/* The Intel PCS/PCCS wire: requests parsed and answers judged by entry/pccs.c, vendor bytes served as sent, the API key kept here. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
 #include <ctype.h>
@@ -9,15 +9,13 @@
 #include <strings.h>
 #include <time.h>
 
-#include <sys/queue.h>
-
 #include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "attest/intel.h"
 #include "cache/store.h"
+#include "entry/pccs.h"
 #include "proxy/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
@@ -25,77 +23,7 @@
 #include "proxy/pccs_route.h"
 #include "proxy/service.h"
 
-#define PCCS_PATH_MAX		1200	/* pckcert: 768 hex of encrypted PPID and more */
-#define PCCS_KEY_INLINE_MAX	200	/* longer canonical paths are keyed by their hash */
 #define PCCS_API_KEY_MAX	256
-#define PCCS_EVAL_NUM_MAX	1000000
-
-/* What a request asks for; rebuilt into one canonical upstream path. */
-enum pccs_what {
-	PW_TCB, PW_QE, PW_QVE, PW_QAE, PW_EVAL_NUMS, PW_PCK_CRL, PW_ROOT_CRL,
-	PW_PCK_CERT, PW_FMSPCS, PW_MAX
-};
-
-static const struct {
-	const char	*name;		/* path after /{sgx|tdx}/certification/v4/ */
-	int		 tdx;		/* also under /tdx/ */
-	enum intel_kind	 kind;
-	const char	*chain_header;
-} pw_table[PW_MAX] = {
-	[PW_TCB] = { "tcb", 1, INTEL_TCB_INFO, "TCB-Info-Issuer-Chain" },
-	[PW_QE] = { "qe/identity", 1, INTEL_ENCLAVE_IDENTITY,
-	    "SGX-Enclave-Identity-Issuer-Chain" },
-	[PW_QVE] = { "qve/identity", 0, INTEL_ENCLAVE_IDENTITY,
-	    "SGX-Enclave-Identity-Issuer-Chain" },
-	[PW_QAE] = { "qae/identity", 0, INTEL_ENCLAVE_IDENTITY,
-	    "SGX-Enclave-Identity-Issuer-Chain" },
-	[PW_EVAL_NUMS] = { "tcbevaluationdatanumbers", 1, INTEL_TCB_EVAL_NUMS,
-	    "TCB-Evaluation-Data-Numbers-Issuer-Chain" },
-	[PW_PCK_CRL] = { "pckcrl", 0, INTEL_PCK_CRL, "SGX-PCK-CRL-Issuer-Chain" },
-	[PW_ROOT_CRL] = { "rootcacrl", 0, INTEL_ROOT_CA_CRL, NULL },
-	[PW_PCK_CERT] = { "pckcert", 0, INTEL_PCK_CERT,
-	    "SGX-PCK-Certificate-Issuer-Chain" },
-	[PW_FMSPCS] = { "fmspcs", 0, INTEL_KIND_MAX, NULL },
-};
-
-/* Headers verifiers read, kept with the entry and served again as the vendor sent them. */
-static const char *const pccs_keep_headers[] = {
-	"Content-Type",
-	"TCB-Info-Issuer-Chain",
-	"SGX-TCB-Info-Issuer-Chain",
-	"SGX-Enclave-Identity-Issuer-Chain",
-	"TCB-Evaluation-Data-Numbers-Issuer-Chain",
-	"SGX-PCK-CRL-Issuer-Chain",
-	"SGX-PCK-Certificate-Issuer-Chain",
-	"SGX-PCK-Certificate-CA-Type",
-	"SGX-TCBm",
-	"SGX-FMSPC",
-	NULL
-};
-
-static const char *const pccs_suffixes[] = {
-	"/sgx/certification/v4", "/tdx/certification/v4", NULL
-};
-
-/* The kind of a canonical path ("/sgx/certification/v4/tcb?..."), or PW_MAX. */
-static enum pccs_what
-what_of(const char *path)
-{
-	const char	*p;
-	size_t		 i, n;
-
-	if (strncmp(path, "/sgx/certification/v4/", 22) != 0 &&
-	    strncmp(path, "/tdx/certification/v4/", 22) != 0)
-		return PW_MAX;
-	p = path + 22;
-	for (i = 0; i < PW_MAX; i++) {
-		n = strlen(pw_table[i].name);
-		if (strncmp(p, pw_table[i].name, n) == 0 &&
-		    (p[n] == '\0' || p[n] == '?'))
-			return (enum pccs_what)i;
-	}
-	return PW_MAX;
-}
 
 /* ---- trust: the Intel SGX Root CA is compiled into attest/; the API key is ours ---- */
 
@@ -150,159 +78,54 @@ pccs_trust_destroy(void *t)
 	free(t);
 }
 
-/* ---- verify --------------------------------------------------------------- */
+/* ---- verify: the rules are entry/pccs.c's; the stored entry comes from the cache ---- */
 
 static const char *
-chain_of(enum pccs_what w, const struct fetch_res *res)
+res_header(const void *arg, const char *name)
 {
-	const char	*v;
-
-	if (pw_table[w].chain_header == NULL)
-		return NULL;
-	if ((v = fetch_res_header(res, pw_table[w].chain_header)) == NULL &&
-	    w == PW_TCB)
-		v = fetch_res_header(res, "SGX-TCB-Info-Issuer-Chain");	/* v3 name */
-	return v;
-}
-
-/* The issuer chain of a stored entry, from its kept headers. */
-static char *
-stored_chain(enum pccs_what w, const struct cache_body *b)
-{
-	const char	*names[2] = { pw_table[w].chain_header,
-			    w == PW_TCB ? "SGX-TCB-Info-Issuer-Chain" : NULL };
-	const char	*p, *end, *eol;
-	size_t		 i, n;
-
-	for (i = 0; i < 2 && names[i] != NULL; i++) {
-		n = strlen(names[i]);
-		for (p = (const char *)b->headers, end = p + b->headers_len; p < end;
-		    p = eol + 2) {
-			if ((eol = memchr(p, '\r', (size_t)(end - p))) == NULL)
-				break;
-			if ((size_t)(eol - p) > n + 2 && strncasecmp(p, names[i], n) == 0 &&
-			    p[n] == ':')
-				return strndup(p + n + 2, (size_t)(eol - p) - n - 2);
-		}
-	}
-	return NULL;
-}
-
-/* A stored answer with a newer tcbEvaluationDataNumber is never replaced by an older one. */
-static int
-older_than_stored(struct svc *s, const struct svc_call *c, enum pccs_what w,
-    const struct intel_result *cand)
-{
-	struct cache		*cache = gen_cache(svc_gen(s));
-	struct cache_meta	 m;
-	struct cache_body	 b;
-	struct intel_result	 cur;
-	char			*chain;
-	uint8_t			*body;
-	size_t			 len;
-	int			 older = 0;
-
-	if (cache == NULL || cache_get(cache, CACHE_KIND_PCCS, c->key, c->klen, &m,
-	    &b) != 1)
-		return 0;
-	/* Copies: the next cache call ends the borrowed pointers. */
-	chain = stored_chain(w, &b);
-	len = b.response_len;
-	if ((body = malloc(len ? len : 1)) == NULL) {
-		free(chain);
-		return 0;
-	}
-	memcpy(body, b.response, len);
-	/* Parsed as of its own issue date: an expired entry still has a number. */
-	if (intel_verify(pw_table[w].kind, body, len, chain, chain ? strlen(chain) : 0,
-	    (time_t)m.this_update + 1, &cur) == 0)
-		older = !intel_may_replace(&cur, cand);
-	free(body);
-	free(chain);
-	return older;
-}
-
-/*
- * A signed answer to another question is no answer: the TCB info must be
- * for the FMSPC asked and of the TEE asked (SGX or TDX), the identity of
- * the enclave asked.
- */
-static int
-answers_request(const char *path, enum pccs_what w, const struct intel_result *r,
-    char *why, size_t whylen)
-{
-	const char	*f, *want_id = NULL;
-	int		 tdx = strncmp(path, "/tdx/", 5) == 0;
-
-	switch (w) {
-	case PW_TCB:
-		if ((f = strstr(path, "fmspc=")) == NULL ||
-		    strncasecmp(f + 6, r->fmspc, 12) != 0 || strlen(r->fmspc) != 12) {
-			snprintf(why, whylen, "answers for FMSPC %s, not the one asked",
-			    r->fmspc);
-			return 0;
-		}
-		want_id = tdx ? "TDX" : "SGX";
-		/* TCB info v2 has no id: it is SGX's. */
-		if (r->id[0] == '\0' && !tdx)
-			return 1;
-		break;
-	case PW_QE:
-		want_id = tdx ? "TD_QE" : "QE";
-		break;
-	case PW_QVE:
-		want_id = "QVE";
-		break;
-	case PW_QAE:
-		want_id = "QAE";
-		break;
-	default:
-		return 1;
-	}
-	if (strcmp(r->id, want_id) != 0) {
-		snprintf(why, whylen, "answers for %s, not %s", r->id[0] ? r->id : "?",
-		    want_id);
-		return 0;
-	}
-	return 1;
+	return fetch_res_header(arg, name);
 }
 
 static enum svc_verdict
 pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	enum pccs_what		w = what_of(c->path);
-	struct intel_result	r;
-	const char		*chain;
+	struct cache		*cache = gen_cache(svc_gen(s));
+	struct entry_answer	 ans = { res->body, res->body_len, res_header, res };
+	struct entry_stored	 st, *stored = NULL;
+	struct cache_body	 b;
+	struct pccs_req		 r;
+	struct pccs_admitted	 ad;
+	const char		*perr;
 
-	if (w == PW_MAX) {
+	if (pccs_parse_canon(c->path, &r, &perr) == -1) {
 		snprintf(why, whylen, "internal: unknown path");
 		return SVC_REJECT;
 	}
-	if (w == PW_FMSPCS)
-		return SVC_PASS;	/* unsigned by Intel: relayed, never stored */
-	chain = chain_of(w, res);
-	if (intel_verify(pw_table[w].kind, res->body, res->body_len, chain,
-	    chain ? strlen(chain) : 0, now, &r) == -1) {
-		snprintf(why, whylen, "%s: %s", intel_verdict_str[r.verdict], r.detail);
+	/* Borrowed until the next cache call; pccs_admit makes none. */
+	memset(&st, 0, sizeof(st));
+	if (cache != NULL && r.what != PCCS_FMSPCS && cache_get(cache,
+	    CACHE_KIND_PCCS, c->key, c->klen, &st.meta, &b) == 1) {
+		st.body = b.response;
+		st.body_len = b.response_len;
+		st.headers = b.headers;
+		st.headers_len = b.headers_len;
+		stored = &st;
+	}
+	switch (pccs_admit(&r, &ans, stored, now, &ad)) {
+	case ENTRY_PASS:
+		return SVC_PASS;
+	case ENTRY_STORE:
+		break;
+	default:
+		snprintf(why, whylen, "%s", ad.why);
 		return SVC_REJECT;
 	}
-	if (!answers_request(c->path, w, &r, why, whylen))
-		return SVC_REJECT;
-	if (older_than_stored(s, c, w, &r)) {
-		snprintf(why, whylen, "stale: tcbEvaluationDataNumber %ld is older "
-		    "than the stored one", r.tcb_evaluation_data_number);
-		return SVC_REJECT;
-	}
-	a->meta.this_update = r.this_update;
-	a->meta.next_update = r.next_update;
-	a->meta.produced_at = r.this_update;
-	a->meta.status = r.tcb_evaluation_data_number > 0 &&
-	    r.tcb_evaluation_data_number < 256 ?
-	    (uint8_t)r.tcb_evaluation_data_number : 0;
-	/* A PCK certificate does not change for its TCB: kept until notAfter. */
-	if (w == PW_PCK_CERT)
-		a->meta.flags |= CACHE_F_NO_REFRESH;
+	a->meta.this_update = ad.meta.this_update;
+	a->meta.next_update = ad.meta.next_update;
+	a->meta.produced_at = ad.meta.produced_at;
+	a->meta.status = ad.meta.status;
+	a->meta.flags |= ad.meta.flags;
 	return SVC_STORE;
 }
 
@@ -373,8 +196,8 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
 {
-	enum pccs_what	w = what_of(c->path);
-	int		crl = w == PW_PCK_CRL || w == PW_ROOT_CRL;
+	enum pccs_what	w = pccs_what_of(c->path);
+	int		crl = w == PCCS_PCK_CRL || w == PCCS_ROOT_CRL;
 
 	(void)s;
 	(void)m;
@@ -395,30 +218,23 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 /* Fill the call's key and upstream path from a canonical path. */
 static void
-call_for(struct svc *s, struct svc_call *c, const char *canon, const char *variant)
+call_for(struct svc *s, struct svc_call *c, const char *canon,
+    const struct pccs_req *r, const char *variant)
 {
 	const struct pccs_trust	*t = svc_trust(s);
-	unsigned char		 md[32];
-	size_t			 n = strlen(canon);
 
 	memset(c, 0, sizeof(*c));
-	if (n <= PCCS_KEY_INLINE_MAX) {
-		memcpy(c->key, canon, n);
-		c->klen = n;
-	} else {
-		EVP_Digest(canon, n, md, NULL, EVP_sha256(), NULL);
-		memcpy(c->key, "h:", 2);
-		memcpy(c->key + 2, md, sizeof(md));
-		c->klen = 2 + sizeof(md);
-	}
+	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */
+	if (pccs_key(canon, c->key, &c->klen) == -1)
+		c->klen = 0;
 	c->method = "GET";
 	c->path = canon;
 	c->keep = (const uint8_t *)canon;
-	c->keep_len = n;
+	c->keep_len = strlen(canon);
 	c->route = ROUTE_PCCS;
 	snprintf(c->variant, sizeof(c->variant), "%s", variant ? variant : "");
 	/* Intel wants the key for PCK certificates only; no one else sees it. */
-	if (t != NULL && t->have_key && what_of(canon) == PW_PCK_CERT)
+	if (t != NULL && t->have_key && pccs_wants_api_key(r))
 		c->extra_header = t->header;
 }
 
@@ -426,7 +242,9 @@ static int
 pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
-	char	*path;
+	struct pccs_req	 r;
+	const char	*why;
+	char		*path;
 
 	(void)key;
 	(void)klen;
@@ -434,12 +252,12 @@ pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	    b->request_len >= PCCS_PATH_MAX ||
 	    (path = strndup((const char *)b->request, b->request_len)) == NULL)
 		return -1;
-	if (what_of(path) == PW_MAX) {
+	if (pccs_parse_canon(path, &r, &why) == -1) {
 		free(path);
 		return -1;
 	}
 	*scratch = path;
-	call_for(s, c, path, NULL);
+	call_for(s, c, path, &r, NULL);
 	return 0;
 }
 
@@ -448,7 +266,7 @@ const struct svc_ops	pccs_ops = {
 	.retry_after_s = "5",
 	.kind = CACHE_KIND_PCCS,
 	.keep_headers = pccs_keep_headers,
-	.base_suffixes = pccs_suffixes,
+	.base_suffixes = pccs_base_suffixes,
 	.trust_new = pccs_trust_create,
 	.trust_free = pccs_trust_destroy,
 	.verify = pccs_check,
@@ -465,270 +283,44 @@ pccs_is_path(const char *path)
 	    strncmp(path, "/tdx/certification/", 19) == 0;
 }
 
-/* hex of exactly n digits (n 0: any length up to max), upper-cased into out. */
-static int
-hex_param(const char *v, size_t n, size_t max, char *out, size_t outlen)
-{
-	size_t	len, i;
-
-	if (v == NULL)
-		return -1;
-	len = strlen(v);
-	if ((n && len != n) || len == 0 || len > max || len % 2 || len + 1 > outlen)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (!isxdigit((unsigned char)v[i]))
-			return -1;
-		out[i] = (char)toupper((unsigned char)v[i]);
-	}
-	out[len] = '\0';
-	return 0;
-}
-
 static void
-bad_request(struct http_req *req, const char *why)
+answer_text(struct http_req *req, int status, const char *reason,
+    const char *text)
 {
-	metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
-	http_resp_header(req, "Content-Type",
-	    "text/plain; charset=utf-8");
-	evbuffer_add_printf(http_resp_body(req), "%s\n", why);
-	http_reply(req, 400, "Bad Request");
-}
-
-/* Only these parameter names, each at most once. */
-static const char *
-only_params(const struct evkeyvalq *q, const char *const *allowed)
-{
-	const struct evkeyval	*kv, *kv2;
-	size_t			 i;
-
-	TAILQ_FOREACH(kv, q, next) {
-		for (i = 0; allowed[i] != NULL; i++)
-			if (strcmp(kv->key, allowed[i]) == 0)
-				break;
-		if (allowed[i] == NULL)
-			return kv->key;
-		for (kv2 = TAILQ_NEXT(kv, next); kv2 != NULL; kv2 = TAILQ_NEXT(kv2, next))
-			if (strcmp(kv->key, kv2->key) == 0)
-				return kv->key;
-	}
-	return NULL;
-}
-
-/* update=early|standard or tcbEvaluationDataNumber=N (not both), into the canonical query. */
-static int
-update_param(const struct evkeyvalq *q, char *out, size_t outlen, const char **why)
-{
-	const char	*u = evhttp_find_header(q, "update");
-	const char	*n = evhttp_find_header(q, "tcbEvaluationDataNumber");
-	char		*end;
-	long		 v;
-
-	if (u != NULL && n != NULL) {
-		*why = "update and tcbEvaluationDataNumber are mutually exclusive";
-		return -1;
-	}
-	if (n != NULL) {
-		errno = 0;
-		v = strtol(n, &end, 10);
-		if (*n == '\0' || *end != '\0' || errno || v < 0 || v > PCCS_EVAL_NUM_MAX) {
-			*why = "tcbEvaluationDataNumber: expected a non-negative integer";
-			return -1;
-		}
-		snprintf(out, outlen, "tcbEvaluationDataNumber=%ld", v);
-		return 0;
-	}
-	if (u == NULL || strcasecmp(u, "standard") == 0)
-		snprintf(out, outlen, "update=standard");	/* Intel's default */
-	else if (strcasecmp(u, "early") == 0)
-		snprintf(out, outlen, "update=early");
-	else {
-		*why = "update: expected early or standard";
-		return -1;
-	}
-	return 0;
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add_printf(http_resp_body(req), "%s\n", text);
+	http_reply(req, status, reason);
 }
 
 void
 pccs_handle(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
-	static const char *const p_tcb[] = { "fmspc", "update",
-	    "tcbEvaluationDataNumber", NULL };
-	static const char *const p_ident[] = { "update", "tcbEvaluationDataNumber", NULL };
-	static const char *const p_none[] = { NULL };
-	static const char *const p_crl[] = { "ca", "encoding", NULL };
-	static const char *const p_pck[] = { "encrypted_ppid", "cpusvn", "pcesvn",
-	    "pceid", "qeid", NULL };
-	static const char *const p_fmspcs[] = { "platform", NULL };
-	static const char *const p_uri[] = { "uri", NULL };
-	struct evkeyvalq	 q;
-	struct svc_call		 c;
-	char			 canon[PCCS_PATH_MAX], upd[64], fmspc[13];
-	char			 ppid[769], cpusvn[33], pcesvn[5], pceid[5], qeid[261];
-	const char		*rest, *bad, *why = NULL, *v, *variant = NULL;
-	const char		*tee;
-	enum pccs_what		 w;
-	size_t			 i;
+	struct pccs_req	 r;
+	struct svc_call	 c;
+	char		 canon[PCCS_PATH_MAX], why[PCCS_WHY_MAX];
 
-	TAILQ_INIT(&q);
-	if (strncmp(path + 4, "/certification/v4/", 18) != 0) {
-		/* PCS v3 reached its end of life: say so, as PCCS does. */
+	switch (pccs_parse(path, query, &r, why, sizeof(why))) {
+	case PCCS_PARSE_OK:
+		break;
+	case PCCS_PARSE_GONE:
 		metrics.requests[ROUTE_PCCS][RES_FINAL]++;
-		http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
-		evbuffer_add_printf(http_resp_body(req),
-		    "only the Intel PCS API version 4 is served\n");
-		http_reply(req, 410, "Gone");
+		answer_text(req, 410, "Gone", why);
 		return;
-	}
-	tee = strncmp(path, "/tdx/", 5) == 0 ? "tdx" : "sgx";
-	rest = path + 22;
-	for (w = 0; w < PW_MAX; w++)
-		if (strcmp(rest, pw_table[w].name) == 0)
-			break;
-	if (w == PW_MAX && strcmp(rest, "crl") != 0) {
+	case PCCS_PARSE_NOT_FOUND:
 		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
 		http_error(req, 404, "Not Found");
 		return;
-	}
-	if (w != PW_MAX && strcmp(tee, "tdx") == 0 && !pw_table[w].tdx) {
-		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
-		http_error(req, 404, "Not Found");
-		return;
-	}
-	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
-		bad_request(req, "the query string does not parse");
-		return;
-	}
-	switch (w) {
-	case PW_TCB:
-		if ((bad = only_params(&q, p_tcb)) != NULL)
-			goto unknown;
-		if (hex_param(evhttp_find_header(&q, "fmspc"), 12, 12, fmspc,
-		    sizeof(fmspc)) == -1) {
-			why = "fmspc: expected 12 hex digits";
-			goto bad;
-		}
-		if (update_param(&q, upd, sizeof(upd), &why) == -1)
-			goto bad;
-		snprintf(canon, sizeof(canon), "/%s/certification/v4/tcb?fmspc=%s&%s",
-		    tee, fmspc, upd);
-		break;
-	case PW_QE:
-	case PW_QVE:
-	case PW_QAE:
-		if ((bad = only_params(&q, p_ident)) != NULL)
-			goto unknown;
-		if (update_param(&q, upd, sizeof(upd), &why) == -1)
-			goto bad;
-		snprintf(canon, sizeof(canon), "/%s/certification/v4/%s?%s", tee,
-		    pw_table[w].name, upd);
-		break;
-	case PW_EVAL_NUMS:
-	case PW_ROOT_CRL:
-		if ((bad = only_params(&q, p_none)) != NULL)
-			goto unknown;
-		snprintf(canon, sizeof(canon), "/%s/certification/v4/%s", tee,
-		    pw_table[w].name);
-		variant = "hex";
-		break;
-	case PW_PCK_CRL:
-		if ((bad = only_params(&q, p_crl)) != NULL)
-			goto unknown;
-		v = evhttp_find_header(&q, "ca");
-		if (v == NULL || (strcasecmp(v, "processor") != 0 &&
-		    strcasecmp(v, "platform") != 0)) {
-			why = "ca: expected processor or platform";
-			goto bad;
-		}
-		variant = evhttp_find_header(&q, "encoding");
-		if (variant == NULL)
-			variant = "hex";
-		else if (strcasecmp(variant, "der") == 0)
-			variant = "der";
-		else if (strcasecmp(variant, "pem") == 0)
-			variant = "pem";
-		else {
-			why = "encoding: expected der or pem";
-			goto bad;
-		}
-		/* One entry whatever the dialect: always DER from upstream. */
-		snprintf(canon, sizeof(canon),
-		    "/sgx/certification/v4/pckcrl?ca=%s&encoding=der",
-		    strcasecmp(v, "processor") == 0 ? "processor" : "platform");
-		break;
-	case PW_PCK_CERT:
-		if ((bad = only_params(&q, p_pck)) != NULL)
-			goto unknown;
-		if (hex_param(evhttp_find_header(&q, "encrypted_ppid"), 768, 768,
-		    ppid, sizeof(ppid)) == -1 ||
-		    hex_param(evhttp_find_header(&q, "cpusvn"), 32, 32, cpusvn,
-		    sizeof(cpusvn)) == -1 ||
-		    hex_param(evhttp_find_header(&q, "pcesvn"), 4, 4, pcesvn,
-		    sizeof(pcesvn)) == -1 ||
-		    hex_param(evhttp_find_header(&q, "pceid"), 4, 4, pceid,
-		    sizeof(pceid)) == -1) {
-			why = "pckcert: encrypted_ppid (768 hex), cpusvn (32), pcesvn (4) "
-			    "and pceid (4) are required";
-			goto bad;
-		}
-		qeid[0] = '\0';
-		if (evhttp_find_header(&q, "qeid") != NULL &&
-		    hex_param(evhttp_find_header(&q, "qeid"), 0, 260, qeid,
-		    sizeof(qeid)) == -1) {
-			why = "qeid: expected up to 260 hex digits";
-			goto bad;
-		}
-		snprintf(canon, sizeof(canon), "/sgx/certification/v4/pckcert?"
-		    "encrypted_ppid=%s&cpusvn=%s&pcesvn=%s&pceid=%s%s%s", ppid, cpusvn,
-		    pcesvn, pceid, qeid[0] ? "&qeid=" : "", qeid);
-		break;
-	case PW_FMSPCS:
-		if ((bad = only_params(&q, p_fmspcs)) != NULL)
-			goto unknown;
-		v = evhttp_find_header(&q, "platform");
-		if (v != NULL && strcmp(v, "all") != 0 && strcmp(v, "client") != 0 &&
-		    strcmp(v, "E3") != 0 && strcmp(v, "E5") != 0) {
-			why = "platform: expected all, client, E3 or E5";
-			goto bad;
-		}
-		snprintf(canon, sizeof(canon), "/sgx/certification/v4/fmspcs%s%s",
-		    v ? "?platform=" : "", v ? v : "");
-		break;
 	default:
-		/* PCCS's crl?uri=: only Intel's own CRL locations, mapped to our entries. */
-		if ((bad = only_params(&q, p_uri)) != NULL)
-			goto unknown;
-		if ((v = evhttp_find_header(&q, "uri")) == NULL) {
-			why = "uri: required";
-			goto bad;
-		}
-		if (strstr(v, "certificates.trustedservices.intel.com/IntelSGXRootCA.") != NULL) {
-			snprintf(canon, sizeof(canon), "/sgx/certification/v4/rootcacrl");
-		} else if (strstr(v, "/sgx/certification/v4/pckcrl?ca=processor") != NULL ||
-		    strstr(v, "/sgx/certification/v4/pckcrl?ca=platform") != NULL) {
-			snprintf(canon, sizeof(canon),
-			    "/sgx/certification/v4/pckcrl?ca=%s&encoding=der",
-			    strstr(v, "ca=processor") ? "processor" : "platform");
-		} else {
-			why = "uri: not an Intel SGX CRL location";
-			goto bad;
-		}
-		variant = "der";	/* PCCS 3.1 answers crl?uri= with raw DER */
-		break;
+		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
+		answer_text(req, 400, "Bad Request", why);
+		return;
 	}
-	for (i = 0; canon[i] != '\0'; i++)
-		;
-	call_for(s, &c, canon, variant);
-	evhttp_clear_headers(&q);
+	if (pccs_canon(&r, canon, sizeof(canon)) == -1) {
+		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
+		answer_text(req, 400, "Bad Request", "the request is too long");
+		return;
+	}
+	call_for(s, &c, canon, &r, r.variant);
 	svc_handle(s, req, &c);
-	return;
-unknown:
-	snprintf(canon, sizeof(canon), "unknown or repeated parameter \"%.64s\"", bad);
-	evhttp_clear_headers(&q);
-	bad_request(req, canon);
-	return;
-bad:
-	evhttp_clear_headers(&q);
-	bad_request(req, why);
 }

@@ -1,4 +1,4 @@
-/* Intel PCS and AMD KDS for staplectl: canonical paths and keys as the daemon makes them, and the collateral a quote or SNP report needs. */
+/* For staplectl: the collateral a TDX/SGX quote or an SEV-SNP report needs, as entry/pccs.c's and entry/kds.c's canonical paths. */
 #include "config.h"
 
 #include <ctype.h>
@@ -11,315 +11,17 @@
 
 #include <openssl/asn1.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/util.h"
 #include "tools/collateral.h"
 
-#define COLL_MAX_PARAMS		8
-#define COLL_EVAL_NUM_MAX	1000000		/* as the route */
 #define COLL_QUOTE_MAX_BYTES	(1024 * 1024)
 #define OID_SGX_EXTENSIONS	"1.2.840.113741.1.13.1"
 #define OID_SGX_FMSPC		"1.2.840.113741.1.13.1.4"
-
-const char *const coll_pccs_what_str[CP_MAX] = {
-	[CP_TCB] = "tcb",
-	[CP_QE] = "qe/identity",
-	[CP_QVE] = "qve/identity",
-	[CP_QAE] = "qae/identity",
-	[CP_EVAL_NUMS] = "tcbevaluationdatanumbers",
-	[CP_PCK_CRL] = "pckcrl",
-	[CP_ROOT_CRL] = "rootcacrl",
-	[CP_PCK_CERT] = "pckcert",
-};
-
-/* As proxy/pccs_route.c's pw_table (fmspcs is relayed, never stored). */
-static const struct {
-	int		 tdx;		/* also under /tdx/ */
-	enum intel_kind	 kind;
-	const char	*chain_header;
-} cp_table[CP_MAX] = {
-	[CP_TCB] = { 1, INTEL_TCB_INFO, "TCB-Info-Issuer-Chain" },
-	[CP_QE] = { 1, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
-	[CP_QVE] = { 0, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
-	[CP_QAE] = { 0, INTEL_ENCLAVE_IDENTITY, "SGX-Enclave-Identity-Issuer-Chain" },
-	[CP_EVAL_NUMS] = { 1, INTEL_TCB_EVAL_NUMS,
-	    "TCB-Evaluation-Data-Numbers-Issuer-Chain" },
-	[CP_PCK_CRL] = { 0, INTEL_PCK_CRL, "SGX-PCK-CRL-Issuer-Chain" },
-	[CP_ROOT_CRL] = { 0, INTEL_ROOT_CA_CRL, NULL },
-	[CP_PCK_CERT] = { 0, INTEL_PCK_CERT, "SGX-PCK-Certificate-Issuer-Chain" },
-};
-
-struct param {
-	char	name[32];
-	char	value[800];
-};
-
-/* "a=1&b=2" into params, in order; -1 when one does not fit or repeats. */
-static int
-split_query(const char *q, struct param *p, size_t max, size_t *n)
-{
-	const char	*amp, *eq;
-	size_t		 len, i;
-
-	*n = 0;
-	if (q == NULL || *q == '\0')
-		return 0;
-	for (;;) {
-		amp = strchr(q, '&');
-		len = amp ? (size_t)(amp - q) : strlen(q);
-		if (*n == max || (eq = memchr(q, '=', len)) == NULL ||
-		    (size_t)(eq - q) >= sizeof(p->name) ||
-		    len - (size_t)(eq - q) - 1 >= sizeof(p->value))
-			return -1;
-		memcpy(p[*n].name, q, (size_t)(eq - q));
-		p[*n].name[eq - q] = '\0';
-		memcpy(p[*n].value, eq + 1, len - (size_t)(eq - q) - 1);
-		p[*n].value[len - (size_t)(eq - q) - 1] = '\0';
-		for (i = 0; i < *n; i++)
-			if (strcmp(p[i].name, p[*n].name) == 0)
-				return -1;
-		(*n)++;
-		if (amp == NULL)
-			return 0;
-		q = amp + 1;
-	}
-}
-
-static const char *
-param(const struct param *p, size_t n, const char *name)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(p[i].name, name) == 0)
-			return p[i].value;
-	return NULL;
-}
-
-static int
-is_hex(const char *s, size_t n)
-{
-	return strlen(s) == n && strspn(s, "0123456789abcdefABCDEF") == n;
-}
-
-static long
-decimal(const char *s, long max)
-{
-	char	*end;
-	long	 v;
-
-	if (s == NULL || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*end != '\0' || errno || v < 0 || v > max)
-		return -1;
-	return v;
-}
-
-/* ---- PCCS ---------------------------------------------------------------- */
-
-/* The canonical path of a parsed request, as pccs_handle builds it. */
-static void
-pccs_canon(const struct coll_pccs *r, const struct param *p, size_t np,
-    char *buf, size_t len)
-{
-	const char	*tee = r->tdx ? "tdx" : "sgx";
-	const char	*qeid;
-	char		 upd[48];
-	int		 w = 0;
-
-	if (r->eval_num >= 0)
-		snprintf(upd, sizeof(upd), "tcbEvaluationDataNumber=%ld", r->eval_num);
-	else
-		snprintf(upd, sizeof(upd), "update=%s",
-		    param(p, np, "update") && strcmp(param(p, np, "update"),
-		    "early") == 0 ? "early" : "standard");
-	switch (r->what) {
-	case CP_TCB:
-		snprintf(buf, len, "/%s/certification/v4/tcb?fmspc=%s&%s", tee,
-		    r->fmspc, upd);
-		break;
-	case CP_QE:
-	case CP_QVE:
-	case CP_QAE:
-		snprintf(buf, len, "/%s/certification/v4/%s?%s", tee,
-		    coll_pccs_what_str[r->what], upd);
-		break;
-	case CP_EVAL_NUMS:
-	case CP_ROOT_CRL:
-		snprintf(buf, len, "/%s/certification/v4/%s", tee,
-		    coll_pccs_what_str[r->what]);
-		break;
-	case CP_PCK_CRL:
-		snprintf(buf, len, "/sgx/certification/v4/pckcrl?ca=%s&encoding=der",
-		    r->ca);
-		break;
-	case CP_PCK_CERT:
-		qeid = param(p, np, "qeid");
-		w = snprintf(buf, len, "/sgx/certification/v4/pckcert?encrypted_ppid=%s"
-		    "&cpusvn=%s&pcesvn=%s&pceid=%s%s%s", param(p, np, "encrypted_ppid"),
-		    param(p, np, "cpusvn"), param(p, np, "pcesvn"),
-		    param(p, np, "pceid"), qeid ? "&qeid=" : "", qeid ? qeid : "");
-		break;
-	default:
-		buf[0] = '\0';
-	}
-	if (w < 0 || (size_t)w >= len)
-		buf[0] = '\0';	/* too long: matches no path */
-}
-
-int
-coll_pccs_parse(const char *path, struct coll_pccs *r, const char **why)
-{
-	struct param	 p[COLL_MAX_PARAMS];
-	char		 canon[COLL_PATH_MAX], rest[64];
-	const char	*qm, *v, *u;
-	size_t		 np, n, i;
-	int		 w;
-
-	memset(r, 0, sizeof(*r));
-	r->eval_num = -1;
-	*why = "not a canonical Intel PCS v4 path";
-	if (strlen(path) >= COLL_PATH_MAX)
-		return -1;
-	if (strncmp(path, "/tdx/certification/v4/", 22) == 0)
-		r->tdx = 1;
-	else if (strncmp(path, "/sgx/certification/v4/", 22) != 0)
-		return -1;
-	qm = strchr(path + 22, '?');
-	n = qm ? (size_t)(qm - path - 22) : strlen(path + 22);
-	if (n >= sizeof(rest))
-		return -1;
-	memcpy(rest, path + 22, n);
-	rest[n] = '\0';
-	for (w = 0; w < CP_MAX; w++)
-		if (strcmp(rest, coll_pccs_what_str[w]) == 0)
-			break;
-	if (w == CP_MAX) {
-		*why = strcmp(rest, "fmspcs") == 0 ? "fmspcs is not signed by "
-		    "Intel: relayed by stapled, never stored" :
-		    "not a kind of Intel collateral stapled stores";
-		return -1;
-	}
-	if (r->tdx && !cp_table[w].tdx)
-		return -1;
-	r->what = (enum coll_pccs_what)w;
-	r->kind = cp_table[w].kind;
-	r->chain_header = cp_table[w].chain_header;
-	if (split_query(qm ? qm + 1 : NULL, p, COLL_MAX_PARAMS, &np) == -1)
-		return -1;
-	if ((v = param(p, np, "tcbEvaluationDataNumber")) != NULL &&
-	    (r->eval_num = decimal(v, COLL_EVAL_NUM_MAX)) < 0)
-		return -1;
-	if ((u = param(p, np, "update")) != NULL && strcmp(u, "standard") != 0 &&
-	    strcmp(u, "early") != 0)
-		return -1;
-	switch (r->what) {
-	case CP_TCB:
-		if ((v = param(p, np, "fmspc")) == NULL || !is_hex(v, 12))
-			return -1;
-		for (i = 0; i < 12; i++)
-			r->fmspc[i] = (char)toupper((unsigned char)v[i]);
-		break;
-	case CP_PCK_CRL:
-		if ((v = param(p, np, "ca")) == NULL || (strcmp(v, "processor") != 0 &&
-		    strcmp(v, "platform") != 0))
-			return -1;
-		memcpy(r->ca, v, strlen(v) + 1);	/* "processor" or "platform" */
-		break;
-	case CP_PCK_CERT:
-		if ((v = param(p, np, "encrypted_ppid")) == NULL || !is_hex(v, 768) ||
-		    (v = param(p, np, "cpusvn")) == NULL || !is_hex(v, 32) ||
-		    (v = param(p, np, "pcesvn")) == NULL || !is_hex(v, 4) ||
-		    (v = param(p, np, "pceid")) == NULL || !is_hex(v, 4) ||
-		    ((v = param(p, np, "qeid")) != NULL && (strlen(v) > 260 ||
-		    !is_hex(v, strlen(v)))))
-			return -1;
-		break;
-	default:
-		break;
-	}
-	/* Rebuilt and compared: any other spelling is not what the daemon stores. */
-	pccs_canon(r, p, np, canon, sizeof(canon));
-	if (strcmp(canon, path) != 0)
-		return -1;
-	*why = NULL;
-	return 0;
-}
-
-int
-coll_pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
-{
-	size_t	n = strlen(path);
-
-	if (n <= COLL_PCCS_INLINE_MAX) {
-		memcpy(key, path, n);
-		*klen = n;
-		return 0;
-	}
-	memcpy(key, "h:", 2);
-	if (EVP_Digest(path, n, key + 2, NULL, EVP_sha256(), NULL) != 1)
-		return -1;
-	*klen = 2 + 32;
-	return 0;
-}
-
-int
-coll_pccs_binds(const struct coll_pccs *r, const struct intel_result *v,
-    char *buf, size_t len)
-{
-	const char	*want = NULL;
-
-	switch (r->what) {
-	case CP_TCB:
-		if (strcasecmp(v->fmspc, r->fmspc) != 0) {
-			snprintf(buf, len, "TCB info for FMSPC %s filed under FMSPC %s",
-			    v->fmspc, r->fmspc);
-			return -1;
-		}
-		want = r->tdx ? "TDX" : "SGX";
-		break;
-	case CP_QE:
-		want = r->tdx ? "TD_QE" : "QE";
-		break;
-	case CP_QVE:
-		want = "QVE";
-		break;
-	case CP_QAE:
-		want = "QAE";
-		break;
-	case CP_PCK_CRL:
-		if (v->ca[0] != '\0' && strcmp(v->ca, r->ca) != 0) {
-			snprintf(buf, len, "a %s CA CRL filed under ca=%s", v->ca, r->ca);
-			return -1;
-		}
-		return 0;
-	default:
-		return 0;
-	}
-	/* TCB info v2 has no id; every identity and v3 TCB info has one. */
-	if (v->id[0] != '\0' && strcmp(v->id, want) != 0) {
-		snprintf(buf, len, "id %s filed under a path for %s", v->id, want);
-		return -1;
-	}
-	if (r->eval_num >= 0 && v->tcb_evaluation_data_number != r->eval_num) {
-		snprintf(buf, len, "tcbEvaluationDataNumber %ld filed under %ld",
-		    v->tcb_evaluation_data_number, r->eval_num);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-hexval(int c)
-{
-	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
-}
 
 /* ---- binary or hex input -------------------------------------------------- */
 
@@ -340,9 +42,9 @@ unhex_text(const uint8_t *buf, size_t len, size_t *outlen)
 		if (isspace(buf[i]))
 			continue;
 		if (hi < 0)
-			hi = hexval(buf[i]);
+			hi = util_hexval(buf[i]);
 		else {
-			out[n++] = (uint8_t)(hi << 4 | hexval(buf[i]));
+			out[n++] = (uint8_t)(hi << 4 | util_hexval(buf[i]));
 			hi = -1;
 		}
 	}
@@ -618,20 +320,24 @@ size_t
 coll_quote_paths(const struct coll_quote *q, char paths[][COLL_PATH_MAX],
     size_t max)
 {
-	const char	*tee = q->tdx ? "tdx" : "sgx";
-	size_t		 n = 0;
+	/* What a verifier of the quote asks for, in entry/pccs.c's canonical form. */
+	static const enum pccs_what	 needs[] = { PCCS_TCB, PCCS_QE,
+					    PCCS_PCK_CRL, PCCS_ROOT_CRL,
+					    PCCS_EVAL_NUMS };
+	struct pccs_req			 r;
+	size_t				 i, n = 0;
 
-	if (max < 5)
+	if (max < sizeof(needs) / sizeof(needs[0]))
 		return 0;
-	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/tcb?fmspc=%s"
-	    "&update=standard", tee, q->fmspc);
-	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/qe/identity?"
-	    "update=standard", tee);
-	snprintf(paths[n++], COLL_PATH_MAX, "/sgx/certification/v4/pckcrl?ca=%s"
-	    "&encoding=der", q->ca);
-	snprintf(paths[n++], COLL_PATH_MAX, "/sgx/certification/v4/rootcacrl");
-	snprintf(paths[n++], COLL_PATH_MAX, "/%s/certification/v4/"
-	    "tcbevaluationdatanumbers", tee);
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (pccs_req_for(&r, needs[i], needs[i] != PCCS_PCK_CRL &&
+		    needs[i] != PCCS_ROOT_CRL && q->tdx) == -1)
+			continue;
+		snprintf(r.fmspc, sizeof(r.fmspc), "%s", q->fmspc);
+		snprintf(r.ca, sizeof(r.ca), "%s", q->ca);
+		if (pccs_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+			n++;
+	}
 	return n;
 }
 

@@ -1,4 +1,4 @@
-/* Intel PCS and AMD KDS for staplectl: the daemon's canonical paths and keys, and what a TDX/SGX quote or an SEV-SNP report needs. */
+/* For staplectl: what a TDX/SGX quote or an SEV-SNP report needs (the canonical paths of both kinds are entry/pccs.h's and entry/kds.h's). */
 #ifndef TOOLS_COLLATERAL_H
 #define TOOLS_COLLATERAL_H
 
@@ -9,47 +9,14 @@
 #include "attest/intel.h"
 #include "cache/store.h"
 #include "entry/kds.h"
+#include "entry/pccs.h"
 
 /*
- * The canonical PCCS forms are proxy/pccs_route.c's (staplectl does not
- * link proxy/): the daemon rebuilds every request into one of them, keys
- * the entry by it and stores it as the request. KDS's are entry/kds.h's.
+ * The canonical forms, keys and rules of both kinds are entry/pccs.h's and
+ * entry/kds.h's: the daemon rebuilds every request into one of them, keys
+ * the entry by it and stores it as the request.
  */
-#define COLL_PATH_MAX		1200	/* pckcert: 768 hex of encrypted PPID and more */
-#define COLL_PCCS_INLINE_MAX	200	/* longer PCCS paths are keyed "h:" + SHA-256 */
-
-enum coll_pccs_what {
-	CP_TCB, CP_QE, CP_QVE, CP_QAE, CP_EVAL_NUMS, CP_PCK_CRL, CP_ROOT_CRL,
-	CP_PCK_CERT, CP_MAX
-};
-
-struct coll_pccs {
-	enum coll_pccs_what	 what;
-	int			 tdx;		/* under /tdx/ */
-	enum intel_kind		 kind;
-	const char		*chain_header;	/* NULL: the root CA CRL */
-	char			 fmspc[13];	/* TCB info, upper case */
-	long			 eval_num;	/* tcbEvaluationDataNumber=N, else -1 */
-	char			 ca[10];	/* PCK CRL: "processor" or "platform" */
-};
-extern const char *const coll_pccs_what_str[CP_MAX];
-
-/*
- * Parse a PCCS path; 0 only when it is exactly the canonical form the
- * daemon stores (so a request cannot name one object and key another),
- * else -1 with *why.
- */
-int	coll_pccs_parse(const char *path, struct coll_pccs *, const char **why);
-/* The cache key of a canonical PCCS path: the path, or "h:" + SHA-256. */
-int	coll_pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES],
-	    size_t *klen);
-/*
- * The body answers the question the path asks (the signature alone does
- * not say so): FMSPC, SGX or TDX, QE/QVE/QAE/TD_QE, evaluation number,
- * CA. 0 or -1 with why (written into buf).
- */
-int	coll_pccs_binds(const struct coll_pccs *, const struct intel_result *,
-	    char *buf, size_t len);
+#define COLL_PATH_MAX		PCCS_PATH_MAX
 
 /* ---- what evidence needs ------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* staplectl and Intel PCS/PCCS and AMD KDS entries: verified as the daemon does, shown, named from quotes and SNP reports, fetched. */
+/* staplectl and Intel PCS/PCCS and AMD KDS entries: verified by the daemon's rules, shown, named from quotes and SNP reports, fetched. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -28,17 +28,7 @@
 	"https://certificates.trustedservices.intel.com/IntelSGXRootCA.der"
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
-/* Headers the daemon keeps with a PCCS entry (proxy/pccs_route.c), in its order; KDS's are entry/kds.h's. */
-static const char *const pccs_keep[] = {
-	"Content-Type", "TCB-Info-Issuer-Chain", "SGX-TCB-Info-Issuer-Chain",
-	"SGX-Enclave-Identity-Issuer-Chain",
-	"TCB-Evaluation-Data-Numbers-Issuer-Chain", "SGX-PCK-CRL-Issuer-Chain",
-	"SGX-PCK-Certificate-Issuer-Chain", "SGX-PCK-Certificate-CA-Type",
-	"SGX-TCBm", "SGX-FMSPC", NULL
-};
-static const char *const pccs_suffixes[] = {
-	"/sgx/certification/v4", "/tdx/certification/v4", NULL
-};
+/* Headers the daemon keeps with a KDS entry (proxy/kds_route.c); PCCS's are entry/pccs.c's. */
 
 static int	reject(struct ctl_check *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -91,111 +81,73 @@ request_path(const struct bundle_entry *e, char *buf, size_t len)
 	return 0;
 }
 
-/* ---- PCCS --------------------------------------------------------------- */
+/* ---- PCCS: every rule is entry/pccs.c's ------------------------------------ */
 
-static char *
-pccs_chain(const struct coll_pccs *r, const uint8_t *h, size_t hlen)
-{
-	char	*v;
-
-	if (r->chain_header == NULL)
-		return NULL;
-	if ((v = header_value(h, hlen, r->chain_header)) == NULL &&
-	    r->what == CP_TCB)
-		v = header_value(h, hlen, "SGX-TCB-Info-Issuer-Chain");	/* v3 name */
-	return v;
-}
-
-/* 1 when the cache holds this key with a newer tcbEvaluationDataNumber (or issue date). */
+/* The entry's request, key and answer, judged as the daemon judges an upstream's. */
 static int
-pccs_stored_is_newer(struct ctl *ctl, const struct bundle_entry *e,
-    const struct coll_pccs *r, const struct intel_result *cand)
-{
-	struct cache_meta	 m;
-	struct cache_body	 b;
-	struct intel_result	 cur;
-	uint8_t			*body = NULL, *hdrs = NULL;
-	size_t			 len, hlen;
-	char			*chain = NULL;
-	int			 newer = 0;
-
-	if (ctl->cache == NULL || cache_get(ctl->cache, CACHE_KIND_PCCS, e->key,
-	    e->klen, &m, &b) != 1)
-		return 0;
-	/* Copies: the next cache call ends the borrowed pointers. */
-	len = b.response_len;
-	hlen = b.headers_len;
-	if ((body = malloc(len + 1)) == NULL || (hdrs = malloc(hlen + 1)) == NULL)
-		goto out;
-	memcpy(body, b.response, len);
-	if (hlen > 0)
-		memcpy(hdrs, b.headers, hlen);
-	chain = pccs_chain(r, hdrs, hlen);
-	/* As the daemon: parsed as of its own issue date, so an expired one still counts. */
-	if (intel_verify(r->kind, body, len, chain, chain ? strlen(chain) : 0,
-	    (time_t)m.this_update + 1, &cur) == 0)
-		newer = !intel_may_replace(&cur, cand);
- out:
-	free(chain);
-	free(hdrs);
-	free(body);
-	return newer;
-}
-
-static int
-pccs_verify(struct ctl *ctl, const struct bundle_entry *e, time_t now,
-    struct ctl_check *c, struct coll_pccs *r, struct intel_result *ir)
+pccs_verify(const struct bundle_entry *e, time_t now, struct ctl_check *c,
+    struct pccs_req *r, struct pccs_admitted *ad)
 {
 	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	char		 path[COLL_PATH_MAX], *chain, why[200];
+	char		 path[COLL_PATH_MAX];
 	const char	*perr;
 	size_t		 klen;
-	int		 rc;
 
-	(void)ctl;
-	memset(ir, 0, sizeof(*ir));
+	memset(ad, 0, sizeof(*ad));
+	memset(r, 0, sizeof(*r));
+	r->kind = INTEL_KIND_MAX;
 	if (request_path(e, path, sizeof(path)) == -1)
 		return reject(c, "request: not an Intel PCS path");
-	if (coll_pccs_parse(path, r, &perr) == -1)
+	if (pccs_parse_stored(path, r, &perr) == -1)
 		return reject(c, "request: %s: %.160s", perr, path);
-	/* As proxy/pccs_route.c: the key is the canonical path (or its hash). */
-	if (coll_pccs_key(path, key, &klen) == -1 || klen != e->klen ||
+	if (pccs_key(path, key, &klen) == -1 || klen != e->klen ||
 	    memcmp(key, e->key, klen) != 0)
 		return reject(c, "key: the entry's key is not its request's "
 		    "(swapped or edited entry)");
-	chain = pccs_chain(r, e->headers, e->headers_len);
-	rc = intel_verify(r->kind, e->response, e->response_len, chain,
-	    chain ? strlen(chain) : 0, now, ir);
-	free(chain);
-	if (rc == -1)
-		return reject(c, "%s: %s", ir->verdict < INTEL_VERDICT_MAX ?
-		    intel_verdict_str[ir->verdict] : "parse", ir->detail);
-	if (coll_pccs_binds(r, ir, why, sizeof(why)) == -1)
-		return reject(c, "answers another request: %s", why);
+	/* No stored entry here: a newer stored one is kept, not a failure (below). */
+	if (pccs_admit_kept(r, e->response, e->response_len, e->headers,
+	    e->headers_len, NULL, now, ad) != ENTRY_STORE)
+		return reject(c, "%s", ad->why);
 	c->ok = 1;
-	c->meta.kind = CACHE_KIND_PCCS;
-	c->meta.this_update = ir->this_update;
-	c->meta.next_update = ir->next_update;
-	c->meta.produced_at = ir->this_update;
-	c->meta.status = ir->tcb_evaluation_data_number > 0 &&
-	    ir->tcb_evaluation_data_number < 256 ?
-	    (uint8_t)ir->tcb_evaluation_data_number : 0;
-	if (r->what == CP_PCK_CERT)
-		c->meta.flags |= CACHE_F_NO_REFRESH;
+	c->meta.kind = ad->meta.kind;
+	c->meta.this_update = ad->meta.this_update;
+	c->meta.next_update = ad->meta.next_update;
+	c->meta.produced_at = ad->meta.produced_at;
+	c->meta.status = ad->meta.status;
+	c->meta.flags |= ad->meta.flags;
 	return 1;
+}
+
+/* 1 when the cache holds this key with a newer answer (entry/pccs.c's rule). */
+static int
+pccs_stored_is_newer(struct ctl *ctl, const struct bundle_entry *e,
+    const struct pccs_req *r, const struct intel_result *cand)
+{
+	struct entry_stored	 st;
+	struct cache_body	 b;
+
+	memset(&st, 0, sizeof(st));
+	if (ctl->cache == NULL || cache_get(ctl->cache, CACHE_KIND_PCCS, e->key,
+	    e->klen, &st.meta, &b) != 1)
+		return 0;
+	/* Borrowed until the next cache call; the rule makes none. */
+	st.body = b.response;
+	st.body_len = b.response_len;
+	st.headers = b.headers;
+	st.headers_len = b.headers_len;
+	return pccs_older_than_stored(r, cand, &st);
 }
 
 int
 ctl_check_pccs(struct ctl *ctl, const struct bundle_entry *e, time_t now,
     struct ctl_check *c)
 {
-	struct coll_pccs	r;
-	struct intel_result	ir;
+	struct pccs_req		r;
+	struct pccs_admitted	ad;
 
-	if (!pccs_verify(ctl, e, now, c, &r, &ir))
+	if (!pccs_verify(e, now, c, &r, &ad))
 		return 0;
-	/* A newer tcbEvaluationDataNumber is never replaced by an older one. */
-	if (pccs_stored_is_newer(ctl, e, &r, &ir))
+	if (pccs_stored_is_newer(ctl, e, &r, &ad.r))
 		c->keep_stored = 1;
 	return 1;
 }
@@ -325,10 +277,11 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 	struct bundle_entry	 e;
 	struct cache_body	 b;
 	struct ctl_check	 c;
-	struct coll_pccs	 pr;
+	struct pccs_req		 pr;
+	struct pccs_admitted	 pa;
 	struct kds_req		 kr;
-	struct intel_result	 ir;
 	struct kds_admit	 kad;
+	const struct intel_result *ir;
 	char			 hex[2 * AMD_HWID_MAX_BYTES + 1];
 	json_t			*o = json_object();
 	int			 ok;
@@ -356,26 +309,27 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 		json_object_set_new(o, "request", json_stringn((const char *)
 		    e.request, e.request_len));
 	if (ent->kind == CACHE_KIND_PCCS) {
-		ok = pccs_verify(ctl, &e, ctl->now, &c, &pr, &ir);
-		if (ir.verdict == INTEL_OK || ok) {
+		ok = pccs_verify(&e, ctl->now, &c, &pr, &pa);
+		ir = &pa.r;
+		if ((ir->verdict == INTEL_OK || ok) && pr.kind < INTEL_KIND_MAX) {
 			json_object_set_new(o, "intel_kind",
 			    json_string(intel_kind_str[pr.kind]));
 			json_object_set_new(o, "tee", json_string(pr.tdx ? "tdx" : "sgx"));
-			if (ir.id[0] != '\0')
-				json_object_set_new(o, "id", json_string(ir.id));
-			if (ir.fmspc[0] != '\0')
-				json_object_set_new(o, "fmspc", json_string(ir.fmspc));
-			if (ir.ca[0] != '\0')
-				json_object_set_new(o, "ca", json_string(ir.ca));
-			if (ir.tcb_evaluation_data_number >= 0)
+			if (ir->id[0] != '\0')
+				json_object_set_new(o, "id", json_string(ir->id));
+			if (ir->fmspc[0] != '\0')
+				json_object_set_new(o, "fmspc", json_string(ir->fmspc));
+			if (ir->ca[0] != '\0')
+				json_object_set_new(o, "ca", json_string(ir->ca));
+			if (ir->tcb_evaluation_data_number >= 0)
 				json_object_set_new(o, "tcb_evaluation_data_number",
-				    json_integer(ir.tcb_evaluation_data_number));
-			if (ir.crl_entries >= 0 && (pr.kind == INTEL_PCK_CRL ||
+				    json_integer(ir->tcb_evaluation_data_number));
+			if (ir->crl_entries >= 0 && (pr.kind == INTEL_PCK_CRL ||
 			    pr.kind == INTEL_ROOT_CA_CRL))
 				json_object_set_new(o, "crl_entries",
-				    json_integer(ir.crl_entries));
-			put_time(o, "issued", ir.this_update);
-			put_time(o, "next_update", ir.next_update);
+				    json_integer(ir->crl_entries));
+			put_time(o, "issued", ir->this_update);
+			put_time(o, "next_update", ir->next_update);
 		}
 	} else {
 		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
@@ -625,13 +579,13 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	e->kind = kind;
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
 	e->status = -1;
-	if ((kind == CACHE_KIND_PCCS ? coll_pccs_key(path, e->key, &e->klen) :
+	if ((kind == CACHE_KIND_PCCS ? pccs_key(path, e->key, &e->klen) :
 	    kds_path_key(path, e->key, &e->klen)) == -1 ||
 	    (e->request = (uint8_t *)strdup(path)) == NULL)
 		goto failed;
 	e->request_len = strlen(path);
 	for (i = 0; i < nups; i++) {
-		base_of(ups[i], kind == CACHE_KIND_PCCS ? pccs_suffixes :
+		base_of(ups[i], kind == CACHE_KIND_PCCS ? pccs_base_suffixes :
 		    kds_base_suffixes, base, sizeof(base));
 		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
 		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)
@@ -644,7 +598,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		}
 		free(e->response);
 		free(e->headers);
-		e->headers = kept_headers(&r, kind == CACHE_KIND_PCCS ? pccs_keep :
+		e->headers = kept_headers(&r, kind == CACHE_KIND_PCCS ? pccs_keep_headers :
 		    kds_keep_headers, &e->headers_len);
 		e->response = r.body;
 		e->response_len = r.len;
@@ -682,7 +636,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
     const char *mname, char **pups, size_t np, char **kups, size_t nk,
     struct ctl_fetched *f)
 {
-	struct coll_pccs	 pr;
+	struct pccs_req		 pr;
 	struct kds_req		 kr;
 	json_t			*arr, *v;
 	const char		*s, *why;
@@ -693,7 +647,7 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
 	arr = json_object_get(root, "pccs");
 	json_array_foreach(arr, i, v) {
 		if ((s = json_string_value(v)) == NULL ||
-		    coll_pccs_parse(s, &pr, &why) == -1) {
+		    pccs_parse_stored(s, &pr, &why) == -1) {
 			ctl_warnx("%s: pccs[%zu]: %s", mname, i, s ? why :
 			    "not a string");
 			f->failed++;

@@ -1,4 +1,4 @@
-/* Unit tests for tools/collateral.c: the daemon's canonical PCCS paths and keys, quotes and SNP reports on real vectors (KDS paths: test_entry_kds). */
+/* Unit tests for tools/collateral.c: the collateral paths of quotes and SNP reports on real vectors (the kinds' own paths: test_entry_pccs.c, test_entry_kds.c). */
 #include "config.h"
 
 #include <setjmp.h>
@@ -37,103 +37,6 @@ slurp(const char *rel, size_t *len)
 }
 
 static void
-pccs_canonical_only(void **state)
-{
-	struct coll_pccs	 r;
-	const char		*why;
-	static const char *const good[] = {
-		"/tdx/certification/v4/tcb?fmspc=00806F050000&update=standard",
-		"/sgx/certification/v4/tcb?fmspc=00906ED50000&update=early",
-		"/sgx/certification/v4/tcb?fmspc=00906ED50000&tcbEvaluationDataNumber=17",
-		"/tdx/certification/v4/qe/identity?update=standard",
-		"/sgx/certification/v4/qve/identity?update=standard",
-		"/sgx/certification/v4/pckcrl?ca=platform&encoding=der",
-		"/sgx/certification/v4/rootcacrl",
-		"/tdx/certification/v4/tcbevaluationdatanumbers",
-		NULL
-	};
-	/* What a client may send, but the daemon never stores in this spelling. */
-	static const char *const bad[] = {
-		"/tdx/certification/v4/tcb?fmspc=00806f050000&update=standard",
-		"/tdx/certification/v4/tcb?fmspc=00806F050000",
-		"/tdx/certification/v4/tcb?update=standard&fmspc=00806F050000",
-		"/tdx/certification/v4/tcb?fmspc=00806F050000&update=standard&x=1",
-		"/sgx/certification/v4/pckcrl?ca=platform",
-		"/tdx/certification/v4/pckcrl?ca=platform&encoding=der",
-		"/tdx/certification/v4/qve/identity?update=standard",
-		"/sgx/certification/v4/fmspcs",
-		"/sgx/certification/v3/tcb?fmspc=00906ED50000&update=standard",
-		"/vcek/v1/Milan/cert_chain",
-		NULL
-	};
-	size_t	i;
-
-	(void)state;
-	for (i = 0; good[i] != NULL; i++)
-		assert_int_equal(coll_pccs_parse(good[i], &r, &why), 0);
-	for (i = 0; bad[i] != NULL; i++)
-		assert_int_equal(coll_pccs_parse(bad[i], &r, &why), -1);
-	assert_int_equal(coll_pccs_parse(good[0], &r, &why), 0);
-	assert_int_equal(r.what, CP_TCB);
-	assert_true(r.tdx);
-	assert_string_equal(r.fmspc, "00806F050000");
-	assert_string_equal(r.chain_header, "TCB-Info-Issuer-Chain");
-	assert_int_equal(coll_pccs_parse(good[2], &r, &why), 0);
-	assert_int_equal(r.eval_num, 17);
-	assert_int_equal(coll_pccs_parse(good[6], &r, &why), 0);
-	assert_null(r.chain_header);
-}
-
-static void
-pccs_keys(void **state)
-{
-	uint8_t	key[CACHE_KEY_MAX_BYTES];
-	char	path[COLL_PATH_MAX];
-	size_t	klen;
-
-	(void)state;
-	assert_int_equal(coll_pccs_key("/sgx/certification/v4/rootcacrl", key,
-	    &klen), 0);
-	assert_int_equal(klen, strlen("/sgx/certification/v4/rootcacrl"));
-	assert_memory_equal(key, "/sgx/certification/v4/rootcacrl", klen);
-	/* pckcert paths run past 200 bytes: "h:" and the SHA-256. */
-	snprintf(path, sizeof(path), "/sgx/certification/v4/pckcert?"
-	    "encrypted_ppid=%0768d&cpusvn=%032d&pcesvn=0000&pceid=0000", 0, 0);
-	assert_int_equal(coll_pccs_key(path, key, &klen), 0);
-	assert_int_equal(klen, 34);
-	assert_memory_equal(key, "h:", 2);
-}
-
-static void
-pccs_binding(void **state)
-{
-	struct coll_pccs	 r;
-	struct intel_result	 v;
-	const char		*why;
-	char			 buf[200];
-
-	(void)state;
-	assert_int_equal(coll_pccs_parse("/tdx/certification/v4/tcb?fmspc="
-	    "00806F050000&update=standard", &r, &why), 0);
-	memset(&v, 0, sizeof(v));
-	v.tcb_evaluation_data_number = 17;
-	snprintf(v.fmspc, sizeof(v.fmspc), "00806f050000");
-	snprintf(v.id, sizeof(v.id), "TDX");
-	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), 0);
-	snprintf(v.id, sizeof(v.id), "SGX");
-	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
-	snprintf(v.id, sizeof(v.id), "TDX");
-	snprintf(v.fmspc, sizeof(v.fmspc), "00806F050001");
-	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
-	assert_int_equal(coll_pccs_parse("/tdx/certification/v4/qe/identity?"
-	    "update=standard", &r, &why), 0);
-	snprintf(v.id, sizeof(v.id), "QE");
-	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), -1);
-	snprintf(v.id, sizeof(v.id), "TD_QE");
-	assert_int_equal(coll_pccs_binds(&r, &v, buf, sizeof(buf)), 0);
-}
-
-static void
 quote_tdx(void **state)
 {
 	struct coll_quote	 q;
@@ -156,10 +59,10 @@ quote_tdx(void **state)
 	    "/tdx/certification/v4/tcb?fmspc=B0C06F000000&update=standard");
 	/* Every path is one the daemon stores. */
 	while (n-- > 0) {
-		struct coll_pccs	 r;
-		const char		*why;
+		struct pccs_req	 r;
+		const char	*why;
 
-		assert_int_equal(coll_pccs_parse(paths[n], &r, &why), 0);
+		assert_int_equal(pccs_parse_stored(paths[n], &r, &why), 0);
 	}
 	/*
 	 * Cut anywhere inside the signature data (it ends at byte 4936; the
@@ -243,9 +146,6 @@ int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
-		cmocka_unit_test(pccs_canonical_only),
-		cmocka_unit_test(pccs_keys),
-		cmocka_unit_test(pccs_binding),
 		cmocka_unit_test(quote_tdx),
 		cmocka_unit_test(quote_sgx),
 		cmocka_unit_test(snp_reports),

@@ -1,5 +1,5 @@
 /* The AMD KDS kind: typed requests, chains to the pinned ARK, immutable VCEKs kept without refresh traffic. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include "attest/amd.h"
 #include "attest/amd_chains.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

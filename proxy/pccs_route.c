@@ -1,5 +1,5 @@
 /* The Intel PCS/PCCS kind: typed requests, signatures checked against the pinned root, vendor bytes served as sent. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 
 #include "attest/intel.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

@@ -1,4 +1,4 @@
-/* Unit tests for proxy/config.c: defaults, the JSON file, positions, setters. */
+/* Unit tests for entry/config.c and entry/config_pos.c: defaults, the JSON file, positions, setters. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/config.h"
+#include "entry/config.h"
 
 #define NAME	"stapled.json"
 

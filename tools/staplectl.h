@@ -14,7 +14,7 @@
 #include "entry/config.h"
 #include "tools/bundle.h"
 
-#define CTL_MAX_CONFIG_BYTES	(1024 * 1024)	/* a PEM file: 16 times this */
+#define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
 #define CTL_MAX_LIST		64	/* inputs, upstreams */
 #define CTL_POOL_PREFIX		"pool/"
 

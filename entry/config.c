@@ -536,6 +536,7 @@ enum cfg_type {
 
 /* The same default in every section that accepts the key. */
 #define DEF_ALL(v)	{ v, v, v, v, v }
+_Static_assert(CFG_NSECTIONS == 5, "DEF_ALL names one value per section");
 
 typedef int cfg_check_fn(const char *, char *, size_t);
 
@@ -783,6 +784,7 @@ config_defaults(struct config *cfg)
 		table_defaults(&service_table, section(cfg, svc), svc);
 }
 
+/* verify_nonce's default, for an upstream given as a URL (the same in every service). */
 static int
 upstream_default_nonce(void)
 {

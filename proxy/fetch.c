@@ -1,6 +1,5 @@
 /* Upstream fetch: curl multi inside the libevent loop, with failover, hedging, health and single flight. */
-/* <config.h>, not "config.h": proxy/config.h would shadow autoconf's header. */
-#include <config.h>
+#include "config.h"
 
 #include <sys/queue.h>
 

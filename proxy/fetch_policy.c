@@ -1,6 +1,5 @@
 /* Failover policy without I/O: status classes, cooldown lengths and Retry-After. */
-/* <config.h>, not "config.h": proxy/config.h would shadow autoconf's header. */
-#include <config.h>
+#include "config.h"
 
 #include <ctype.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* HTTP front: a small HTTP/1.1 server (keep-alive, Content-Length bodies), routing, /healthz, /readyz, /metrics. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <sys/queue.h>
 #include <sys/resource.h>
@@ -24,7 +24,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/kds_route.h"

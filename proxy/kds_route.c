@@ -1,5 +1,5 @@
 /* AMD KDS on the wire: client requests to entry/kds.c's canonical paths, answers judged by kds_admit, entries served. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <event2/buffer.h>
 
 #include "cache/store.h"
+#include "entry/config.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
 #include "proxy/http.h"

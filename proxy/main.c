@@ -1,5 +1,5 @@
 /* stapled: serve vendor-signed attestation objects from a verified cache. Never forks. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +18,7 @@
 #endif
 
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"

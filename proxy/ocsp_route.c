@@ -1,5 +1,5 @@
 /* The OCSP kind: request keys, verification before storing, DER answers, tryLater when nothing is valid. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

@@ -1,5 +1,5 @@
 /* The Intel PCS/PCCS wire: requests parsed and answers judged by entry/pccs.c, vendor bytes served as sent, the API key kept here. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 
 #include "attest/intel.h"
 #include "cache/store.h"
+#include "entry/config.h"
 #include "entry/pccs.h"
-#include "proxy/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

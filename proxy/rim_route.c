@@ -1,5 +1,5 @@
 /* The RIM kind: id checked first, envelope and KeyInfo chain verified, kept a month, served stale when upstreams fail. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

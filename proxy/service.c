@@ -1,5 +1,5 @@
 /* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
-#include "proxy/config.h"
+#include "entry/config.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"

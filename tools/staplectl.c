@@ -61,8 +61,6 @@ main(int argc, char *argv[])
 	int		 ch, rv;
 
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.skew_s = CTL_DEFAULT_SKEW_S;
-	ctl.rim_retention_s = CTL_RIM_RETENTION_S;
 	ctl.now = time(NULL);
 	while ((ch = getopt_long(argc, argv, "+C:f:hV", opts, NULL)) != -1) {
 		switch (ch) {
@@ -92,13 +90,11 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return CTL_USAGE;
 	}
-	if (ctl.config_file != NULL &&
-	    (rv = ctl_load_config(&ctl, ctl.config_file)) != CTL_OK)
+	/* A file stapled -n refuses stops every command, as it stops stapled. */
+	if ((rv = ctl_load_config(&ctl, ctl.config_file)) != CTL_OK)
 		goto out;
 	/* -C wins over the config file's cache_dir, as stapled's flags do. */
-	ctl.cache_dir = cache_dir != NULL ? cache_dir :
-	    ctl.conf_cache_dir != NULL ? ctl.conf_cache_dir :
-	    CTL_DEFAULT_CACHE_DIR;
+	ctl.cache_dir = cache_dir != NULL ? cache_dir : ctl.conf.cache_dir;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[0], cmds[i].name) == 0)
 			break;

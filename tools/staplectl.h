@@ -11,14 +11,12 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
+#include "entry/config.h"
 #include "tools/bundle.h"
 
-#define CTL_DEFAULT_CACHE_DIR	"/var/lib/stapled"
-#define CTL_DEFAULT_SKEW_S	60	/* as stapled's ocsp.skew_s */
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
-#define CTL_MAX_LIST		64	/* anchors, intermediates, upstreams */
+#define CTL_MAX_LIST		64	/* inputs, upstreams */
 #define CTL_POOL_PREFIX		"pool/"
-#define CTL_RIM_RETENTION_S	(30L * 24 * 3600)	/* as stapled's rim.retention_s */
 
 /* Exit codes a script can rely on (docs/staplectl.8). */
 enum ctl_exit {
@@ -30,27 +28,10 @@ enum ctl_exit {
 };
 
 struct ctl {
-	const char	*cache_dir;
+	const char	*cache_dir;	/* -C, else conf.cache_dir */
 	const char	*config_file;
 	int		 json;
-	size_t		 map_bytes;
-	long		 skew_s;
-	char		*conf_cache_dir;		/* owned */
-	char		*anchors[CTL_MAX_LIST];		/* ocsp.anchors */
-	size_t		 nanchors;
-	char		*intermediates[CTL_MAX_LIST];	/* ocsp.intermediates */
-	size_t		 nintermediates;
-	char		*ocsp_upstreams[CTL_MAX_LIST];	/* ocsp.upstreams urls */
-	size_t		 nocsp_upstreams;
-	char		*rim_upstreams[CTL_MAX_LIST];	/* rim.upstreams urls */
-	size_t		 nrim_upstreams;
-	char		*pccs_upstreams[CTL_MAX_LIST];	/* pccs.upstreams urls */
-	size_t		 npccs_upstreams;
-	char		*kds_upstreams[CTL_MAX_LIST];	/* amd_kds.upstreams urls */
-	size_t		 nkds_upstreams;
-	char		*rim_anchors[CTL_MAX_LIST];	/* rim.anchors */
-	size_t		 nrim_anchors;
-	long		 rim_retention_s;		/* rim.retention_s */
+	struct config	 conf;		/* the defaults, then -f's file, as stapled's */
 	struct cache	*cache;
 	int		 cache_readonly;
 	time_t		 now;
@@ -75,7 +56,12 @@ ctl_cmd_fn	cmd_manifest, cmd_fetch, cmd_prefetch, cmd_export_rim_store;
 /* Messages to stderr, "staplectl: " first. */
 void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 
-/* -f: read the keys staplectl needs from a stapled config; CTL_* code. */
+/*
+ * The configuration into ctl->conf: the defaults, then the file at path
+ * (NULL: none), checked as stapled -n checks it (entry/config.h). CTL_OK;
+ * CTL_USAGE when the file is refused, CTL_NOFILE when it cannot be read,
+ * after saying stapled's message ("file:line:column: message").
+ */
 int	ctl_load_config(struct ctl *, const char *path);
 void	ctl_free(struct ctl *);
 

@@ -60,7 +60,7 @@ check_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 		    "CertID key (swapped or edited entry)");
 	memset(&o, 0, sizeof(o));
 	o.now = now;
-	o.skew_s = ctl->skew_s;
+	o.skew_s = ctl->conf.ocsp.skew_s;
 	if (ocsp_verify(t->ocsp, e->response, e->response_len, &req, &o,
 	    &r) != 0) {
 		if (r.verdict == OCSP_UNVERIFIABLE)
@@ -118,7 +118,7 @@ check_rim(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	c->meta.kind = CACHE_KIND_RIM;
 	c->meta.this_update = e->this_update > 0 && e->this_update <= now ?
 	    e->this_update : now;
-	c->meta.next_update = now + ctl->rim_retention_s;
+	c->meta.next_update = now + config_retention_s(&ctl->conf.rim);
 	c->meta.produced_at = c->meta.this_update;
 	return 1;
 }

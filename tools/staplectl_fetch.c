@@ -28,10 +28,6 @@
 #define FETCH_CONNECT_MS	5000L
 #define FETCH_TIMEOUT_MS	30000L
 #define FETCH_NONCE_BYTES	16
-#define DEFAULT_OCSP_URL	"https://ocsp.ndis.nvidia.com"
-#define DEFAULT_RIM_URL		"https://rim.attestation.nvidia.com"
-#define DEFAULT_PCCS_URL	"https://api.trustedservices.intel.com"
-#define DEFAULT_KDS_URL		"https://kdsintf.amd.com"
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
 /* ---- manifest ------------------------------------------------------------ */
@@ -523,20 +519,38 @@ haul_take(struct haul *h, struct ctl_fetched *cf)
 	return CTL_OK;
 }
 
-/* Flags win over the config file's upstreams; then the vendor's own endpoint. */
-static void
-ups_default(char **ups, size_t *n, char *const *conf, size_t nconf,
-    const char *def)
+/* Flags win over the configuration's upstreams (the file's, else the vendor's own endpoint). */
+static int
+ups_default(char **ups, size_t *n, const struct config *conf,
+    enum config_svc svc)
 {
-	size_t	i;
+	const struct config_service	*s = config_service(conf, svc);
+	size_t				 i;
 
 	if (*n > 0)
-		return;
-	for (i = 0; i < nconf; i++)
-		ups[i] = conf[i];
-	*n = nconf;
-	if (*n == 0)
-		ups[(*n)++] = (char *)def;
+		return CTL_OK;
+	if (s->nupstreams > CTL_MAX_LIST) {
+		ctl_warnx("%s.upstreams: more than %d", config_svc_str[svc],
+		    CTL_MAX_LIST);
+		return CTL_USAGE;
+	}
+	for (i = 0; i < s->nupstreams; i++)
+		ups[i] = s->upstreams[i].url;
+	*n = s->nupstreams;
+	return CTL_OK;
+}
+
+/* The four services' upstreams at once; CTL_OK or CTL_USAGE (said why). */
+static int
+ups_defaults(struct ctl *ctl, char **oups, size_t *no, char **rups,
+    size_t *nr, char **pups, size_t *np, char **kups, size_t *nk)
+{
+	if (ups_default(oups, no, &ctl->conf, CONFIG_SVC_OCSP) != CTL_OK ||
+	    ups_default(rups, nr, &ctl->conf, CONFIG_SVC_RIM) != CTL_OK ||
+	    ups_default(pups, np, &ctl->conf, CONFIG_SVC_PCCS) != CTL_OK ||
+	    ups_default(kups, nk, &ctl->conf, CONFIG_SVC_KDS) != CTL_OK)
+		return CTL_USAGE;
+	return CTL_OK;
 }
 
 /* Ask each upstream in order until one answer verifies. */
@@ -900,8 +914,9 @@ fetch_usage(FILE *f)
 	    "\nCertIDs are asked in each --hash algorithm (all three by "
 	    "default)."
 	    "\nFlags win over the -f file's ocsp, rim, pccs and amd_kds "
-	    "upstreams; defaults:\n" DEFAULT_OCSP_URL ", " DEFAULT_RIM_URL ",\n"
-	    DEFAULT_PCCS_URL ", " DEFAULT_KDS_URL ".\n");
+	    "upstreams; defaults:\n" CONFIG_DEFAULT_OCSP_UPSTREAM ", "
+	    CONFIG_DEFAULT_RIM_UPSTREAM ",\n" CONFIG_DEFAULT_PCCS_UPSTREAM ", "
+	    CONFIG_DEFAULT_KDS_UPSTREAM ".\n");
 }
 
 /*
@@ -1067,14 +1082,9 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		fetch_usage(stderr);
 		return CTL_USAGE;
 	}
-	ups_default(oups, &no, ctl->ocsp_upstreams, ctl->nocsp_upstreams,
-	    DEFAULT_OCSP_URL);
-	ups_default(rups, &nr, ctl->rim_upstreams, ctl->nrim_upstreams,
-	    DEFAULT_RIM_URL);
-	ups_default(pups, &np, ctl->pccs_upstreams, ctl->npccs_upstreams,
-	    DEFAULT_PCCS_URL);
-	ups_default(kups, &nk, ctl->kds_upstreams, ctl->nkds_upstreams,
-	    DEFAULT_KDS_URL);
+	if ((rv = ups_defaults(ctl, oups, &no, rups, &nr, pups, &np, kups,
+	    &nk)) != CTL_OK)
+		return rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
 	if ((rv = read_manifest(mpath, m, &ocsp, &root)) != CTL_OK)
@@ -1145,14 +1155,9 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
 	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;
-	ups_default(oups, &no, ctl->ocsp_upstreams, ctl->nocsp_upstreams,
-	    DEFAULT_OCSP_URL);
-	ups_default(rups, &nr, ctl->rim_upstreams, ctl->nrim_upstreams,
-	    DEFAULT_RIM_URL);
-	ups_default(pups, &np, ctl->pccs_upstreams, ctl->npccs_upstreams,
-	    DEFAULT_PCCS_URL);
-	ups_default(kups, &nk, ctl->kds_upstreams, ctl->nkds_upstreams,
-	    DEFAULT_KDS_URL);
+	if ((rv = ups_defaults(ctl, oups, &no, rups, &nr, pups, &np, kups,
+	    &nk)) != CTL_OK)
+		return rv;
 	if ((m = evidence_manifest_new()) == NULL ||
 	    (coll = json_object()) == NULL) {
 		rv = CTL_REJECTED;

@@ -369,7 +369,7 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 		if (reqlen > 0 && ocsp_req_parse(reqd, reqlen, &req, &why) == 0) {
 			memset(&vo, 0, sizeof(vo));
 			vo.now = ctl->now;
-			vo.skew_s = ctl->skew_s;
+			vo.skew_s = ctl->conf.ocsp.skew_s;
 			ocsp_verify(t.ocsp, resp, resplen, &req, &vo, &r);
 			json_object_set_new(o, "verifies_now", json_string(
 			    r.verdict == OCSP_OK ? "ok" : r.detail));

@@ -1,4 +1,4 @@
-/* staplectl's shared plumbing: the config file, the cache, the trust store and the cache's intermediate pool. */
+/* staplectl's shared plumbing: the configuration (read by entry/config.c), the cache, the trust store and the cache's intermediate pool. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -181,198 +179,31 @@ ctl_output_abort(struct ctl_output *o)
 
 /* ---- the config file ---------------------------------------------------- */
 
-static int
-conf_strings(const char *path, const char *name, json_t *v, char **list,
-    size_t *n)
-{
-	json_t	*e;
-	size_t	 i, cnt;
-
-	cnt = json_is_array(v) ? json_array_size(v) : 1;
-	for (i = 0; i < cnt; i++) {
-		e = json_is_array(v) ? json_array_get(v, i) : v;
-		if (!json_is_string(e)) {
-			ctl_warnx("%s: %s: must be a string or a list of "
-			    "strings", path, name);
-			return -1;
-		}
-		if (*n >= CTL_MAX_LIST) {
-			ctl_warnx("%s: %s: more than %d", path, name,
-			    CTL_MAX_LIST);
-			return -1;
-		}
-		if ((list[(*n)++] = strdup(json_string_value(e))) == NULL)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * "upstreams" as stapled takes them (proxy/config.c ld_upstreams): a URL,
- * or a non-empty list of URLs and {"url", "name", "verify_nonce"} objects.
- * Only the URLs are kept; staplectl names no upstream and sends no nonce
- * check of its own.
- */
-static int
-conf_upstreams(const char *path, const char *name, json_t *v, char **list,
-    size_t *n)
-{
-	const char	*k, *url;
-	json_t		*e, *f;
-	size_t		 i, cnt;
-
-	if (!json_is_string(v) && !json_is_array(v)) {
-		ctl_warnx("%s: %s: must be a URL string or a list", path, name);
-		return -1;
-	}
-	if ((cnt = json_is_array(v) ? json_array_size(v) : 1) == 0) {
-		ctl_warnx("%s: %s: at least one upstream is required", path,
-		    name);
-		return -1;
-	}
-	for (i = 0; i < cnt; i++) {
-		e = json_is_array(v) ? json_array_get(v, i) : v;
-		if (json_is_object(e)) {
-			json_object_foreach(e, k, f) {
-				if ((strcmp(k, "url") == 0 ||
-				    strcmp(k, "name") == 0) && json_is_string(f))
-					continue;
-				if (strcmp(k, "verify_nonce") == 0 &&
-				    json_is_boolean(f))
-					continue;
-				ctl_warnx("%s: %s[%zu]: %s: unknown key or "
-				    "wrong type", path, name, i, k);
-				return -1;
-			}
-			e = json_object_get(e, "url");
-			if (e == NULL) {
-				ctl_warnx("%s: %s[%zu]: missing key \"url\"",
-				    path, name, i);
-				return -1;
-			}
-		} else if (!json_is_string(e)) {
-			ctl_warnx("%s: %s[%zu]: must be a URL string or an "
-			    "object", path, name, i);
-			return -1;
-		}
-		url = json_string_value(e);
-		if (strncasecmp(url, "http://", 7) != 0 &&
-		    strncasecmp(url, "https://", 8) != 0) {
-			ctl_warnx("%s: %s: %s: URL must start with http:// or "
-			    "https://", path, name, url);
-			return -1;
-		}
-		if (*n >= CTL_MAX_LIST) {
-			ctl_warnx("%s: %s: more than %d", path, name,
-			    CTL_MAX_LIST);
-			return -1;
-		}
-		if ((list[(*n)++] = strdup(url)) == NULL)
-			return -1;
-	}
-	return 0;
-}
-
-/* Only the keys staplectl uses; stapled -n checks the rest. */
 int
 ctl_load_config(struct ctl *ctl, const char *path)
 {
-	json_error_t	 je;
-	json_t		*root, *o, *v;
-	int		 rv = CTL_USAGE;
+	char	err[1024];
 
-	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		if (je.line <= 0) {
-			ctl_warnx("%s: %s", path, je.text);
-			return CTL_NOFILE;
-		}
-		ctl_warnx("%s:%d:%d: %s", path, je.line, je.column, je.text);
+	config_free(&ctl->conf);
+	config_defaults(&ctl->conf);
+	if (path != NULL &&
+	    config_load_file(&ctl->conf, path, err, sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
+		return errno == EINVAL ? CTL_USAGE : CTL_NOFILE;
+	}
+	if (config_validate(&ctl->conf, err, sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
 		return CTL_USAGE;
 	}
-	if (!json_is_object(root)) {
-		ctl_warnx("%s: not a JSON object", path);
-		goto out;
-	}
-	if ((v = json_object_get(root, "cache_dir")) != NULL) {
-		if (!json_is_string(v)) {
-			ctl_warnx("%s: cache_dir: must be a string", path);
-			goto out;
-		}
-		free(ctl->conf_cache_dir);
-		if ((ctl->conf_cache_dir = strdup(json_string_value(v))) == NULL)
-			goto out;
-	}
-	if ((v = json_object_get(root, "map_size_mb")) != NULL &&
-	    json_is_integer(v) && json_integer_value(v) > 0)
-		ctl->map_bytes = (size_t)json_integer_value(v) << 20;
-	if ((o = json_object_get(root, "ocsp")) != NULL && json_is_object(o)) {
-		if ((v = json_object_get(o, "anchors")) != NULL &&
-		    conf_strings(path, "ocsp.anchors", v, ctl->anchors,
-		    &ctl->nanchors) == -1)
-			goto out;
-		if ((v = json_object_get(o, "intermediates")) != NULL &&
-		    conf_strings(path, "ocsp.intermediates", v,
-		    ctl->intermediates, &ctl->nintermediates) == -1)
-			goto out;
-		if ((v = json_object_get(o, "upstreams")) != NULL &&
-		    conf_upstreams(path, "ocsp.upstreams", v, ctl->ocsp_upstreams,
-		    &ctl->nocsp_upstreams) == -1)
-			goto out;
-		if ((v = json_object_get(o, "skew_s")) != NULL &&
-		    json_is_integer(v))
-			ctl->skew_s = (long)json_integer_value(v);
-	}
-	if ((o = json_object_get(root, "rim")) != NULL && json_is_object(o)) {
-		if ((v = json_object_get(o, "upstreams")) != NULL &&
-		    conf_upstreams(path, "rim.upstreams", v, ctl->rim_upstreams,
-		    &ctl->nrim_upstreams) == -1)
-			goto out;
-		if ((v = json_object_get(o, "anchors")) != NULL &&
-		    conf_strings(path, "rim.anchors", v, ctl->rim_anchors,
-		    &ctl->nrim_anchors) == -1)
-			goto out;
-		if ((v = json_object_get(o, "retention_s")) != NULL &&
-		    json_is_integer(v) && json_integer_value(v) > 0)
-			ctl->rim_retention_s = (long)json_integer_value(v);
-	}
-	if ((o = json_object_get(root, "pccs")) != NULL && json_is_object(o) &&
-	    (v = json_object_get(o, "upstreams")) != NULL &&
-	    conf_upstreams(path, "pccs.upstreams", v, ctl->pccs_upstreams,
-	    &ctl->npccs_upstreams) == -1)
-		goto out;
-	if ((o = json_object_get(root, "amd_kds")) != NULL &&
-	    json_is_object(o) && (v = json_object_get(o, "upstreams")) != NULL &&
-	    conf_upstreams(path, "amd_kds.upstreams", v, ctl->kds_upstreams,
-	    &ctl->nkds_upstreams) == -1)
-		goto out;
-	rv = CTL_OK;
- out:
-	json_decref(root);
-	return rv;
+	return CTL_OK;
 }
 
 void
 ctl_free(struct ctl *ctl)
 {
-	size_t	i;
-
 	cache_close(ctl->cache);
 	ctl->cache = NULL;
-	free(ctl->conf_cache_dir);
-	for (i = 0; i < ctl->nanchors; i++)
-		free(ctl->anchors[i]);
-	for (i = 0; i < ctl->nintermediates; i++)
-		free(ctl->intermediates[i]);
-	for (i = 0; i < ctl->nocsp_upstreams; i++)
-		free(ctl->ocsp_upstreams[i]);
-	for (i = 0; i < ctl->nrim_upstreams; i++)
-		free(ctl->rim_upstreams[i]);
-	for (i = 0; i < ctl->nrim_anchors; i++)
-		free(ctl->rim_anchors[i]);
-	for (i = 0; i < ctl->npccs_upstreams; i++)
-		free(ctl->pccs_upstreams[i]);
-	for (i = 0; i < ctl->nkds_upstreams; i++)
-		free(ctl->kds_upstreams[i]);
+	config_free(&ctl->conf);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -392,7 +223,7 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 		ctl_warnx("cache %s: %s", ctl->cache_dir, strerror(errno));
 		return CTL_NOFILE;
 	}
-	ctl->cache = cache_open(ctl->cache_dir, ctl->map_bytes, readonly, err,
+	ctl->cache = cache_open(ctl->cache_dir, ctl->conf.map_size, readonly, err,
 	    sizeof(err));
 	if (ctl->cache == NULL) {
 		ctl_warnx("%s", err);
@@ -503,7 +334,7 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 		return CTL_REJECTED;
 	}
 	/* As stapled: configured anchors replace the pinned roots. */
-	if (ctl->nanchors == 0) {
+	if (ctl->conf.ocsp.nanchors == 0) {
 		if (ocsp_trust_add_builtin_anchors(t->ocsp) <= 0) {
 			ctl_warnx("the built-in anchors do not load");
 			return CTL_REJECTED;
@@ -512,8 +343,8 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 			stack_add_pem(t->anchors, nvidia_anchors[i].pem,
 			    strlen(nvidia_anchors[i].pem));
 	}
-	for (i = 0; i < ctl->nanchors; i++)
-		if ((rc = trust_file(t, ctl->anchors[i], 1)) != CTL_OK)
+	for (i = 0; i < ctl->conf.ocsp.nanchors; i++)
+		if ((rc = trust_file(t, ctl->conf.ocsp.anchors[i], 1)) != CTL_OK)
 			return rc;
 	if (ocsp_trust_add_builtin_pool(t->ocsp) < 0) {
 		ctl_warnx("the built-in intermediates do not load");
@@ -522,8 +353,9 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 	for (i = 0; i < nvidia_pool_count; i++)
 		stack_add_pem(t->pool, nvidia_pool[i].pem,
 		    strlen(nvidia_pool[i].pem));
-	for (i = 0; i < ctl->nintermediates; i++)
-		if ((rc = trust_file(t, ctl->intermediates[i], 0)) != CTL_OK)
+	for (i = 0; i < ctl->conf.ocsp.nintermediates; i++)
+		if ((rc = trust_file(t, ctl->conf.ocsp.intermediates[i], 0)) !=
+		    CTL_OK)
 			return rc;
 	if (with_cache && ctl->cache != NULL &&
 	    cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_cb, t) == -1) {
@@ -543,17 +375,17 @@ ctl_rim_trust(struct ctl *ctl)
 
 	if ((rt = rim_trust_new()) == NULL)
 		return NULL;
-	if (ctl->nrim_anchors == 0 && rim_trust_add_builtin(rt) == -1)
+	if (ctl->conf.rim.nanchors == 0 && rim_trust_add_builtin(rt) == -1)
 		goto fail;
-	for (i = 0; i < ctl->nrim_anchors; i++) {
-		if (ctl_read_file(ctl->rim_anchors[i], CTL_MAX_CONFIG_BYTES,
+	for (i = 0; i < ctl->conf.rim.nanchors; i++) {
+		if (ctl_read_file(ctl->conf.rim.anchors[i], CTL_MAX_CONFIG_BYTES,
 		    &buf, &len, err, sizeof(err)) == -1) {
 			ctl_warnx("rim.anchors: %s", err);
 			goto fail;
 		}
 		if (rim_trust_add_anchors_pem(rt, (char *)buf, len) <= 0) {
 			ctl_warnx("rim.anchors: %s: no PEM certificate",
-			    ctl->rim_anchors[i]);
+			    ctl->conf.rim.anchors[i]);
 			free(buf);
 			goto fail;
 		}

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/config.h"
+#include "entry/config.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

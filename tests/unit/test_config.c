@@ -1,4 +1,4 @@
-/* Unit tests for proxy/config.c: defaults, the JSON file, positions, setters. */
+/* Unit tests for entry/config.c and entry/config_pos.c: defaults, the JSON file, positions, setters. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/config.h"
+#include "entry/config.h"
 
 #define NAME	"stapled.json"
 
@@ -681,6 +681,208 @@ test_load_file(void **state)
 	config_free(&cfg);
 }
 
+/* Which service sections take which keys: the table must say what stapled always said. */
+static void
+test_service_acceptance(void **state)
+{
+	static const struct {
+		const char	*key;
+		const char	*value;
+		unsigned	 in;	/* bit per enum config_svc */
+	} keys[] = {
+#define ALL	0xfu
+#define BIT(s)	(1u << (s))
+		{ "upstreams", "\"https://u.example\"", ALL },
+		{ "anchors", "[\"/a.pem\"]", BIT(CONFIG_SVC_OCSP) | BIT(CONFIG_SVC_RIM) },
+		{ "intermediates", "\"/i.pem\"", BIT(CONFIG_SVC_OCSP) },
+		{ "paths", "[\"/p\"]", BIT(CONFIG_SVC_OCSP) },
+		{ "mode", "\"upstream_first\"", ALL },
+		{ "hedge_ms", "0", ALL },
+		{ "connect_timeout_ms", "1", ALL },
+		{ "timeout_ms", "300000", ALL },
+		{ "client_budget_ms", "25000", ALL },
+		{ "skew_s", "0", ALL },
+		{ "refresh", "{\"fraction\": 0.05, \"jitter\": 0.5}", ALL },
+		{ "idle_expire_s", "60", ALL },
+		{ "rate_limit_per_s", "0.5", ALL },
+		{ "shuffle", "true", ALL },
+		{ "negative_ttl_s", "3600", ALL },
+		{ "pacing_ms", "600000", ALL },
+		{ "retention_s", "0", BIT(CONFIG_SVC_RIM) },
+		{ "api_key_file", "\"/k\"", BIT(CONFIG_SVC_PCCS) },
+		/* Top-level and upstream keys are not service keys. */
+		{ "listen", "\"127.0.0.1:1\"", 0 },
+		{ "cache_dir", "\"/c\"", 0 },
+		{ "url", "\"https://u.example\"", 0 },
+		{ "verify_nonce", "false", 0 },
+		{ "fraction", "0.5", 0 },
+#undef ALL
+#undef BIT
+	};
+	struct config	cfg;
+	char		js[256], want[256];
+	size_t		i;
+	int		svc;
+
+	(void)state;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+			snprintf(js, sizeof(js), "{\"%s\": {\"%s\": %s}}",
+			    config_svc_str[svc], keys[i].key, keys[i].value);
+			if (keys[i].in & (1u << svc)) {
+				assert_int_equal(load(&cfg, js), 0);
+				config_free(&cfg);
+				continue;
+			}
+			snprintf(want, sizeof(want), NAME ":1:%zu: %s: unknown "
+			    "key \"%s\"", strlen(config_svc_str[svc]) + 7,
+			    config_svc_str[svc], keys[i].key);
+			load_fails(js, want);
+		}
+	/* And the other way round: service keys are unknown at the top. */
+	load_fails("{\"hedge_ms\": 1}", NAME ":1:2: unknown key \"hedge_ms\"");
+	load_fails("{\"upstreams\": \"https://a\"}",
+	    NAME ":1:2: unknown key \"upstreams\"");
+	load_fails("{\"kds\": {}}", NAME ":1:2: unknown key \"kds\"");
+}
+
+/* An upstream object takes url, name and verify_nonce in every service, nothing else. */
+static void
+test_upstream_keys(void **state)
+{
+	struct config			 cfg;
+	const struct config_service	*s;
+	char				 js[256], want[256];
+	int				 svc;
+
+	(void)state;
+	for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": ["
+		    "{\"url\": \"https://a.example/x\", \"name\": \"a-1\", "
+		    "\"verify_nonce\": false}, {\"url\": \"https://a.example/y\"}, "
+		    "\"http://b.example:81\"]}}", config_svc_str[svc]);
+		assert_int_equal(load(&cfg, js), 0);
+		assert_non_null(s = config_service(&cfg, svc));
+		assert_int_equal(s->nupstreams, 3);
+		assert_string_equal(s->upstreams[0].name, "a-1");
+		assert_int_equal(s->upstreams[0].verify_nonce, 0);
+		assert_string_equal(s->upstreams[1].name, "a.example");
+		assert_int_equal(s->upstreams[1].verify_nonce, 1);
+		assert_string_equal(s->upstreams[2].name, "b.example:81");
+		assert_int_equal(s->upstreams[2].verify_nonce, 1);
+		config_free(&cfg);
+
+		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": [{\"url\": "
+		    "\"https://a\", \"shuffle\": true}]}}", config_svc_str[svc]);
+		snprintf(want, sizeof(want), NAME ":1:%zu: %s.upstreams[0]: "
+		    "unknown key \"shuffle\"", strlen(config_svc_str[svc]) + 42,
+		    config_svc_str[svc]);
+		load_fails(js, want);
+	}
+	load_fails("{\"pccs\": {\"upstreams\": [{\"url\": 1}]}}",
+	    NAME ":1:33: pccs.upstreams[0].url: must be a string");
+	load_fails("{\"rim\": {\"upstreams\": {\"url\": \"https://a\"}}}",
+	    NAME ":1:23: rim.upstreams: must be a URL string or a list");
+	load_fails("{\"amd_kds\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"name\": \"\"}]}}",
+	    NAME ":1:57: amd_kds.upstreams[0].name: \"\": name must have 1 to "
+	    "255 characters");
+	/* A refresh key is not an upstream key, nor a service key. */
+	load_fails("{\"ocsp\": {\"upstreams\": [{\"url\": \"https://a\", "
+	    "\"jitter\": 0}]}}",
+	    NAME ":1:46: ocsp.upstreams[0]: unknown key \"jitter\"");
+}
+
+/* The defaults, per service, come from the one table. */
+static void
+test_service_defaults(void **state)
+{
+	static const char *const url[CONFIG_SVC_MAX] = {
+		[CONFIG_SVC_OCSP] = "https://ocsp.ndis.nvidia.com",
+		[CONFIG_SVC_RIM] = "https://rim.attestation.nvidia.com",
+		[CONFIG_SVC_PCCS] = "https://api.trustedservices.intel.com",
+		[CONFIG_SVC_KDS] = "https://kdsintf.amd.com",
+	};
+	static const char *const name[CONFIG_SVC_MAX] = {
+		"ocsp", "rim", "pccs", "amd_kds"
+	};
+	struct config			 cfg;
+	const struct config_service	*s;
+	int				 svc;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_OCSP), &cfg.ocsp);
+	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_RIM), &cfg.rim);
+	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_PCCS), &cfg.pccs);
+	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_KDS), &cfg.amd_kds);
+	assert_null(config_service(&cfg, CONFIG_SVC_MAX));
+	for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+		s = config_service(&cfg, svc);
+		assert_string_equal(config_svc_str[svc], name[svc]);
+		assert_int_equal(s->nupstreams, 1);
+		assert_string_equal(s->upstreams[0].url, url[svc]);
+		assert_string_equal(s->upstreams[0].name, url[svc] + 8);
+		assert_int_equal(s->upstreams[0].verify_nonce, 1);
+		assert_int_equal(s->mode, MODE_CACHE_FIRST);
+		assert_int_equal(s->hedge_ms, 500);
+		assert_int_equal(s->connect_timeout_ms, 2000);
+		assert_int_equal(s->timeout_ms, 10000);
+		assert_int_equal(s->client_budget_ms, 5000);
+		assert_int_equal(s->skew_s, 60);
+		assert_true(s->refresh.fraction == 0.5);
+		assert_true(s->refresh.jitter == 0.1);
+		assert_int_equal(s->refresh.min_interval_s, 10);
+		assert_int_equal(s->refresh.max_interval_s, 43200);
+		assert_int_equal(s->idle_expire_s, 30L * 24 * 3600);
+		assert_true(s->rate_limit_per_s == 20);
+		assert_int_equal(s->shuffle, 0);
+		assert_int_equal(s->negative_ttl_s, 60);
+		assert_int_equal(s->pacing_ms, svc == CONFIG_SVC_KDS ? 10000 : 0);
+		assert_int_equal(s->retention_s,
+		    svc == CONFIG_SVC_RIM ? 30L * 24 * 3600 : 0);
+		assert_int_equal(s->nanchors + s->nintermediates + s->npaths, 0);
+		assert_null(s->api_key_file);
+	}
+	/* retention_s 0 means the default; any other value is itself. */
+	cfg.rim.retention_s = 0;
+	assert_int_equal(config_retention_s(&cfg.rim), 30L * 24 * 3600);
+	cfg.rim.retention_s = 60;
+	assert_int_equal(config_retention_s(&cfg.rim), 60);
+	config_free(&cfg);
+}
+
+/* errno tells a file that cannot be read from one whose content is refused. */
+static void
+test_load_errno(void **state)
+{
+	struct config	cfg;
+	char		path[] = "test_config.XXXXXX";
+	FILE		*f;
+	int		fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_non_null(f = fdopen(fd, "w"));
+	fputs("{\"ocsp\": {\"anchor\": []}}\n", f);
+	fclose(f);
+	config_defaults(&cfg);
+	errno = 0;
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof(err)), -1);
+	assert_int_equal(errno, EINVAL);
+	config_free(&cfg);
+	unlink(path);
+	config_defaults(&cfg);
+	errno = 0;
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof(err)), -1);
+	assert_int_equal(errno, ENOENT);
+	config_free(&cfg);
+	errno = 0;
+	assert_int_equal(load(&cfg, "{"), -1);
+	assert_int_equal(errno, EINVAL);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -701,6 +903,10 @@ main(void)
 		cmocka_unit_test(test_setters),
 		cmocka_unit_test(test_partial_free),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_service_acceptance),
+		cmocka_unit_test(test_upstream_keys),
+		cmocka_unit_test(test_service_defaults),
+		cmocka_unit_test(test_load_errno),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

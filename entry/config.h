@@ -1,9 +1,10 @@
-/* Configuration: embedded defaults, the JSON file, then command-line flags. */
-#ifndef PROXY_CONFIG_H
-#define PROXY_CONFIG_H
+/* The configuration model: one table of keys with their types, ranges, services and defaults; the JSON reader; the setters. */
+#ifndef ENTRY_CONFIG_H
+#define ENTRY_CONFIG_H
 
 #include <stddef.h>
 
+/* Defaults the command lines also print; the key table uses these. */
 #define CONFIG_DEFAULT_LISTEN		"127.0.0.1:8090"
 #define CONFIG_DEFAULT_CACHE_DIR	"/var/lib/stapled"
 #define CONFIG_DEFAULT_OCSP_UPSTREAM	"https://ocsp.ndis.nvidia.com"
@@ -16,6 +17,18 @@
 #define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
 #define CONFIG_MAX_TIMEOUT_S			3600
 #define CONFIG_MAX_CONNECTIONS			1048576
+/* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
+#define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
+
+/* The services, in the order of their sections; config_svc_str names them as the file does. */
+enum config_svc {
+	CONFIG_SVC_OCSP,
+	CONFIG_SVC_RIM,
+	CONFIG_SVC_PCCS,
+	CONFIG_SVC_KDS,
+	CONFIG_SVC_MAX
+};
+extern const char *const config_svc_str[CONFIG_SVC_MAX];	/* "ocsp" "rim" "pccs" "amd_kds" */
 
 enum config_mode { MODE_CACHE_FIRST = 0, MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
@@ -33,7 +46,7 @@ struct config_refresh {
 	long	max_interval_s;	/* 43200 */
 };
 
-/* One vendor service ("ocsp" now; "rim", "pccs", "amd_kds" share the shape). */
+/* One vendor service ("ocsp", "rim", "pccs", "amd_kds" share the shape). */
 struct config_service {
 	struct config_upstream	*upstreams;
 	size_t			 nupstreams;
@@ -75,24 +88,29 @@ struct config {
 	struct config_service	 amd_kds;
 };
 
-/* Fill every field with the embedded defaults. */
+/* Fill every field with the defaults of the key table (out of memory: config_validate says so). */
 void	config_defaults(struct config *);
 /*
  * Load a JSON file over the current values (defaults first). Unknown keys,
  * wrong types and out-of-range values are errors. On error returns -1 and
- * writes "file:line:column: message" into err; *cfg is then unspecified.
+ * writes "file:line:column: message" into err ("file: why" when it cannot
+ * be read); *cfg is then unspecified but config_free releases it. errno
+ * tells the two apart: that of the failing open or read (EFBIG: over
+ * CONFIG_MAX_FILE_BYTES) when the file could not be read, EINVAL when its
+ * content was refused.
  */
+#define CONFIG_MAX_FILE_BYTES	(1024 * 1024)
 int	config_load_file(struct config *, const char *path, char *err, size_t errlen);
-/* Same, from a buffer; `name` stands for the file in messages. */
+/* Same, from a buffer; `name` stands for the file in messages; errno EINVAL on error. */
 int	config_load_buffer(struct config *, const char *name, const char *buf,
 	    size_t len, char *err, size_t errlen);
-/* Cross-field checks after flags were applied ("listen: bad port"). */
+/* Cross-field checks after flags were applied ("listen: bad port"); 0 or -1 with err. */
 int	config_validate(const struct config *, char *err, size_t errlen);
-/* Setters used by the command line (each replaces the value it sets). */
+/* Setters used by the command line (each replaces the value it sets); 0 or -1. */
 int	config_set_upstreams(struct config_service *, char *const *urls, size_t n);
 int	config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals);
 int	config_set_str(char **dst, const char *val);
-void	config_free(struct config *);	/* accepts NULL members */
+void	config_free(struct config *);	/* accepts NULL members, and NULL */
 /*
  * Added for the command line: config_set_upstreams sets errno to EINVAL
  * (bad URL, or n == 0), EEXIST (two URLs give the same default name) or
@@ -101,5 +119,11 @@ void	config_free(struct config *);	/* accepts NULL members */
 int	config_check_url(const char *url, char *err, size_t errlen);
 /* Split "HOST:PORT" or "[V6]:PORT" (host without brackets); 0 or -1. */
 int	config_split_listen(const char *s, char *host, size_t hostlen, int *port);
+
+/* The section of one service (borrowed from cfg); NULL for a bad id. */
+const struct config_service *config_service(const struct config *,
+	    enum config_svc);
+/* How long a RIM is kept: rim.retention_s, its 0 meaning the default. */
+long	config_retention_s(const struct config_service *);
 
 #endif

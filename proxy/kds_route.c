@@ -10,7 +10,7 @@
 #include <event2/buffer.h>
 
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
 #include "proxy/http.h"

@@ -18,7 +18,7 @@
 #endif
 
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"

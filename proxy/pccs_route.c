@@ -15,7 +15,7 @@
 
 #include "attest/intel.h"
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "entry/pccs.h"
 #include "proxy/http.h"
 #include "proxy/log.h"

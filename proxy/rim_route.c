@@ -12,7 +12,7 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"

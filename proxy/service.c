@@ -10,7 +10,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"

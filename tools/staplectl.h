@@ -11,7 +11,7 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
-#include "entry/config.h"
+#include "entry/conf.h"
 #include "tools/bundle.h"
 
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
@@ -58,7 +58,7 @@ void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The configuration into ctl->conf: the defaults, then the file at path
- * (NULL: none), checked as stapled -n checks it (entry/config.h). CTL_OK;
+ * (NULL: none), checked as stapled -n checks it (entry/conf.h). CTL_OK;
  * CTL_USAGE when the file is refused, CTL_NOFILE when it cannot be read,
  * after saying stapled's message ("file:line:column: message").
  */

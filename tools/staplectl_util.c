@@ -1,4 +1,4 @@
-/* staplectl's shared plumbing: the configuration (read by entry/config.c), the cache, the trust store and the cache's intermediate pool. */
+/* staplectl's shared plumbing: the configuration (read by entry/conf.c), the cache, the trust store and the cache's intermediate pool. */
 #include "config.h"
 
 #include <sys/stat.h>

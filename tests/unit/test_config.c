@@ -1,4 +1,4 @@
-/* Unit tests for entry/config.c and entry/config_pos.c: defaults, the JSON file, positions, setters. */
+/* Unit tests for entry/conf.c and entry/conf_pos.c: defaults, the JSON file, positions, setters. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "entry/config.h"
+#include "entry/conf.h"
 
 #define NAME	"stapled.json"
 

@@ -1,6 +1,6 @@
 /* The configuration model: one table of keys with their types, ranges, services and defaults; the JSON reader; the setters. */
-#ifndef ENTRY_CONFIG_H
-#define ENTRY_CONFIG_H
+#ifndef ENTRY_CONF_H
+#define ENTRY_CONF_H
 
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /* Where a key or value of an already-parsed JSON text starts (line, column), for configuration messages. */
-#ifndef ENTRY_CONFIG_POS_H
-#define ENTRY_CONFIG_POS_H
+#ifndef ENTRY_CONF_POS_H
+#define ENTRY_CONF_POS_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* The configuration: one key table (types, ranges, services, defaults), the JSON reader over it, the setters and checks. */
-#include <config.h>	/* autoconf's; "config.h" here would be entry/config.h */
+#include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 
 #include <jansson.h>
 
-#include "entry/config.h"
-#include "entry/config_pos.h"
+#include "entry/conf.h"
+#include "entry/conf_pos.h"
 
 #define CONFIG_MAX_DEPTH	8
 #define CONFIG_MAX_NAME_BYTES	255

@@ -1,10 +1,10 @@
 /* The position scanner: line and column of a key or value in JSON text jansson already accepted. */
-#include <config.h>	/* autoconf's; "config.h" here would be entry/config.h */
+#include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 
 #include <ctype.h>
 #include <stddef.h>
 
-#include "entry/config_pos.h"
+#include "entry/conf_pos.h"
 
 #define JPOS_UTF8_MAX_BYTES	4
 

@@ -929,15 +929,52 @@ resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
 	return 0;
 }
 
+/* The listen backlog asked of the kernel (capped by net.core.somaxconn). */
+#define HTTP_LISTEN_BACKLOG	511
+
+/* Bind one "HOST:PORT" of listen. 0, or -1 with err naming it. */
+static int
+http_listen(struct http *h, const char *listen, char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	int			 sslen, port;
+	char			 host[256], addr[300];
+
+	if (h->nlis == HTTP_MAX_LISTENERS ||
+	    config_split_listen(listen, host, sizeof(host), &port) == -1) {
+		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
+		    "(at most %d addresses)", listen, HTTP_MAX_LISTENERS);
+		return -1;
+	}
+	snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
+	    host, port);
+	sslen = sizeof(ss);
+	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
+	    resolve(host, port, &ss, &sslen) == -1) {
+		snprintf(err, errlen, "listen: \"%s\": not an address of "
+		    "this host", listen);
+		return -1;
+	}
+	h->lis[h->nlis] = evconnlistener_new_bind(h->base, accept_cb, h,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+	    HTTP_LISTEN_BACKLOG, (struct sockaddr *)&ss, sslen);
+	if (h->lis[h->nlis] == NULL) {
+		snprintf(err, errlen, "listen: cannot bind %s: %s", listen,
+		    strerror(errno));
+		return -1;
+	}
+	evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
+	h->nlis++;
+	log_info("listening on %s", listen);
+	return 0;
+}
+
 struct http *
 http_new(struct event_base *base, char *const *listen, size_t n,
     http_handler_cb *handler, void *arg, char *err, size_t errlen)
 {
-	struct http		*h;
-	struct sockaddr_storage	 ss;
-	int			 sslen, port;
-	char			 host[256], addr[300];
-	size_t			 i;
+	struct http	*h;
+	size_t		 i;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		snprintf(err, errlen, "listen: out of memory");
@@ -956,34 +993,9 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 		snprintf(err, errlen, "listen: out of memory");
 		goto fail;
 	}
-	for (i = 0; i < n; i++) {
-		if (h->nlis == HTTP_MAX_LISTENERS ||
-		    config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
-			    "(at most %d addresses)", listen[i], HTTP_MAX_LISTENERS);
+	for (i = 0; i < n; i++)
+		if (http_listen(h, listen[i], err, errlen) == -1)
 			goto fail;
-		}
-		snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
-		    host, port);
-		sslen = sizeof(ss);
-		if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
-		    resolve(host, port, &ss, &sslen) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": not an address of "
-			    "this host", listen[i]);
-			goto fail;
-		}
-		h->lis[h->nlis] = evconnlistener_new_bind(base, accept_cb, h,
-		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-		    511, (struct sockaddr *)&ss, sslen);
-		if (h->lis[h->nlis] == NULL) {
-			snprintf(err, errlen, "listen: cannot bind %s: %s", listen[i],
-			    strerror(errno));
-			goto fail;
-		}
-		evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
-		h->nlis++;
-		log_info("listening on %s", listen[i]);
-	}
 	return h;
 fail:
 	http_free(h);

@@ -1,4 +1,4 @@
-/* Counters for /metrics (Prometheus text format); labels come from the enums' string tables. */
+/* The process-wide counters for /metrics and the rendering of the whole page (Prometheus text format); labels come from the enums' string tables. */
 #ifndef PROXY_METRICS_H
 #define PROXY_METRICS_H
 

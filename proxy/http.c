@@ -1,4 +1,4 @@
-/* HTTP front: a small HTTP/1.1 server (keep-alive, Content-Length bodies), routing, /healthz, /readyz, /metrics. */
+/* The HTTP/1.1 server: connections, keep-alive, Content-Length bodies, limits and deadlines; routing is router.c's. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -22,19 +22,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "attest/ocsp.h"
-#include "cache/store.h"
+#include "attest/util.h"
 #include "entry/conf.h"
-#include "proxy/fetch.h"
 #include "proxy/http.h"
-#include "proxy/kds_route.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/ocsp_route.h"
-#include "proxy/pccs_route.h"
-#include "proxy/refresh.h"
-#include "proxy/rim_route.h"
-#include "proxy/service.h"
 
 /*
  * Why not evhttp: on the hit path it re-arms epoll for every request and
@@ -50,7 +42,6 @@
  * byte), and the number of clients by max_connections.
  */
 
-#define HTTP_MAX_UPSTREAMS	64
 #define HTTP_MAX_HEADERS	64
 #define HTTP_MAX_LISTENERS	16
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
@@ -58,13 +49,13 @@
 #define HTTP_WARN_INTERVAL_S	60
 
 /* Where a connection is; each phase has its own deadline (conn_arm). */
-enum conn_phase {
-	PH_NONE,	/* not armed yet, or re-arm at the next conn_arm */
-	PH_HEADER,	/* the request line and headers: header_timeout_s */
-	PH_BODY,	/* the body, after the headers: body_timeout_s */
-	PH_PENDING,	/* being answered: no deadline of ours */
-	PH_SEND,	/* answers blocked in `out`: HTTP_SEND_TIMEOUT_S without progress */
-	PH_IDLE,	/* between requests: keepalive_timeout_s */
+enum http_phase {
+	HTTP_PH_NONE,	/* not armed yet, or re-arm at the next conn_arm */
+	HTTP_PH_HEADER,	/* the request line and headers: header_timeout_s */
+	HTTP_PH_BODY,	/* the body, after the headers: body_timeout_s */
+	HTTP_PH_PENDING,	/* being answered: no deadline of ours */
+	HTTP_PH_SEND,	/* answers blocked in `out`: HTTP_SEND_TIMEOUT_S without progress */
+	HTTP_PH_IDLE,	/* between requests: keepalive_timeout_s */
 };
 
 struct http_req {
@@ -104,7 +95,7 @@ struct conn {
 	int			 rd_paused;	/* read event removed (conn_update_read) */
 	int			 eof;		/* the client shut its side (or half of it) */
 	int			 body_wait;	/* headers parsed, body still arriving */
-	enum conn_phase		 phase;
+	enum http_phase		 phase;
 	unsigned long		 nreq;		/* requests answered */
 	unsigned long		 armed_nreq;	/* nreq when the deadline was set */
 	TAILQ_ENTRY(conn)	 entry;
@@ -112,9 +103,8 @@ struct conn {
 
 struct http {
 	struct event_base	*base;
-	struct gen		*gen;
-	struct refresh		*refresh;
-	struct cache		*cache;
+	http_handler_cb		*handler;
+	void			*handler_arg;
 	struct evconnlistener	*lis[HTTP_MAX_LISTENERS];
 	size_t			 nlis;
 	int			 stopping;
@@ -151,6 +141,18 @@ http_req_header(const struct http_req *r, const char *name)
 		if (strcasecmp(r->hname[i], name) == 0)
 			return r->hvalue[i];
 	return NULL;
+}
+
+const char *
+http_req_path(const struct http_req *r)
+{
+	return r->path;
+}
+
+const char *
+http_req_query(const struct http_req *r)
+{
+	return r->query;
 }
 
 const uint8_t *
@@ -260,8 +262,8 @@ conn_write(struct conn *c)
 		}
 		progress = 1;
 	}
-	if (progress && c->phase == PH_SEND)
-		c->phase = PH_NONE;	/* a blocked answer moved: its deadline restarts */
+	if (progress && c->phase == HTTP_PH_SEND)
+		c->phase = HTTP_PH_NONE;	/* a blocked answer moved: its deadline restarts */
 	if (c->close_after && evbuffer_get_length(c->out) == 0) {
 		conn_close(c);
 		return;
@@ -325,181 +327,7 @@ conn_fail(struct conn *c, int status, const char *reason)
 	http_error(&c->req, status, reason);
 }
 
-static void
-render_metrics(struct http *h, struct evbuffer *b)
-{
-	struct fetch_health	 fh[HTTP_MAX_UPSTREAMS];
-	struct refresh_stats	 rs;
-	struct fetch_pool	*pool;
-	time_t			 now = time(NULL);
-	size_t			 n, i, k, id;
-
-	metrics_render_counters(b);
-	refresh_stats(h->refresh, &rs);
-	evbuffer_add_printf(b,
-	    "# HELP stapled_cache_entries Stored entries by kind (last pass over the store).\n"
-	    "# TYPE stapled_cache_entries gauge\n");
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		evbuffer_add_printf(b, "stapled_cache_entries{kind=\"%s\"} %zu\n",
-		    cache_kind_str[k], rs.entries[k]);
-	evbuffer_add_printf(b,
-	    "# HELP stapled_earliest_next_update_seconds Seconds until the earliest nextUpdate of a valid entry (-1: none).\n"
-	    "# TYPE stapled_earliest_next_update_seconds gauge\n"
-	    "stapled_earliest_next_update_seconds %lld\n"
-	    "# HELP stapled_entries_expiring Valid entries whose nextUpdate is within 6 h.\n"
-	    "# TYPE stapled_entries_expiring gauge\n"
-	    "stapled_entries_expiring %zu\n"
-	    "# HELP stapled_entries_expired Entries past nextUpdate, no longer served.\n"
-	    "# TYPE stapled_entries_expired gauge\n"
-	    "stapled_entries_expired %zu\n"
-	    "# HELP stapled_refresh_backlog Entries due for refresh and not yet started.\n"
-	    "# TYPE stapled_refresh_backlog gauge\n"
-	    "stapled_refresh_backlog %zu\n"
-	    "# HELP stapled_refresh_inflight Refreshes in progress.\n"
-	    "# TYPE stapled_refresh_inflight gauge\n"
-	    "stapled_refresh_inflight %zu\n",
-	    rs.earliest_next_update ? (long long)(rs.earliest_next_update - now) : -1LL,
-	    rs.expiring, rs.expired, rs.backlog, rs.inflight);
-	if (h->gen == NULL)
-		return;
-	evbuffer_add_printf(b,
-	    "# HELP stapled_upstream_up Whether an upstream is out of cooldown.\n"
-	    "# TYPE stapled_upstream_up gauge\n"
-	    "# HELP stapled_upstream_requests_total Upstream exchanges started.\n"
-	    "# TYPE stapled_upstream_requests_total counter\n"
-	    "# HELP stapled_upstream_failures_total Upstream failures by reason.\n"
-	    "# TYPE stapled_upstream_failures_total counter\n");
-	for (id = 0; id < SVC_MAX; id++) {
-		pool = svc_pool(gen_svc(h->gen, id));
-		n = fetch_pool_health(pool, fh, HTTP_MAX_UPSTREAMS);
-		for (i = 0; i < n; i++) {
-			evbuffer_add_printf(b,
-			    "stapled_upstream_up{service=\"%s\",upstream=\"%s\"} %d\n"
-			    "stapled_upstream_requests_total{service=\"%s\",upstream=\"%s\"} %lu\n",
-			    fetch_pool_service(pool), fh[i].name, fh[i].up,
-			    fetch_pool_service(pool), fh[i].name, fh[i].requests);
-			for (k = 1; k < FETCH_ERR_MAX; k++)
-				evbuffer_add_printf(b,
-				    "stapled_upstream_failures_total{service=\"%s\",upstream=\"%s\",reason=\"%s\"} %lu\n",
-				    fetch_pool_service(pool), fh[i].name,
-				    fetch_err_str[k], fh[i].failures[k]);
-		}
-	}
-}
-
-/* ---- operations endpoints and routing -------------------------------------- */
-
-static void
-reply_text(struct http_req *req, int code, const char *reason, const char *text)
-{
-	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
-	evbuffer_add(http_resp_body(req), text, strlen(text));
-	http_reply(req, code, reason);
-}
-
-static void
-handle_ops(struct http *h, struct http_req *req, const char *path)
-{
-	if (strcmp(path, "/healthz") == 0) {
-		reply_text(req, 200, "OK", "ok\n");
-	} else if (strcmp(path, "/readyz") == 0) {
-		if (h->stopping || h->gen == NULL || h->cache == NULL)
-			reply_text(req, 503, "Service Unavailable", "not ready\n");
-		else
-			reply_text(req, 200, "OK", "ready\n");
-	} else {
-		render_metrics(h, http_resp_body(req));
-		http_resp_header(req, "Content-Type",
-		    "text/plain; version=0.0.4; charset=utf-8");
-		http_reply(req, 200, "OK");
-	}
-}
-
-static int
-is_ops(const char *path)
-{
-	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
-	    strcmp(path, "/metrics") == 0;
-}
-
-static void
-method_not_allowed(struct http_req *req)
-{
-	http_resp_header(req, "Allow", "GET, HEAD, POST");
-	metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
-	http_error(req, 405, "Method Not Allowed");
-}
-
-static void
-dispatch(struct http *h, struct http_req *req)
-{
-	char		*p = req->path;
-	struct svc	*ocsp;
-
-	/* Doubled slashes in front of the route are a known client quirk. */
-	for (; p[0] == '/' && p[1] == '/'; p++)
-		;
-	if (h->gen == NULL) {
-		http_error(req, 503, "Service Unavailable");
-		return;
-	}
-	ocsp = gen_svc(h->gen, SVC_OCSP);
-	if (is_ops(p)) {
-		if (req->method == HTTP_GET || req->method == HTTP_HEAD)
-			handle_ops(h, req, p);
-		else
-			method_not_allowed(req);
-		return;
-	}
-	switch (req->method) {
-	case HTTP_POST:
-		if (ocsp_is_post_path(ocsp, p))
-			ocsp_handle_post(ocsp, req);
-		else
-			http_error(req, 404, "Not Found");
-		break;
-	case HTTP_GET:
-	case HTTP_HEAD:
-		if (pccs_is_path(p)) {
-			pccs_handle(gen_svc(h->gen, SVC_PCCS), req, p, req->query);
-			break;
-		}
-		if (kds_is_path(p)) {
-			kds_handle(gen_svc(h->gen, SVC_KDS), req, p, req->query);
-			break;
-		}
-		if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
-			rim_handle_get(gen_svc(h->gen, SVC_RIM), req,
-			    p + strlen(RIM_ROUTE_PREFIX));
-			break;
-		}
-		/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}. */
-		while (*p == '/')
-			p++;
-		if (strncmp(p, "ocsp/", 5) == 0)
-			for (p += 5; *p == '/'; p++)
-				;
-		if (*p == '\0' || strcmp(p, "ocsp") == 0)
-			http_error(req, 400, "Bad Request");
-		else
-			ocsp_handle_get(ocsp, req, p);
-		break;
-	default:
-		method_not_allowed(req);
-		break;
-	}
-}
-
 /* ---- parsing -------------------------------------------------------------- */
-
-static int
-hexdig(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* Percent-decode a path; '+' stays '+' (GET clients send base64 unencoded). */
 static int
@@ -511,8 +339,8 @@ path_decode(const char *s, size_t n, char *out, size_t outlen)
 	for (i = 0; i < n; i++) {
 		if (o + 1 >= outlen)
 			return -1;
-		if (s[i] == '%' && i + 2 < n && (hi = hexdig(s[i + 1])) >= 0 &&
-		    (lo = hexdig(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < n && (hi = util_hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = util_hexval((unsigned char)s[i + 2])) >= 0) {
 			if (hi == 0 && lo == 0)
 				return -1;	/* no NUL in a path */
 			out[o++] = (char)(hi << 4 | lo);
@@ -525,21 +353,15 @@ path_decode(const char *s, size_t n, char *out, size_t outlen)
 }
 
 /*
- * Parse one request from the start of c->in. Returns 1 when a whole
- * request is there (c->req filled, c->reqlen set), 0 when more bytes are
- * needed, -1 after answering an error (the connection then closes).
+ * The length of the head (request line, headers, blank line) at the start
+ * of c->in into *hdrlen. Returns 1, 0 when more bytes are needed, -1 after
+ * answering 431.
  */
 static int
-parse_request(struct conn *c)
+parse_head_len(struct conn *c, size_t *hdrlen)
 {
-	struct http_req	*r = &c->req;
-	char		*end, *line, *next, *sp, *sp2, *colon, *v, *cut;
-	size_t		 hdrlen, clen = 0, i;
-	const char	*cl, *te, *conn_h, *expect;
-	char		*num_end;
-	unsigned long	 ul;
+	char	*end;
 
-	c->body_wait = 0;
 	c->in[c->inlen] = '\0';
 	if ((end = memmem(c->in, c->inlen, "\r\n\r\n", 4)) == NULL) {
 		if (c->inlen > HTTP_MAX_HEADER_BYTES) {
@@ -548,25 +370,21 @@ parse_request(struct conn *c)
 		}
 		return 0;
 	}
-	hdrlen = (size_t)(end - c->in) + 4;
-	if (hdrlen > HTTP_MAX_HEADER_BYTES) {
+	*hdrlen = (size_t)(end - c->in) + 4;
+	if (*hdrlen > HTTP_MAX_HEADER_BYTES) {
 		conn_fail(c, 431, "Request Header Fields Too Large");
 		return -1;
 	}
-	memset(r->hname, 0, sizeof(r->hname));
-	r->nheaders = 0;
-	r->query = NULL;
-	r->body = NULL;
-	r->body_len = 0;
-	/* Cut up a copy: the input stays whole until the body has arrived. */
-	memcpy(c->hdr, c->in, hdrlen);
-	c->hdr[hdrlen] = '\0';
-	end = c->hdr + hdrlen - 4;
-	*end = '\0';
-	/* Request line: METHOD SP target SP HTTP/1.x */
-	line = c->hdr;
-	if ((next = strstr(line, "\r\n")) != NULL)
-		*next = '\0';
+	return 1;
+}
+
+/* Request line: METHOD SP target SP HTTP/1.x. 0, or -1 after answering 400 or 505. */
+static int
+parse_request_line(struct conn *c, char *line)
+{
+	struct http_req	*r = &c->req;
+	char		*sp, *sp2;
+
 	if ((sp = strchr(line, ' ')) == NULL || (sp2 = strchr(sp + 1, ' ')) == NULL ||
 	    strchr(sp2 + 1, ' ') != NULL) {
 		conn_fail(c, 400, "Bad Request");
@@ -584,8 +402,21 @@ parse_request(struct conn *c)
 	r->method = strcmp(line, "GET") == 0 ? HTTP_GET : strcmp(line, "POST") == 0 ?
 	    HTTP_POST : strcmp(line, "HEAD") == 0 ? HTTP_HEAD : HTTP_OTHER;
 	r->target = sp + 1;
-	/* Headers. */
-	for (line = next ? next + 2 : end; line < end; line = next + 2) {
+	return 0;
+}
+
+/*
+ * The header fields from line up to end (NUL there), "name: value" each,
+ * cut in place. 0, or -1 after answering 400 (no colon, an empty name,
+ * more than HTTP_MAX_HEADERS).
+ */
+static int
+parse_headers(struct conn *c, char *line, char *end)
+{
+	struct http_req	*r = &c->req;
+	char		*next, *colon, *v, *cut;
+
+	for (; line < end; line = next + 2) {
 		if ((next = strstr(line, "\r\n")) == NULL)
 			next = end;
 		*next = '\0';
@@ -604,12 +435,29 @@ parse_request(struct conn *c)
 		if (next == end)
 			break;
 	}
-	/* Bodies by Content-Length only; chunked POSTs are not what OCSP clients send. */
-	if ((te = http_req_header(r, "Transfer-Encoding")) != NULL) {
+	return 0;
+}
+
+/*
+ * The body's length into *clen: by Content-Length only (chunked POSTs are
+ * not what OCSP clients send). 0, or -1 after answering 411
+ * (Transfer-Encoding), 400 (a bad or conflicting length) or 413.
+ */
+static int
+parse_framing(struct conn *c, size_t *clen)
+{
+	struct http_req	*r = &c->req;
+	const char	*cl = NULL;
+	char		*num_end;
+	unsigned long	 ul;
+	size_t		 i;
+
+	*clen = 0;
+	if (http_req_header(r, "Transfer-Encoding") != NULL) {
 		conn_fail(c, 411, "Length Required");
 		return -1;
 	}
-	for (i = 0, cl = NULL; i < r->nheaders; i++)
+	for (i = 0; i < r->nheaders; i++)
 		if (strcasecmp(r->hname[i], "Content-Length") == 0) {
 			if (cl != NULL && strcmp(cl, r->hvalue[i]) != 0) {
 				conn_fail(c, 400, "Bad Request");
@@ -617,39 +465,57 @@ parse_request(struct conn *c)
 			}
 			cl = r->hvalue[i];
 		}
-	if (cl != NULL) {
-		errno = 0;
-		ul = strtoul(cl, &num_end, 10);
-		if (*cl == '\0' || *num_end != '\0' || errno || !isdigit((unsigned char)*cl)) {
-			conn_fail(c, 400, "Bad Request");
-			return -1;
-		}
-		if (ul > HTTP_MAX_BODY_BYTES) {
-			conn_fail(c, 413, "Payload Too Large");
-			return -1;
-		}
-		clen = ul;
+	if (cl == NULL)
+		return 0;
+	errno = 0;
+	ul = strtoul(cl, &num_end, 10);
+	if (*cl == '\0' || *num_end != '\0' || errno || !isdigit((unsigned char)*cl)) {
+		conn_fail(c, 400, "Bad Request");
+		return -1;
 	}
-	if (c->inlen < hdrlen + clen) {
-		/* curl waits a second for this before sending a body over 1 KiB. */
-		expect = http_req_header(r, "Expect");
-		if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
-		    !c->continued && !r->http10) {
-			c->continued = 1;
-			(void)!write(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-		}
-		c->body_wait = 1;
-		return 0;	/* parsed again, from the copy, when it is all there */
+	if (ul > HTTP_MAX_BODY_BYTES) {
+		conn_fail(c, 413, "Payload Too Large");
+		return -1;
 	}
-	r->body = (const uint8_t *)c->in + hdrlen;
-	r->body_len = clen;
-	c->reqlen = hdrlen + clen;
+	*clen = ul;
+	return 0;
+}
+
+/* The headers are in, the body is not yet: say 100 Continue if asked, once. */
+static void
+wait_body(struct conn *c)
+{
+	struct http_req	*r = &c->req;
+	const char	*expect;
+
+	/* curl waits a second for this before sending a body over 1 KiB. */
+	expect = http_req_header(r, "Expect");
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+	    !c->continued && !r->http10) {
+		c->continued = 1;
+		(void)!write(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	}
+	c->body_wait = 1;
+}
+
+/*
+ * The whole request is in: keep-alive, the query cut off the target and
+ * the path decoded. 0, or -1 after answering 400 (not origin-form, a
+ * NUL encoded, too long).
+ */
+static int
+parse_target(struct conn *c)
+{
+	struct http_req	*r = &c->req;
+	const char	*conn_h;
+	char		*q;
+
 	conn_h = http_req_header(r, "Connection");
 	r->keepalive = r->http10 ? (conn_h != NULL && strcasecmp(conn_h, "keep-alive") == 0) :
 	    !(conn_h != NULL && strcasecmp(conn_h, "close") == 0);
-	if ((sp = strchr(r->target, '?')) != NULL) {
-		*sp = '\0';
-		r->query = sp + 1;
+	if ((q = strchr(r->target, '?')) != NULL) {
+		*q = '\0';
+		r->query = q + 1;
 	}
 	if (r->target[0] != '/' ||
 	    path_decode(r->target, strlen(r->target), r->path, sizeof(r->path)) == -1) {
@@ -658,7 +524,49 @@ parse_request(struct conn *c)
 		http_error(r, 400, "Bad Request");
 		return -1;
 	}
-	return 1;
+	return 0;
+}
+
+/*
+ * Parse one request from the start of c->in. Returns 1 when a whole
+ * request is there (c->req filled, c->reqlen set), 0 when more bytes are
+ * needed, -1 after answering an error (the connection then closes).
+ */
+static int
+parse_request(struct conn *c)
+{
+	struct http_req	*r = &c->req;
+	char		*end, *next;
+	size_t		 hdrlen, clen;
+	int		 rc;
+
+	c->body_wait = 0;
+	if ((rc = parse_head_len(c, &hdrlen)) != 1)
+		return rc;
+	memset(r->hname, 0, sizeof(r->hname));
+	r->nheaders = 0;
+	r->query = NULL;
+	r->body = NULL;
+	r->body_len = 0;
+	/* Cut up a copy: the input stays whole until the body has arrived. */
+	memcpy(c->hdr, c->in, hdrlen);
+	c->hdr[hdrlen] = '\0';
+	end = c->hdr + hdrlen - 4;
+	*end = '\0';
+	if ((next = strstr(c->hdr, "\r\n")) != NULL)
+		*next = '\0';
+	if (parse_request_line(c, c->hdr) == -1 ||
+	    parse_headers(c, next ? next + 2 : end, end) == -1 ||
+	    parse_framing(c, &clen) == -1)
+		return -1;
+	if (c->inlen < hdrlen + clen) {
+		wait_body(c);
+		return 0;	/* parsed again, from the copy, when it is all there */
+	}
+	r->body = (const uint8_t *)c->in + hdrlen;
+	r->body_len = clen;
+	c->reqlen = hdrlen + clen;
+	return parse_target(c) == -1 ? -1 : 1;
 }
 
 /* ---- connections ------------------------------------------------------------ */
@@ -721,7 +629,7 @@ conn_update_read(struct conn *c)
  * The deadline of the phase the connection is in. It is set when a phase
  * starts (or a new request does), never moved by bytes that arrive within
  * it: a client trickling its headers is closed at header_timeout_s. Only
- * PH_SEND restarts on progress (conn_write), as a blocked answer's bytes
+ * HTTP_PH_SEND restarts on progress (conn_write), as a blocked answer's bytes
  * leave.
  */
 static void
@@ -729,33 +637,33 @@ conn_arm(struct conn *c)
 {
 	struct http	*h = c->http;
 	struct timeval	 tv = { 0, 0 };
-	enum conn_phase	 ph;
+	enum http_phase	 ph;
 
 	if (c->pending)
-		ph = PH_PENDING;
+		ph = HTTP_PH_PENDING;
 	else if (evbuffer_get_length(c->out) > 0)
-		ph = PH_SEND;
+		ph = HTTP_PH_SEND;
 	else if (c->inlen == 0 && c->nreq > 0)
-		ph = PH_IDLE;
+		ph = HTTP_PH_IDLE;
 	else if (c->body_wait)
-		ph = PH_BODY;
+		ph = HTTP_PH_BODY;
 	else
-		ph = PH_HEADER;	/* from accept, or from the request's first byte */
+		ph = HTTP_PH_HEADER;	/* from accept, or from the request's first byte */
 	if (ph == c->phase && c->nreq == c->armed_nreq)
 		return;
 	c->phase = ph;
 	c->armed_nreq = c->nreq;
 	switch (ph) {
-	case PH_PENDING:
+	case HTTP_PH_PENDING:
 		evtimer_del(c->timer);	/* the upstream's budget bounds it */
 		return;
-	case PH_SEND:
+	case HTTP_PH_SEND:
 		tv.tv_sec = HTTP_SEND_TIMEOUT_S;
 		break;
-	case PH_IDLE:
+	case HTTP_PH_IDLE:
 		tv.tv_sec = h->keepalive_s;
 		break;
-	case PH_BODY:
+	case HTTP_PH_BODY:
 		tv.tv_sec = h->body_s;
 		break;
 	default:
@@ -781,7 +689,7 @@ conn_process(struct conn *c)
 		c->pending = 1;
 		evbuffer_drain(c->req.out_headers, evbuffer_get_length(c->req.out_headers));
 		evbuffer_drain(c->req.out_body, evbuffer_get_length(c->req.out_body));
-		dispatch(c->http, &c->req);
+		c->http->handler(&c->req, c->http->handler_arg);
 	}
 	c->in_process = 0;
 	if (c->dead) {
@@ -850,7 +758,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (c->pending)
 		return;
-	if ((c->phase == PH_HEADER || c->phase == PH_BODY) && c->inlen > 0 &&
+	if ((c->phase == HTTP_PH_HEADER || c->phase == HTTP_PH_BODY) && c->inlen > 0 &&
 	    evbuffer_get_length(c->out) == 0) {
 		/* RFC 9110 15.5.9: part of a request came, too slowly. */
 		conn_fail(c, 408, "Request Timeout");
@@ -1021,21 +929,60 @@ resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
 	return 0;
 }
 
-struct http *
-http_new(struct event_base *base, char *const *listen, size_t n,
-    struct refresh *refresh, struct cache *cache, char *err, size_t errlen)
+/* The listen backlog asked of the kernel (capped by net.core.somaxconn). */
+#define HTTP_LISTEN_BACKLOG	511
+
+/* Bind one "HOST:PORT" of listen. 0, or -1 with err naming it. */
+static int
+http_listen(struct http *h, const char *listen, char *err, size_t errlen)
 {
-	struct http		*h;
 	struct sockaddr_storage	 ss;
 	int			 sslen, port;
 	char			 host[256], addr[300];
-	size_t			 i;
 
-	if ((h = calloc(1, sizeof(*h))) == NULL)
+	if (h->nlis == HTTP_MAX_LISTENERS ||
+	    config_split_listen(listen, host, sizeof(host), &port) == -1) {
+		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
+		    "(at most %d addresses)", listen, HTTP_MAX_LISTENERS);
+		return -1;
+	}
+	snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
+	    host, port);
+	sslen = sizeof(ss);
+	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
+	    resolve(host, port, &ss, &sslen) == -1) {
+		snprintf(err, errlen, "listen: \"%s\": not an address of "
+		    "this host", listen);
+		return -1;
+	}
+	h->lis[h->nlis] = evconnlistener_new_bind(h->base, accept_cb, h,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+	    HTTP_LISTEN_BACKLOG, (struct sockaddr *)&ss, sslen);
+	if (h->lis[h->nlis] == NULL) {
+		snprintf(err, errlen, "listen: cannot bind %s: %s", listen,
+		    strerror(errno));
+		return -1;
+	}
+	evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
+	h->nlis++;
+	log_info("listening on %s", listen);
+	return 0;
+}
+
+struct http *
+http_new(struct event_base *base, char *const *listen, size_t n,
+    http_handler_cb *handler, void *arg, char *err, size_t errlen)
+{
+	struct http	*h;
+	size_t		 i;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(err, errlen, "listen: out of memory");
 		return NULL;
+	}
 	h->base = base;
-	h->refresh = refresh;
-	h->cache = cache;
+	h->handler = handler;
+	h->handler_arg = arg;
 	TAILQ_INIT(&h->conns);
 	h->max_conns = max_conns_auto();
 	h->header_s = CONFIG_DEFAULT_HEADER_TIMEOUT_S;
@@ -1046,34 +993,9 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 		snprintf(err, errlen, "listen: out of memory");
 		goto fail;
 	}
-	for (i = 0; i < n; i++) {
-		if (h->nlis == HTTP_MAX_LISTENERS ||
-		    config_split_listen(listen[i], host, sizeof(host), &port) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
-			    "(at most %d addresses)", listen[i], HTTP_MAX_LISTENERS);
+	for (i = 0; i < n; i++)
+		if (http_listen(h, listen[i], err, errlen) == -1)
 			goto fail;
-		}
-		snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
-		    host, port);
-		sslen = sizeof(ss);
-		if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
-		    resolve(host, port, &ss, &sslen) == -1) {
-			snprintf(err, errlen, "listen: \"%s\": not an address of "
-			    "this host", listen[i]);
-			goto fail;
-		}
-		h->lis[h->nlis] = evconnlistener_new_bind(base, accept_cb, h,
-		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-		    511, (struct sockaddr *)&ss, sslen);
-		if (h->lis[h->nlis] == NULL) {
-			snprintf(err, errlen, "listen: cannot bind %s: %s", listen[i],
-			    strerror(errno));
-			goto fail;
-		}
-		evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
-		h->nlis++;
-		log_info("listening on %s", listen[i]);
-	}
 	return h;
 fail:
 	http_free(h);
@@ -1081,14 +1003,8 @@ fail:
 }
 
 void
-http_set_gen(struct http *h, struct gen *g)
+http_set_config(struct http *h, const struct config *cfg)
 {
-	const struct config	*cfg;
-
-	h->gen = g;
-	if (g == NULL)
-		return;
-	cfg = gen_config(g);
 	h->max_conns = cfg->max_connections > 0 ?
 	    (size_t)cfg->max_connections : max_conns_auto();
 	h->header_s = cfg->header_timeout_s;

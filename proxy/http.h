@@ -1,4 +1,4 @@
-/* The HTTP front: a small HTTP/1.1 server on the event loop, routing, and the operations endpoints. */
+/* The HTTP/1.1 server on the event loop: connections, parsing, limits, deadlines, answers. */
 #ifndef PROXY_HTTP_H
 #define PROXY_HTTP_H
 
@@ -18,25 +18,34 @@
 /* ... but never fewer than this. */
 #define HTTP_MIN_CONNECTIONS	16
 
-struct cache;
+struct config;
 struct evbuffer;
 struct event_base;
-struct gen;
 struct http;
 struct http_req;
-struct refresh;
 
 enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_OTHER };
 
-/* Bind every "HOST:PORT" in listen. On failure NULL and err names the address. */
-struct http	*http_new(struct event_base *, char *const *listen, size_t n,
-		    struct refresh *, struct cache *, char *err, size_t errlen);
 /*
- * The current generation (borrowed; the caller keeps its reference). Its
- * configuration's max_connections and *_timeout_s apply from here on: the
- * limit at once, the deadlines from each connection's next phase.
+ * Each whole request, in order per connection: the handler answers it
+ * (http_reply or http_error), now or later. arg is http_new's.
  */
-void		 http_set_gen(struct http *, struct gen *);
+typedef void http_handler_cb(struct http_req *, void *arg);
+
+/*
+ * Bind every "HOST:PORT" in listen; requests go to handler(req, arg).
+ * Until http_set_config the built-in limits and deadlines apply. Returns
+ * the server (free with http_free), or NULL with err naming the address
+ * (not HOST:PORT, not of this host, cannot bind) or "out of memory".
+ */
+struct http	*http_new(struct event_base *, char *const *listen, size_t n,
+		    http_handler_cb *handler, void *arg, char *err, size_t errlen);
+/*
+ * Borrowed for the call only. Its max_connections and *_timeout_s apply
+ * from here on: the limit at once, the deadlines from each connection's
+ * next phase.
+ */
+void		 http_set_config(struct http *, const struct config *);
 /* Close the listeners and idle connections; busy ones close after their answer. */
 void		 http_stop_accepting(struct http *);
 void		 http_free(struct http *);	/* accepts NULL */
@@ -48,6 +57,10 @@ void		 http_free(struct http *);	/* accepts NULL */
 enum http_method http_req_method(const struct http_req *);
 /* A request header (case-insensitive name), or NULL. */
 const char	*http_req_header(const struct http_req *, const char *name);
+/* The target's path, percent-decoded (never NUL inside), always starting with '/'. */
+const char	*http_req_path(const struct http_req *);
+/* The target's query, raw (after '?'), or NULL when there is none. */
+const char	*http_req_query(const struct http_req *);
 const uint8_t	*http_req_body(const struct http_req *, size_t *len);
 struct event_base *http_req_base(const struct http_req *);
 

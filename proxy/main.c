@@ -23,6 +23,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/refresh.h"
+#include "proxy/router.h"
 #include "proxy/service.h"
 
 #define SHUTDOWN_POLL_MS	50
@@ -59,6 +60,7 @@ struct daemon {
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
+	struct router		*router;
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
 	struct event		*health_ev;
@@ -365,6 +367,7 @@ on_term(evutil_socket_t sig, short what, void *arg)
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "STOPPING=1");
 #endif
+	router_stop(d->router);
 	http_stop_accepting(d->http);
 	refresh_stop(d->refresh);
 	evtimer_del(d->health_ev);
@@ -416,7 +419,8 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	}
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
 	gen_install_refresh(gen);
-	http_set_gen(d->http, gen);
+	router_set_gen(d->router, gen);
+	http_set_config(d->http, gen_config(gen));
 	gen_unref(d->gen);
 	d->gen = gen;
 	log_info("SIGHUP: configuration reloaded (%zu OCSP upstream(s))",
@@ -481,10 +485,11 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
-	    (d.refresh = refresh_new(d.base, d.cache)) == NULL)
+	    (d.refresh = refresh_new(d.base, d.cache)) == NULL ||
+	    (d.router = router_new(d.refresh, d.cache)) == NULL)
 		fatal("out of memory");
-	if ((d.http = http_new(d.base, cfg->listen, cfg->nlisten, d.refresh,
-	    d.cache, err, sizeof(err))) == NULL) {
+	if ((d.http = http_new(d.base, cfg->listen, cfg->nlisten,
+	    router_dispatch, d.router, err, sizeof(err))) == NULL) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
@@ -496,7 +501,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	gen_install_refresh(d.gen);
-	http_set_gen(d.http, d.gen);
+	router_set_gen(d.router, d.gen);
+	http_set_config(d.http, gen_config(d.gen));
 	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
 	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
 	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
@@ -536,6 +542,7 @@ out:
 	if (d.health_ev != NULL)
 		event_free(d.health_ev);
 	http_free(d.http);
+	router_free(d.router);
 	refresh_free(d.refresh);
 	gen_unref(d.gen);
 	fetch_ctx_free(d.fetch);

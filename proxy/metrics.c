@@ -1,10 +1,12 @@
-/* Process-wide counters and their Prometheus exposition. */
+/* Process-wide counters, and the Prometheus exposition of /metrics (counters, store gauges, upstream health). */
 #include <config.h>
 
 #include <event2/buffer.h>
 
 #include "cache/record.h"
+#include "proxy/fetch.h"
 #include "proxy/metrics.h"
+#include "proxy/refresh.h"
 
 struct metrics	metrics;
 
@@ -29,8 +31,9 @@ const char *const metrics_route_str[ROUTE_MAX] = {
 	[ROUTE_KDS] = "kds",
 };
 
-void
-metrics_render_counters(struct evbuffer *b)
+/* The counters of the metrics block. */
+static void
+render_counters(struct evbuffer *b)
 {
 	int	r, k;
 
@@ -70,4 +73,78 @@ metrics_render_counters(struct evbuffer *b)
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
 	    metrics.http_errors, metrics.store_errors, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
+}
+
+/* The stored entries' gauges, from the refresher's last pass over the store. */
+static void
+render_store(struct evbuffer *b, const struct refresh_stats *rs, time_t now)
+{
+	int	k;
+
+	evbuffer_add_printf(b,
+	    "# HELP stapled_cache_entries Stored entries by kind (last pass over the store).\n"
+	    "# TYPE stapled_cache_entries gauge\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_cache_entries{kind=\"%s\"} %zu\n",
+		    cache_kind_str[k], rs->entries[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_earliest_next_update_seconds Seconds until the earliest nextUpdate of a valid entry (-1: none).\n"
+	    "# TYPE stapled_earliest_next_update_seconds gauge\n"
+	    "stapled_earliest_next_update_seconds %lld\n"
+	    "# HELP stapled_entries_expiring Valid entries whose nextUpdate is within 6 h.\n"
+	    "# TYPE stapled_entries_expiring gauge\n"
+	    "stapled_entries_expiring %zu\n"
+	    "# HELP stapled_entries_expired Entries past nextUpdate, no longer served.\n"
+	    "# TYPE stapled_entries_expired gauge\n"
+	    "stapled_entries_expired %zu\n"
+	    "# HELP stapled_refresh_backlog Entries due for refresh and not yet started.\n"
+	    "# TYPE stapled_refresh_backlog gauge\n"
+	    "stapled_refresh_backlog %zu\n"
+	    "# HELP stapled_refresh_inflight Refreshes in progress.\n"
+	    "# TYPE stapled_refresh_inflight gauge\n"
+	    "stapled_refresh_inflight %zu\n",
+	    rs->earliest_next_update ? (long long)(rs->earliest_next_update - now) : -1LL,
+	    rs->expiring, rs->expired, rs->backlog, rs->inflight);
+}
+
+/* One pool's upstreams: up, exchanges, failures by reason. */
+static void
+render_pool(struct evbuffer *b, const struct fetch_pool *pool)
+{
+	struct fetch_health	 fh[METRICS_MAX_UPSTREAMS];
+	const char		*svc = fetch_pool_service(pool);
+	size_t			 n, i, k;
+
+	n = fetch_pool_health(pool, fh, METRICS_MAX_UPSTREAMS);
+	for (i = 0; i < n; i++) {
+		evbuffer_add_printf(b,
+		    "stapled_upstream_up{service=\"%s\",upstream=\"%s\"} %d\n"
+		    "stapled_upstream_requests_total{service=\"%s\",upstream=\"%s\"} %lu\n",
+		    svc, fh[i].name, fh[i].up, svc, fh[i].name, fh[i].requests);
+		for (k = 1; k < FETCH_ERR_MAX; k++)
+			evbuffer_add_printf(b,
+			    "stapled_upstream_failures_total{service=\"%s\",upstream=\"%s\",reason=\"%s\"} %lu\n",
+			    svc, fh[i].name, fetch_err_str[k], fh[i].failures[k]);
+	}
+}
+
+void
+metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
+    struct fetch_pool *const *pools, size_t npools, time_t now)
+{
+	size_t	i;
+
+	render_counters(b);
+	render_store(b, rs, now);
+	if (pools == NULL)
+		return;
+	evbuffer_add_printf(b,
+	    "# HELP stapled_upstream_up Whether an upstream is out of cooldown.\n"
+	    "# TYPE stapled_upstream_up gauge\n"
+	    "# HELP stapled_upstream_requests_total Upstream exchanges started.\n"
+	    "# TYPE stapled_upstream_requests_total counter\n"
+	    "# HELP stapled_upstream_failures_total Upstream failures by reason.\n"
+	    "# TYPE stapled_upstream_failures_total counter\n");
+	for (i = 0; i < npools; i++)
+		render_pool(b, pools[i]);
 }

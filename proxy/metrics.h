@@ -1,10 +1,14 @@
-/* Counters for /metrics (Prometheus text format); labels come from the enums' string tables. */
+/* The process-wide counters for /metrics and the rendering of the whole page (Prometheus text format); labels come from the enums' string tables. */
 #ifndef PROXY_METRICS_H
 #define PROXY_METRICS_H
+
+#include <time.h>
 
 #include "attest/ocsp.h"
 
 struct evbuffer;
+struct fetch_pool;
+struct refresh_stats;
 
 enum metrics_result {
 	RES_HIT,		/* served from the cache */
@@ -39,7 +43,18 @@ struct metrics {
 
 extern struct metrics	metrics;
 
-/* Append the counters above in exposition format. */
-void	metrics_render_counters(struct evbuffer *);
+/* Upstreams listed per service by metrics_render; more are left out. */
+#define METRICS_MAX_UPSTREAMS	64
+
+/*
+ * Append the whole /metrics page in exposition format (version 0.0.4):
+ * the counters above, the store's gauges from rs (the refresher's last
+ * pass, borrowed; deadlines relative to now), and the health of each of
+ * the npools upstream pools (borrowed; none and no upstream section when
+ * pools is NULL). Cannot fail short of evbuffer's allocation failures,
+ * which leave the page cut short.
+ */
+void	metrics_render(struct evbuffer *, const struct refresh_stats *rs,
+	    struct fetch_pool *const *pools, size_t npools, time_t now);
 
 #endif

@@ -333,8 +333,9 @@ list_usage(FILE *f)
 	    "within DURATION from now.\n");
 }
 
-int
-cmd_list(struct ctl *ctl, int argc, char **argv)
+/* list's command line: *kind (0: all), *within (-1: any). -1 to go on, else the exit code. */
+static int
+list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
 {
 	static const struct option	opts[] = {
 		{ "kind", required_argument, NULL, 'k' },
@@ -342,28 +343,19 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ctl_ent		*e = NULL;
-	struct cache_body	 b;
-	enum cache_kind		 kind = 0;
-	json_t			*arr = NULL, *o;
-	const char		*st;
-	char			 key[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
-	char			 tu[32], nu[32], left[32], stbuf[16], hash[32];
-	long			 within = -1;
-	size_t			 n, i;
-	int			 ch, rv;
+	int	ch;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((kind = ctl_kind(optarg)) == 0) {
+			if ((*kind = ctl_kind(optarg)) == 0) {
 				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
 				    optarg);
 				return CTL_USAGE;
 			}
 			break;
 		case 'e':
-			if (ctl_parse_duration(optarg, &within) == -1) {
+			if (ctl_parse_duration(optarg, within) == -1) {
 				ctl_warnx("--expiring-within %s: not a duration "
 				    "(90s, 30m, 6h, 2d)", optarg);
 				return CTL_USAGE;
@@ -381,6 +373,67 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 		list_usage(stderr);
 		return CTL_USAGE;
 	}
+	return -1;
+}
+
+/* One entry: a JSON object into arr with --json, else one line on stdout. */
+static void
+list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
+{
+	const struct cache_meta	*m = &e->meta;
+	struct cache_body	 b;
+	const char		*st;
+	char			 key[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
+	char			 tu[32], nu[32], left[32], stbuf[16], hash[32];
+	json_t			*o;
+
+	if (cache_get(ctl->cache, e->kind, e->key, e->klen, NULL, &b) != 1)
+		memset(&b, 0, sizeof(b));
+	bundle_hex(key, e->key, e->klen);
+	ctl_entry_subject(e, &b, subj, sizeof(subj));
+	ctl_entry_hash(e, &b, hash, sizeof(hash));
+	bundle_time_str(tu, m->this_update);
+	bundle_time_str(nu, m->next_update);
+	if ((st = bundle_status_name(e->kind, m->status)) == NULL) {
+		snprintf(stbuf, sizeof(stbuf), "%u", m->status);
+		st = stbuf;
+	}
+	if (arr != NULL) {
+		o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, "
+		    "s:s, s:I}", "key", key, "kind", cache_kind_str[e->kind],
+		    "subject", subj, "status", st, "this_update", tu,
+		    "next_update", nu, "seconds_left",
+		    (json_int_t)(m->next_update - ctl->now), "valid",
+		    m->next_update > ctl->now, "source", m->source, "served",
+		    (json_int_t)m->served_count);
+		if (e->kind == CACHE_KIND_OCSP)
+			json_object_set_new(o, "certid_hash", json_string(hash));
+		json_array_append_new(arr, o);
+		return;
+	}
+	if (m->next_update > ctl->now)
+		ctl_fmt_duration(left, sizeof(left),
+		    (long)(m->next_update - ctl->now));
+	else
+		snprintf(left, sizeof(left), "expired");
+	printf("%s %-4s %s %s %s %s %s %s %s\n", key, cache_kind_str[e->kind],
+	    subj, st, tu, nu, left, m->source[0] != '\0' ? m->source : "-",
+	    hash);
+}
+
+int
+cmd_list(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_ent		*e = NULL;
+	enum cache_kind		 kind = 0;
+	json_t			*arr = NULL;
+	const struct cache_meta	*m;
+	long			 within = -1;
+	size_t			 n, i;
+	int			 rv;
+
+	if ((rv = list_opts(argc, argv, &kind, &within)) != -1)
+		return rv;
 	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK)
 		return rv;
 	if ((rv = ctl_collect(ctl, kind, &e, &n)) != CTL_OK)
@@ -388,46 +441,11 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 	if (ctl->json)
 		arr = json_array();
 	for (i = 0; i < n; i++) {
-		const struct cache_meta	*m = &e[i].meta;
-
+		m = &e[i].meta;
 		if (within >= 0 && (m->next_update <= ctl->now ||
 		    m->next_update - ctl->now > within))
 			continue;
-		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen, NULL,
-		    &b) != 1)
-			memset(&b, 0, sizeof(b));
-		bundle_hex(key, e[i].key, e[i].klen);
-		ctl_entry_subject(&e[i], &b, subj, sizeof(subj));
-		ctl_entry_hash(&e[i], &b, hash, sizeof(hash));
-		bundle_time_str(tu, m->this_update);
-		bundle_time_str(nu, m->next_update);
-		if ((st = bundle_status_name(e[i].kind, m->status)) == NULL) {
-			snprintf(stbuf, sizeof(stbuf), "%u", m->status);
-			st = stbuf;
-		}
-		if (arr != NULL) {
-			o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, "
-			    "s:s, s:I}", "key", key, "kind",
-			    cache_kind_str[e[i].kind], "subject", subj, "status",
-			    st, "this_update", tu, "next_update", nu,
-			    "seconds_left", (json_int_t)(m->next_update -
-			    ctl->now), "valid", m->next_update > ctl->now,
-			    "source", m->source, "served",
-			    (json_int_t)m->served_count);
-			if (e[i].kind == CACHE_KIND_OCSP)
-				json_object_set_new(o, "certid_hash",
-				    json_string(hash));
-			json_array_append_new(arr, o);
-			continue;
-		}
-		if (m->next_update > ctl->now)
-			ctl_fmt_duration(left, sizeof(left),
-			    (long)(m->next_update - ctl->now));
-		else
-			snprintf(left, sizeof(left), "expired");
-		printf("%s %-4s %s %s %s %s %s %s %s\n", key,
-		    cache_kind_str[e[i].kind], subj, st, tu, nu, left,
-		    m->source[0] != '\0' ? m->source : "-", hash);
+		list_entry(ctl, &e[i], arr);
 	}
 	if (arr != NULL) {
 		json_dumpf(arr, stdout, JSON_INDENT(2));

@@ -225,6 +225,106 @@ certid_json(const uint8_t *key, const uint8_t *req, size_t reqlen,
 	return o;
 }
 
+/* One cached entry the evidence did not name already: into ocsp or rims. */
+static void
+manifest_cached_entry(const struct evidence_manifest *m,
+    const struct ctl_ent *e, const struct cache_body *b, json_t *ocsp,
+    json_t *rims)
+{
+	char	id[RIM_ID_MAX_CHARS + 1];
+	size_t	k;
+
+	if (e->kind == CACHE_KIND_OCSP && b->request_len > 0 &&
+	    e->klen == OCSP_KEY_BYTES) {
+		for (k = 0; k < m->ncertids; k++)
+			if (memcmp(m->certids[k].key, e->key,
+			    OCSP_KEY_BYTES) == 0)
+				break;
+		if (k == m->ncertids)
+			json_array_append_new(ocsp, certid_json(e->key,
+			    b->request, b->request_len, NULL, "cache"));
+	} else if (e->kind == CACHE_KIND_RIM && e->klen <= RIM_ID_MAX_CHARS) {
+		memcpy(id, e->key, e->klen);
+		id[e->klen] = '\0';
+		for (k = 0; k < m->nrim_ids; k++)
+			if (strcmp(m->rim_ids[k], id) == 0)
+				break;
+		if (k == m->nrim_ids && rim_id_valid(id))
+			json_array_append_new(rims, json_string(id));
+	}
+}
+
+/* What the site already relies on: the cache's own entries, when it opens. */
+static void
+manifest_cached(struct ctl *ctl, const struct evidence_manifest *m,
+    json_t *ocsp, json_t *rims)
+{
+	struct ctl_ent		*e = NULL;
+	struct cache_body	 b;
+	size_t			 i, n = 0;
+
+	if (ctl->cache == NULL && ctl_open_cache(ctl, 1) != CTL_OK)
+		return;
+	if (ctl_collect(ctl, 0, &e, &n) != CTL_OK)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen,
+		    NULL, &b) != 1)
+			continue;
+		manifest_cached_entry(m, &e[i], &b, ocsp, rims);
+	}
+	free(e);
+}
+
+/* The evidence's CertIDs, RIM IDs and CAs into the manifest's arrays. */
+static void
+manifest_evidence(const struct evidence_manifest *m, json_t *ocsp,
+    json_t *rims, json_t *cas)
+{
+	json_t	*c;
+	size_t	 i;
+
+	for (i = 0; i < m->ncertids; i++)
+		json_array_append_new(ocsp, certid_json(m->certids[i].key,
+		    m->certids[i].req, m->certids[i].req_len,
+		    m->certids[i].subject,
+		    evidence_chain_type_str[m->certids[i].chain]));
+	for (i = 0; i < m->nrim_ids; i++)
+		json_array_append_new(rims, json_string(m->rim_ids[i]));
+	for (i = 0; i < m->ncas; i++) {
+		c = json_object();
+		b64_put(c, "der", m->ca_der[i], m->ca_len[i]);
+		json_array_append_new(cas, json_object_get(c, "der"));
+		json_incref(json_object_get(c, "der"));
+		json_decref(c);
+	}
+}
+
+/*
+ * root to outpath (stdout without it); *rv the exit code. -1 when nothing
+ * was written (cannot create, cannot write), 0 once the output was
+ * committed or failed to be.
+ */
+static int
+manifest_write(json_t *root, const char *outpath, int *rv)
+{
+	struct ctl_output	out;
+
+	memset(&out, 0, sizeof(out));
+	if (ctl_output_open(&out, outpath) == -1) {
+		*rv = CTL_NOFILE;
+		return -1;
+	}
+	if (json_dumpf(root, out.f, JSON_INDENT(2)) == -1 ||
+	    fputc('\n', out.f) == EOF) {
+		ctl_output_abort(&out);
+		*rv = CTL_REJECTED;
+		return -1;
+	}
+	*rv = ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
+	return 0;
+}
+
 int
 cmd_manifest(struct ctl *ctl, int argc, char **argv)
 {
@@ -241,18 +341,14 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	    "holds.\n";
 	struct evidence_manifest *m = NULL;
 	struct tee_inputs	 tee;
-	struct ctl_output	 out;
-	struct ctl_ent		*e = NULL;
-	struct cache_body	 b;
 	json_t			*root = NULL, *ocsp, *rims, *cas;
 	const char		*outpath = NULL;
-	char			*files[CTL_MAX_LIST], id[RIM_ID_MAX_CHARS + 1];
+	char			*files[CTL_MAX_LIST];
 	char			 tb[32];
-	size_t			 nfiles = 0, i, n = 0, k;
+	size_t			 nfiles = 0;
 	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
-	memset(&out, 0, sizeof(out));
 	memset(&tee, 0, sizeof(tee));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath,
 	    &tee, &hashes)) != 0)
@@ -273,70 +369,16 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	if ((rv = ctl_manifest_collateral(ctl, root, tee.quotes, tee.nquotes,
 	    tee.reports, tee.nreports, tee.product, 1)) != CTL_OK)
 		goto out;
-	for (i = 0; i < m->ncertids; i++)
-		json_array_append_new(ocsp, certid_json(m->certids[i].key,
-		    m->certids[i].req, m->certids[i].req_len,
-		    m->certids[i].subject,
-		    evidence_chain_type_str[m->certids[i].chain]));
-	for (i = 0; i < m->nrim_ids; i++)
-		json_array_append_new(rims, json_string(m->rim_ids[i]));
-	for (i = 0; i < m->ncas; i++) {
-		json_t	*c = json_object();
-
-		b64_put(c, "der", m->ca_der[i], m->ca_len[i]);
-		json_array_append_new(cas, json_object_get(c, "der"));
-		json_incref(json_object_get(c, "der"));
-		json_decref(c);
-	}
-	/* What the site already relies on: the cache's own entries. */
-	if (ctl->cache != NULL || ctl_open_cache(ctl, 1) == CTL_OK) {
-		if (ctl_collect(ctl, 0, &e, &n) != CTL_OK)
-			n = 0;
-		for (i = 0; i < n; i++) {
-			if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen,
-			    NULL, &b) != 1)
-				continue;
-			if (e[i].kind == CACHE_KIND_OCSP && b.request_len > 0 &&
-			    e[i].klen == OCSP_KEY_BYTES) {
-				for (k = 0; k < m->ncertids; k++)
-					if (memcmp(m->certids[k].key, e[i].key,
-					    OCSP_KEY_BYTES) == 0)
-						break;
-				if (k == m->ncertids)
-					json_array_append_new(ocsp, certid_json(
-					    e[i].key, b.request, b.request_len,
-					    NULL, "cache"));
-			} else if (e[i].kind == CACHE_KIND_RIM &&
-			    e[i].klen <= RIM_ID_MAX_CHARS) {
-				memcpy(id, e[i].key, e[i].klen);
-				id[e[i].klen] = '\0';
-				for (k = 0; k < m->nrim_ids; k++)
-					if (strcmp(m->rim_ids[k], id) == 0)
-						break;
-				if (k == m->nrim_ids && rim_id_valid(id))
-					json_array_append_new(rims,
-					    json_string(id));
-			}
-		}
-	}
-	if (ctl_output_open(&out, outpath) == -1) {
-		rv = CTL_NOFILE;
+	manifest_evidence(m, ocsp, rims, cas);
+	manifest_cached(ctl, m, ocsp, rims);
+	if (manifest_write(root, outpath, &rv) == -1)
 		goto out;
-	}
-	if (json_dumpf(root, out.f, JSON_INDENT(2)) == -1 ||
-	    fputc('\n', out.f) == EOF) {
-		ctl_output_abort(&out);
-		rv = CTL_REJECTED;
-		goto out;
-	}
-	rv = ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
 	fprintf(stderr, "staplectl: manifest: %zu device(s), %zu CertID(s), "
 	    "%zu RIM ID(s), %zu PCCS and %zu KDS path(s)\n", m->ndevices,
 	    json_array_size(ocsp), json_array_size(rims),
 	    json_array_size(json_object_get(root, "pccs")),
 	    json_array_size(json_object_get(root, "kds")));
  out:
-	free(e);
 	json_decref(root);
 	evidence_manifest_free(m);
 	return rv;
@@ -537,19 +579,6 @@ ups_default(char **ups, size_t *n, const struct config *conf,
 	for (i = 0; i < s->nupstreams; i++)
 		ups[i] = s->upstreams[i].url;
 	*n = s->nupstreams;
-	return CTL_OK;
-}
-
-/* The four services' upstreams at once; CTL_OK or CTL_USAGE (said why). */
-static int
-ups_defaults(struct ctl *ctl, char **oups, size_t *no, char **rups,
-    size_t *nr, char **pups, size_t *np, char **kups, size_t *nk)
-{
-	if (ups_default(oups, no, &ctl->conf, CONFIG_SVC_OCSP) != CTL_OK ||
-	    ups_default(rups, nr, &ctl->conf, CONFIG_SVC_RIM) != CTL_OK ||
-	    ups_default(pups, np, &ctl->conf, CONFIG_SVC_PCCS) != CTL_OK ||
-	    ups_default(kups, nk, &ctl->conf, CONFIG_SVC_KDS) != CTL_OK)
-		return CTL_USAGE;
 	return CTL_OK;
 }
 
@@ -1006,8 +1035,55 @@ write_haul(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	return CTL_REJECTED;
 }
 
-int
-cmd_fetch(struct ctl *ctl, int argc, char **argv)
+/* The upstreams fetch and prefetch ask, per service, in order. */
+struct fetch_ups {
+	char	*ocsp[CTL_MAX_LIST], *rim[CTL_MAX_LIST];
+	char	*pccs[CTL_MAX_LIST], *kds[CTL_MAX_LIST];
+	size_t	 nocsp, nrim, npccs, nkds;
+};
+
+/* One --*-upstream flag (ch 'O', 'R', 'P' or 'K'): CTL_OK or CTL_USAGE (said). */
+static int
+fetch_ups_add(struct fetch_ups *u, int ch, char *url)
+{
+	char	**list;
+	size_t	 *n;
+
+	list = ch == 'O' ? u->ocsp : ch == 'R' ? u->rim : ch == 'P' ? u->pccs :
+	    u->kds;
+	n = ch == 'O' ? &u->nocsp : ch == 'R' ? &u->nrim : ch == 'P' ?
+	    &u->npccs : &u->nkds;
+	if (*n >= CTL_MAX_LIST) {
+		ctl_warnx("too many upstreams");
+		return CTL_USAGE;
+	}
+	if (strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0) {
+		ctl_warnx("%s: not an http or https URL", url);
+		return CTL_USAGE;
+	}
+	list[(*n)++] = url;
+	return CTL_OK;
+}
+
+/* Each service without a flag: the configuration's upstreams; CTL_OK or CTL_USAGE (said why). */
+static int
+fetch_ups_defaults(struct ctl *ctl, struct fetch_ups *u)
+{
+	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CONFIG_SVC_OCSP) !=
+	    CTL_OK ||
+	    ups_default(u->rim, &u->nrim, &ctl->conf, CONFIG_SVC_RIM) != CTL_OK ||
+	    ups_default(u->pccs, &u->npccs, &ctl->conf, CONFIG_SVC_PCCS) !=
+	    CTL_OK ||
+	    ups_default(u->kds, &u->nkds, &ctl->conf, CONFIG_SVC_KDS) != CTL_OK)
+		return CTL_USAGE;
+	return CTL_OK;
+}
+
+/* fetch's command line. -1 to go on, else the exit code (usage said). */
+static int
+fetch_opts(int argc, char **argv, const char **mpath, const char **outpath,
+    struct fetch_ups *u, unsigned *hashes)
 {
 	static const struct option	opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
@@ -1020,54 +1096,25 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct evidence_manifest *m = NULL;
-	struct ctl_trust	 t;
-	struct ctl_fetched	 cf;
-	struct haul		 h;
-	json_t			*ocsp = NULL, *root = NULL;
-	const char		*mpath = NULL, *outpath = NULL;
-	char			*oups[CTL_MAX_LIST], *rups[CTL_MAX_LIST];
-	char			*pups[CTL_MAX_LIST], *kups[CTL_MAX_LIST];
-	size_t			 no = 0, nr = 0, np = 0, nk = 0;
-	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
-	int			 ch, rv;
+	int	ch;
 
-	memset(&t, 0, sizeof(t));
-	memset(&h, 0, sizeof(h));
-	memset(&cf, 0, sizeof(cf));
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
-			mpath = optarg;
+			*mpath = optarg;
 			break;
 		case 'o':
-			outpath = optarg;
+			*outpath = optarg;
 			break;
 		case 'O':
 		case 'R':
 		case 'P':
 		case 'K':
-			if ((ch == 'O' ? no : ch == 'R' ? nr : ch == 'P' ? np :
-			    nk) >= CTL_MAX_LIST) {
-				ctl_warnx("too many upstreams");
+			if (fetch_ups_add(u, ch, optarg) != CTL_OK)
 				return CTL_USAGE;
-			}
-			if (strncmp(optarg, "http://", 7) != 0 &&
-			    strncmp(optarg, "https://", 8) != 0) {
-				ctl_warnx("%s: not an http or https URL", optarg);
-				return CTL_USAGE;
-			}
-			if (ch == 'O')
-				oups[no++] = optarg;
-			else if (ch == 'R')
-				rups[nr++] = optarg;
-			else if (ch == 'P')
-				pups[np++] = optarg;
-			else
-				kups[nk++] = optarg;
 			break;
 		case 'H':
-			if (hash_opt(optarg, &hashes) != CTL_OK)
+			if (hash_opt(optarg, hashes) != CTL_OK)
 				return CTL_USAGE;
 			break;
 		case 'h':
@@ -1078,12 +1125,33 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 			return CTL_USAGE;
 		}
 	}
-	if (optind != argc || mpath == NULL || outpath == NULL) {
+	if (optind != argc || *mpath == NULL || *outpath == NULL) {
 		fetch_usage(stderr);
 		return CTL_USAGE;
 	}
-	if ((rv = ups_defaults(ctl, oups, &no, rups, &nr, pups, &np, kups,
-	    &nk)) != CTL_OK)
+	return -1;
+}
+
+int
+cmd_fetch(struct ctl *ctl, int argc, char **argv)
+{
+	struct evidence_manifest *m = NULL;
+	struct ctl_trust	 t;
+	struct ctl_fetched	 cf;
+	struct haul		 h;
+	struct fetch_ups	 u;
+	json_t			*ocsp = NULL, *root = NULL;
+	const char		*mpath = NULL, *outpath = NULL;
+	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
+	int			 rv;
+
+	memset(&t, 0, sizeof(t));
+	memset(&h, 0, sizeof(h));
+	memset(&cf, 0, sizeof(cf));
+	memset(&u, 0, sizeof(u));
+	if ((rv = fetch_opts(argc, argv, &mpath, &outpath, &u, &hashes)) != -1)
+		return rv;
+	if ((rv = fetch_ups_defaults(ctl, &u)) != CTL_OK)
 		return rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
@@ -1096,10 +1164,10 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	manifest_cas(ctl, &t, root, mpath);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, oups, no, rups, nr,
-	    &h)) == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &t, root, mpath, pups, np, kups,
-		    nk, &cf);
+	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, u.ocsp, u.nocsp, u.rim,
+	    u.nrim, &h)) == CTL_OK)
+		rv = ctl_fetch_collateral(ctl, &t, root, mpath, u.pccs, u.npccs,
+		    u.kds, u.nkds, &cf);
 	if (rv == CTL_OK)
 		rv = haul_take(&h, &cf);
 	if (rv == CTL_OK)
@@ -1119,85 +1187,28 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	return rv;
 }
 
-int
-cmd_prefetch(struct ctl *ctl, int argc, char **argv)
+/*
+ * prefetch: the haul's entries to store into items and bodies (h->n + 1
+ * each); collateral the cache holds as new or newer is counted in *nkept
+ * instead. Returns how many to store.
+ */
+static size_t
+prefetch_plan(struct ctl *ctl, struct haul *h, struct cache_put_item *items,
+    struct cache_body *bodies, size_t *nkept)
 {
-	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
-	    "prefetch (--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
-	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\n"
-	    "    [--hash sha1,sha256,sha384]\nfetches "
-	    "what the evidence, quotes and SNP reports need from the "
-	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
-	    "pccs.upstreams, amd_kds.upstreams,\nelse the vendors') into the "
-	    "cache directly.\n";
-	struct evidence_manifest *m = NULL;
-	struct tee_inputs	 tee;
-	struct ctl_trust	 t;
-	struct ctl_fetched	 cf;
-	struct haul		 h;
-	struct cache_put_item	*items = NULL;
-	struct cache_body	*bodies = NULL;
-	struct cache_meta	 old;
-	json_t			*coll = NULL;
-	int			*res = NULL;
-	char			*files[CTL_MAX_LIST], *oups[CTL_MAX_LIST];
-	char			*rups[CTL_MAX_LIST], *pups[CTL_MAX_LIST];
-	char			*kups[CTL_MAX_LIST];
-	size_t			 nfiles = 0, no = 0, nr = 0, np = 0, nk = 0, i;
-	size_t			 nput = 0, nkept = 0;
-	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
-	int			 rv;
+	struct cache_meta	*mt, old;
+	struct bundle_entry	*e;
+	size_t			 i, nput = 0;
 
-	memset(&t, 0, sizeof(t));
-	memset(&h, 0, sizeof(h));
-	memset(&cf, 0, sizeof(cf));
-	memset(&tee, 0, sizeof(tee));
-	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
-	    &tee, &hashes)) != 0)
-		return rv == -1 ? CTL_OK : rv;
-	if ((rv = ups_defaults(ctl, oups, &no, rups, &nr, pups, &np, kups,
-	    &nk)) != CTL_OK)
-		return rv;
-	if ((m = evidence_manifest_new()) == NULL ||
-	    (coll = json_object()) == NULL) {
-		rv = CTL_REJECTED;
-		goto out;
-	}
-	m->hashes = hashes;
-	/* Every input is read before anything is fetched; the cache's own entries are not asked again. */
-	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
-	    (rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
-	    tee.reports, tee.nreports, tee.product, 0)) != CTL_OK ||
-	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
-		goto out;
-	learn_cas(ctl, m);
-	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
-		goto out;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rv = fetch_all(ctl, &t, m, NULL, hashes, oups, no, rups, nr, &h);
-	if (rv == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", pups, np,
-		    kups, nk, &cf);
-	if (rv == CTL_OK)
-		rv = haul_take(&h, &cf);
-	curl_global_cleanup();
-	if (rv != CTL_OK)
-		goto out;
-	rv = CTL_REJECTED;
-	if ((items = calloc(h.n + 1, sizeof(*items))) == NULL ||
-	    (bodies = calloc(h.n + 1, sizeof(*bodies))) == NULL ||
-	    (res = calloc(h.n + 1, sizeof(*res))) == NULL)
-		goto out;
-	for (i = 0; i < h.n; i++) {
-		struct cache_meta	*mt = &h.chk[i].meta;
-		struct bundle_entry	*e = &h.e[i];
-
+	for (i = 0; i < h->n; i++) {
+		mt = &h->chk[i].meta;
+		e = &h->e[i];
 		/* As import: collateral the cache holds as new or newer stays. */
 		if ((e->kind == CACHE_KIND_PCCS || e->kind == CACHE_KIND_KDS) &&
-		    (h.chk[i].keep_stored || (cache_get_meta(ctl->cache,
+		    (h->chk[i].keep_stored || (cache_get_meta(ctl->cache,
 		    e->kind, e->key, e->klen, &old) == 1 &&
 		    old.this_update >= mt->this_update))) {
-			nkept++;
+			(*nkept)++;
 			continue;
 		}
 		mt->fetched_at = ctl->now;
@@ -1215,6 +1226,24 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		items[nput].body = &bodies[nput];
 		nput++;
 	}
+	return nput;
+}
+
+/* prefetch: store the haul in one transaction and say so. The exit code. */
+static int
+prefetch_store(struct ctl *ctl, struct haul *h)
+{
+	struct cache_put_item	*items = NULL;
+	struct cache_body	*bodies = NULL;
+	int			*res = NULL;
+	size_t			 i, nput, nkept = 0;
+	int			 rv = CTL_REJECTED;
+
+	if ((items = calloc(h->n + 1, sizeof(*items))) == NULL ||
+	    (bodies = calloc(h->n + 1, sizeof(*bodies))) == NULL ||
+	    (res = calloc(h->n + 1, sizeof(*res))) == NULL)
+		goto out;
+	nput = prefetch_plan(ctl, h, items, bodies, &nkept);
 	if (cache_put_many(ctl->cache, items, nput, res) == -1) {
 		ctl_warnx("%s", cache_strerror(ctl->cache));
 		goto out;
@@ -1223,13 +1252,76 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		if (res[i] == CACHE_PUT_KEPT)
 			nkept++;
 	fprintf(stderr, "staplectl: prefetch: %zu entr%s stored, %zu kept, "
-	    "%zu failed\n", h.n - nkept, h.n - nkept == 1 ? "y" : "ies", nkept,
-	    h.failed);
-	rv = h.failed > 0 ? CTL_REJECTED : CTL_OK;
+	    "%zu failed\n", h->n - nkept, h->n - nkept == 1 ? "y" : "ies",
+	    nkept, h->failed);
+	rv = h->failed > 0 ? CTL_REJECTED : CTL_OK;
  out:
 	free(items);
 	free(bodies);
 	free(res);
+	return rv;
+}
+
+int
+cmd_prefetch(struct ctl *ctl, int argc, char **argv)
+{
+	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
+	    "prefetch (--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
+	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\n"
+	    "    [--hash sha1,sha256,sha384]\nfetches "
+	    "what the evidence, quotes and SNP reports need from the "
+	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
+	    "pccs.upstreams, amd_kds.upstreams,\nelse the vendors') into the "
+	    "cache directly.\n";
+	struct evidence_manifest *m = NULL;
+	struct tee_inputs	 tee;
+	struct ctl_trust	 t;
+	struct ctl_fetched	 cf;
+	struct haul		 h;
+	struct fetch_ups	 u;
+	json_t			*coll = NULL;
+	char			*files[CTL_MAX_LIST];
+	size_t			 nfiles = 0;
+	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
+	int			 rv;
+
+	memset(&t, 0, sizeof(t));
+	memset(&h, 0, sizeof(h));
+	memset(&cf, 0, sizeof(cf));
+	memset(&tee, 0, sizeof(tee));
+	memset(&u, 0, sizeof(u));
+	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
+	    &tee, &hashes)) != 0)
+		return rv == -1 ? CTL_OK : rv;
+	if ((rv = fetch_ups_defaults(ctl, &u)) != CTL_OK)
+		return rv;
+	if ((m = evidence_manifest_new()) == NULL ||
+	    (coll = json_object()) == NULL) {
+		rv = CTL_REJECTED;
+		goto out;
+	}
+	m->hashes = hashes;
+	/* Every input is read before anything is fetched; the cache's own entries are not asked again. */
+	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
+	    (rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
+	    tee.reports, tee.nreports, tee.product, 0)) != CTL_OK ||
+	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
+		goto out;
+	learn_cas(ctl, m);
+	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+		goto out;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rv = fetch_all(ctl, &t, m, NULL, hashes, u.ocsp, u.nocsp, u.rim, u.nrim,
+	    &h);
+	if (rv == CTL_OK)
+		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", u.pccs,
+		    u.npccs, u.kds, u.nkds, &cf);
+	if (rv == CTL_OK)
+		rv = haul_take(&h, &cf);
+	curl_global_cleanup();
+	if (rv == CTL_OK)
+		rv = prefetch_store(ctl, &h);
+ out:
 	json_decref(coll);
 	ctl_fetched_free(&cf);
 	haul_free(&h);

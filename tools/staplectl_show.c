@@ -272,6 +272,104 @@ find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
 	return CTL_OK;
 }
 
+/* The entry's metadata: status, times, where it came from, its refresh plan. */
+static void
+show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
+    time_t now)
+{
+	const char	*st;
+
+	if ((st = bundle_status_name(kind, m->status)) != NULL)
+		json_object_set_new(o, "status", json_string(st));
+	else
+		json_object_set_new(o, "status", json_integer(m->status));
+	put_time(o, "this_update", m->this_update);
+	put_time(o, "next_update", m->next_update);
+	json_object_set_new(o, "valid", json_boolean(m->next_update > now));
+	json_object_set_new(o, "seconds_left",
+	    json_integer(m->next_update - now));
+	put_time(o, "produced_at", m->produced_at);
+	json_object_set_new(o, "source", json_string(m->source));
+	put_time(o, "fetched_at", m->fetched_at);
+	json_object_set_new(o, "served_count", json_integer((json_int_t)
+	    m->served_count));
+	put_time(o, "last_served_at", m->last_served_at);
+	if (m->next_refresh_at != 0)
+		put_time(o, "next_refresh_at", m->next_refresh_at);
+	else
+		json_object_set_new(o, "next_refresh_at", json_string(
+		    m->flags & CACHE_F_NO_REFRESH ? "never" : "unplanned"));
+	json_object_set_new(o, "refresh_failures",
+	    json_integer(m->refresh_failures));
+}
+
+/* The stored bytes: sizes, the response's digest, the kept headers. */
+static void
+show_bodies(json_t *o, const struct cache_body *b)
+{
+	uint8_t	md[32];
+
+	EVP_Digest(b->response, b->response_len, md, NULL, EVP_sha256(), NULL);
+	json_object_set_new(o, "response_bytes", json_integer((json_int_t)
+	    b->response_len));
+	put_hex(o, "response_sha256", md, sizeof(md));
+	json_object_set_new(o, "request_bytes", json_integer((json_int_t)
+	    b->request_len));
+	if (b->headers_len > 0)
+		json_object_set_new(o, "headers", json_stringn((const char *)
+		    b->headers, b->headers_len));
+}
+
+/* An OCSP entry: the decoded answer and whether it verifies now. */
+static void
+show_ocsp(struct ctl *ctl, struct ctl_trust *t, json_t *o,
+    const struct cache_body *b)
+{
+	struct ocsp_req		 req;
+	struct ocsp_verify_opts	 vo;
+	struct ocsp_result	 r;
+	const char		*why;
+
+	json_object_set_new(o, "ocsp", decode_ocsp(t, b->response,
+	    b->response_len));
+	/* Would the daemon store it now? The same check as import. */
+	if (b->request_len > 0 &&
+	    ocsp_req_parse(b->request, b->request_len, &req, &why) == 0) {
+		memset(&vo, 0, sizeof(vo));
+		vo.now = ctl->now;
+		vo.skew_s = ctl->conf.ocsp.skew_s;
+		ocsp_verify(t->ocsp, b->response, b->response_len, &req, &vo, &r);
+		json_object_set_new(o, "verifies_now", json_string(
+		    r.verdict == OCSP_OK ? "ok" : r.detail));
+	}
+}
+
+/* The whole description of one entry (a new JSON object). */
+static json_t *
+show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
+    const struct cache_meta *m, const struct cache_body *b)
+{
+	char	hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160], hash[32];
+	json_t	*o;
+
+	bundle_hex(hex, ent->key, ent->klen);
+	ctl_entry_subject(ent, b, subj, sizeof(subj));
+	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
+	    cache_kind_str[ent->kind], "subject", subj);
+	if (ent->kind == CACHE_KIND_OCSP) {
+		ctl_entry_hash(ent, b, hash, sizeof(hash));
+		json_object_set_new(o, "certid_hash", json_string(hash));
+	}
+	show_meta(o, ent->kind, m, ctl->now);
+	show_bodies(o, b);
+	if (ent->kind == CACHE_KIND_OCSP)
+		show_ocsp(ctl, t, o, b);
+	if (ent->kind == CACHE_KIND_PCCS || ent->kind == CACHE_KIND_KDS)
+		json_object_set_new(o, cache_kind_str[ent->kind],
+		    ctl_collateral_show(ctl, ent));
+	return o;
+}
+
 int
 cmd_show(struct ctl *ctl, int argc, char **argv)
 {
@@ -279,15 +377,8 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	struct ctl_ent		 ent;
 	struct cache_meta	 m;
 	struct cache_body	 b;
-	struct ocsp_req		 req;
-	struct ocsp_verify_opts	 vo;
-	struct ocsp_result	 r;
-	uint8_t			 md[32], *resp = NULL, *reqd = NULL;
-	size_t			 resplen, reqlen;
-	const char		*why, *st;
-	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
-	char			 hash[32];
-	json_t			*o = NULL, *v;
+	uint8_t			*resp = NULL, *reqd = NULL;
+	json_t			*o = NULL;
 	int			 rv;
 
 	memset(&t, 0, sizeof(t));
@@ -308,76 +399,19 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 		return CTL_REJECTED;
 	}
 	/* Copy the bodies out: the trust load below reuses the handle. */
-	resplen = b.response_len;
-	reqlen = b.request_len;
-	if ((resp = malloc(resplen + 1)) == NULL ||
-	    (reqd = malloc(reqlen + 1)) == NULL) {
+	if ((resp = malloc(b.response_len + 1)) == NULL ||
+	    (reqd = malloc(b.request_len + 1)) == NULL) {
 		rv = CTL_REJECTED;
 		goto out;
 	}
-	memcpy(resp, b.response, resplen);
-	if (reqlen > 0)
-		memcpy(reqd, b.request, reqlen);
+	memcpy(resp, b.response, b.response_len);
+	if (b.request_len > 0)
+		memcpy(reqd, b.request, b.request_len);
 	b.response = resp;
 	b.request = reqd;
 	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
-
-	bundle_hex(hex, ent.key, ent.klen);
-	ctl_entry_subject(&ent, &b, subj, sizeof(subj));
-	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
-	    cache_kind_str[ent.kind], "subject", subj);
-	if (ent.kind == CACHE_KIND_OCSP) {
-		ctl_entry_hash(&ent, &b, hash, sizeof(hash));
-		json_object_set_new(o, "certid_hash", json_string(hash));
-	}
-	if ((st = bundle_status_name(ent.kind, m.status)) != NULL)
-		json_object_set_new(o, "status", json_string(st));
-	else
-		json_object_set_new(o, "status", json_integer(m.status));
-	put_time(o, "this_update", m.this_update);
-	put_time(o, "next_update", m.next_update);
-	json_object_set_new(o, "valid", json_boolean(m.next_update > ctl->now));
-	json_object_set_new(o, "seconds_left",
-	    json_integer(m.next_update - ctl->now));
-	put_time(o, "produced_at", m.produced_at);
-	json_object_set_new(o, "source", json_string(m.source));
-	put_time(o, "fetched_at", m.fetched_at);
-	json_object_set_new(o, "served_count", json_integer((json_int_t)
-	    m.served_count));
-	put_time(o, "last_served_at", m.last_served_at);
-	if (m.next_refresh_at != 0)
-		put_time(o, "next_refresh_at", m.next_refresh_at);
-	else
-		json_object_set_new(o, "next_refresh_at", json_string(
-		    m.flags & CACHE_F_NO_REFRESH ? "never" : "unplanned"));
-	json_object_set_new(o, "refresh_failures",
-	    json_integer(m.refresh_failures));
-	EVP_Digest(resp, resplen, md, NULL, EVP_sha256(), NULL);
-	json_object_set_new(o, "response_bytes", json_integer((json_int_t)
-	    resplen));
-	put_hex(o, "response_sha256", md, sizeof(md));
-	json_object_set_new(o, "request_bytes", json_integer((json_int_t)
-	    reqlen));
-	if (b.headers_len > 0)
-		json_object_set_new(o, "headers", json_stringn((const char *)
-		    b.headers, b.headers_len));
-	if (ent.kind == CACHE_KIND_OCSP) {
-		v = decode_ocsp(&t, resp, resplen);
-		json_object_set_new(o, "ocsp", v);
-		/* Would the daemon store it now? The same check as import. */
-		if (reqlen > 0 && ocsp_req_parse(reqd, reqlen, &req, &why) == 0) {
-			memset(&vo, 0, sizeof(vo));
-			vo.now = ctl->now;
-			vo.skew_s = ctl->conf.ocsp.skew_s;
-			ocsp_verify(t.ocsp, resp, resplen, &req, &vo, &r);
-			json_object_set_new(o, "verifies_now", json_string(
-			    r.verdict == OCSP_OK ? "ok" : r.detail));
-		}
-	}
-	if (ent.kind == CACHE_KIND_PCCS || ent.kind == CACHE_KIND_KDS)
-		json_object_set_new(o, cache_kind_str[ent.kind],
-		    ctl_collateral_show(ctl, &ent));
+	o = show_entry(ctl, &t, &ent, &m, &b);
 	if (ctl->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');

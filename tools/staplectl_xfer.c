@@ -109,8 +109,9 @@ export_usage(FILE *f)
 	    "intermediates they need; to stdout without --out.\n");
 }
 
-int
-cmd_export(struct ctl *ctl, int argc, char **argv)
+/* The command line: *kind (0: all) and *outpath. -1 to go on, else the exit code. */
+static int
+export_opts(int argc, char **argv, enum cache_kind *kind, const char **outpath)
 {
 	static const struct option	opts[] = {
 		{ "kind", required_argument, NULL, 'k' },
@@ -118,34 +119,19 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ctl_trust	 t;
-	struct certset		 cs;
-	struct ctl_output	 out;
-	struct bundle_writer	*w = NULL;
-	struct bundle_entry	 be;
-	struct ctl_ent		*e = NULL;
-	struct cache_body	 b;
-	STACK_OF(X509)		*chain;
-	enum cache_kind		 kind = 0;
-	const char		*outpath = NULL;
-	char			 subj[256];
-	size_t			 n, i;
-	int			 ch, rv, j;
+	int	ch;
 
-	memset(&t, 0, sizeof(t));
-	memset(&cs, 0, sizeof(cs));
-	memset(&out, 0, sizeof(out));
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((kind = ctl_kind(optarg)) == 0) {
+			if ((*kind = ctl_kind(optarg)) == 0) {
 				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
 				    optarg);
 				return CTL_USAGE;
 			}
 			break;
 		case 'o':
-			outpath = optarg;
+			*outpath = optarg;
 			break;
 		case 'h':
 			export_usage(stdout);
@@ -159,6 +145,108 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 		export_usage(stderr);
 		return CTL_USAGE;
 	}
+	return -1;
+}
+
+/* One stored entry as a bundle entry (borrowing b's bytes). */
+static int
+export_entry(struct bundle_writer *w, const struct ctl_ent *e,
+    const struct cache_body *b)
+{
+	struct bundle_entry	be;
+
+	memset(&be, 0, sizeof(be));
+	be.kind = e->kind;
+	memcpy(be.key, e->key, e->klen);
+	be.klen = e->klen;
+	be.request = (uint8_t *)b->request;
+	be.request_len = b->request_len;
+	be.response = (uint8_t *)b->response;
+	be.response_len = b->response_len;
+	be.headers = (uint8_t *)b->headers;
+	be.headers_len = b->headers_len;
+	be.this_update = e->meta.this_update;
+	be.next_update = e->meta.next_update;
+	be.produced_at = e->meta.produced_at;
+	be.status = e->meta.status;
+	snprintf(be.source, sizeof(be.source), "%s", e->meta.source);
+	return bundle_write_entry(w, &be);
+}
+
+/*
+ * The n entries still valid, and into cs the CAs between each OCSP
+ * responder and its anchor. 0, or -1 when writing failed.
+ */
+static int
+export_entries(struct ctl *ctl, struct ctl_trust *t, struct bundle_writer *w,
+    const struct ctl_ent *e, size_t n, struct certset *cs)
+{
+	struct cache_body	 b;
+	STACK_OF(X509)		*chain;
+	size_t			 i;
+	int			 j;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].meta.next_update <= ctl->now)
+			continue;	/* never carry what nobody may serve */
+		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen, NULL,
+		    &b) != 1) {
+			ctl_warnx("%s", cache_strerror(ctl->cache));
+			continue;
+		}
+		if (export_entry(w, &e[i], &b) == -1)
+			return -1;
+		if (e[i].kind != CACHE_KIND_OCSP)
+			continue;
+		/* The CAs between the responder and the anchor. */
+		chain = ctl_ocsp_der_chain(t, b.response, b.response_len);
+		for (j = 0; chain != NULL && j < sk_X509_num(chain); j++)
+			certset_add_x509(cs, sk_X509_value(chain, j));
+		sk_X509_pop_free(chain, X509_free);
+	}
+	return 0;
+}
+
+/* The certificates of cs, each with its subject. 0, or -1 when writing failed. */
+static int
+export_certs(struct bundle_writer *w, const struct certset *cs)
+{
+	const char	*why;
+	X509		*x;
+	char		 subj[256];
+	size_t		 i;
+
+	for (i = 0; i < cs->n; i++) {
+		x = der_x509(cs->der[i], cs->len[i], &why);
+		subj[0] = '\0';
+		if (x != NULL)
+			ctl_x509_subject(x, subj, sizeof(subj));
+		X509_free(x);
+		if (bundle_write_cert(w, cs->der[i], cs->len[i],
+		    subj[0] != '\0' ? subj : NULL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+cmd_export(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_trust	 t;
+	struct certset		 cs;
+	struct ctl_output	 out;
+	struct bundle_writer	*w = NULL;
+	struct ctl_ent		*e = NULL;
+	enum cache_kind		 kind = 0;
+	const char		*outpath = NULL;
+	size_t			 n;
+	int			 rv;
+
+	memset(&t, 0, sizeof(t));
+	memset(&cs, 0, sizeof(cs));
+	memset(&out, 0, sizeof(out));
+	if ((rv = export_opts(argc, argv, &kind, &outpath)) != -1)
+		return rv;
 	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK ||
 	    (rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK ||
 	    (rv = ctl_collect(ctl, kind, &e, &n)) != CTL_OK)
@@ -169,56 +257,12 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	rv = CTL_REJECTED;
-	if ((w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL)
+	if ((w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL ||
+	    export_entries(ctl, &t, w, e, n, &cs) == -1)
 		goto write_failed;
-	for (i = 0; i < n; i++) {
-		if (e[i].meta.next_update <= ctl->now)
-			continue;	/* never carry what nobody may serve */
-		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen, NULL,
-		    &b) != 1) {
-			ctl_warnx("%s", cache_strerror(ctl->cache));
-			continue;
-		}
-		memset(&be, 0, sizeof(be));
-		be.kind = e[i].kind;
-		memcpy(be.key, e[i].key, e[i].klen);
-		be.klen = e[i].klen;
-		be.request = (uint8_t *)b.request;
-		be.request_len = b.request_len;
-		be.response = (uint8_t *)b.response;
-		be.response_len = b.response_len;
-		be.headers = (uint8_t *)b.headers;
-		be.headers_len = b.headers_len;
-		be.this_update = e[i].meta.this_update;
-		be.next_update = e[i].meta.next_update;
-		be.produced_at = e[i].meta.produced_at;
-		be.status = e[i].meta.status;
-		snprintf(be.source, sizeof(be.source), "%s", e[i].meta.source);
-		if (bundle_write_entry(w, &be) == -1)
-			goto write_failed;
-		if (e[i].kind != CACHE_KIND_OCSP)
-			continue;
-		/* The CAs between the responder and the anchor. */
-		chain = ctl_ocsp_der_chain(&t, b.response, b.response_len);
-		for (j = 0; chain != NULL && j < sk_X509_num(chain); j++)
-			certset_add_x509(&cs, sk_X509_value(chain, j));
-		sk_X509_pop_free(chain, X509_free);
-	}
 	/* And everything the cache has learned, for answers still to come. */
 	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_export_cb, &cs);
-	for (i = 0; i < cs.n; i++) {
-		const char	*why;
-		X509		*x = der_x509(cs.der[i], cs.len[i], &why);
-
-		subj[0] = '\0';
-		if (x != NULL)
-			ctl_x509_subject(x, subj, sizeof(subj));
-		X509_free(x);
-		if (bundle_write_cert(w, cs.der[i], cs.len[i],
-		    subj[0] != '\0' ? subj : NULL) == -1)
-			goto write_failed;
-	}
-	if (bundle_writer_end(w) == -1)
+	if (export_certs(w, &cs) == -1 || bundle_writer_end(w) == -1)
 		goto write_failed;
 	n = bundle_writer_entries(w);
 	if (ctl_output_commit(&out) == -1)
@@ -322,209 +366,317 @@ import_meta(struct ctl *ctl, struct cache_meta *m, const char *path)
 		snprintf(m->source, sizeof(m->source), "import");
 }
 
+/* One verify or import: the bundle, what each entry came to, and the counts. */
+struct xfer {
+	struct ctl		*ctl;
+	int			 import;
+	int			 partial;	/* --allow-partial */
+	const char		*path;
+	uint8_t			*buf;
+	struct bundle		 bd;
+	struct ctl_trust	 t;
+	const uint8_t		**cder;		/* the bundle's certificates */
+	size_t			*clen;
+	int			*cok;		/* ... that the pool's rule admits */
+	struct ctl_check	*chk;		/* per entry */
+	enum outcome		*outc;
+	struct cache_put_item	*items;		/* what import stores */
+	struct cache_body	*bodies;
+	int			*res;
+	size_t			 nput, nrej, nimp, nkept, npool;
+};
+
+/* The command line into x. -1 to go on, else the exit code (usage said). */
 static int
-xfer(struct ctl *ctl, int argc, char **argv, int import)
+xfer_opts(struct xfer *x, int argc, char **argv)
 {
 	static const struct option	opts[] = {
 		{ "allow-partial", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct bundle		 bd;
-	struct ctl_trust	 t;
-	struct ctl_check	*chk = NULL;
-	struct cache_put_item	*items = NULL;
-	struct cache_meta	 old;
-	struct cache_body	*bodies = NULL;
-	const uint8_t		**cder = NULL;
-	size_t			*clen = NULL;
-	int			*cok = NULL;
-	enum outcome		*outc = NULL;
-	json_t			*arr = NULL, *root;
-	int			*res = NULL;
-	uint8_t			*buf = NULL;
-	const char		*path;
-	char			 err[512], why[400];
-	size_t			 len, i, nput = 0, nrej = 0, nimp = 0, nkept = 0;
-	size_t			 npool = 0;
-	int			 ch, rv, partial = 0, rc;
+	int	ch;
 
-	memset(&bd, 0, sizeof(bd));
-	memset(&t, 0, sizeof(t));
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			if (!import) {
-				xfer_usage(stderr, import);
+			if (!x->import) {
+				xfer_usage(stderr, x->import);
 				return CTL_USAGE;
 			}
-			partial = 1;
+			x->partial = 1;
 			break;
 		case 'h':
-			xfer_usage(stdout, import);
+			xfer_usage(stdout, x->import);
 			return CTL_OK;
 		default:
-			xfer_usage(stderr, import);
+			xfer_usage(stderr, x->import);
 			return CTL_USAGE;
 		}
 	}
 	if (optind + 1 != argc) {
-		xfer_usage(stderr, import);
+		xfer_usage(stderr, x->import);
 		return CTL_USAGE;
 	}
-	path = argv[optind];
-	if (ctl_read_file(path, BUNDLE_MAX_FILE_BYTES, &buf, &len, err,
+	x->path = argv[optind];
+	return -1;
+}
+
+/*
+ * Read and parse the bundle, open the cache (read-only to verify, where
+ * failing only costs the learned intermediates) and load the anchors.
+ * CTL_OK, or the exit code with the reason said.
+ */
+static int
+xfer_read(struct xfer *x)
+{
+	char	err[512];
+	size_t	len;
+	int	rv;
+
+	if (ctl_read_file(x->path, BUNDLE_MAX_FILE_BYTES, &x->buf, &len, err,
 	    sizeof(err)) == -1) {
 		ctl_warnx("%s", err);
 		return CTL_NOFILE;
 	}
 	/* The whole file is checked before anything is looked at. */
-	if (bundle_parse(buf, len, &bd, err, sizeof(err)) == -1) {
-		ctl_warnx("%s: refused, nothing %s: %s", path, import ?
+	if (bundle_parse(x->buf, len, &x->bd, err, sizeof(err)) == -1) {
+		ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
 		    "imported" : "verified", err);
-		rv = CTL_REJECTED;
-		goto out;
+		return CTL_REJECTED;
 	}
-	if (import) {
-		if ((rv = ctl_open_cache(ctl, 0)) != CTL_OK)
-			goto out;
-	} else if (ctl_open_cache(ctl, 1) != CTL_OK)
+	if (x->import) {
+		if ((rv = ctl_open_cache(x->ctl, 0)) != CTL_OK)
+			return rv;
+	} else if (ctl_open_cache(x->ctl, 1) != CTL_OK)
 		ctl_warnx("verifying without the cache's learned "
 		    "intermediates");
-	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
-		goto out;
-	rv = CTL_REJECTED;
-	if ((cder = calloc(bd.ncerts + 1, sizeof(*cder))) == NULL ||
-	    (clen = calloc(bd.ncerts + 1, sizeof(*clen))) == NULL ||
-	    (cok = calloc(bd.ncerts + 1, sizeof(*cok))) == NULL)
-		goto out;
-	for (i = 0; i < bd.ncerts; i++) {
+	return ctl_trust_load(x->ctl, &x->t, 1);
+}
+
+/*
+ * The per-certificate and per-entry arrays; the bundle's certificates
+ * join the trust as untrusted chain material. 0, or -1 when out of memory
+ * (said only for the per-entry arrays, as before).
+ */
+static int
+xfer_alloc(struct xfer *x)
+{
+	size_t	nc = x->bd.ncerts + 1, ne = x->bd.nentries + 1, i;
+
+	if ((x->cder = calloc(nc, sizeof(*x->cder))) == NULL ||
+	    (x->clen = calloc(nc, sizeof(*x->clen))) == NULL ||
+	    (x->cok = calloc(nc, sizeof(*x->cok))) == NULL)
+		return -1;
+	for (i = 0; i < x->bd.ncerts; i++) {
 		/* Untrusted: for building chains only. */
-		ctl_trust_add_pool_der(&t, bd.certs[i].der, bd.certs[i].len);
-		cder[i] = bd.certs[i].der;
-		clen[i] = bd.certs[i].len;
+		ctl_trust_add_pool_der(&x->t, x->bd.certs[i].der,
+		    x->bd.certs[i].len);
+		x->cder[i] = x->bd.certs[i].der;
+		x->clen[i] = x->bd.certs[i].len;
 	}
-	t.peers = bd.entries;	/* a bundle's KDS cert_chains check its VCEKs */
-	t.npeers = bd.nentries;
-	if ((chk = calloc(bd.nentries + 1, sizeof(*chk))) == NULL ||
-	    (outc = calloc(bd.nentries + 1, sizeof(*outc))) == NULL ||
-	    (items = calloc(bd.nentries + 1, sizeof(*items))) == NULL ||
-	    (bodies = calloc(bd.nentries + 1, sizeof(*bodies))) == NULL ||
-	    (res = calloc(bd.nentries + 1, sizeof(*res))) == NULL) {
+	x->t.peers = x->bd.entries;	/* a bundle's KDS cert_chains check its VCEKs */
+	x->t.npeers = x->bd.nentries;
+	if ((x->chk = calloc(ne, sizeof(*x->chk))) == NULL ||
+	    (x->outc = calloc(ne, sizeof(*x->outc))) == NULL ||
+	    (x->items = calloc(ne, sizeof(*x->items))) == NULL ||
+	    (x->bodies = calloc(ne, sizeof(*x->bodies))) == NULL ||
+	    (x->res = calloc(ne, sizeof(*x->res))) == NULL) {
 		ctl_warnx("out of memory");
-		goto out;
+		return -1;
 	}
-	for (i = 0; i < bd.nentries; i++) {
-		if (!ctl_check_entry(ctl, &t, &bd.entries[i], ctl->now,
-		    &chk[i])) {
-			outc[i] = OUT_REJECTED;
-			nrej++;
+	return 0;
+}
+
+/* Verify every entry; without --allow-partial one rejection holds the rest. */
+static void
+xfer_check(struct xfer *x)
+{
+	size_t	i;
+
+	for (i = 0; i < x->bd.nentries; i++) {
+		if (!ctl_check_entry(x->ctl, &x->t, &x->bd.entries[i],
+		    x->ctl->now, &x->chk[i])) {
+			x->outc[i] = OUT_REJECTED;
+			x->nrej++;
 			continue;
 		}
-		outc[i] = import ? OUT_IMPORTED : OUT_OK;
+		x->outc[i] = x->import ? OUT_IMPORTED : OUT_OK;
 	}
-	if (import && nrej > 0 && !partial) {
-		for (i = 0; i < bd.nentries; i++)
-			if (outc[i] != OUT_REJECTED)
-				outc[i] = OUT_HELD;
-	} else if (import) {
-		for (i = 0; i < bd.nentries; i++) {
-			struct bundle_entry	*e = &bd.entries[i];
+	if (x->import && x->nrej > 0 && !x->partial)
+		for (i = 0; i < x->bd.nentries; i++)
+			if (x->outc[i] != OUT_REJECTED)
+				x->outc[i] = OUT_HELD;
+}
 
-			if (outc[i] != OUT_IMPORTED)
-				continue;
-			/* What the cache holds already stays: keeps its schedule. */
-			if (chk[i].keep_stored || (cache_get_meta(ctl->cache,
-			    e->kind, e->key, e->klen, &old) == 1 && old.this_update >=
-			    chk[i].meta.this_update)) {
-				outc[i] = OUT_KEPT;
-				continue;
-			}
-			import_meta(ctl, &chk[i].meta, path);
-			bodies[i].request = e->request;
-			bodies[i].request_len = e->request_len;
-			bodies[i].response = e->response;
-			bodies[i].response_len = e->response_len;
-			bodies[i].headers = e->headers;
-			bodies[i].headers_len = e->headers_len;
-			items[nput].key = e->key;
-			items[nput].klen = e->klen;
-			items[nput].meta = &chk[i].meta;
-			items[nput].body = &bodies[i];
-			nput++;
+/* Import: the entries to store (x->items), those the cache has newer are kept. */
+static void
+xfer_plan(struct xfer *x)
+{
+	struct bundle_entry	*e;
+	struct cache_meta	 old;
+	size_t			 i;
+
+	for (i = 0; i < x->bd.nentries; i++) {
+		e = &x->bd.entries[i];
+		if (x->outc[i] != OUT_IMPORTED)
+			continue;
+		/* What the cache holds already stays: keeps its schedule. */
+		if (x->chk[i].keep_stored || (cache_get_meta(x->ctl->cache,
+		    e->kind, e->key, e->klen, &old) == 1 && old.this_update >=
+		    x->chk[i].meta.this_update)) {
+			x->outc[i] = OUT_KEPT;
+			continue;
 		}
-		if (cache_put_many(ctl->cache, items, nput, res) == -1) {
-			ctl_warnx("%s: nothing imported: %s", path,
-			    cache_strerror(ctl->cache));
-			goto out;
-		}
-		for (i = 0, nput = 0; i < bd.nentries; i++)
-			if (outc[i] == OUT_IMPORTED &&
-			    res[nput++] == CACHE_PUT_KEPT)
-				outc[i] = OUT_KEPT;
-		/* The bundle's CAs the pool's rule admits join the cache's. */
-		if (ocsp_trust_chaining_cas(t.ocsp, cder, clen, bd.ncerts,
-		    cok) == -1)
-			ctl_warnx("pool: out of memory");
-		for (i = 0; i < bd.ncerts; i++) {
-			if (!cok[i])
-				continue;
-			if ((rc = ctl_pool_store(ctl, bd.certs[i].der,
-			    bd.certs[i].len)) == 1)
-				npool++;
-			else if (rc == -1)
-				ctl_warnx("pool: %s", cache_strerror(ctl->cache));
-		}
+		import_meta(x->ctl, &x->chk[i].meta, x->path);
+		x->bodies[i].request = e->request;
+		x->bodies[i].request_len = e->request_len;
+		x->bodies[i].response = e->response;
+		x->bodies[i].response_len = e->response_len;
+		x->bodies[i].headers = e->headers;
+		x->bodies[i].headers_len = e->headers_len;
+		x->items[x->nput].key = e->key;
+		x->items[x->nput].klen = e->klen;
+		x->items[x->nput].meta = &x->chk[i].meta;
+		x->items[x->nput].body = &x->bodies[i];
+		x->nput++;
 	}
-	if (ctl->json)
-		arr = json_array();
-	for (i = 0; i < bd.nentries; i++) {
+}
+
+/*
+ * Import: store the planned entries in one transaction, then the
+ * bundle's CAs the pool's rule admits. 0, or -1 when nothing could be
+ * stored (said).
+ */
+static int
+xfer_store(struct xfer *x)
+{
+	struct ctl	*ctl = x->ctl;
+	size_t		 i, k;
+	int		 rc;
+
+	if (cache_put_many(ctl->cache, x->items, x->nput, x->res) == -1) {
+		ctl_warnx("%s: nothing imported: %s", x->path,
+		    cache_strerror(ctl->cache));
+		return -1;
+	}
+	for (i = 0, k = 0; i < x->bd.nentries; i++)
+		if (x->outc[i] == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
+			x->outc[i] = OUT_KEPT;
+	/* The bundle's CAs the pool's rule admits join the cache's. */
+	if (ocsp_trust_chaining_cas(x->t.ocsp, x->cder, x->clen, x->bd.ncerts,
+	    x->cok) == -1)
+		ctl_warnx("pool: out of memory");
+	for (i = 0; i < x->bd.ncerts; i++) {
+		if (!x->cok[i])
+			continue;
+		if ((rc = ctl_pool_store(ctl, x->bd.certs[i].der,
+		    x->bd.certs[i].len)) == 1)
+			x->npool++;
+		else if (rc == -1)
+			ctl_warnx("pool: %s", cache_strerror(ctl->cache));
+	}
+	return 0;
+}
+
+/* One line (or JSON object, into arr) per entry, counting what came of each. */
+static void
+xfer_report_entries(struct xfer *x, json_t *arr)
+{
+	char	why[400];
+	size_t	i;
+
+	for (i = 0; i < x->bd.nentries; i++) {
 		why[0] = '\0';
-		if (outc[i] == OUT_REJECTED)
-			snprintf(why, sizeof(why), "%s", chk[i].reason);
-		else if (outc[i] == OUT_HELD)
+		if (x->outc[i] == OUT_REJECTED)
+			snprintf(why, sizeof(why), "%s", x->chk[i].reason);
+		else if (x->outc[i] == OUT_HELD)
 			snprintf(why, sizeof(why), "valid, but another entry "
 			    "was rejected (--allow-partial imports the rest)");
-		else if (outc[i] == OUT_KEPT)
+		else if (x->outc[i] == OUT_KEPT)
 			snprintf(why, sizeof(why), "the cache already holds "
 			    "this answer or a newer one");
-		if (outc[i] == OUT_IMPORTED)
-			nimp++;
-		if (outc[i] == OUT_KEPT)
-			nkept++;
-		report(ctl, arr, &bd.entries[i], outc[i], &chk[i], why);
+		if (x->outc[i] == OUT_IMPORTED)
+			x->nimp++;
+		if (x->outc[i] == OUT_KEPT)
+			x->nkept++;
+		report(x->ctl, arr, &x->bd.entries[i], x->outc[i], &x->chk[i],
+		    why);
 	}
+}
+
+/* The entries, the JSON document with --json, the summary; the exit code. */
+static int
+xfer_report(struct xfer *x)
+{
+	json_t	*arr = NULL, *root;
+
+	if (x->ctl->json)
+		arr = json_array();
+	xfer_report_entries(x, arr);
 	if (arr != NULL) {
-		root = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I}", "file", path,
-		    "entries", arr, "imported", (json_int_t)nimp, "kept",
-		    (json_int_t)nkept, "rejected", (json_int_t)nrej,
-		    "pool_added", (json_int_t)npool);
+		root = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I}", "file",
+		    x->path, "entries", arr, "imported", (json_int_t)x->nimp,
+		    "kept", (json_int_t)x->nkept, "rejected",
+		    (json_int_t)x->nrej, "pool_added", (json_int_t)x->npool);
 		json_dumpf(root, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(root);
 	}
-	if (import)
+	if (x->import)
 		fprintf(stderr, "staplectl: %s: %zu imported, %zu kept, %zu "
-		    "rejected%s; %zu intermediate(s) added to the pool\n", path,
-		    nimp, nkept, nrej, nrej > 0 && !partial ?
-		    ": nothing stored" : "", npool);
+		    "rejected%s; %zu intermediate(s) added to the pool\n",
+		    x->path, x->nimp, x->nkept, x->nrej, x->nrej > 0 &&
+		    !x->partial ? ": nothing stored" : "", x->npool);
 	else
 		fprintf(stderr, "staplectl: %s: %zu ok, %zu rejected, %zu "
-		    "certificate(s)\n", path, bd.nentries - nrej, nrej,
-		    bd.ncerts);
-	rv = nrej > 0 && !partial ? CTL_REJECTED : CTL_OK;
+		    "certificate(s)\n", x->path, x->bd.nentries - x->nrej,
+		    x->nrej, x->bd.ncerts);
+	return x->nrej > 0 && !x->partial ? CTL_REJECTED : CTL_OK;
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+	free(x->cder);
+	free(x->clen);
+	free(x->cok);
+	ctl_trust_free(&x->t);
+	bundle_free(&x->bd);
+	free(x->buf);
+	free(x->chk);
+	free(x->outc);
+	free(x->items);
+	free(x->bodies);
+	free(x->res);
+}
+
+/* verify and import: read, check, (import: plan, store), report. */
+static int
+xfer(struct ctl *ctl, int argc, char **argv, int import)
+{
+	struct xfer	x;
+	int		rv;
+
+	memset(&x, 0, sizeof(x));
+	x.ctl = ctl;
+	x.import = import;
+	if ((rv = xfer_opts(&x, argc, argv)) != -1)
+		return rv;
+	if ((rv = xfer_read(&x)) != CTL_OK)
+		goto out;
+	rv = CTL_REJECTED;
+	if (xfer_alloc(&x) == -1)
+		goto out;
+	xfer_check(&x);
+	if (import && (x.nrej == 0 || x.partial)) {
+		xfer_plan(&x);
+		if (xfer_store(&x) == -1)
+			goto out;
+	}
+	rv = xfer_report(&x);
  out:
-	free(cder);
-	free(clen);
-	free(cok);
-	ctl_trust_free(&t);
-	bundle_free(&bd);
-	free(buf);
-	free(chk);
-	free(outc);
-	free(items);
-	free(bodies);
-	free(res);
+	xfer_free(&x);
 	return rv;
 }
 

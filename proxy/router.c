@@ -1,0 +1,186 @@
+/* Routing: the path and method of a request pick its kind (OCSP, RIM, PCCS, KDS) or an operations endpoint. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "proxy/http.h"
+#include "proxy/kds_route.h"
+#include "proxy/metrics.h"
+#include "proxy/ocsp_route.h"
+#include "proxy/pccs_route.h"
+#include "proxy/refresh.h"
+#include "proxy/rim_route.h"
+#include "proxy/router.h"
+#include "proxy/service.h"
+
+/* RFC 6960 A.1: the OCSP GET path may sit under this prefix. */
+#define ROUTER_OCSP_GET_PREFIX	"ocsp/"
+
+struct router {
+	struct gen	*gen;
+	struct refresh	*refresh;
+	struct cache	*cache;
+	int		 stopping;
+};
+
+struct router *
+router_new(struct refresh *refresh, struct cache *cache)
+{
+	struct router	*rt;
+
+	if ((rt = calloc(1, sizeof(*rt))) == NULL)
+		return NULL;
+	rt->refresh = refresh;
+	rt->cache = cache;
+	return rt;
+}
+
+void
+router_set_gen(struct router *rt, struct gen *g)
+{
+	rt->gen = g;
+}
+
+void
+router_stop(struct router *rt)
+{
+	rt->stopping = 1;
+}
+
+void
+router_free(struct router *rt)
+{
+	free(rt);
+}
+
+/* ---- operations endpoints ---------------------------------------------------- */
+
+static void
+reply_text(struct http_req *req, int code, const char *reason, const char *text)
+{
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add(http_resp_body(req), text, strlen(text));
+	http_reply(req, code, reason);
+}
+
+/* GET /metrics: the page metrics.c renders, from the store and the pools. */
+static void
+reply_metrics(struct router *rt, struct http_req *req)
+{
+	struct fetch_pool	*pools[SVC_MAX];
+	struct refresh_stats	 rs;
+	size_t			 id;
+
+	refresh_stats(rt->refresh, &rs);
+	for (id = 0; id < SVC_MAX; id++)
+		pools[id] = svc_pool(gen_svc(rt->gen, id));
+	metrics_render(http_resp_body(req), &rs, pools, SVC_MAX, time(NULL));
+	http_resp_header(req, "Content-Type",
+	    "text/plain; version=0.0.4; charset=utf-8");
+	http_reply(req, 200, "OK");
+}
+
+static void
+handle_ops(struct router *rt, struct http_req *req, const char *path)
+{
+	if (strcmp(path, "/healthz") == 0) {
+		reply_text(req, 200, "OK", "ok\n");
+	} else if (strcmp(path, "/readyz") == 0) {
+		if (rt->stopping || rt->gen == NULL || rt->cache == NULL)
+			reply_text(req, 503, "Service Unavailable", "not ready\n");
+		else
+			reply_text(req, 200, "OK", "ready\n");
+	} else
+		reply_metrics(rt, req);
+}
+
+static int
+is_ops(const char *path)
+{
+	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
+	    strcmp(path, "/metrics") == 0;
+}
+
+static void
+method_not_allowed(struct http_req *req)
+{
+	http_resp_header(req, "Allow", "GET, HEAD, POST");
+	metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
+	http_error(req, 405, "Method Not Allowed");
+}
+
+/* ---- the kinds ---------------------------------------------------------------- */
+
+/* GET or HEAD: PCCS, KDS, RIM by prefix; the rest is an OCSP GET. */
+static void
+dispatch_get(struct router *rt, struct http_req *req, const char *p)
+{
+	const char	*query = http_req_query(req);
+
+	if (pccs_is_path(p)) {
+		pccs_handle(gen_svc(rt->gen, SVC_PCCS), req, p, query);
+		return;
+	}
+	if (kds_is_path(p)) {
+		kds_handle(gen_svc(rt->gen, SVC_KDS), req, p, query);
+		return;
+	}
+	if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
+		rim_handle_get(gen_svc(rt->gen, SVC_RIM), req,
+		    p + strlen(RIM_ROUTE_PREFIX));
+		return;
+	}
+	/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}. */
+	while (*p == '/')
+		p++;
+	if (strncmp(p, ROUTER_OCSP_GET_PREFIX, strlen(ROUTER_OCSP_GET_PREFIX)) == 0)
+		for (p += strlen(ROUTER_OCSP_GET_PREFIX); *p == '/'; p++)
+			;
+	if (*p == '\0' || strcmp(p, "ocsp") == 0)
+		http_error(req, 400, "Bad Request");
+	else
+		ocsp_handle_get(gen_svc(rt->gen, SVC_OCSP), req, p);
+}
+
+void
+router_dispatch(struct http_req *req, void *arg)
+{
+	struct router	*rt = arg;
+	const char	*p = http_req_path(req);
+	struct svc	*ocsp;
+
+	/* Doubled slashes in front of the route are a known client quirk. */
+	for (; p[0] == '/' && p[1] == '/'; p++)
+		;
+	if (rt->gen == NULL) {
+		http_error(req, 503, "Service Unavailable");
+		return;
+	}
+	if (is_ops(p)) {
+		if (http_req_method(req) == HTTP_GET || http_req_method(req) == HTTP_HEAD)
+			handle_ops(rt, req, p);
+		else
+			method_not_allowed(req);
+		return;
+	}
+	switch (http_req_method(req)) {
+	case HTTP_POST:
+		ocsp = gen_svc(rt->gen, SVC_OCSP);
+		if (ocsp_is_post_path(ocsp, p))
+			ocsp_handle_post(ocsp, req);
+		else
+			http_error(req, 404, "Not Found");
+		break;
+	case HTTP_GET:
+	case HTTP_HEAD:
+		dispatch_get(rt, req, p);
+		break;
+	default:
+		method_not_allowed(req);
+		break;
+	}
+}

@@ -62,7 +62,6 @@ main(int argc, char *argv[])
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.skew_s = CTL_DEFAULT_SKEW_S;
-	ctl.rim_retention_s = CTL_RIM_RETENTION_S;
 	ctl.now = time(NULL);
 	while ((ch = getopt_long(argc, argv, "+C:f:hV", opts, NULL)) != -1) {
 		switch (ch) {

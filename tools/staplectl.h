@@ -17,8 +17,6 @@
 #define CTL_DEFAULT_SKEW_S	60	/* as stapled's ocsp.skew_s */
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
 #define CTL_MAX_LIST		64	/* anchors, intermediates, upstreams */
-#define CTL_POOL_PREFIX		"pool/"
-#define CTL_RIM_RETENTION_S	(30L * 24 * 3600)	/* as stapled's rim.retention_s */
 
 /* Exit codes a script can rely on (docs/staplectl.8). */
 enum ctl_exit {
@@ -50,7 +48,7 @@ struct ctl {
 	size_t		 nkds_upstreams;
 	char		*rim_anchors[CTL_MAX_LIST];	/* rim.anchors */
 	size_t		 nrim_anchors;
-	long		 rim_retention_s;		/* rim.retention_s */
+	long		 rim_retention_s;		/* rim.retention_s; 0: the kind's default */
 	struct cache	*cache;
 	int		 cache_readonly;
 	time_t		 now;
@@ -107,6 +105,10 @@ int	ctl_pool_store(struct ctl *, const uint8_t *der, size_t len);
 int	ctl_learn_cas(struct ctl *, struct ctl_trust *,
 	    const uint8_t *const der[], const size_t len[], size_t n,
 	    int store);
+/* The same for certificates already judged: those with ok[i] set join. */
+void	ctl_learn_admitted(struct ctl *, struct ctl_trust *,
+	    const uint8_t *const der[], const size_t len[], const int ok[],
+	    size_t n, int store);
 
 /* Whole file (or "-": stdin) into malloc'd memory, at most max bytes. */
 int	ctl_read_file(const char *path, size_t max, uint8_t **buf,

@@ -17,6 +17,8 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -272,6 +274,22 @@ find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
 	return CTL_OK;
 }
 
+/* "ok", or why the daemon would not store this OCSP entry now (borrows ad). */
+static const char *
+ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
+    const uint8_t *req, size_t reqlen, const uint8_t *resp, size_t resplen,
+    struct entry_ocsp_admission *ad)
+{
+	struct entry_ocsp_question	 q = { ent->key, ent->klen, req, reqlen,
+					    0, ctl->skew_s };
+	struct entry_answer		 a = { resp, resplen, NULL, NULL };
+
+	if (entry_ocsp_admit(t->ocsp, &q, &a, NULL, ctl->now, ad) ==
+	    ENTRY_STORE)
+		return "ok";
+	return ad->reason;
+}
+
 int
 cmd_show(struct ctl *ctl, int argc, char **argv)
 {
@@ -279,12 +297,10 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	struct ctl_ent		 ent;
 	struct cache_meta	 m;
 	struct cache_body	 b;
-	struct ocsp_req		 req;
-	struct ocsp_verify_opts	 vo;
-	struct ocsp_result	 r;
+	struct entry_ocsp_admission ad;
 	uint8_t			 md[32], *resp = NULL, *reqd = NULL;
 	size_t			 resplen, reqlen;
-	const char		*why, *st;
+	const char		*st;
 	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160];
 	char			 hash[32];
 	json_t			*o = NULL, *v;
@@ -365,15 +381,11 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	if (ent.kind == CACHE_KIND_OCSP) {
 		v = decode_ocsp(&t, resp, resplen);
 		json_object_set_new(o, "ocsp", v);
-		/* Would the daemon store it now? The same check as import. */
-		if (reqlen > 0 && ocsp_req_parse(reqd, reqlen, &req, &why) == 0) {
-			memset(&vo, 0, sizeof(vo));
-			vo.now = ctl->now;
-			vo.skew_s = ctl->skew_s;
-			ocsp_verify(t.ocsp, resp, resplen, &req, &vo, &r);
+		/* Would the daemon store it now? entry/ocsp.c's rule, as import. */
+		if (reqlen > 0)
 			json_object_set_new(o, "verifies_now", json_string(
-			    r.verdict == OCSP_OK ? "ok" : r.detail));
-		}
+			    ocsp_verifies_now(ctl, &t, &ent, reqd, reqlen,
+			    resp, resplen, &ad)));
 	}
 	if (ent.kind == CACHE_KIND_PCCS || ent.kind == CACHE_KIND_KDS)
 		json_object_set_new(o, cache_kind_str[ent.kind],

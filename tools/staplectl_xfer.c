@@ -13,6 +13,7 @@
 
 #include "attest/der.h"
 #include "cache/store.h"
+#include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -205,7 +206,7 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 		sk_X509_pop_free(chain, X509_free);
 	}
 	/* And everything the cache has learned, for answers still to come. */
-	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_export_cb, &cs);
+	entry_pool_walk(ctl->cache, pool_export_cb, &cs);
 	for (i = 0; i < cs.n; i++) {
 		const char	*why;
 		X509		*x = der_x509(cs.der[i], cs.len[i], &why);

@@ -47,6 +47,17 @@ pool_candidates(struct ocsp_trust *ot, struct entry_rim_admission *out)
 			out->nlearn++;
 }
 
+int
+entry_rim_path(const char *id, size_t len, char path[ENTRY_RIM_PATH_BYTES])
+{
+	if (id == NULL || !rim_id_validn(id, len))
+		return -1;
+	memcpy(path, ENTRY_RIM_PATH_PREFIX, sizeof(ENTRY_RIM_PATH_PREFIX) - 1);
+	memcpy(path + sizeof(ENTRY_RIM_PATH_PREFIX) - 1, id, len);
+	path[sizeof(ENTRY_RIM_PATH_PREFIX) - 1 + len] = '\0';
+	return 0;
+}
+
 enum entry_verdict
 entry_rim_admit(struct rim_trust *rt, struct ocsp_trust *ot,
     const struct entry_rim_question *q, const struct entry_answer *a,

@@ -14,6 +14,20 @@
 /* RIMs are version-addressed: valid this long from the fetch on, refreshed meanwhile. */
 #define ENTRY_RIM_RETENTION_S	(30L * 24 * 3600)
 
+/* NVIDIA's RIM service path, GET {base}/v1/rim/{id}; the id is the cache key. */
+#define ENTRY_RIM_PATH_PREFIX	"/v1/rim/"
+#define ENTRY_RIM_PATH_BYTES	(sizeof(ENTRY_RIM_PATH_PREFIX) + RIM_ID_MAX_CHARS)	/* with the NUL */
+
+/*
+ * The canonical upstream request of a RIM id (len bytes, not
+ * NUL-terminated): ENTRY_RIM_PATH_PREFIX + id into path, the request the
+ * entry is stored with and refreshed by. Returns 0, or -1 when the id is
+ * not a valid RIM id (rim_id_validn): it names a file elsewhere, so it is
+ * checked before anything else.
+ */
+int	entry_rim_path(const char *id, size_t len,
+	    char path[ENTRY_RIM_PATH_BYTES]);
+
 /* The question a RIM answer must answer. Pointers borrowed for the call. */
 struct entry_rim_question {
 	const uint8_t	*key;		/* the RIM id asked: the cache key */

@@ -1,4 +1,4 @@
-/* The OCSP kind: request keys, verification before storing, DER answers, tryLater when nothing is valid. */
+/* The OCSP wire: POST and GET requests keyed, answers judged by entry/ocsp.c, DER replies, tryLater when nothing is valid. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The RIM kind: id checked first, envelope and KeyInfo chain verified, kept a month, served stale when upstreams fail. */
+/* The RIM wire: GET /v1/rim/{id}, answers judged by entry/rim.c, the chain's CAs learned, served stale when upstreams fail. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
 #include <stdio.h>
@@ -22,7 +22,6 @@
 #include "proxy/rim_route.h"
 #include "proxy/service.h"
 
-#define RIM_PATH_MAX		(sizeof(RIM_ROUTE_PREFIX) + RIM_ID_MAX_CHARS)
 #define RIM_ANCHOR_MAX_BYTES	(1 << 20)
 
 static void *
@@ -196,7 +195,7 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	(void)key;
 	(void)klen;
 	if (b->request == NULL || b->request_len == 0 ||
-	    b->request_len >= RIM_PATH_MAX ||
+	    b->request_len >= ENTRY_RIM_PATH_BYTES ||
 	    (path = malloc(b->request_len + 1)) == NULL)
 		return -1;
 	memcpy(path, b->request, b->request_len);
@@ -227,11 +226,10 @@ void
 rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 {
 	struct svc_call	c;
-	char		path[RIM_PATH_MAX + 1];
+	char		path[ENTRY_RIM_PATH_BYTES];
 	size_t		n = strlen(id);
 
-	/* The id is checked before anything else: it names a file elsewhere. */
-	if (!rim_id_validn(id, n)) {
+	if (entry_rim_path(id, n, path) == -1) {
 		metrics.requests[ROUTE_RIM][RES_HTTP_ERROR]++;
 		http_error(req, 400, "Bad Request");
 		return;
@@ -239,7 +237,6 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	memset(&c, 0, sizeof(c));
 	memcpy(c.key, id, n);
 	c.klen = n;
-	snprintf(path, sizeof(path), "%s%s", RIM_ROUTE_PREFIX, id);
 	c.method = "GET";
 	c.path = path;
 	c.accept = "application/json";

@@ -174,8 +174,9 @@ struct ctl_check {
 };
 
 /*
- * Verify one entry as the daemon would before storing it (kind by kind;
- * no nonce check: a bundle is cached by nature). Fills c->meta's kind,
+ * Verify one entry by the entry rules the daemon admits answers with
+ * (entry/; no nonce check: a bundle is cached by nature); an OCSP or RIM
+ * entry older than the cache's sets c->keep_stored. Fills c->meta's kind,
  * status and times; the caller sets the rest. Returns c->ok.
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,

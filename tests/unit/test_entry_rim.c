@@ -1,4 +1,4 @@
-/* Unit tests for entry/rim.c: a RIM answer admitted for the id asked, its retention, the chain CAs the OCSP pool learns, on the daemon's and the bundle's path. */
+/* Unit tests for entry/rim.c: a RIM answer admitted for the id asked, the upstream path, its retention, the chain CAs the OCSP pool learns, on the daemon's and the bundle's path. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -278,6 +278,30 @@ test_stored_newer(void **state)
 	entry_rim_admission_free(&ad);
 }
 
+/* The canonical upstream request of an id, refused for anything that is not one. */
+static void
+test_path(void **state)
+{
+	char	path[ENTRY_RIM_PATH_BYTES], id[RIM_ID_MAX_CHARS + 1];
+
+	(void)state;
+	assert_int_equal(entry_rim_path(DRIVER_ID, strlen(DRIVER_ID), path), 0);
+	assert_string_equal(path, "/v1/rim/" DRIVER_ID);
+	/* the id need not be NUL-terminated: len bytes of it */
+	assert_int_equal(entry_rim_path(SWITCH_ID "junk", strlen(SWITCH_ID),
+	    path), 0);
+	assert_string_equal(path, "/v1/rim/" SWITCH_ID);
+	memset(id, 'A', sizeof(id));
+	assert_int_equal(entry_rim_path(id, RIM_ID_MAX_CHARS, path), 0);
+	assert_int_equal(strlen(path), ENTRY_RIM_PATH_BYTES - 1);
+	assert_int_equal(entry_rim_path(id, RIM_ID_MAX_CHARS + 1, path), -1);
+	assert_int_equal(entry_rim_path("..", 2, path), -1);
+	assert_int_equal(entry_rim_path("a/b", 3, path), -1);
+	assert_int_equal(entry_rim_path("abc\0/../x", 9, path), -1);
+	assert_int_equal(entry_rim_path("", 0, path), -1);
+	assert_int_equal(entry_rim_path(NULL, 0, path), -1);
+}
+
 int
 main(void)
 {
@@ -287,6 +311,7 @@ main(void)
 		cmocka_unit_test(test_other_id),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_stored_newer),
+		cmocka_unit_test(test_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -73,11 +73,15 @@ void	ocsp_trust_free(struct ocsp_trust *);
 /* Add every certificate in a PEM buffer. Return the count added, or -1. */
 int	ocsp_trust_add_anchors_pem(struct ocsp_trust *, const char *pem, size_t len);
 int	ocsp_trust_add_pool_pem(struct ocsp_trust *, const char *pem, size_t len);
-/* Same, from files; *err names the file and what is wrong. */
-int	ocsp_trust_add_anchors_file(struct ocsp_trust *, const char *path,
-	    char *err, size_t errlen);
-int	ocsp_trust_add_pool_file(struct ocsp_trust *, const char *path,
-	    char *err, size_t errlen);
+/*
+ * The same into the anchors (anchors 1) or the pool (0), saying on -1
+ * why the buffer adds nothing: *why is a static string ("no
+ * certificates", der_cert_check's reason for a block, "out of memory").
+ * A PEM with one bad block adds nothing. The caller reads the file and
+ * names it in its message: attest/ never opens one.
+ */
+int	ocsp_trust_add_pem(struct ocsp_trust *, int anchors, const char *pem,
+	    size_t len, const char **why);
 /* The compiled-in NVIDIA roots and public intermediates (attest/nvidia_certs.c). */
 int	ocsp_trust_add_builtin_anchors(struct ocsp_trust *);
 int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);

@@ -15,6 +15,7 @@
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
+#include "attest/util.h"
 
 /*
  * Every entry point clears OpenSSL's error queue before returning, so
@@ -148,69 +149,45 @@ trust_add_bio(struct ocsp_trust *t, BIO *bio, int anchor, const char **why)
 	return rv;
 }
 
+/* A PEM buffer into the anchors or the pool; *why (if asked) says why on -1. */
 static int
-trust_add_pem(struct ocsp_trust *t, const char *pem, size_t len, int anchor)
+trust_add_pem(struct ocsp_trust *t, const char *pem, size_t len, int anchor,
+    const char **why)
 {
 	BIO		*bio;
-	const char	*why;
-	int		 rv;
+	const char	*bad = "bad arguments";
+	int		 rv = -1;
 
 	if (t == NULL || pem == NULL || len > INT_MAX)
-		return -1;
+		goto out;
+	bad = "out of memory";
 	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
-		return -1;
-	rv = trust_add_bio(t, bio, anchor, &why);
+		goto out;
+	rv = trust_add_bio(t, bio, anchor, &bad);
 	BIO_free(bio);
-	return rv;
-}
-
-static int
-trust_add_file(struct ocsp_trust *t, const char *path, int anchor,
-    char *err, size_t errlen)
-{
-	BIO		*bio;
-	const char	*why;
-	int		 rv;
-
-	if (t == NULL || path == NULL)
-		return -1;
-	if ((bio = BIO_new_file(path, "r")) == NULL) {
-		ERR_clear_error();
-		if (err != NULL && errlen > 0)
-			snprintf(err, errlen, "%s: cannot open", path);
-		return -1;
-	}
-	rv = trust_add_bio(t, bio, anchor, &why);
-	BIO_free(bio);
-	if (rv == -1 && err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s: %s", path, why);
+ out:
+	if (why != NULL)
+		*why = rv == -1 ? bad : NULL;
 	return rv;
 }
 
 int
 ocsp_trust_add_anchors_pem(struct ocsp_trust *t, const char *pem, size_t len)
 {
-	return trust_add_pem(t, pem, len, 1);
+	return trust_add_pem(t, pem, len, 1, NULL);
 }
 
 int
 ocsp_trust_add_pool_pem(struct ocsp_trust *t, const char *pem, size_t len)
 {
-	return trust_add_pem(t, pem, len, 0);
+	return trust_add_pem(t, pem, len, 0, NULL);
 }
 
 int
-ocsp_trust_add_anchors_file(struct ocsp_trust *t, const char *path,
-    char *err, size_t errlen)
+ocsp_trust_add_pem(struct ocsp_trust *t, int anchors, const char *pem,
+    size_t len, const char **why)
 {
-	return trust_add_file(t, path, 1, err, errlen);
-}
-
-int
-ocsp_trust_add_pool_file(struct ocsp_trust *t, const char *path,
-    char *err, size_t errlen)
-{
-	return trust_add_file(t, path, 0, err, errlen);
+	return trust_add_pem(t, pem, len, anchors, why);
 }
 
 static int
@@ -222,7 +199,7 @@ trust_add_builtin(struct ocsp_trust *t, const struct nvidia_cert *certs,
 
 	for (i = 0; i < n; i++) {
 		if (trust_add_pem(t, certs[i].pem, strlen(certs[i].pem),
-		    anchor) != 1)
+		    anchor, NULL) != 1)
 			return -1;
 		total++;
 	}
@@ -348,34 +325,6 @@ ocsp_trust_chaining_cas(struct ocsp_trust *t, const uint8_t *const der[],
 }
 
 /* ---- verification ------------------------------------------------------ */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (no TZ, no libc). */
-static long long
-days_from_civil(long long y, unsigned m, unsigned d)
-{
-	long long	 era;
-	unsigned	 yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (long long)doe - 719468;
-}
-
-static int
-asn1_to_time(const ASN1_GENERALIZEDTIME *a, time_t *out)
-{
-	struct tm	 tm;
-
-	if (a == NULL || !ASN1_TIME_to_tm(a, &tm))
-		return -1;
-	*out = (time_t)(days_from_civil(tm.tm_year + 1900LL,
-	    (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday) * 86400 +
-	    tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec);
-	return 0;
-}
 
 static size_t
 der_hdr_len(size_t len)
@@ -914,45 +863,35 @@ nonce_matches(OCSP_BASICRESP *bs, const uint8_t *nonce, size_t len)
 	return (size_t)ilen == len && memcmp(p, nonce, len) == 0;
 }
 
-int
-ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
-    const struct ocsp_req *req, const struct ocsp_verify_opts *opts,
-    struct ocsp_result *out)
+/* The result before anything is known, with the first CertID's issuer key hash for logs. */
+static void
+result_init(const struct ocsp_req *req, struct ocsp_result *out)
 {
-	OCSP_RESPONSE		*r = NULL;
-	OCSP_BASICRESP		*bs = NULL;
-	OCSP_CERTID		*cid = NULL;
-	OCSP_SINGLERESP		*single;
-	ASN1_GENERALIZEDTIME	*thisupd, *nextupd, *revtime;
-	X509			*signer;
-	const uint8_t		*p = resp;
-	const char		*why;
-	char			 ebuf[200];
-	time_t			 tu, nu;
-	size_t			 i, missing = SIZE_MAX;
-	long			 skew;
-	int			 st, reason, chained, rank = -1, rv = -1;
-
-	if (out == NULL)
-		return -1;
 	memset(out, 0, sizeof(*out));
 	out->verdict = OCSP_ERR_PARSE;
 	out->response_status = -1;
 	out->cert_status = -1;
 	out->revocation_reason = -1;
-	ERR_clear_error();
-	if (t == NULL || resp == NULL || req == NULL || opts == NULL ||
-	    req->ncertids == 0 || req->ncertids > OCSP_MAX_CERTIDS) {
-		set_detail(out, "bad arguments");
-		goto out;
-	}
-	if (req->certids[0].key_hash_len <= sizeof(out->issuer_key_hash)) {
+	if (req != NULL && req->ncertids > 0 &&
+	    req->certids[0].key_hash_len <= sizeof(out->issuer_key_hash)) {
 		memcpy(out->issuer_key_hash, req->certids[0].key_hash,
 		    req->certids[0].key_hash_len);
 		out->issuer_key_hash_len = req->certids[0].key_hash_len;
 	}
+}
 
-	/* RFC 6960 4.2.1: OCSPResponse, nothing after it. */
+/*
+ * RFC 6960 4.2.1: one canonical DER OCSPResponse, nothing after it,
+ * successful, basic. Returns the BasicOCSPResponse (caller frees) with
+ * producedAt set, or NULL with the verdict set.
+ */
+static OCSP_BASICRESP *
+resp_basic(const uint8_t *resp, size_t len, struct ocsp_result *out)
+{
+	OCSP_RESPONSE		*r = NULL;
+	OCSP_BASICRESP		*bs = NULL;
+	const uint8_t		*p = resp;
+
 	if (len == 0 || len > LONG_MAX ||
 	    (r = d2i_OCSP_RESPONSE(NULL, &p, (long)len)) == NULL ||
 	    p != resp + len) {
@@ -972,53 +911,146 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		set_detail(out, "not a BasicOCSPResponse");
 		goto out;
 	}
-	if (resp_canonical(resp, len, r, bs, out) == -1)
+	if (resp_canonical(resp, len, r, bs, out) == -1) {
+		OCSP_BASICRESP_free(bs);
+		bs = NULL;
 		goto out;
-	(void)asn1_to_time(OCSP_resp_get0_produced_at(bs), &out->produced_at);
+	}
+	(void)util_asn1_time(OCSP_resp_get0_produced_at(bs), &out->produced_at);
+ out:
+	OCSP_RESPONSE_free(r);
+	return bs;
+}
 
-	/* Gather what the response says about our CertIDs; judge it later. */
+/* One SingleResponse into the result: latest thisUpdate, earliest nextUpdate, worst status. 0 or -1. */
+static int
+collect_single(OCSP_SINGLERESP *single, int *rank, struct ocsp_result *out)
+{
+	ASN1_GENERALIZEDTIME	*thisupd, *nextupd, *revtime;
+	time_t			 tu, nu;
+	int			 st, reason;
+
+	st = OCSP_single_get0_status(single, &reason, &revtime, &thisupd,
+	    &nextupd);
+	if (st < 0 || util_asn1_time(thisupd, &tu) == -1) {
+		set_detail(out, "bad SingleResponse");
+		return -1;
+	}
+	if (nextupd == NULL)	/* NVAT's default, thisUpdate + 1 h */
+		nu = tu + OCSP_DEFAULT_VALIDITY_S;
+	else if (util_asn1_time(nextupd, &nu) == -1) {
+		set_detail(out, "bad nextUpdate");
+		return -1;
+	}
+	if (*rank == -1 || tu > out->this_update)
+		out->this_update = tu;
+	if (*rank == -1 || nu < out->next_update)
+		out->next_update = nu;
+	if (status_rank(st) > *rank) {
+		*rank = status_rank(st);
+		out->cert_status = st;
+		out->revocation_reason =
+		    st == V_OCSP_CERTSTATUS_REVOKED ? reason : -1;
+	}
+	return 0;
+}
+
+/*
+ * Gather what the response says about the requested CertIDs; judged
+ * later. *missing is the first one it does not answer, or SIZE_MAX.
+ * 0, or -1 for a SingleResponse that does not parse.
+ */
+static int
+collect(OCSP_BASICRESP *bs, const struct ocsp_req *req, size_t *missing,
+    struct ocsp_result *out)
+{
+	OCSP_CERTID	*cid = NULL;
+	OCSP_SINGLERESP	*single;
+	size_t		 i;
+	int		 idx, rank = -1, rv = -1;
+
+	*missing = SIZE_MAX;
 	for (i = 0; i < req->ncertids; i++) {
 		OCSP_CERTID_free(cid);
 		/* a CertID OpenSSL cannot decode cannot be in the response */
 		if ((cid = certid_new(&req->certids[i])) == NULL ||
-		    (st = OCSP_resp_find(bs, cid, -1)) < 0 ||
-		    (single = OCSP_resp_get0(bs, st)) == NULL) {
-			if (missing == SIZE_MAX)
-				missing = i;
+		    (idx = OCSP_resp_find(bs, cid, -1)) < 0 ||
+		    (single = OCSP_resp_get0(bs, idx)) == NULL) {
+			if (*missing == SIZE_MAX)
+				*missing = i;
 			continue;
 		}
-		st = OCSP_single_get0_status(single, &reason, &revtime,
-		    &thisupd, &nextupd);
-		if (st < 0 || asn1_to_time(thisupd, &tu) == -1) {
-			set_detail(out, "bad SingleResponse");
+		if (collect_single(single, &rank, out) == -1)
 			goto out;
-		}
-		if (nextupd == NULL)	/* NVAT's default, thisUpdate + 1 h */
-			nu = tu + OCSP_DEFAULT_VALIDITY_S;
-		else if (asn1_to_time(nextupd, &nu) == -1) {
-			set_detail(out, "bad nextUpdate");
-			goto out;
-		}
-		if (rank == -1 || tu > out->this_update)
-			out->this_update = tu;
-		if (rank == -1 || nu < out->next_update)
-			out->next_update = nu;
-		if (status_rank(st) > rank) {
-			rank = status_rank(st);
-			out->cert_status = st;
-			out->revocation_reason =
-			    st == V_OCSP_CERTSTATUS_REVOKED ? reason : -1;
-		}
 	}
+	rv = 0;
+ out:
+	OCSP_CERTID_free(cid);
+	return rv;
+}
+
+/*
+ * When OCSP_basic_verify fails: redo its steps one by one to say which.
+ * Returns 0 (chain incomplete, but the responder names the CertIDs'
+ * issuer: unproven), or -1 with the verdict set.
+ */
+static int
+judge_signer_steps(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
+    const struct ocsp_req *req, struct ocsp_result *out)
+{
+	const char	*why;
+	char		 ebuf[200];
+
+	ERR_clear_error();
+	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOVERIFY) != 1) {
+		out->verdict = OCSP_ERR_SIGNATURE;
+		snprintf(out->detail, sizeof(out->detail), "signature: %s",
+		    ossl_reason(ebuf, sizeof(ebuf)));
+		return -1;
+	}
+	ERR_clear_error();
+	switch (chain_signer(t, bs, signer, out)) {
+	case -1:
+		out->verdict = OCSP_ERR_CHAIN;
+		return -1;
+	case 1:
+		/* signature and chain are fine: authorisation is not */
+		out->verdict = OCSP_ERR_SIGNER;
+		set_detail(out, "responder is neither the CertIDs' issuer nor "
+		    "a delegate it issued with EKU OCSPSigning");
+		return -1;
+	default:
+		if ((why = claims_issuer(signer, req)) != NULL) {
+			out->verdict = OCSP_ERR_SIGNER;
+			snprintf(out->detail, sizeof(out->detail),
+			    "chain incomplete and %s", why);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+/*
+ * The responder: found, signature, chain to an anchor at `now`,
+ * authorised, and every certificate of the response on its chain.
+ * Returns 1 (chained), 0 (unproven: an intermediate is missing), or -1
+ * with the verdict set.
+ */
+static int
+judge_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs,
+    const struct ocsp_req *req, time_t now, struct ocsp_result *out)
+{
+	X509	*signer;
+	int	 chained = 1;
 
 	if ((signer = find_signer(bs, t->pool)) == NULL) {
 		out->verdict = OCSP_ERR_SIGNER;
 		set_detail(out, "responder certificate not in response or "
 		    "pool");
-		goto out;
+		return -1;
 	}
-	/* Chains are judged at opts->now: never the wall clock. */
-	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(t->store), opts->now);
+	/* Chains are judged at `now`: never the wall clock. */
+	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(t->store), now);
 
 	/*
 	 * The whole of OCSP_basic_verify as OpenSSL's clients (NVAT) run it:
@@ -1029,57 +1061,40 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 	 * are plain certificates, and OCSP_NOEXPLICIT says so again. Only
 	 * when it fails are the steps redone one by one, to say which.
 	 */
-	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOEXPLICIT) == 1)
-		chained = 1;
-	else {
-		ERR_clear_error();
-		if (OCSP_basic_verify(bs, t->pool, t->store,
-		    OCSP_NOVERIFY) != 1) {
-			out->verdict = OCSP_ERR_SIGNATURE;
-			snprintf(out->detail, sizeof(out->detail),
-			    "signature: %s", ossl_reason(ebuf, sizeof(ebuf)));
-			goto out;
-		}
-		ERR_clear_error();
-		switch ((chained = chain_signer(t, bs, signer, out))) {
-		case -1:
-			out->verdict = OCSP_ERR_CHAIN;
-			goto out;
-		case 1:
-			/* signature and chain are fine: authorisation is not */
-			out->verdict = OCSP_ERR_SIGNER;
-			set_detail(out, "responder is neither the CertIDs' "
-			    "issuer nor a delegate it issued with EKU "
-			    "OCSPSigning");
-			goto out;
-		default:
-			if ((why = claims_issuer(signer, req)) != NULL) {
-				out->verdict = OCSP_ERR_SIGNER;
-				snprintf(out->detail, sizeof(out->detail),
-				    "chain incomplete and %s", why);
-				goto out;
-			}
-			break;
-		}
-	}
+	if (OCSP_basic_verify(bs, t->pool, t->store, OCSP_NOEXPLICIT) != 1 &&
+	    (chained = judge_signer_steps(t, bs, signer, req, out)) == -1)
+		return -1;
 	ERR_clear_error();
 	if (certs_on_chain(t, bs, signer, out) == -1)
-		goto out;
+		return -1;
+	return chained;
+}
+
+/*
+ * What the answer says, judged at opts->now: every CertID answered,
+ * thisUpdate not ahead (beyond the skew), nextUpdate not passed, our
+ * nonce echoed. 0, or -1 with the verdict set.
+ */
+static int
+judge_times(OCSP_BASICRESP *bs, size_t missing,
+    const struct ocsp_verify_opts *opts, struct ocsp_result *out)
+{
+	long	skew = opts->skew_s > 0 ? opts->skew_s : 0;
+	int	st;
 
 	if (missing != SIZE_MAX) {
 		out->verdict = OCSP_ERR_CERTID;
 		snprintf(out->detail, sizeof(out->detail),
 		    "requested CertID %zu not in response", missing);
-		goto out;
+		return -1;
 	}
-	skew = opts->skew_s > 0 ? opts->skew_s : 0;
 	if (out->this_update > opts->now + skew) {
 		out->verdict = OCSP_ERR_FUTURE;
 		snprintf(out->detail, sizeof(out->detail),
 		    "thisUpdate %lld is %lld s ahead of now",
 		    (long long)out->this_update,
 		    (long long)(out->this_update - opts->now));
-		goto out;
+		return -1;
 	}
 	if (out->next_update <= opts->now) {
 		out->verdict = OCSP_ERR_EXPIRED;
@@ -1087,15 +1102,41 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		    "nextUpdate %lld passed %lld s ago",
 		    (long long)out->next_update,
 		    (long long)(opts->now - out->next_update));
-		goto out;
+		return -1;
 	}
 	if (opts->nonce != NULL &&
 	    (st = nonce_matches(bs, opts->nonce, opts->nonce_len)) != 1) {
 		out->verdict = OCSP_ERR_NONCE;
 		set_detail(out, st == -1 ? "response carries no nonce" :
 		    "response nonce is not ours");
+		return -1;
+	}
+	return 0;
+}
+
+int
+ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
+    const struct ocsp_req *req, const struct ocsp_verify_opts *opts,
+    struct ocsp_result *out)
+{
+	OCSP_BASICRESP	*bs = NULL;
+	size_t		 missing;
+	int		 chained, rv = -1;
+
+	if (out == NULL)
+		return -1;
+	result_init(req, out);
+	ERR_clear_error();
+	if (t == NULL || resp == NULL || req == NULL || opts == NULL ||
+	    req->ncertids == 0 || req->ncertids > OCSP_MAX_CERTIDS) {
+		set_detail(out, "bad arguments");
 		goto out;
 	}
+	if ((bs = resp_basic(resp, len, out)) == NULL ||
+	    collect(bs, req, &missing, out) == -1 ||
+	    (chained = judge_signer(t, bs, req, opts->now, out)) == -1 ||
+	    judge_times(bs, missing, opts, out) == -1)
+		goto out;
 	if (chained == 0) {
 		/* Genuine-looking but unproven: the caller passes it on. */
 		out->verdict = OCSP_UNVERIFIABLE;
@@ -1108,9 +1149,7 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 	    ocsp_cert_status_str[out->cert_status]);
 	rv = 0;
  out:
-	OCSP_CERTID_free(cid);
 	OCSP_BASICRESP_free(bs);
-	OCSP_RESPONSE_free(r);
 	ERR_clear_error();
 	return rv;
 }

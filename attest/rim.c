@@ -22,6 +22,7 @@
 #include "attest/b64.h"
 #include "attest/der.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 
 /* SHA-256 of the NVIDIA CoRIM signing Root CA (nvat-ocsp.md section 5). */
 #define RIM_ROOT_SHA256 \
@@ -410,28 +411,12 @@ pick_leaf(STACK_OF(X509) *certs)
 }
 
 static void
-name_rfc2253(const X509_NAME *name, char *buf, size_t len)
-{
-	BIO	*bio;
-	int	 n;
-
-	buf[0] = '\0';
-	if ((bio = BIO_new(BIO_s_mem())) == NULL)
-		return;
-	if (X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253) >= 0 &&
-	    (n = BIO_read(bio, buf, (int)len - 1)) > 0)
-		buf[n] = '\0';
-	BIO_free(bio);
-}
-
-static void
 describe_signer(X509 *leaf, time_t now, struct rim_result *out)
 {
 	BIGNUM		*bn;
 	char		*hex;
-	struct tm	 tm;
 
-	name_rfc2253(X509_get_subject_name(leaf), out->signer_subject,
+	util_name_rfc2253(X509_get_subject_name(leaf), out->signer_subject,
 	    sizeof(out->signer_subject));
 	if ((bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(leaf), NULL)) !=
 	    NULL && (hex = BN_bn2hex(bn)) != NULL) {
@@ -440,8 +425,7 @@ describe_signer(X509 *leaf, time_t now, struct rim_result *out)
 		OPENSSL_free(hex);
 	}
 	BN_free(bn);
-	if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf), &tm))
-		out->signer_not_after = timegm(&tm);
+	(void)util_asn1_time(X509_get0_notAfter(leaf), &out->signer_not_after);
 	out->signer_expired = out->signer_not_after < now;
 }
 
@@ -604,17 +588,6 @@ rim_verify_xml(struct rim_trust *t, const uint8_t *xml, size_t len,
 	return finish(out, verify_doc(t, now, out));
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static const char *
 str_field(json_t *o, const char *key, int required, struct rim_result *out)
 {
@@ -639,9 +612,8 @@ rim_verify(struct rim_trust *t, const char *expected_id, const uint8_t *json,
 	json_t		*root = NULL;
 	json_error_t	 jerr;
 	const char	*id, *b64, *hex, *fmt;
-	uint8_t		 md[32];
-	size_t		 i;
-	int		 hi, lo, rv = -1;
+	uint8_t		 md[32], want[32];
+	int		 rv = -1;
 
 	result_init(out);
 	if (!rim_id_valid(expected_id)) {
@@ -695,19 +667,15 @@ rim_verify(struct rim_trust *t, const char *expected_id, const uint8_t *json,
 		set_verdict(out, RIM_ERR_SHA256, "cannot hash");
 		goto out;
 	}
-	for (i = 0; i < sizeof(md); i++) {
-		hi = hexval((unsigned char)hex[2 * i]);
-		lo = hexval((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0) {
-			set_verdict(out, RIM_ERR_SHA256,
-			    "\"sha256\" is not 64 hex digits");
-			goto out;
-		}
-		if ((uint8_t)(hi << 4 | lo) != md[i]) {
-			set_verdict(out, RIM_ERR_SHA256,
-			    "\"sha256\" does not match the decoded RIM");
-			goto out;
-		}
+	if (util_unhex(hex, strlen(hex), want, sizeof(want)) == -1) {
+		set_verdict(out, RIM_ERR_SHA256,
+		    "\"sha256\" is not 64 hex digits");
+		goto out;
+	}
+	if (memcmp(want, md, sizeof(md)) != 0) {
+		set_verdict(out, RIM_ERR_SHA256,
+		    "\"sha256\" does not match the decoded RIM");
+		goto out;
 	}
 	rv = verify_doc(t, now, out);
  out:

@@ -1,4 +1,4 @@
-/* The OCSP kind: request keys, verification before storing, DER answers, tryLater when nothing is valid. */
+/* The OCSP wire: POST and GET requests keyed, answers judged by entry/ocsp.c, DER replies, tryLater when nothing is valid. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -13,6 +13,9 @@
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
+#include "proxy/file.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
@@ -21,11 +24,32 @@
 
 #define OCSP_NONCE_BYTES	16	/* what NVAT and openssl ocsp send */
 #define UNVERIFIABLE_LOG_SLOTS	64	/* issuers reported once each */
+#define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
 
 static uint8_t	unverifiable_seen[UNVERIFIABLE_LOG_SLOTS][20];
 static size_t	nunverifiable_seen;
 
 /* ---- trust --------------------------------------------------------------- */
+
+/* One configured PEM file into the anchors or the pool; err names it and says what is wrong. */
+static int
+trust_file(struct ocsp_trust *t, const char *path, int anchors, char *err,
+    size_t errlen)
+{
+	uint8_t		*pem;
+	size_t		 len;
+	const char	*why;
+	int		 n;
+
+	if ((pem = file_read(path, OCSP_TRUST_FILE_MAX_BYTES, &len, err,
+	    errlen)) == NULL)
+		return -1;
+	if ((n = ocsp_trust_add_pem(t, anchors, (const char *)pem, len,
+	    &why)) == -1)
+		snprintf(err, errlen, "%s: %s", path, why);
+	free(pem);
+	return n;
+}
 
 static void *
 ocsp_trust_create(const struct config *cfg, char *err, size_t errlen)
@@ -44,14 +68,14 @@ ocsp_trust_create(const struct config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	for (i = 0; i < c->nanchors; i++)
-		if (ocsp_trust_add_anchors_file(t, c->anchors[i], err, errlen) <= 0)
+		if (trust_file(t, c->anchors[i], 1, err, errlen) <= 0)
 			goto fail;
 	if (ocsp_trust_add_builtin_pool(t) < 0) {
 		snprintf(err, errlen, "ocsp: the built-in intermediates do not load");
 		goto fail;
 	}
 	for (i = 0; i < c->nintermediates; i++)
-		if (ocsp_trust_add_pool_file(t, c->intermediates[i], err, errlen) < 0)
+		if (trust_file(t, c->intermediates[i], 0, err, errlen) < 0)
 			goto fail;
 	return t;
 fail:
@@ -84,78 +108,47 @@ log_unverifiable(const struct ocsp_result *r, const char *upstream)
 	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
 }
 
-/*
- * RFC 6960 4.2.1 statuses that are about the request, not the responder,
- * and that every mirror would repeat: relayed to the client, not failed
- * over. NVIDIA's responder answers unauthorized for every per-device FMC
- * leaf. internalError and tryLater describe the responder and stay
- * failures; successful goes to verification.
- */
-static const char *const definitive_status_str[7] = {
-	[1] = "malformedRequest",
-	[5] = "sigRequired",
-	[6] = "unauthorized",
-};
-
-/* The status name of a definitive answer, or NULL. */
 static const char *
-definitive_status(const uint8_t *der, size_t len)
+res_header(const void *res, const char *name)
 {
-	int	st;
-
-	/* Without responseBytes (4.2.1) the only DER form is these 5 bytes. */
-	if (len != sizeof(OCSP_RESP_UNAUTHORIZED) ||
-	    (st = ocsp_resp_status(der, len)) < 0 ||
-	    (size_t)st >= sizeof(definitive_status_str) /
-	    sizeof(definitive_status_str[0]))
-		return NULL;
-	return definitive_status_str[st];
+	return fetch_res_header(res, name);
 }
 
+/* The wire half of entry_ocsp_admit (entry/ocsp.c): metrics and logs. */
 static enum svc_verdict
 ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	struct ocsp_verify_opts	o;
-	struct ocsp_result	r;
-	struct ocsp_req		req;
-	const char		*perr, *st;
+	struct entry_ocsp_question	 q = { c->key, c->klen, c->body,
+					    c->body_len, 0, svc_conf(s)->skew_s };
+	struct entry_answer		 ans = { res->body, res->body_len,
+					    res_header, res };
+	struct entry_ocsp_admission	 ad;
+	const struct ocsp_result	*r = &ad.result;
 
-	/* Unsigned, so nothing to verify; never stored. */
-	if ((st = definitive_status(res->body, res->body_len)) != NULL) {
-		snprintf(why, whylen, "%s", st);
+	q.check_nonce = c->own_nonce && res->verify_nonce;
+	/* cache_put keeps a newer stored entry itself, in its write transaction. */
+	switch (entry_ocsp_admit(svc_trust(s), &q, &ans, NULL, now, &ad)) {
+	case ENTRY_STORE:
+		a->meta = ad.meta;
+		if (r->cert_status != OCSP_CERT_GOOD)
+			log_info("ocsp: %s: signed answer says %s: stored and served as "
+			    "signed", res->upstream, ocsp_cert_status_str[r->cert_status]);
+		return SVC_STORE;
+	case ENTRY_PASS:
+		metrics.verify_failures[OCSP_UNVERIFIABLE]++;
+		log_unverifiable(r, res->upstream);
+		return SVC_PASS;
+	case ENTRY_DEFINITIVE:
+		snprintf(why, whylen, "%s", ad.reason);
 		return SVC_DEFINITIVE;
-	}
-	if (ocsp_req_parse(c->body, c->body_len, &req, &perr) == -1) {
-		snprintf(why, whylen, "own request does not parse: %s", perr);
+	default:
+		if (ad.verified)
+			metrics.verify_failures[r->verdict < OCSP_VERDICT_MAX ?
+			    r->verdict : OCSP_ERR_PARSE]++;
+		snprintf(why, whylen, "%s", ad.reason);
 		return SVC_REJECT;
 	}
-	memset(&o, 0, sizeof(o));
-	o.now = now;
-	o.skew_s = svc_conf(s)->skew_s;
-	/* Only a nonce stapled chose must come back, and not from a cache. */
-	if (c->own_nonce && res->verify_nonce && req.nonce != NULL) {
-		o.nonce = req.nonce;
-		o.nonce_len = req.nonce_len;
-	}
-	if (ocsp_verify(svc_trust(s), res->body, res->body_len, &req, &o, &r) == 0) {
-		a->meta.status = (uint8_t)r.cert_status;
-		a->meta.this_update = r.this_update;
-		a->meta.next_update = r.next_update;
-		a->meta.produced_at = r.produced_at;
-		if (r.cert_status != OCSP_CERT_GOOD)
-			log_info("ocsp: %s: signed answer says %s: stored and served as "
-			    "signed", res->upstream, ocsp_cert_status_str[r.cert_status]);
-		return SVC_STORE;
-	}
-	if (r.verdict == OCSP_UNVERIFIABLE) {
-		metrics.verify_failures[OCSP_UNVERIFIABLE]++;
-		log_unverifiable(&r, res->upstream);
-		return SVC_PASS;
-	}
-	metrics.verify_failures[r.verdict < OCSP_VERDICT_MAX ? r.verdict : OCSP_ERR_PARSE]++;
-	snprintf(why, whylen, "%s: %s", ocsp_verdict_str[r.verdict], r.detail);
-	return SVC_REJECT;
 }
 
 /* ---- answers -------------------------------------------------------------- */

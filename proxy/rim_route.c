@@ -1,4 +1,4 @@
-/* The RIM kind: id checked first, envelope and KeyInfo chain verified, kept a month, served stale when upstreams fail. */
+/* The RIM wire: GET /v1/rim/{id}, answers judged by entry/rim.c, the chain's CAs learned, served stale when upstreams fail. */
 #include "config.h"
 
 #include <stdio.h>
@@ -7,27 +7,30 @@
 #include <time.h>
 
 #include <event2/buffer.h>
-#include <openssl/evp.h>
 
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/entry.h"
+#include "entry/pool.h"
+#include "entry/rim.h"
+#include "proxy/file.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/rim_route.h"
 #include "proxy/service.h"
 
-#define RIM_DEFAULT_RETENTION_S	(30L * 24 * 3600)
-#define RIM_PATH_MAX		(sizeof(RIM_ROUTE_PREFIX) + RIM_ID_MAX_CHARS)
 #define RIM_ANCHOR_MAX_BYTES	(1 << 20)
 
 static void *
 rim_trust_create(const struct config *cfg, char *err, size_t errlen)
 {
 	struct rim_trust	*t;
-	size_t			 i;
+	uint8_t			*pem;
+	size_t			 i, len;
+	char			 ferr[512];
 
 	if ((t = rim_trust_new()) == NULL) {
 		snprintf(err, errlen, "rim: cannot create the trust store");
@@ -39,37 +42,18 @@ rim_trust_create(const struct config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	for (i = 0; i < cfg->rim.nanchors; i++) {
-		FILE	*f;
-		char	*buf = NULL;
-		size_t	 cap = 0, n = 0, got;
-
-		if ((f = fopen(cfg->rim.anchors[i], "r")) == NULL) {
-			snprintf(err, errlen, "rim.anchors: %s: cannot open",
-			    cfg->rim.anchors[i]);
+		if ((pem = file_read(cfg->rim.anchors[i], RIM_ANCHOR_MAX_BYTES,
+		    &len, ferr, sizeof(ferr))) == NULL) {
+			snprintf(err, errlen, "rim.anchors: %s", ferr);
 			goto fail;
 		}
-		do {
-			if (n == cap) {
-				char *nb = cap < RIM_ANCHOR_MAX_BYTES ?
-				    realloc(buf, cap ? 2 * cap : 8192) : NULL;
-
-				if (nb == NULL)
-					break;
-				buf = nb;
-				cap = cap ? 2 * cap : 8192;
-			}
-			got = fread(buf + n, 1, cap - n, f);
-			n += got;
-		} while (got > 0);
-		fclose(f);
-		if (buf == NULL || n == cap || rim_trust_add_anchors_pem(t, buf, n) <= 0) {
+		if (rim_trust_add_anchors_pem(t, (const char *)pem, len) <= 0) {
 			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
-			    "certificates (at most %d bytes)", cfg->rim.anchors[i],
-			    RIM_ANCHOR_MAX_BYTES);
-			free(buf);
+			    "certificates", cfg->rim.anchors[i]);
+			free(pem);
 			goto fail;
 		}
-		free(buf);
+		free(pem);
 	}
 	return t;
 fail:
@@ -84,70 +68,63 @@ rim_trust_destroy(void *t)
 }
 
 /*
- * The RIM's CA certificates join the OCSP intermediate pool, in memory and
- * in the cache, before the RIM is answered: so the OCSP answers for its
- * signing chain, which a client asks next, verify. The pool's one rule
- * (ocsp_trust_chaining_cas) says which: the chain's CAs that reach an
- * OCSP anchor.
+ * The chain's CAs that entry_rim_admit found for the OCSP pool join it,
+ * in memory and in the cache, before the RIM is answered: so the OCSP
+ * answers for its signing chain, which a client asks next, verify.
  */
 static void
-learn_chain(struct svc *s, const struct rim_certs *chain)
+learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 {
-	struct svc	*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
-	struct cache	*cache = gen_cache(svc_gen(s));
-	unsigned char	 md[32];
-	char		 name[5 + 64 + 1];
-	int		 ok[RIM_MAX_CERTS];
-	size_t		 i;
+	struct svc		*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
+	struct cache		*cache = gen_cache(svc_gen(s));
+	const struct rim_certs	*chain = &ad->result.chain;
+	size_t			 i;
 
-	if (chain->n < 2 || ocsp_trust_chaining_cas(svc_trust(ocsp),
-	    (const uint8_t *const *)chain->der + 1, chain->len + 1,
-	    chain->n - 1, ok) <= 0)
-		return;
 	for (i = 1; i < chain->n; i++) {
-		if (!ok[i - 1] || ocsp_trust_add_pool_der(svc_trust(ocsp),
+		if (!ad->learn[i] || ocsp_trust_add_pool_der(svc_trust(ocsp),
 		    chain->der[i], chain->len[i]) == -1)
 			continue;
-		EVP_Digest(chain->der[i], chain->len[i], md, NULL, EVP_sha256(), NULL);
-		memcpy(name, "pool/", 5);
-		log_hex(name + 5, sizeof(name) - 5, md, sizeof(md));
-		if (cache != NULL && cache_aux_put(cache, name, chain->der[i],
+		if (cache != NULL && entry_pool_put(cache, chain->der[i],
 		    chain->len[i]) == -1)
 			log_warn("rim: keeping a chain certificate: %s",
 			    cache_strerror(cache));
 	}
 }
 
+static const char *
+res_header(const void *res, const char *name)
+{
+	return fetch_res_header(res, name);
+}
+
+/* The wire half of entry_rim_admit (entry/rim.c): learning the chain, logs. */
 static enum svc_verdict
 rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	struct rim_result	r;
-	char			id[RIM_ID_MAX_CHARS + 1];
-	long			keep = svc_conf(s)->retention_s;
+	struct entry_rim_question	 q = { c->key, c->klen,
+					    svc_conf(s)->retention_s, 0 };
+	struct entry_answer		 ans = { res->body, res->body_len,
+					    res_header, res };
+	struct entry_rim_admission	 ad;
+	struct svc			*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
+	enum svc_verdict		 v = SVC_REJECT;
 
-	memset(&r, 0, sizeof(r));
-	if (c->klen > RIM_ID_MAX_CHARS) {
-		snprintf(why, whylen, "bad key");
-		return SVC_REJECT;
+	/* cache_put keeps a newer stored entry itself, in its write transaction. */
+	if (entry_rim_admit(svc_trust(s), svc_trust(ocsp), &q, &ans, NULL, now,
+	    &ad) != ENTRY_STORE) {
+		snprintf(why, whylen, "%s", ad.reason);
+		goto out;
 	}
-	memcpy(id, c->key, c->klen);
-	id[c->klen] = '\0';
-	if (rim_verify(svc_trust(s), id, res->body, res->body_len, now, &r) == -1) {
-		snprintf(why, whylen, "%s: %s", rim_verdict_str[r.verdict], r.detail);
-		rim_result_free(&r);
-		return SVC_REJECT;
-	}
-	learn_chain(s, &r.chain);
-	if (r.signer_expired)
+	learn_chain(s, &ad);
+	if (ad.result.signer_expired)
 		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
-		    "as a claim)", id, r.signer_serial);
-	/* Version-addressed: valid for the retention, refreshed meanwhile. */
-	a->meta.this_update = now;
-	a->meta.next_update = now + (keep > 0 ? keep : RIM_DEFAULT_RETENTION_S);
-	a->meta.produced_at = now;
-	rim_result_free(&r);
-	return SVC_STORE;
+		    "as a claim)", ad.id, ad.result.signer_serial);
+	a->meta = ad.meta;
+	v = SVC_STORE;
+ out:
+	entry_rim_admission_free(&ad);
+	return v;
 }
 
 static void
@@ -218,7 +195,7 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	(void)key;
 	(void)klen;
 	if (b->request == NULL || b->request_len == 0 ||
-	    b->request_len >= RIM_PATH_MAX ||
+	    b->request_len >= ENTRY_RIM_PATH_BYTES ||
 	    (path = malloc(b->request_len + 1)) == NULL)
 		return -1;
 	memcpy(path, b->request, b->request_len);
@@ -249,11 +226,10 @@ void
 rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 {
 	struct svc_call	c;
-	char		path[RIM_PATH_MAX + 1];
+	char		path[ENTRY_RIM_PATH_BYTES];
 	size_t		n = strlen(id);
 
-	/* The id is checked before anything else: it names a file elsewhere. */
-	if (!rim_id_validn(id, n)) {
+	if (entry_rim_path(id, n, path) == -1) {
 		metrics.requests[ROUTE_RIM][RES_HTTP_ERROR]++;
 		http_error(req, 400, "Bad Request");
 		return;
@@ -261,7 +237,6 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	memset(&c, 0, sizeof(c));
 	memcpy(c.key, id, n);
 	c.klen = n;
-	snprintf(path, sizeof(path), "%s%s", RIM_ROUTE_PREFIX, id);
 	c.method = "GET";
 	c.path = path;
 	c.accept = "application/json";

@@ -11,6 +11,7 @@
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/pool.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
@@ -265,7 +266,7 @@ void
 gen_learn_pool(struct gen *g)
 {
 	if (g->cache != NULL && g->svcs[SVC_OCSP].trust != NULL &&
-	    cache_aux_walk(g->cache, "pool/", pool_one, g->svcs[SVC_OCSP].trust) == -1)
+	    entry_pool_walk(g->cache, pool_one, g->svcs[SVC_OCSP].trust) == -1)
 		log_warn("ocsp: reading the learned intermediates: %s",
 		    cache_strerror(g->cache));
 }

@@ -16,7 +16,6 @@
 
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
 #define CTL_MAX_LIST		64	/* inputs, upstreams */
-#define CTL_POOL_PREFIX		"pool/"
 
 /* Exit codes a script can rely on (docs/staplectl.8). */
 enum ctl_exit {
@@ -93,6 +92,10 @@ int	ctl_pool_store(struct ctl *, const uint8_t *der, size_t len);
 int	ctl_learn_cas(struct ctl *, struct ctl_trust *,
 	    const uint8_t *const der[], const size_t len[], size_t n,
 	    int store);
+/* The same for certificates already judged: those with ok[i] set join. */
+void	ctl_learn_admitted(struct ctl *, struct ctl_trust *,
+	    const uint8_t *const der[], const size_t len[], const int ok[],
+	    size_t n, int store);
 
 /* Whole file (or "-": stdin) into malloc'd memory, at most max bytes. */
 int	ctl_read_file(const char *path, size_t max, uint8_t **buf,
@@ -158,8 +161,9 @@ struct ctl_check {
 };
 
 /*
- * Verify one entry as the daemon would before storing it (kind by kind;
- * no nonce check: a bundle is cached by nature). Fills c->meta's kind,
+ * Verify one entry by the entry rules the daemon admits answers with
+ * (entry/; no nonce check: a bundle is cached by nature); an OCSP or RIM
+ * entry older than the cache's sets c->keep_stored. Fills c->meta's kind,
  * status and times; the caller sets the rest. Returns c->ok.
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,

@@ -12,6 +12,7 @@
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
 #include "cache/store.h"
+#include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -307,7 +308,7 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 		}
 	}
 	free(e);
-	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_count_cb, &pool);
+	entry_pool_walk(ctl->cache, pool_count_cb, &pool);
 	if (cache_aux_get(ctl->cache, "daemon", &rec, &reclen) == 1)
 		daemon = json_loadb((const char *)rec, reclen, 0, &je);
 	free(rec);

@@ -1,4 +1,4 @@
-/* Verifying one bundle entry by the daemon's rules before it may be stored. */
+/* Verifying one bundle entry by the entry rules (entry/) before it may be stored; signer chains for show. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -13,6 +13,10 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/record.h"
+#include "cache/store.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
+#include "entry/rim.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -31,96 +35,90 @@ reject(struct ctl_check *c, const char *fmt, ...)
 	return 0;
 }
 
+/* The entry the cache holds under e's key, for the newer-than-stored rule; NULL when none. */
+static const struct entry_stored *
+stored_of(struct ctl *ctl, const struct bundle_entry *e, struct entry_stored *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (ctl->cache == NULL || cache_get_meta(ctl->cache, e->kind, e->key,
+	    e->klen, &st->meta) != 1)
+		return NULL;
+	return st;
+}
+
 /*
- * As proxy/ocsp_route.c before cache_put: the request must key to the
- * entry's key (so a response cannot be filed under another CertID), and
- * the response must verify against that request with OCSP_OK. The nonce
- * is not checked: a bundle is a cache by nature. Unverifiable is a
- * rejection here, as it is never stored by the daemon either.
+ * An OCSP entry by entry/ocsp.c's rule, as the daemon admits an answer,
+ * without the nonce (a bundle is a cache by nature). Unverifiable and
+ * definitive answers are rejections here: the daemon never stores them.
  */
 static int
 check_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
     time_t now, struct ctl_check *c)
 {
-	struct ocsp_verify_opts	o;
-	struct ocsp_result	r;
-	struct ocsp_req		req;
-	uint8_t			key[OCSP_KEY_BYTES];
-	const char		*why;
+	struct entry_ocsp_question	 q = { e->key, e->klen, e->request,
+					    e->request_len, 0, ctl->conf.ocsp.skew_s };
+	struct entry_answer		 a = { e->response, e->response_len,
+					    NULL, NULL };
+	struct entry_stored		 st;
+	struct entry_ocsp_admission	 ad;
 
-	if (e->request_len == 0)
-		return reject(c, "no request: cannot check the CertID");
-	if (e->request_len > OCSP_MAX_REQUEST_BYTES ||
-	    ocsp_req_parse(e->request, e->request_len, &req, &why) == -1)
-		return reject(c, "request: %s", e->request_len >
-		    OCSP_MAX_REQUEST_BYTES ? "too large" : why);
-	ocsp_req_key(&req, key);
-	if (e->klen != OCSP_KEY_BYTES || memcmp(key, e->key, sizeof(key)) != 0)
-		return reject(c, "key: the entry's key is not its request's "
-		    "CertID key (swapped or edited entry)");
-	memset(&o, 0, sizeof(o));
-	o.now = now;
-	o.skew_s = ctl->conf.ocsp.skew_s;
-	if (ocsp_verify(t->ocsp, e->response, e->response_len, &req, &o,
-	    &r) != 0) {
-		if (r.verdict == OCSP_UNVERIFIABLE)
-			return reject(c, "unverifiable: %s (add the issuing CA "
-			    "with ocsp.intermediates or a cert line)", r.detail);
-		return reject(c, "%s: %s", r.verdict < OCSP_VERDICT_MAX ?
-		    ocsp_verdict_str[r.verdict] : "parse", r.detail);
+	/* A bundle's request is input to this tool: capped as a client's is. */
+	if (e->request_len > OCSP_MAX_REQUEST_BYTES)
+		return reject(c, "request: too large");
+	switch (entry_ocsp_admit(t->ocsp, &q, &a, stored_of(ctl, e, &st), now,
+	    &ad)) {
+	case ENTRY_STORE:
+		break;
+	case ENTRY_PASS:
+		return reject(c, "unverifiable: %s (add the issuing CA with "
+		    "ocsp.intermediates or a cert line)", ad.reason);
+	case ENTRY_DEFINITIVE:
+		return reject(c, "status: responseStatus %s: an unsigned answer "
+		    "about the request, never stored", ad.reason);
+	default:
+		return reject(c, "%s", ad.reason);
 	}
 	c->ok = 1;
-	c->meta.kind = CACHE_KIND_OCSP;
-	c->meta.status = (uint8_t)r.cert_status;
-	c->meta.this_update = r.this_update;
-	c->meta.next_update = r.next_update;
-	c->meta.produced_at = r.produced_at;
+	c->meta = ad.meta;
+	c->keep_stored = ad.keep_stored;
 	return 1;
 }
 
 /*
- * As proxy/rim_route.c: the envelope's id is the key, its sha256 matches
- * the document, the KeyInfo chain reaches the CoRIM root. RIMs are
- * version-addressed: valid for the retention from the import on. The
- * chain's CAs join t's pool at once, and the cache's when it is open for
- * writing, by the pool's one rule (ctl_learn_cas): so the OCSP answers
+ * A RIM entry by entry/rim.c's rule, valid for the retention from its
+ * fetch on. The chain's CAs that the pool's rule admits join t's pool at
+ * once, and the cache's when it is open for writing: so the OCSP answers
  * for the RIM's signing chain, checked after it, verify.
  */
 static int
 check_rim(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
     time_t now, struct ctl_check *c)
 {
-	struct rim_trust	*rt;
-	struct rim_result	 r;
-	char			 id[RIM_ID_MAX_CHARS + 1];
+	struct entry_rim_question	 q = { e->key, e->klen,
+					    config_retention_s(&ctl->conf.rim), e->this_update };
+	struct entry_answer		 a = { e->response, e->response_len,
+					    NULL, NULL };
+	struct entry_stored		 st;
+	struct entry_rim_admission	 ad;
+	struct rim_trust		*rt;
+	const struct rim_certs		*ch = &ad.result.chain;
 
-	if (e->klen > RIM_ID_MAX_CHARS)
-		return reject(c, "key: longer than a RIM ID");
-	memcpy(id, e->key, e->klen);
-	id[e->klen] = '\0';
-	if (!rim_id_valid(id))
-		return reject(c, "key: not a valid RIM ID");
 	if ((rt = ctl_rim_trust(ctl)) == NULL)
 		return reject(c, "rim: the trust store does not load");
-	memset(&r, 0, sizeof(r));
-	if (rim_verify(rt, id, e->response, e->response_len, now, &r) == -1) {
-		reject(c, "%s: %s", rim_verdict_str[r.verdict], r.detail);
-		rim_result_free(&r);
-		rim_trust_free(rt);
-		return 0;
+	if (entry_rim_admit(rt, t->ocsp, &q, &a, stored_of(ctl, e, &st), now,
+	    &ad) != ENTRY_STORE) {
+		reject(c, "%s", ad.reason);
+		goto out;
 	}
-	if (r.chain.n > 1)
-		ctl_learn_cas(ctl, t, (const uint8_t *const *)r.chain.der + 1,
-		    r.chain.len + 1, r.chain.n - 1, 1);
-	rim_result_free(&r);
-	rim_trust_free(rt);
+	ctl_learn_admitted(ctl, t, (const uint8_t *const *)ch->der, ch->len,
+	    ad.learn, ch->n, 1);
 	c->ok = 1;
-	c->meta.kind = CACHE_KIND_RIM;
-	c->meta.this_update = e->this_update > 0 && e->this_update <= now ?
-	    e->this_update : now;
-	c->meta.next_update = now + config_retention_s(&ctl->conf.rim);
-	c->meta.produced_at = c->meta.this_update;
-	return 1;
+	c->meta = ad.meta;
+	c->keep_stored = ad.keep_stored;
+ out:
+	entry_rim_admission_free(&ad);
+	rim_trust_free(rt);
+	return c->ok;
 }
 
 int

@@ -18,6 +18,7 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
+#include "entry/rim.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -821,7 +822,8 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 
 		memcpy(id, h->e[i].key, h->e[i].klen);
 		id[h->e[i].klen] = '\0';
-		snprintf(err, sizeof(err), "%s%s", "/v1/rim/", id);
+		if (entry_rim_path(id, h->e[i].klen, err) == -1)
+			continue;	/* a manifest's ids were checked: not reached */
 		free(h->e[i].request);
 		h->e[i].request = (uint8_t *)strdup(err);
 		h->e[i].request_len = strlen(err);

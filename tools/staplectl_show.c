@@ -17,6 +17,8 @@
 
 #include "attest/ocsp.h"
 #include "cache/store.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -272,6 +274,22 @@ find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
 	return CTL_OK;
 }
 
+/* "ok", or why the daemon would not store this OCSP entry now (borrows ad). */
+static const char *
+ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
+    const uint8_t *req, size_t reqlen, const uint8_t *resp, size_t resplen,
+    struct entry_ocsp_admission *ad)
+{
+	struct entry_ocsp_question	 q = { ent->key, ent->klen, req, reqlen,
+					    0, ctl->conf.ocsp.skew_s };
+	struct entry_answer		 a = { resp, resplen, NULL, NULL };
+
+	if (entry_ocsp_admit(t->ocsp, &q, &a, NULL, ctl->now, ad) ==
+	    ENTRY_STORE)
+		return "ok";
+	return ad->reason;
+}
+
 /* The entry's metadata: status, times, where it came from, its refresh plan. */
 static void
 show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
@@ -322,26 +340,18 @@ show_bodies(json_t *o, const struct cache_body *b)
 
 /* An OCSP entry: the decoded answer and whether it verifies now. */
 static void
-show_ocsp(struct ctl *ctl, struct ctl_trust *t, json_t *o,
-    const struct cache_body *b)
+show_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
+    json_t *o, const struct cache_body *b)
 {
-	struct ocsp_req		 req;
-	struct ocsp_verify_opts	 vo;
-	struct ocsp_result	 r;
-	const char		*why;
+	struct entry_ocsp_admission	 ad;
 
 	json_object_set_new(o, "ocsp", decode_ocsp(t, b->response,
 	    b->response_len));
-	/* Would the daemon store it now? The same check as import. */
-	if (b->request_len > 0 &&
-	    ocsp_req_parse(b->request, b->request_len, &req, &why) == 0) {
-		memset(&vo, 0, sizeof(vo));
-		vo.now = ctl->now;
-		vo.skew_s = ctl->conf.ocsp.skew_s;
-		ocsp_verify(t->ocsp, b->response, b->response_len, &req, &vo, &r);
+	/* Would the daemon store it now? entry/ocsp.c's rule, as import. */
+	if (b->request_len > 0)
 		json_object_set_new(o, "verifies_now", json_string(
-		    r.verdict == OCSP_OK ? "ok" : r.detail));
-	}
+		    ocsp_verifies_now(ctl, t, ent, b->request, b->request_len,
+		    b->response, b->response_len, &ad)));
 }
 
 /* The whole description of one entry (a new JSON object). */
@@ -363,7 +373,7 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 	show_meta(o, ent->kind, m, ctl->now);
 	show_bodies(o, b);
 	if (ent->kind == CACHE_KIND_OCSP)
-		show_ocsp(ctl, t, o, b);
+		show_ocsp(ctl, t, ent, o, b);
 	if (ent->kind == CACHE_KIND_PCCS || ent->kind == CACHE_KIND_KDS)
 		json_object_set_new(o, cache_kind_str[ent->kind],
 		    ctl_collateral_show(ctl, ent));

@@ -24,6 +24,7 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "cache/store.h"
+#include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -358,7 +359,7 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 		    CTL_OK)
 			return rc;
 	if (with_cache && ctl->cache != NULL &&
-	    cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_cb, t) == -1) {
+	    entry_pool_walk(ctl->cache, pool_cb, t) == -1) {
 		ctl_warnx("%s", cache_strerror(ctl->cache));
 		return CTL_NOFILE;
 	}
@@ -425,23 +426,25 @@ ctl_der_is_ca(const uint8_t *der, size_t len)
 int
 ctl_pool_store(struct ctl *ctl, const uint8_t *der, size_t len)
 {
-	uint8_t	 md[32], *old;
-	char	 name[sizeof(CTL_POOL_PREFIX) + 64];
-	size_t	 oldlen;
-	int	 rc;
-
 	if (!ctl_der_is_ca(der, len))
 		return 0;
-	if (EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL) != 1)
-		return -1;
-	memcpy(name, CTL_POOL_PREFIX, sizeof(CTL_POOL_PREFIX) - 1);
-	bundle_hex(name + sizeof(CTL_POOL_PREFIX) - 1, md, sizeof(md));
-	if ((rc = cache_aux_get(ctl->cache, name, &old, &oldlen)) == -1)
-		return -1;
-	free(old);
-	if (rc == 1)
-		return 0;
-	return cache_aux_put(ctl->cache, name, der, len) == -1 ? -1 : 1;
+	return entry_pool_put(ctl->cache, der, len);
+}
+
+void
+ctl_learn_admitted(struct ctl *ctl, struct ctl_trust *t,
+    const uint8_t *const der[], const size_t len[], const int ok[], size_t n,
+    int store)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (!ok[i] || ctl_trust_add_pool_der(t, der[i], len[i]) == -1)
+			continue;
+		if (store && ctl->cache != NULL && !ctl->cache_readonly &&
+		    ctl_pool_store(ctl, der[i], len[i]) == -1)
+			ctl_warnx("pool: %s", cache_strerror(ctl->cache));
+	}
 }
 
 int
@@ -449,7 +452,6 @@ ctl_learn_cas(struct ctl *ctl, struct ctl_trust *t, const uint8_t *const der[],
     const size_t len[], size_t n, int store)
 {
 	int	*ok;
-	size_t	 i;
 	int	 rv;
 
 	if (n == 0)
@@ -457,14 +459,7 @@ ctl_learn_cas(struct ctl *ctl, struct ctl_trust *t, const uint8_t *const der[],
 	if ((ok = calloc(n, sizeof(*ok))) == NULL)
 		return -1;
 	if ((rv = ocsp_trust_chaining_cas(t->ocsp, der, len, n, ok)) > 0)
-		for (i = 0; i < n; i++) {
-			if (!ok[i] || ctl_trust_add_pool_der(t, der[i],
-			    len[i]) == -1)
-				continue;
-			if (store && ctl->cache != NULL && !ctl->cache_readonly &&
-			    ctl_pool_store(ctl, der[i], len[i]) == -1)
-				ctl_warnx("pool: %s", cache_strerror(ctl->cache));
-		}
+		ctl_learn_admitted(ctl, t, der, len, ok, n, store);
 	free(ok);
 	return rv;
 }

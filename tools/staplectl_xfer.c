@@ -13,6 +13,7 @@
 
 #include "attest/der.h"
 #include "cache/store.h"
+#include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -261,7 +262,7 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 	    export_entries(ctl, &t, w, e, n, &cs) == -1)
 		goto write_failed;
 	/* And everything the cache has learned, for answers still to come. */
-	cache_aux_walk(ctl->cache, CTL_POOL_PREFIX, pool_export_cb, &cs);
+	entry_pool_walk(ctl->cache, pool_export_cb, &cs);
 	if (export_certs(w, &cs) == -1 || bundle_writer_end(w) == -1)
 		goto write_failed;
 	n = bundle_writer_entries(w);

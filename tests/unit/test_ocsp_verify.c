@@ -70,6 +70,26 @@ slurp(const char *name, size_t *len)
 	return buf;
 }
 
+/* A PEM file into t's anchors or pool, as stapled and staplectl read them (attest/ takes bytes only). */
+static int
+add_pem_file(struct ocsp_trust *t, const char *path, int anchors,
+    const char **why)
+{
+	FILE	*f;
+	char	 buf[1 << 16];
+	size_t	 n;
+	int	 rv;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n == sizeof(buf))
+		return -1;
+	rv = ocsp_trust_add_pem(t, anchors, buf, n, why);
+	return rv;
+}
+
 /* A request for `subject` (a cert file, or "-serial N") issued by `ca`. */
 static void
 mkreq(const char *out, const char *ca, const char *subject, const char *extra)
@@ -170,11 +190,11 @@ setup(void **state)
 	    (bare = ocsp_trust_new()) == NULL)
 		return -1;
 	snprintf(err, sizeof(err), "%s/anchors.pem", pki);
-	if (ocsp_trust_add_anchors_file(full, err, NULL, 0) != 1 ||
-	    ocsp_trust_add_anchors_file(bare, err, NULL, 0) != 1)
+	if (add_pem_file(full, err, 1, NULL) != 1 ||
+	    add_pem_file(bare, err, 1, NULL) != 1)
 		return -1;
 	snprintf(err, sizeof(err), "%s/intermediates.pem", pki);
-	if (ocsp_trust_add_pool_file(full, err, NULL, 0) != 2)
+	if (add_pem_file(full, err, 0, NULL) != 2)
 		return -1;
 	return 0;
 }
@@ -478,7 +498,7 @@ test_unverifiable(void **state)
 	    "-outform DER -out %s/id.der", pki, dir, pki, dir), 0);
 	assert_non_null(t = ocsp_trust_new());
 	snprintf(path, sizeof(path), "%s/anchors.pem", pki);
-	assert_int_equal(ocsp_trust_add_anchors_file(t, path, NULL, 0), 1);
+	assert_int_equal(add_pem_file(t, path, 1, NULL), 1);
 	{
 		uint8_t	*der;
 		size_t	 len;
@@ -954,7 +974,7 @@ static void
 test_builtin(void **state)
 {
 	struct ocsp_trust	*t;
-	char			 err[256];
+	const char		*why;
 	char			 path[800];
 
 	(void)state;
@@ -983,15 +1003,21 @@ test_builtin(void **state)
 	    "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
 	    58), -1);
 	assert_int_equal(ocsp_trust_anchor_count(t), 2);
-	snprintf(path, sizeof(path), "%s/no-such-file.pem", dir);
-	err[0] = '\0';
-	assert_int_equal(ocsp_trust_add_anchors_file(t, path, err,
-	    sizeof(err)), -1);
-	assert_non_null(strstr(err, "no-such-file.pem"));
+	/* a buffer that adds nothing says why */
+	why = NULL;
+	assert_int_equal(ocsp_trust_add_pem(t, 1, "junk", 4, &why), -1);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no certificates"));
 	snprintf(path, sizeof(path), "%s/good.req", dir);
-	assert_int_equal(ocsp_trust_add_pool_file(t, path, err, sizeof(err)),
-	    -1);
-	assert_non_null(strstr(err, "no certificates"));
+	why = NULL;
+	assert_int_equal(add_pem_file(t, path, 0, &why), -1);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no certificates"));
+	why = "unchanged";
+	assert_int_equal(ocsp_trust_add_pem(t, 1, nvidia_anchors[0].pem,
+	    strlen(nvidia_anchors[0].pem), &why), 1);
+	assert_null(why);
+	assert_int_equal(ocsp_trust_anchor_count(t), 2);
 	ocsp_trust_free(t);
 	ocsp_trust_free(NULL);
 

@@ -1,0 +1,128 @@
+/* The OCSP kind's entry rules: the answer bound to the CertIDs asked, definitive statuses, the nonce, the newer stored entry. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attest/ocsp.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
+
+/*
+ * RFC 6960 4.2.1 statuses that are about the request, not the responder,
+ * and that every mirror would repeat: relayed to the client, not failed
+ * over. NVIDIA's responder answers unauthorized for every per-device FMC
+ * leaf. internalError and tryLater describe the responder and stay
+ * failures; successful goes to verification.
+ */
+static const char *const definitive_status_str[7] = {
+	[1] = "malformedRequest",
+	[5] = "sigRequired",
+	[6] = "unauthorized",
+};
+
+static enum entry_verdict	 judged(struct entry_ocsp_admission *,
+				    enum entry_verdict, const char *, ...)
+				    __attribute__((format(printf, 3, 4)));
+
+static enum entry_verdict
+judged(struct entry_ocsp_admission *out, enum entry_verdict v,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	out->verdict = v;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+const char *
+entry_ocsp_definitive(const uint8_t *der, size_t len)
+{
+	int	st;
+
+	/* Without responseBytes (4.2.1) the only DER form is these 5 bytes. */
+	if (der == NULL || len != sizeof(OCSP_RESP_UNAUTHORIZED) ||
+	    (st = ocsp_resp_status(der, len)) < 0 ||
+	    (size_t)st >= sizeof(definitive_status_str) /
+	    sizeof(definitive_status_str[0]))
+		return NULL;
+	return definitive_status_str[st];
+}
+
+/* The request parses and keys to the question's key: 0, or -1 with the reason. */
+static int
+bind_request(const struct entry_ocsp_question *q, struct ocsp_req *req,
+    struct entry_ocsp_admission *out)
+{
+	uint8_t		 key[OCSP_KEY_BYTES];
+	const char	*why;
+
+	if (q->request == NULL || q->request_len == 0) {
+		judged(out, ENTRY_REFUSE, "no request: cannot check the CertID");
+		return -1;
+	}
+	if (ocsp_req_parse(q->request, q->request_len, req, &why) == -1) {
+		judged(out, ENTRY_REFUSE, "request: %s", why);
+		return -1;
+	}
+	ocsp_req_key(req, key);
+	if (q->klen != OCSP_KEY_BYTES || memcmp(key, q->key, sizeof(key)) != 0) {
+		judged(out, ENTRY_REFUSE, "key: the entry's key is not its "
+		    "request's CertID key (swapped or edited entry)");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+fill_meta(const struct ocsp_result *r, const struct entry_stored *stored,
+    struct entry_ocsp_admission *out)
+{
+	out->meta.kind = CACHE_KIND_OCSP;
+	out->meta.status = (uint8_t)r->cert_status;
+	out->meta.this_update = r->this_update;
+	out->meta.next_update = r->next_update;
+	out->meta.produced_at = r->produced_at;
+	/* cache_put's rule: never replace an entry with a newer thisUpdate. */
+	out->keep_stored = stored != NULL &&
+	    stored->meta.this_update > r->this_update;
+}
+
+enum entry_verdict
+entry_ocsp_admit(struct ocsp_trust *t, const struct entry_ocsp_question *q,
+    const struct entry_answer *a, const struct entry_stored *stored,
+    time_t now, struct entry_ocsp_admission *out)
+{
+	struct ocsp_verify_opts	 o;
+	struct ocsp_req		 req;
+	struct ocsp_result	*r = &out->result;
+	const char		*st;
+
+	memset(out, 0, sizeof(*out));
+	if (bind_request(q, &req, out) == -1)
+		return out->verdict;
+	/* Unsigned, so nothing to verify; never stored. */
+	if ((st = entry_ocsp_definitive(a->body, a->body_len)) != NULL)
+		return judged(out, ENTRY_DEFINITIVE, "%s", st);
+	memset(&o, 0, sizeof(o));
+	o.now = now;
+	o.skew_s = q->skew_s;
+	/* Only a nonce stapled chose must come back, and not from a cache. */
+	if (q->check_nonce && req.nonce != NULL) {
+		o.nonce = req.nonce;
+		o.nonce_len = req.nonce_len;
+	}
+	out->verified = 1;
+	if (ocsp_verify(t, a->body, a->body_len, &req, &o, r) == 0) {
+		fill_meta(r, stored, out);
+		return judged(out, ENTRY_STORE, "%s", "");
+	}
+	if (r->verdict == OCSP_UNVERIFIABLE)
+		return judged(out, ENTRY_PASS, "%s", r->detail);
+	return judged(out, ENTRY_REFUSE, "%s: %s", r->verdict < OCSP_VERDICT_MAX ?
+	    ocsp_verdict_str[r->verdict] : "parse", r->detail);
+}

@@ -1,0 +1,99 @@
+/* The RIM kind's entry rules: the answer bound to the id asked, retention from the fetch, the chain CAs the OCSP pool learns. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attest/ocsp.h"
+#include "attest/rim.h"
+#include "entry/entry.h"
+#include "entry/rim.h"
+
+static enum entry_verdict	 refused(struct entry_rim_admission *,
+				    const char *, ...)
+				    __attribute__((format(printf, 2, 3)));
+
+static enum entry_verdict
+refused(struct entry_rim_admission *out, const char *fmt, ...)
+{
+	va_list	ap;
+
+	out->verdict = ENTRY_REFUSE;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	va_end(ap);
+	return ENTRY_REFUSE;
+}
+
+/*
+ * The pool's one rule (ocsp_trust_chaining_cas) says which of the chain's
+ * CAs (all but the leaf) may join the OCSP pool: those that reach an OCSP
+ * anchor.
+ */
+static void
+pool_candidates(struct ocsp_trust *ot, struct entry_rim_admission *out)
+{
+	const struct rim_certs	*chain = &out->result.chain;
+	int			 ok[RIM_MAX_CERTS];
+	size_t			 i;
+
+	if (ot == NULL || chain->n < 2 || ocsp_trust_chaining_cas(ot,
+	    (const uint8_t *const *)chain->der + 1, chain->len + 1,
+	    chain->n - 1, ok) <= 0)
+		return;
+	for (i = 1; i < chain->n; i++)
+		if ((out->learn[i] = ok[i - 1]) != 0)
+			out->nlearn++;
+}
+
+int
+entry_rim_path(const char *id, size_t len, char path[ENTRY_RIM_PATH_BYTES])
+{
+	if (id == NULL || !rim_id_validn(id, len))
+		return -1;
+	memcpy(path, ENTRY_RIM_PATH_PREFIX, sizeof(ENTRY_RIM_PATH_PREFIX) - 1);
+	memcpy(path + sizeof(ENTRY_RIM_PATH_PREFIX) - 1, id, len);
+	path[sizeof(ENTRY_RIM_PATH_PREFIX) - 1 + len] = '\0';
+	return 0;
+}
+
+enum entry_verdict
+entry_rim_admit(struct rim_trust *rt, struct ocsp_trust *ot,
+    const struct entry_rim_question *q, const struct entry_answer *a,
+    const struct entry_stored *stored, time_t now,
+    struct entry_rim_admission *out)
+{
+	long	keep = q->retention_s > 0 ? q->retention_s : ENTRY_RIM_RETENTION_S;
+
+	memset(out, 0, sizeof(*out));
+	if (q->klen > RIM_ID_MAX_CHARS)
+		return refused(out, "key: longer than a RIM ID");
+	memcpy(out->id, q->key, q->klen);
+	out->id[q->klen] = '\0';
+	if (!rim_id_valid(out->id))
+		return refused(out, "key: not a valid RIM ID");
+	if (rim_verify(rt, out->id, a->body, a->body_len, now,
+	    &out->result) == -1)
+		return refused(out, "%s: %s", rim_verdict_str[out->result.verdict],
+		    out->result.detail);
+	pool_candidates(ot, out);
+	out->verdict = ENTRY_STORE;
+	out->meta.kind = CACHE_KIND_RIM;
+	out->meta.this_update = q->fetched_at > 0 && q->fetched_at <= now ?
+	    q->fetched_at : now;
+	out->meta.next_update = now + keep;
+	out->meta.produced_at = out->meta.this_update;
+	/* cache_put's rule: never replace an entry with a newer thisUpdate. */
+	out->keep_stored = stored != NULL &&
+	    stored->meta.this_update > out->meta.this_update;
+	return ENTRY_STORE;
+}
+
+void
+entry_rim_admission_free(struct entry_rim_admission *out)
+{
+	if (out == NULL)
+		return;
+	rim_result_free(&out->result);
+}

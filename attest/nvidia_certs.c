@@ -11,7 +11,7 @@
 
 #include "attest/nvidia_certs.h"
 
-const struct nvidia_cert nvidia_anchors[] = {
+const struct vendor_root nvidia_anchors[] = {
 	/*
 	 * O=NVIDIA,CN=NVIDIA Device Identity CA
 	 * SHA-256 102BF659D5419614C9D8E6AECEBC80454EB26B1DF6A769AC720B9A690B167B48
@@ -56,7 +56,7 @@ const struct nvidia_cert nvidia_anchors[] = {
 };
 const size_t nvidia_anchors_count = sizeof(nvidia_anchors) / sizeof(nvidia_anchors[0]);
 
-const struct nvidia_cert nvidia_pool[] = {
+const struct vendor_root nvidia_pool[] = {
 	/*
 	 * CN=NVIDIA Reference Value L3 GB100-CC 001,O=NVIDIA,C=US
 	 * SHA-256 1FE5417CFD73B925740E045CC74A95FC1AE8BBA520F6894B02B7F33EA5542364

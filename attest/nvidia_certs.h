@@ -4,25 +4,20 @@
 
 #include <stddef.h>
 
-/* One compiled-in certificate; all strings are static. */
-struct nvidia_cert {
-	const char	*subject;	/* RFC 2253, for logs */
-	const char	*sha256;	/* fingerprint, upper-case hex */
-	const char	*pem;
-};
+#include "attest/vendor_roots.h"	/* struct vendor_root: one compiled-in certificate */
 
 /*
  * The roots NVIDIA signs OCSP responses under: NVIDIA Device Identity CA
  * (device certificate chains) and NVIDIA CoRIM signing Root CA (RIMs).
  */
-extern const struct nvidia_cert	nvidia_anchors[];
+extern const struct vendor_root	nvidia_anchors[];
 extern const size_t		nvidia_anchors_count;
 
 /*
  * NVIDIA's public intermediates (Identity, Provisioner ICA, Reference Value
  * CA and L3 signer certificates): untrusted, used only to build chains.
  */
-extern const struct nvidia_cert	nvidia_pool[];
+extern const struct vendor_root	nvidia_pool[];
 extern const size_t		nvidia_pool_count;
 
 #endif

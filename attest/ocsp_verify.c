@@ -191,7 +191,7 @@ ocsp_trust_add_pem(struct ocsp_trust *t, int anchors, const char *pem,
 }
 
 static int
-trust_add_builtin(struct ocsp_trust *t, const struct nvidia_cert *certs,
+trust_add_builtin(struct ocsp_trust *t, const struct vendor_root *certs,
     size_t n, int anchor)
 {
 	size_t	 i;

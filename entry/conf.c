@@ -43,8 +43,8 @@ static const size_t svc_off[CONFIG_SVC_MAX] = {
 };
 
 const char *const config_mode_str[2] = {
-	[MODE_CACHE_FIRST] = "cache_first",
-	[MODE_UPSTREAM_FIRST] = "upstream_first",
+	[CONFIG_MODE_CACHE_FIRST] = "cache_first",
+	[CONFIG_MODE_UPSTREAM_FIRST] = "upstream_first",
 };
 
 static const char *const log_level_str[] = { "info", "debug", "trace" };
@@ -655,7 +655,7 @@ static const struct cfg_key service_keys[] = {
 	    .flags = CFG_LIST_ONLY, .check = path_check },
 	{ "mode", CFG_T_ENUM, CFG_SERVICES, SF(mode), .names = config_mode_str,
 	    .nnames = 2, .choices = "\"cache_first\", \"upstream_first\"",
-	    .def_l = DEF_ALL(MODE_CACHE_FIRST) },
+	    .def_l = DEF_ALL(CONFIG_MODE_CACHE_FIRST) },
 	{ "hedge_ms", CFG_T_LONG, CFG_SERVICES, SF(hedge_ms), .lmin = 0,
 	    .lmax = 60000, .def_l = DEF_ALL(500) },
 	{ "connect_timeout_ms", CFG_T_LONG, CFG_SERVICES, SF(connect_timeout_ms),

@@ -30,7 +30,7 @@ enum config_svc {
 };
 extern const char *const config_svc_str[CONFIG_SVC_MAX];	/* "ocsp" "rim" "pccs" "amd_kds" */
 
-enum config_mode { MODE_CACHE_FIRST = 0, MODE_UPSTREAM_FIRST = 1 };
+enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
 
 struct config_upstream {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/util.h"
 #include "entry/query.h"
 
 const char *const query_err_str[QUERY_ERR_MAX] = {
@@ -16,12 +17,6 @@ const char *const query_err_str[QUERY_ERR_MAX] = {
 	[QUERY_ERR_NOMEM] = "out of memory",
 };
 
-static int
-hexval(int c)
-{
-	return isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
-}
-
 /* Decode in place: %XX (two hex digits) and '+' as a space (HTML forms). */
 static void
 decode(char *s)
@@ -31,8 +26,8 @@ decode(char *s)
 	for (; *s != '\0'; s++) {
 		if (*s == '%' && isxdigit((unsigned char)s[1]) &&
 		    isxdigit((unsigned char)s[2])) {
-			*w++ = (char)(hexval((unsigned char)s[1]) << 4 |
-			    hexval((unsigned char)s[2]));
+			*w++ = (char)(util_hexval((unsigned char)s[1]) << 4 |
+			    util_hexval((unsigned char)s[2]));
 			s += 2;
 		} else if (*s == '+')
 			*w++ = ' ';

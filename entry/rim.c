@@ -7,6 +7,7 @@
 
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/rim.h"
 
@@ -64,7 +65,8 @@ entry_rim_admit(struct rim_trust *rt, struct ocsp_trust *ot,
     const struct entry_stored *stored, time_t now,
     struct entry_rim_admission *out)
 {
-	long	keep = q->retention_s > 0 ? q->retention_s : ENTRY_RIM_RETENTION_S;
+	long	keep = q->retention_s > 0 ? q->retention_s :
+	    CONFIG_DEFAULT_RIM_RETENTION_S;
 
 	memset(out, 0, sizeof(*out));
 	if (q->klen > RIM_ID_MAX_CHARS)

@@ -12,7 +12,6 @@
 #include "entry/entry.h"
 
 /* RIMs are version-addressed: valid this long from the fetch on, refreshed meanwhile. */
-#define ENTRY_RIM_RETENTION_S	(30L * 24 * 3600)
 
 /* NVIDIA's RIM service path, GET {base}/v1/rim/{id}; the id is the cache key. */
 #define ENTRY_RIM_PATH_PREFIX	"/v1/rim/"
@@ -32,7 +31,7 @@ int	entry_rim_path(const char *id, size_t len,
 struct entry_rim_question {
 	const uint8_t	*key;		/* the RIM id asked: the cache key */
 	size_t		 klen;
-	long		 retention_s;	/* rim.retention_s; <= 0: ENTRY_RIM_RETENTION_S */
+	long		 retention_s;	/* config_retention_s(): rim.retention_s or its default */
 	/* When the answer was fetched (a bundle's thisUpdate); 0 or later than now: now. */
 	time_t		 fetched_at;
 };

@@ -987,6 +987,21 @@ fetch_res_header(const struct fetch_res *res, const char *name)
 	return attempt_header(res->priv, name);
 }
 
+static const char *
+answer_header(const void *res, const char *name)
+{
+	return fetch_res_header(res, name);
+}
+
+void
+fetch_res_answer(const struct fetch_res *res, struct entry_answer *a)
+{
+	a->body = res->body;
+	a->body_len = res->body_len;
+	a->header = answer_header;
+	a->header_arg = res;
+}
+
 const char *
 fetch_res_header_line(const struct fetch_res *res, size_t i)
 {

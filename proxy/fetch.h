@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "entry/entry.h"
+
 #include "proxy/fetch_policy.h"
 
 #define FETCH_MAX_RESPONSE_BYTES	(1u << 20)
@@ -46,6 +48,8 @@ struct fetch_res {
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */
 const char	*fetch_res_header(const struct fetch_res *, const char *name);
+/* res's body and response headers as the answer entry/'s admit rules judge (borrowed from res). */
+void		 fetch_res_answer(const struct fetch_res *, struct entry_answer *);
 /* Response header line i ("Name: value", no CRLF), in order; NULL past the end. */
 const char	*fetch_res_header_line(const struct fetch_res *, size_t i);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attest/util.h"
 #include "proxy/fetch_policy.h"
 
 /* Retry-After further out than this is treated as this (a day). */
@@ -65,20 +66,6 @@ fetch_cooldown_ms(unsigned consecutive, int64_t retry_after_ms)
 	if (ms > FETCH_COOLDOWN_MAX_MS)
 		ms = FETCH_COOLDOWN_MAX_MS;
 	return ms;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (month 1-12). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t	era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
 }
 
 static int
@@ -193,7 +180,7 @@ parse_http_date(const char *p, time_t *out)
 		return -1;
 	if (d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
 		return -1;
-	*out = (time_t)(days_from_civil(y, mon, d) * 86400 +
+	*out = (time_t)(util_days_from_civil(y, (unsigned)mon, (unsigned)d) * 86400 +
 	    h * 3600 + mi * 60 + s);
 	return 0;
 }

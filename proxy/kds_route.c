@@ -20,13 +20,6 @@
 
 #define KDS_PACED_RETRY_S "10"	/* KDS allows about one identical request per 10 s */
 
-/* fetch_res's headers for entry/: the answer admit judges. */
-static const char *
-res_header(const void *arg, const char *name)
-{
-	return fetch_res_header(arg, name);
-}
-
 /* The stored cert_chain of r's product (a copy), or NULL: admit then takes the compiled-in one. */
 static uint8_t *
 stored_chain(struct svc *s, const struct kds_req *r, size_t *len)
@@ -47,20 +40,21 @@ stored_chain(struct svc *s, const struct kds_req *r, size_t *len)
 	return pem;
 }
 
-static enum svc_verdict
+static enum entry_verdict
 kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
 	struct kds_req		 r;
 	struct kds_admit	 ad;
 	struct kds_chain	 chain = { NULL, 0 };
-	struct entry_answer	 ans = { res->body, res->body_len, res_header, res };
+	struct entry_answer	 ans;
 	const char		*perr;
 	uint8_t			*pem = NULL;
 
+	fetch_res_answer(res, &ans);
 	if (kds_parse_canon(c->path, &r, &perr) == -1) {
 		snprintf(why, whylen, "internal: own path does not parse");
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	}
 	if (r.what == KDS_VEK)
 		chain.pem = pem = stored_chain(s, &r, &chain.len);
@@ -69,13 +63,13 @@ kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	free(pem);
 	if (ad.verdict != ENTRY_STORE) {
 		snprintf(why, whylen, "%s", ad.reason);
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	}
 	a->meta.this_update = ad.meta.this_update;
 	a->meta.produced_at = ad.meta.produced_at;
 	a->meta.next_update = ad.meta.next_update;
 	a->meta.flags |= ad.meta.flags;
-	return SVC_STORE;
+	return ENTRY_STORE;
 }
 
 static enum metrics_result
@@ -127,7 +121,7 @@ call_for(struct svc_call *c, const char *canon)
 	c->path = canon;
 	c->keep = (const uint8_t *)canon;
 	c->keep_len = n;
-	c->route = ROUTE_KDS;
+	c->route = METRICS_ROUTE_KDS;
 }
 
 static int
@@ -171,7 +165,7 @@ kds_is_path(const char *path)
 static void
 refuse(struct http_req *req, int status, const char *why)
 {
-	metrics.requests[ROUTE_KDS][RES_HTTP_ERROR]++;
+	metrics.requests[METRICS_ROUTE_KDS][METRICS_RES_HTTP_ERROR]++;
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
 	evbuffer_add_printf(http_resp_body(req), "%s\n", why);
 	http_reply(req, status, status == 404 ? "Not Found" : "Bad Request");

@@ -315,7 +315,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	    "recorded", (json_int_t)time(NULL), "refresh_backlog",
 	    (json_int_t)rs.backlog, "refresh_inflight", (json_int_t)rs.inflight);
 	svcs = json_object();
-	for (id = 0; root != NULL && svcs != NULL && id < SVC_MAX; id++) {
+	for (id = 0; root != NULL && svcs != NULL && id < CONFIG_SVC_MAX; id++) {
 		pool = svc_pool(gen_svc(d->gen, id));
 		n = fetch_pool_health(pool, fh, HEALTH_MAX_UPSTREAMS);
 		ups = json_array();

@@ -10,25 +10,25 @@
 
 struct metrics	metrics;
 
-const char *const metrics_result_str[RES_MAX] = {
-	[RES_HIT] = "hit",
-	[RES_MISS] = "miss",
-	[RES_UNVERIFIABLE] = "unverifiable",
-	[RES_FALLBACK] = "fallback",
-	[RES_NOT_MODIFIED] = "not_modified",
-	[RES_FINAL] = "final",
-	[RES_DEFINITIVE] = "definitive",
-	[RES_TRYLATER] = "trylater",
-	[RES_MALFORMED] = "malformed",
-	[RES_HTTP_ERROR] = "http_error",
+const char *const metrics_result_str[METRICS_RES_MAX] = {
+	[METRICS_RES_HIT] = "hit",
+	[METRICS_RES_MISS] = "miss",
+	[METRICS_RES_UNVERIFIABLE] = "unverifiable",
+	[METRICS_RES_FALLBACK] = "fallback",
+	[METRICS_RES_NOT_MODIFIED] = "not_modified",
+	[METRICS_RES_FINAL] = "final",
+	[METRICS_RES_DEFINITIVE] = "definitive",
+	[METRICS_RES_TRYLATER] = "trylater",
+	[METRICS_RES_MALFORMED] = "malformed",
+	[METRICS_RES_HTTP_ERROR] = "http_error",
 };
 
-const char *const metrics_route_str[ROUTE_MAX] = {
-	[ROUTE_OCSP_POST] = "ocsp_post",
-	[ROUTE_OCSP_GET] = "ocsp_get",
-	[ROUTE_RIM] = "rim",
-	[ROUTE_PCCS] = "pccs",
-	[ROUTE_KDS] = "kds",
+const char *const metrics_route_str[METRICS_ROUTE_MAX] = {
+	[METRICS_ROUTE_OCSP_POST] = "ocsp_post",
+	[METRICS_ROUTE_OCSP_GET] = "ocsp_get",
+	[METRICS_ROUTE_RIM] = "rim",
+	[METRICS_ROUTE_PCCS] = "pccs",
+	[METRICS_ROUTE_KDS] = "kds",
 };
 
 /* The counters of the metrics block. */
@@ -40,8 +40,8 @@ render_counters(struct evbuffer *b)
 	evbuffer_add_printf(b,
 	    "# HELP stapled_requests_total Client requests by route and result.\n"
 	    "# TYPE stapled_requests_total counter\n");
-	for (r = 0; r < ROUTE_MAX; r++)
-		for (k = 0; k < RES_MAX; k++)
+	for (r = 0; r < METRICS_ROUTE_MAX; r++)
+		for (k = 0; k < METRICS_RES_MAX; k++)
 			evbuffer_add_printf(b,
 			    "stapled_requests_total{route=\"%s\",result=\"%s\"} %lu\n",
 			    metrics_route_str[r], metrics_result_str[k],

@@ -11,27 +11,27 @@ struct fetch_pool;
 struct refresh_stats;
 
 enum metrics_result {
-	RES_HIT,		/* served from the cache */
-	RES_MISS,		/* fetched, verified, stored and served */
-	RES_UNVERIFIABLE,	/* fetched, passed on unmodified, not stored */
-	RES_FALLBACK,		/* upstream_first: every upstream failed, cache served */
-	RES_NOT_MODIFIED,	/* GET with a matching If-None-Match */
-	RES_FINAL,		/* an upstream's 404/410 about the object, passed on */
-	RES_DEFINITIVE,		/* an upstream's unsigned answer about the request, relayed */
-	RES_TRYLATER,		/* nothing valid to serve */
-	RES_MALFORMED,		/* not an OCSP request */
-	RES_HTTP_ERROR,		/* 400/405/413/415 */
-	RES_MAX
+	METRICS_RES_HIT,		/* served from the cache */
+	METRICS_RES_MISS,		/* fetched, verified, stored and served */
+	METRICS_RES_UNVERIFIABLE,	/* fetched, passed on unmodified, not stored */
+	METRICS_RES_FALLBACK,		/* upstream_first: every upstream failed, cache served */
+	METRICS_RES_NOT_MODIFIED,	/* GET with a matching If-None-Match */
+	METRICS_RES_FINAL,		/* an upstream's 404/410 about the object, passed on */
+	METRICS_RES_DEFINITIVE,		/* an upstream's unsigned answer about the request, relayed */
+	METRICS_RES_TRYLATER,		/* nothing valid to serve */
+	METRICS_RES_MALFORMED,		/* not an OCSP request */
+	METRICS_RES_HTTP_ERROR,		/* 400/405/413/415 */
+	METRICS_RES_MAX
 };
-extern const char *const metrics_result_str[RES_MAX];
+extern const char *const metrics_result_str[METRICS_RES_MAX];
 
 enum metrics_route {
-	ROUTE_OCSP_POST, ROUTE_OCSP_GET, ROUTE_RIM, ROUTE_PCCS, ROUTE_KDS, ROUTE_MAX
+	METRICS_ROUTE_OCSP_POST, METRICS_ROUTE_OCSP_GET, METRICS_ROUTE_RIM, METRICS_ROUTE_PCCS, METRICS_ROUTE_KDS, METRICS_ROUTE_MAX
 };
-extern const char *const metrics_route_str[ROUTE_MAX];
+extern const char *const metrics_route_str[METRICS_ROUTE_MAX];
 
 struct metrics {
-	unsigned long	requests[ROUTE_MAX][RES_MAX];
+	unsigned long	requests[METRICS_ROUTE_MAX][METRICS_RES_MAX];
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
 	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;

@@ -108,24 +108,18 @@ log_unverifiable(const struct ocsp_result *r, const char *upstream)
 	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
 }
 
-static const char *
-res_header(const void *res, const char *name)
-{
-	return fetch_res_header(res, name);
-}
-
 /* The wire half of entry_ocsp_admit (entry/ocsp.c): metrics and logs. */
-static enum svc_verdict
+static enum entry_verdict
 ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
 	struct entry_ocsp_question	 q = { c->key, c->klen, c->body,
 					    c->body_len, 0, svc_conf(s)->skew_s };
-	struct entry_answer		 ans = { res->body, res->body_len,
-					    res_header, res };
+	struct entry_answer		 ans;
 	struct entry_ocsp_admission	 ad;
 	const struct ocsp_result	*r = &ad.result;
 
+	fetch_res_answer(res, &ans);
 	q.check_nonce = c->own_nonce && res->verify_nonce;
 	/* cache_put keeps a newer stored entry itself, in its write transaction. */
 	switch (entry_ocsp_admit(svc_trust(s), &q, &ans, NULL, now, &ad)) {
@@ -134,20 +128,20 @@ ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		if (r->cert_status != OCSP_CERT_GOOD)
 			log_info("ocsp: %s: signed answer says %s: stored and served as "
 			    "signed", res->upstream, ocsp_cert_status_str[r->cert_status]);
-		return SVC_STORE;
+		return ENTRY_STORE;
 	case ENTRY_PASS:
 		metrics.verify_failures[OCSP_UNVERIFIABLE]++;
 		log_unverifiable(r, res->upstream);
-		return SVC_PASS;
+		return ENTRY_PASS;
 	case ENTRY_DEFINITIVE:
 		snprintf(why, whylen, "%s", ad.reason);
-		return SVC_DEFINITIVE;
+		return ENTRY_DEFINITIVE;
 	default:
 		if (ad.verified)
 			metrics.verify_failures[r->verdict < OCSP_VERDICT_MAX ?
 			    r->verdict : OCSP_ERR_PARSE]++;
 		snprintf(why, whylen, "%s", ad.reason);
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	}
 }
 
@@ -215,15 +209,15 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	(void)headers;
 	(void)headers_len;
 	/* Unverifiable and definitive answers have no stored validity to advertise. */
-	if (c->route == ROUTE_OCSP_GET && m->next_update > now) {
+	if (c->route == METRICS_ROUTE_OCSP_GET && m->next_update > now) {
 		if (add_cache_headers(req, m, der, len, now)) {
 			http_reply(req, 304, "Not Modified");
-			return RES_NOT_MODIFIED;
+			return METRICS_RES_NOT_MODIFIED;
 		}
 		reply_der(req, 200, der, len, NULL);
 	} else
-		reply_der(req, 200, der, len, result == RES_UNVERIFIABLE ||
-		    result == RES_DEFINITIVE ? "no-store" : NULL);
+		reply_der(req, 200, der, len, result == METRICS_RES_UNVERIFIABLE ||
+		    result == METRICS_RES_DEFINITIVE ? "no-store" : NULL);
 	return result;
 }
 
@@ -277,7 +271,7 @@ ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	c->keep = b->request;
 	c->keep_len = b->request_len;
 	c->own_nonce = 1;
-	c->route = ROUTE_OCSP_POST;
+	c->route = METRICS_ROUTE_OCSP_POST;
 	return 0;
 }
 
@@ -313,7 +307,7 @@ ocsp_is_post_path(const struct svc *s, const char *path)
 static void
 reply_malformed(struct http_req *req, enum metrics_route route)
 {
-	metrics.requests[route][RES_MALFORMED]++;
+	metrics.requests[route][METRICS_RES_MALFORMED]++;
 	reply_der(req, 200, OCSP_RESP_MALFORMED, sizeof(OCSP_RESP_MALFORMED), "no-store");
 }
 
@@ -321,7 +315,7 @@ static void
 reply_http_error(struct http_req *req, int code, const char *reason,
     enum metrics_route route)
 {
-	metrics.requests[route][RES_HTTP_ERROR]++;
+	metrics.requests[route][METRICS_RES_HTTP_ERROR]++;
 	http_error(req, code, reason);
 }
 
@@ -365,18 +359,18 @@ ocsp_handle_post(struct svc *s, struct http_req *req)
 	ct = http_req_header(req, "Content-Type");
 	if (ct == NULL || strncasecmp(ct, "application/ocsp-request", 24) != 0 ||
 	    (ct[24] != '\0' && ct[24] != ';' && ct[24] != ' ')) {
-		reply_http_error(req, 415, "Unsupported Media Type", ROUTE_OCSP_POST);
+		reply_http_error(req, 415, "Unsupported Media Type", METRICS_ROUTE_OCSP_POST);
 		return;
 	}
 	if (len > OCSP_MAX_REQUEST_BYTES) {
-		reply_http_error(req, 413, "Payload Too Large", ROUTE_OCSP_POST);
+		reply_http_error(req, 413, "Payload Too Large", METRICS_ROUTE_OCSP_POST);
 		return;
 	}
 	if (len == 0) {
-		reply_malformed(req, ROUTE_OCSP_POST);
+		reply_malformed(req, METRICS_ROUTE_OCSP_POST);
 		return;
 	}
-	handle_der(s, req, body, len, ROUTE_OCSP_POST);
+	handle_der(s, req, body, len, METRICS_ROUTE_OCSP_POST);
 }
 
 /* RFC 6960 A.1 GET, tolerant of '+' arriving as space, base64url and missing padding. */
@@ -392,7 +386,7 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *b64)
 		char	ch = b64[i];
 
 		if (n + 4 >= sizeof(buf)) {
-			reply_http_error(req, 414, "URI Too Long", ROUTE_OCSP_GET);
+			reply_http_error(req, 414, "URI Too Long", METRICS_ROUTE_OCSP_GET);
 			return;
 		}
 		if (ch == ' ' || ch == '-')
@@ -407,11 +401,11 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *b64)
 		buf[n++] = '=';
 	buf[n] = '\0';
 	if (n == 0 || (len = EVP_DecodeBlock(der, (unsigned char *)buf, (int)n)) < 0) {
-		reply_malformed(req, ROUTE_OCSP_GET);
+		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
 		return;
 	}
 	/* EVP_DecodeBlock counts padding as zero bytes: drop them. */
 	for (i = n; i > 0 && buf[i - 1] == '='; i--)
 		len--;
-	handle_der(s, req, der, (size_t)len, ROUTE_OCSP_GET);
+	handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
 }

@@ -80,27 +80,22 @@ pccs_trust_destroy(void *t)
 
 /* ---- verify: the rules are entry/pccs.c's; the stored entry comes from the cache ---- */
 
-static const char *
-res_header(const void *arg, const char *name)
-{
-	return fetch_res_header(arg, name);
-}
-
-static enum svc_verdict
+static enum entry_verdict
 pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
 	struct cache		*cache = gen_cache(svc_gen(s));
-	struct entry_answer	 ans = { res->body, res->body_len, res_header, res };
+	struct entry_answer	 ans;
 	struct entry_stored	 st, *stored = NULL;
 	struct cache_body	 b;
 	struct pccs_req		 r;
 	struct pccs_admitted	 ad;
 	const char		*perr;
 
+	fetch_res_answer(res, &ans);
 	if (pccs_parse_canon(c->path, &r, &perr) == -1) {
 		snprintf(why, whylen, "internal: unknown path");
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	}
 	/* Borrowed until the next cache call; pccs_admit makes none. */
 	memset(&st, 0, sizeof(st));
@@ -114,19 +109,19 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	}
 	switch (pccs_admit(&r, &ans, stored, now, &ad)) {
 	case ENTRY_PASS:
-		return SVC_PASS;
+		return ENTRY_PASS;
 	case ENTRY_STORE:
 		break;
 	default:
 		snprintf(why, whylen, "%s", ad.why);
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	}
 	a->meta.this_update = ad.meta.this_update;
 	a->meta.next_update = ad.meta.next_update;
 	a->meta.produced_at = ad.meta.produced_at;
 	a->meta.status = ad.meta.status;
 	a->meta.flags |= ad.meta.flags;
-	return SVC_STORE;
+	return ENTRY_STORE;
 }
 
 /* ---- answers ------------------------------------------------------------- */
@@ -231,7 +226,7 @@ call_for(struct svc *s, struct svc_call *c, const char *canon,
 	c->path = canon;
 	c->keep = (const uint8_t *)canon;
 	c->keep_len = strlen(canon);
-	c->route = ROUTE_PCCS;
+	c->route = METRICS_ROUTE_PCCS;
 	snprintf(c->variant, sizeof(c->variant), "%s", variant ? variant : "");
 	/* Intel wants the key for PCK certificates only; no one else sees it. */
 	if (t != NULL && t->have_key && pccs_wants_api_key(r))
@@ -304,20 +299,20 @@ pccs_handle(struct svc *s, struct http_req *req, const char *path,
 	case PCCS_PARSE_OK:
 		break;
 	case PCCS_PARSE_GONE:
-		metrics.requests[ROUTE_PCCS][RES_FINAL]++;
+		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_FINAL]++;
 		answer_text(req, 410, "Gone", why);
 		return;
 	case PCCS_PARSE_NOT_FOUND:
-		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
+		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
 		http_error(req, 404, "Not Found");
 		return;
 	default:
-		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
+		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
 		answer_text(req, 400, "Bad Request", why);
 		return;
 	}
 	if (pccs_canon(&r, canon, sizeof(canon)) == -1) {
-		metrics.requests[ROUTE_PCCS][RES_HTTP_ERROR]++;
+		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
 		answer_text(req, 400, "Bad Request", "the request is too long");
 		return;
 	}

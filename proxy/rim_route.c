@@ -75,7 +75,7 @@ rim_trust_destroy(void *t)
 static void
 learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 {
-	struct svc		*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
+	struct svc		*ocsp = gen_svc(svc_gen(s), CONFIG_SVC_OCSP);
 	struct cache		*cache = gen_cache(svc_gen(s));
 	const struct rim_certs	*chain = &ad->result.chain;
 	size_t			 i;
@@ -91,25 +91,19 @@ learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 	}
 }
 
-static const char *
-res_header(const void *res, const char *name)
-{
-	return fetch_res_header(res, name);
-}
-
 /* The wire half of entry_rim_admit (entry/rim.c): learning the chain, logs. */
-static enum svc_verdict
+static enum entry_verdict
 rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
 	struct entry_rim_question	 q = { c->key, c->klen,
-					    svc_conf(s)->retention_s, 0 };
-	struct entry_answer		 ans = { res->body, res->body_len,
-					    res_header, res };
+					    config_retention_s(svc_conf(s)), 0 };
+	struct entry_answer		 ans;
 	struct entry_rim_admission	 ad;
-	struct svc			*ocsp = gen_svc(svc_gen(s), SVC_OCSP);
-	enum svc_verdict		 v = SVC_REJECT;
+	struct svc			*ocsp = gen_svc(svc_gen(s), CONFIG_SVC_OCSP);
+	enum entry_verdict		 v = ENTRY_REFUSE;
 
+	fetch_res_answer(res, &ans);
 	/* cache_put keeps a newer stored entry itself, in its write transaction. */
 	if (entry_rim_admit(svc_trust(s), svc_trust(ocsp), &q, &ans, NULL, now,
 	    &ad) != ENTRY_STORE) {
@@ -121,7 +115,7 @@ rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
 		    "as a claim)", ad.id, ad.result.signer_serial);
 	a->meta = ad.meta;
-	v = SVC_STORE;
+	v = ENTRY_STORE;
  out:
 	entry_rim_admission_free(&ad);
 	return v;
@@ -206,7 +200,7 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	c->accept = "application/json";
 	c->keep = b->request;
 	c->keep_len = b->request_len;
-	c->route = ROUTE_RIM;
+	c->route = METRICS_ROUTE_RIM;
 	return 0;
 }
 
@@ -230,7 +224,7 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	size_t		n = strlen(id);
 
 	if (entry_rim_path(id, n, path) == -1) {
-		metrics.requests[ROUTE_RIM][RES_HTTP_ERROR]++;
+		metrics.requests[METRICS_ROUTE_RIM][METRICS_RES_HTTP_ERROR]++;
 		http_error(req, 400, "Bad Request");
 		return;
 	}
@@ -242,6 +236,6 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	c.accept = "application/json";
 	c.keep = (const uint8_t *)path;
 	c.keep_len = strlen(path);
-	c.route = ROUTE_RIM;
+	c.route = METRICS_ROUTE_RIM;
 	svc_handle(s, req, &c);
 }

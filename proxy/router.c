@@ -71,14 +71,14 @@ reply_text(struct http_req *req, int code, const char *reason, const char *text)
 static void
 reply_metrics(struct router *rt, struct http_req *req)
 {
-	struct fetch_pool	*pools[SVC_MAX];
+	struct fetch_pool	*pools[CONFIG_SVC_MAX];
 	struct refresh_stats	 rs;
 	size_t			 id;
 
 	refresh_stats(rt->refresh, &rs);
-	for (id = 0; id < SVC_MAX; id++)
+	for (id = 0; id < CONFIG_SVC_MAX; id++)
 		pools[id] = svc_pool(gen_svc(rt->gen, id));
-	metrics_render(http_resp_body(req), &rs, pools, SVC_MAX, time(NULL));
+	metrics_render(http_resp_body(req), &rs, pools, CONFIG_SVC_MAX, time(NULL));
 	http_resp_header(req, "Content-Type",
 	    "text/plain; version=0.0.4; charset=utf-8");
 	http_reply(req, 200, "OK");
@@ -109,7 +109,7 @@ static void
 method_not_allowed(struct http_req *req)
 {
 	http_resp_header(req, "Allow", "GET, HEAD, POST");
-	metrics.requests[ROUTE_OCSP_POST][RES_HTTP_ERROR]++;
+	metrics.requests[METRICS_ROUTE_OCSP_POST][METRICS_RES_HTTP_ERROR]++;
 	http_error(req, 405, "Method Not Allowed");
 }
 
@@ -122,15 +122,15 @@ dispatch_get(struct router *rt, struct http_req *req, const char *p)
 	const char	*query = http_req_query(req);
 
 	if (pccs_is_path(p)) {
-		pccs_handle(gen_svc(rt->gen, SVC_PCCS), req, p, query);
+		pccs_handle(gen_svc(rt->gen, CONFIG_SVC_PCCS), req, p, query);
 		return;
 	}
 	if (kds_is_path(p)) {
-		kds_handle(gen_svc(rt->gen, SVC_KDS), req, p, query);
+		kds_handle(gen_svc(rt->gen, CONFIG_SVC_KDS), req, p, query);
 		return;
 	}
 	if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
-		rim_handle_get(gen_svc(rt->gen, SVC_RIM), req,
+		rim_handle_get(gen_svc(rt->gen, CONFIG_SVC_RIM), req,
 		    p + strlen(RIM_ROUTE_PREFIX));
 		return;
 	}
@@ -143,7 +143,7 @@ dispatch_get(struct router *rt, struct http_req *req, const char *p)
 	if (*p == '\0' || strcmp(p, "ocsp") == 0)
 		http_error(req, 400, "Bad Request");
 	else
-		ocsp_handle_get(gen_svc(rt->gen, SVC_OCSP), req, p);
+		ocsp_handle_get(gen_svc(rt->gen, CONFIG_SVC_OCSP), req, p);
 }
 
 void
@@ -169,7 +169,7 @@ router_dispatch(struct http_req *req, void *arg)
 	}
 	switch (http_req_method(req)) {
 	case HTTP_POST:
-		ocsp = gen_svc(rt->gen, SVC_OCSP);
+		ocsp = gen_svc(rt->gen, CONFIG_SVC_OCSP);
 		if (ocsp_is_post_path(ocsp, p))
 			ocsp_handle_post(ocsp, req);
 		else

@@ -27,7 +27,7 @@
 
 /*
  * A 404/410 about an object, or an unsigned answer about the request
- * (SVC_DEFINITIVE), which every mirror would repeat: remembered briefly.
+ * (ENTRY_DEFINITIVE), which every mirror would repeat: remembered briefly.
  * The slot keeps its key after `until`, so a repeat is known as one.
  */
 struct neg {
@@ -55,7 +55,7 @@ struct gen {
 	struct config	*cfg;
 	struct cache	*cache;
 	struct refresh	*refresh;
-	struct svc	 svcs[SVC_MAX];
+	struct svc	 svcs[CONFIG_SVC_MAX];
 };
 
 /* A fetch in flight: the call, with its buffers owned (the fetch job's arg). */
@@ -66,8 +66,8 @@ struct svc_job {
 	uint8_t		*keep;
 	char		*path;
 	char		*extra_header;
-	enum svc_verdict verdict;	/* of the accepted answer (SVC_REJECT: none) */
-	char		 note[64];	/* SVC_DEFINITIVE: what the answer said */
+	enum entry_verdict verdict;	/* of the accepted answer (ENTRY_REFUSE: none) */
+	char		 note[64];	/* ENTRY_DEFINITIVE: what the answer said */
 };
 
 /* A client waiting for a fetch. */
@@ -94,11 +94,11 @@ static size_t	npending;
 static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
 
-static const struct svc_ops *const svc_table[SVC_MAX] = {
-	[SVC_OCSP] = &ocsp_ops,
-	[SVC_RIM] = &rim_ops,
-	[SVC_PCCS] = &pccs_ops,
-	[SVC_KDS] = &kds_ops,
+static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
+	[CONFIG_SVC_OCSP] = &ocsp_ops,
+	[CONFIG_SVC_RIM] = &rim_ops,
+	[CONFIG_SVC_PCCS] = &pccs_ops,
+	[CONFIG_SVC_KDS] = &kds_ops,
 };
 
 size_t
@@ -108,23 +108,6 @@ svc_pending(void)
 }
 
 /* ---- generations -------------------------------------------------------- */
-
-static const struct config_service *
-conf_of(const struct config *cfg, enum svc_id id)
-{
-	switch (id) {
-	case SVC_OCSP:
-		return &cfg->ocsp;
-	case SVC_RIM:
-		return &cfg->rim;
-	case SVC_PCCS:
-		return &cfg->pccs;
-	case SVC_KDS:
-		return &cfg->amd_kds;
-	default:
-		return NULL;
-	}
-}
 
 void
 gen_ref(struct gen *g)
@@ -178,7 +161,7 @@ gen_unref(struct gen *g)
 
 	if (g == NULL || --g->refs > 0)
 		return;
-	for (i = 0; i < SVC_MAX; i++)
+	for (i = 0; i < CONFIG_SVC_MAX; i++)
 		svc_fini(&g->svcs[i]);
 	config_free(g->cfg);
 	free(g->cfg);
@@ -198,7 +181,7 @@ gen_cache(const struct gen *g)
 }
 
 struct svc *
-gen_svc(struct gen *g, enum svc_id id)
+gen_svc(struct gen *g, enum config_svc id)
 {
 	return &g->svcs[id];
 }
@@ -265,8 +248,8 @@ pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
 void
 gen_learn_pool(struct gen *g)
 {
-	if (g->cache != NULL && g->svcs[SVC_OCSP].trust != NULL &&
-	    entry_pool_walk(g->cache, pool_one, g->svcs[SVC_OCSP].trust) == -1)
+	if (g->cache != NULL && g->svcs[CONFIG_SVC_OCSP].trust != NULL &&
+	    entry_pool_walk(g->cache, pool_one, g->svcs[CONFIG_SVC_OCSP].trust) == -1)
 		log_warn("ocsp: reading the learned intermediates: %s",
 		    cache_strerror(g->cache));
 }
@@ -288,8 +271,8 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 	g->cfg = cfg;
 	g->cache = cache;
 	g->refresh = refresh;
-	for (i = 0; i < SVC_MAX; i++)
-		if (svc_init(g, &g->svcs[i], svc_table[i], conf_of(cfg, i), fctx,
+	for (i = 0; i < CONFIG_SVC_MAX; i++)
+		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
 		    err, errlen) == -1) {
 			gen_unref(g);
 			return NULL;
@@ -365,7 +348,7 @@ job_new(struct svc *s, const struct svc_call *c)
 	j->svc = s;
 	gen_ref(s->gen);
 	j->call = *c;
-	j->verdict = SVC_REJECT;
+	j->verdict = ENTRY_REFUSE;
 	if ((j->body = dup_bytes(c->body, c->body_len)) == NULL ||
 	    (j->keep = dup_bytes(c->keep, c->keep_len)) == NULL ||
 	    (j->path = strdup(c->path ? c->path : "")) == NULL ||
@@ -462,26 +445,6 @@ neg_forget(struct svc *s, const uint8_t *key, size_t klen)
 	memset(n, 0, sizeof(*n));
 }
 
-/* The response headers the kind serves again, as "Name: value\r\n" lines. */
-static size_t
-kept_headers(const struct svc_ops *ops, const struct fetch_res *res, char *buf,
-    size_t buflen)
-{
-	const char	*v;
-	size_t		 n = 0, i;
-	int		 w;
-
-	for (i = 0; ops->keep_headers != NULL && ops->keep_headers[i] != NULL; i++) {
-		if ((v = fetch_res_header(res, ops->keep_headers[i])) == NULL)
-			continue;
-		w = snprintf(buf + n, buflen - n, "%s: %s\r\n", ops->keep_headers[i], v);
-		if (w < 0 || (size_t)w >= buflen - n)
-			return 0;	/* too big to keep: refuse below */
-		n += (size_t)w;
-	}
-	return n;
-}
-
 static void
 store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
     const char *headers, size_t headers_len, time_t now)
@@ -537,7 +500,7 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 }
 
 /*
- * An unsigned answer about the request (SVC_DEFINITIVE): remembered, so
+ * An unsigned answer about the request (ENTRY_DEFINITIVE): remembered, so
  * repeated asks do not reach the upstream, and logged once per key and
  * answer: a first upstream that says so to everything shows here.
  */
@@ -580,39 +543,49 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	struct svc_job		*j = arg;
 	struct svc		*s = j->svc;
 	struct svc_answer	 a;
+	struct entry_answer	 ans;
 	char			 headers[SVC_HEADERS_MAX_BYTES];
-	size_t			 hlen;
+	int			 hlen;
 	time_t			 now = time(NULL);
-	enum svc_verdict	 v;
+	enum entry_verdict	 v;
 
 	memset(&a, 0, sizeof(a));
 	a.body = res->body;
 	a.body_len = res->body_len;
 	v = s->ops->verify(s, &j->call, res, now, &a, why, whylen);
-	if (v == SVC_REJECT) {
+	if (v == ENTRY_REFUSE) {
 		metrics.rejected[s->ops->kind]++;
 		log_info("%s: refused an answer from %s: %s", s->ops->name,
 		    res->upstream, why);
 		return FETCH_REJECT;
 	}
 	j->verdict = v;
-	if (v == SVC_STORE) {
-		hlen = kept_headers(s->ops, res, headers, sizeof(headers));
-		store(j, res, &a, headers, hlen, now);
-	} else if (v == SVC_DEFINITIVE)
+	if (v == ENTRY_STORE) {
+		fetch_res_answer(res, &ans);
+		hlen = entry_keep_headers(s->ops->keep_headers, &ans, headers,
+		    sizeof(headers));
+		if (hlen >= 0)
+			store(j, res, &a, headers, (size_t)hlen, now);
+		else {
+			/* Not stored without what its verifiers read: relayed only. */
+			j->verdict = ENTRY_PASS;
+			log_warn("%s: %s: kept headers over %d bytes: not stored",
+			    s->ops->name, res->upstream, SVC_HEADERS_MAX_BYTES);
+		}
+	} else if (v == ENTRY_DEFINITIVE)
 		job_definitive(j, res, why, now);
 	/* Accepted, definitive answers too: the upstream answered, it did not fail. */
 	return FETCH_ACCEPT;
 }
 
-/* The verdict on the answer a job ended with (SVC_REJECT when it failed). */
-static enum svc_verdict
+/* The verdict on the answer a job ended with (ENTRY_REFUSE when it failed). */
+static enum entry_verdict
 job_verdict(const struct fetch_res *res)
 {
 	const struct svc_job	*j = res->job_arg;
 
 	if (j == NULL || res->err != FETCH_OK || res->http_status / 100 != 2)
-		return SVC_REJECT;
+		return ENTRY_REFUSE;
 	return j->verdict;
 }
 
@@ -677,7 +650,7 @@ serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
 	memset(&m, 0, sizeof(m));
 	m.kind = s->ops->kind;
 	metrics.requests[c->route][s->ops->serve(s, req, c, &m, body, len, NULL, 0,
-	    time(NULL), RES_DEFINITIVE)]++;
+	    time(NULL), METRICS_RES_DEFINITIVE)]++;
 }
 
 /* A remembered answer: given again without asking any upstream. */
@@ -692,7 +665,7 @@ neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 		serve_definitive(s, req, c, n->body, n->body_len);
 		return 1;
 	}
-	metrics.requests[c->route][RES_FINAL]++;
+	metrics.requests[c->route][METRICS_RES_FINAL]++;
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
 	return 1;
 }
@@ -722,10 +695,10 @@ pending_fail(struct pending *p, const char *why)
 
 	if (p->req == NULL)
 		return;
-	if (s->conf->mode == MODE_UPSTREAM_FIRST &&
-	    serve_cached(s, p->req, &p->call->call, RES_FALLBACK))
+	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
+	    serve_cached(s, p->req, &p->call->call, METRICS_RES_FALLBACK))
 		return;
-	metrics.requests[p->call->call.route][RES_TRYLATER]++;
+	metrics.requests[p->call->call.route][METRICS_RES_TRYLATER]++;
 	s->ops->serve_failed(s, p->req, &p->call->call, why);
 }
 
@@ -746,9 +719,9 @@ pending_done(const struct fetch_res *res, void *arg)
 		    now);
 	if (p->req == NULL)
 		goto out;
-	if (job_verdict(res) == SVC_DEFINITIVE) {
+	if (job_verdict(res) == ENTRY_DEFINITIVE) {
 		/* About the request, unsigned: a valid stored answer still wins. */
-		if (!serve_cached(s, p->req, c, RES_FALLBACK))
+		if (!serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
 			serve_definitive(s, p->req, c, res->body, res->body_len);
 	} else if (res->err == FETCH_OK && res->http_status / 100 == 2) {
 		/*
@@ -761,7 +734,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		    &b) == 1 && m.fetched_at >= p->started) {
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
 			    res->body, res->body_len, b.headers, b.headers_len, now,
-			    RES_MISS)]++;
+			    METRICS_RES_MISS)]++;
 			/* A miss is a use too: it starts the idle clock. */
 			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
 			    now);
@@ -769,15 +742,15 @@ pending_done(const struct fetch_res *res, void *arg)
 			memset(&m, 0, sizeof(m));
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
 			    res->body, res->body_len, NULL, 0, now,
-			    RES_UNVERIFIABLE)]++;
+			    METRICS_RES_UNVERIFIABLE)]++;
 		}
 	} else if (res->err == FETCH_OK) {
 		log_info("%s: %s answered HTTP %d", s->ops->name,
 		    res->upstream ? res->upstream : "upstream", res->http_status);
-		if (s->conf->mode == MODE_UPSTREAM_FIRST &&
-		    serve_cached(s, p->req, c, RES_FALLBACK))
+		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
+		    serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
 			goto out;
-		metrics.requests[c->route][RES_FINAL]++;
+		metrics.requests[c->route][METRICS_RES_FINAL]++;
 		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
 		    res->body_len);
 	} else {
@@ -880,15 +853,15 @@ fetch_for_client(struct svc *s, struct http_req *req,
 void
 svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
-	if (s->conf->mode == MODE_CACHE_FIRST && serve_cached(s, req, c, RES_HIT))
+	if (s->conf->mode == CONFIG_MODE_CACHE_FIRST && serve_cached(s, req, c, METRICS_RES_HIT))
 		return;
 	/*
 	 * A remembered 404/410 or definitive answer stands for the upstreams'
 	 * answer; upstream_first still serves a valid stored one first.
 	 */
 	if (neg_live(s, c)) {
-		if (s->conf->mode == MODE_UPSTREAM_FIRST &&
-		    serve_cached(s, req, c, RES_FALLBACK))
+		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
+		    serve_cached(s, req, c, METRICS_RES_FALLBACK))
 			return;
 		neg_serve(s, req, c);
 		return;
@@ -948,7 +921,7 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			snprintf(why, sizeof(why), "HTTP %d from %s",
 			    res->http_status, res->upstream ? res->upstream : "?");
 			w = why;
-		} else if (job_verdict(res) == SVC_DEFINITIVE) {
+		} else if (job_verdict(res) == ENTRY_DEFINITIVE) {
 			/* Not stored, nothing replaced: the stored answer stays. */
 			snprintf(why, sizeof(why), "%s answered %s, unsigned: the "
 			    "stored answer stays", res->upstream ? res->upstream :
@@ -1017,7 +990,7 @@ gen_install_refresh(struct gen *g)
 	const struct config_service	*c;
 	size_t				 i;
 
-	for (i = 0; i < SVC_MAX; i++) {
+	for (i = 0; i < CONFIG_SVC_MAX; i++) {
 		c = g->svcs[i].conf;
 		memset(&kc, 0, sizeof(kc));
 		kc.sched.fraction = c->refresh.fraction;

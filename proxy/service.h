@@ -7,11 +7,11 @@
 #include <time.h>
 
 #include "cache/store.h"
+#include "entry/conf.h"
+#include "entry/entry.h"
 #include "proxy/fetch.h"
 #include "proxy/metrics.h"
 
-struct config;
-struct config_service;
 struct http_req;
 struct refresh;
 struct svc;
@@ -39,21 +39,6 @@ struct svc_call {
 	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
 };
 
-/* What an upstream answer is worth. */
-enum svc_verdict {
-	SVC_STORE,	/* verified: store and serve */
-	SVC_PASS,	/* serve to this client unmodified, never store */
-	SVC_REJECT,	/* counts as that upstream failing */
-	/*
-	 * An unsigned answer about the request, which every mirror would
-	 * repeat (OCSP unauthorized): relayed unmodified and remembered for
-	 * negative_ttl_s, never stored, not a fault of the upstream. A valid
-	 * stored answer is still served instead, and a refresh that gets one
-	 * counts as failed. `why` names it ("unauthorized").
-	 */
-	SVC_DEFINITIVE,
-};
-
 /* Bytes to store; pointers valid while the fetch result is. */
 struct svc_answer {
 	struct cache_meta	 meta;
@@ -73,15 +58,15 @@ struct svc_ops {
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
 	void			 (*trust_free)(void *);
-	/* Verify a 2xx answer to `call`; on SVC_STORE fill a->meta's times and status. */
-	enum svc_verdict	 (*verify)(struct svc *, const struct svc_call *call,
+	/* Verify a 2xx answer to `call`; on ENTRY_STORE fill a->meta's times and status. */
+	enum entry_verdict	 (*verify)(struct svc *, const struct svc_call *call,
 				    const struct fetch_res *, time_t now,
 				    struct svc_answer *a, char *why, size_t whylen);
 	/*
 	 * Answer from an entry (stored, or just fetched), or pass on an
-	 * answer that is not stored (RES_UNVERIFIABLE, RES_DEFINITIVE: the
+	 * answer that is not stored (METRICS_RES_UNVERIFIABLE, METRICS_RES_DEFINITIVE: the
 	 * meta is zeroed). Returns `result`, or another result it answered
-	 * with instead (RES_NOT_MODIFIED).
+	 * with instead (METRICS_RES_NOT_MODIFIED).
 	 */
 	enum metrics_result	 (*serve)(struct svc *, struct http_req *,
 				    const struct svc_call *, const struct cache_meta *,
@@ -104,8 +89,6 @@ struct svc_ops {
 				    struct svc_call *out, void **scratch);
 };
 
-/* Services of one generation, in the order of this table. */
-enum svc_id { SVC_OCSP, SVC_RIM, SVC_PCCS, SVC_KDS, SVC_MAX };
 
 /*
  * A generation: one configuration with its trust stores and upstream
@@ -119,7 +102,7 @@ void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);
 struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
-struct svc		*gen_svc(struct gen *, enum svc_id);
+struct svc		*gen_svc(struct gen *, enum config_svc);
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
  * records "pool/<sha256>", written by staplectl and the RIM route) to the

@@ -13,6 +13,7 @@
 
 #include "attest/b64.h"
 #include "attest/der.h"
+#include "attest/util.h"
 #include "cache/record.h"
 #include "tools/bundle.h"
 
@@ -48,32 +49,14 @@ bundle_hex(char *out, const uint8_t *buf, size_t len)
 	out[2 * len] = '\0';
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 long
 bundle_unhex(const char *s, uint8_t *out, size_t outlen)
 {
-	size_t	n = strlen(s), i;
-	int	hi, lo;
+	size_t	n = strlen(s);
 
-	if (n == 0 || n % 2 != 0 || n / 2 > outlen)
+	if (n == 0 || n % 2 != 0 || n / 2 > outlen ||
+	    util_unhex(s, n, out, n / 2) == -1)
 		return -1;
-	for (i = 0; i < n / 2; i++) {
-		if ((hi = hexval((unsigned char)s[2 * i])) < 0 ||
-		    (lo = hexval((unsigned char)s[2 * i + 1])) < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
 	return (long)(n / 2);
 }
 

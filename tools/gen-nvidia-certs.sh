@@ -132,10 +132,10 @@ while read -r fp; do
 	fi
 done < "$T/cand"
 
-# emit_array NAME FILE-OF-FPS: one struct nvidia_cert per fingerprint
+# emit_array NAME FILE-OF-FPS: one struct vendor_root per fingerprint
 emit_array() {
 	local name=$1 list=$2 fp subj
-	printf 'const struct nvidia_cert %s[] = {\n' "$name"
+	printf 'const struct vendor_root %s[] = {\n' "$name"
 	while read -r fp; do
 		[ -n "$fp" ] || continue
 		subj=$(openssl x509 -in "$T/c/$fp.pem" -noout -subject \

@@ -20,11 +20,8 @@
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
-static int	reject(struct ctl_check *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-
-static int
-reject(struct ctl_check *c, const char *fmt, ...)
+int
+ctl_reject(struct ctl_check *c, const char *fmt, ...)
 {
 	va_list	ap;
 
@@ -64,19 +61,19 @@ check_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 
 	/* A bundle's request is input to this tool: capped as a client's is. */
 	if (e->request_len > OCSP_MAX_REQUEST_BYTES)
-		return reject(c, "request: too large");
+		return ctl_reject(c, "request: too large");
 	switch (entry_ocsp_admit(t->ocsp, &q, &a, stored_of(ctl, e, &st), now,
 	    &ad)) {
 	case ENTRY_STORE:
 		break;
 	case ENTRY_PASS:
-		return reject(c, "unverifiable: %s (add the issuing CA with "
+		return ctl_reject(c, "unverifiable: %s (add the issuing CA with "
 		    "ocsp.intermediates or a cert line)", ad.reason);
 	case ENTRY_DEFINITIVE:
-		return reject(c, "status: responseStatus %s: an unsigned answer "
+		return ctl_reject(c, "status: responseStatus %s: an unsigned answer "
 		    "about the request, never stored", ad.reason);
 	default:
-		return reject(c, "%s", ad.reason);
+		return ctl_reject(c, "%s", ad.reason);
 	}
 	c->ok = 1;
 	c->meta = ad.meta;
@@ -104,10 +101,10 @@ check_rim(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	const struct rim_certs		*ch = &ad.result.chain;
 
 	if ((rt = ctl_rim_trust(ctl)) == NULL)
-		return reject(c, "rim: the trust store does not load");
+		return ctl_reject(c, "rim: the trust store does not load");
 	if (entry_rim_admit(rt, t->ocsp, &q, &a, stored_of(ctl, e, &st), now,
 	    &ad) != ENTRY_STORE) {
-		reject(c, "%s", ad.reason);
+		ctl_reject(c, "%s", ad.reason);
 		goto out;
 	}
 	ctl_learn_admitted(ctl, t, (const uint8_t *const *)ch->der, ch->len,
@@ -136,7 +133,7 @@ ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
 	case CACHE_KIND_KDS:
 		return ctl_check_kds(ctl, t, e, now, c);
 	default:
-		return reject(c, "kind \"%s\" is not known to this staplectl",
+		return ctl_reject(c, "kind \"%s\" is not known to this staplectl",
 		    e->kind_name);
 	}
 }

@@ -17,7 +17,7 @@
 #include "entry/entry.h"
 #include "entry/kds.h"
 #include "tools/bundle.h"
-#include "tools/collateral.h"
+#include "tools/tee.h"
 #include "tools/staplectl.h"
 
 #define COLL_MAX_INPUT_BYTES	(1024 * 1024)
@@ -28,22 +28,6 @@
 	"https://certificates.trustedservices.intel.com/IntelSGXRootCA.der"
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
-/* Headers the daemon keeps with a KDS entry (proxy/kds_route.c); PCCS's are entry/pccs.c's. */
-
-static int	reject(struct ctl_check *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-
-static int
-reject(struct ctl_check *c, const char *fmt, ...)
-{
-	va_list	ap;
-
-	c->ok = 0;
-	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	va_end(ap);
-	return 0;
-}
 
 /* A header's value from "Name: value\r\n" lines: malloc'd, or NULL. */
 static char *
@@ -89,7 +73,7 @@ pccs_verify(const struct bundle_entry *e, time_t now, struct ctl_check *c,
     struct pccs_req *r, struct pccs_admitted *ad)
 {
 	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	char		 path[COLL_PATH_MAX];
+	char		 path[TEE_PATH_MAX];
 	const char	*perr;
 	size_t		 klen;
 
@@ -97,17 +81,17 @@ pccs_verify(const struct bundle_entry *e, time_t now, struct ctl_check *c,
 	memset(r, 0, sizeof(*r));
 	r->kind = INTEL_KIND_MAX;
 	if (request_path(e, path, sizeof(path)) == -1)
-		return reject(c, "request: not an Intel PCS path");
+		return ctl_reject(c, "request: not an Intel PCS path");
 	if (pccs_parse_stored(path, r, &perr) == -1)
-		return reject(c, "request: %s: %.160s", perr, path);
+		return ctl_reject(c, "request: %s: %.160s", perr, path);
 	if (pccs_key(path, key, &klen) == -1 || klen != e->klen ||
 	    memcmp(key, e->key, klen) != 0)
-		return reject(c, "key: the entry's key is not its request's "
+		return ctl_reject(c, "key: the entry's key is not its request's "
 		    "(swapped or edited entry)");
 	/* No stored entry here: a newer stored one is kept, not a failure (below). */
 	if (pccs_admit_kept(r, e->response, e->response_len, e->headers,
 	    e->headers_len, NULL, now, ad) != ENTRY_STORE)
-		return reject(c, "%s", ad->why);
+		return ctl_reject(c, "%s", ad->why);
 	c->ok = 1;
 	c->meta.kind = ad->meta.kind;
 	c->meta.this_update = ad->meta.this_update;
@@ -208,12 +192,12 @@ kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 
 	memset(ad, 0, sizeof(*ad));
 	if (request_path(e, path, sizeof(path)) == -1)
-		return reject(c, "request: not an AMD KDS path");
+		return ctl_reject(c, "request: not an AMD KDS path");
 	if (kds_parse_canon(path, r, &perr) == -1)
-		return reject(c, "request: %s: %.160s", perr, path);
+		return ctl_reject(c, "request: %s: %.160s", perr, path);
 	if (kds_key(r, key, &klen) == -1 || e->klen != klen ||
 	    memcmp(e->key, key, klen) != 0)
-		return reject(c, "key: the entry's key is not its request's "
+		return ctl_reject(c, "key: the entry's key is not its request's "
 		    "(swapped or edited entry)");
 	memset(&ans, 0, sizeof(ans));
 	ans.body = e->response;
@@ -224,7 +208,7 @@ kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	kds_admit(r, &ans, NULL, r->what == KDS_VEK ? &chain : NULL, now, ad);
 	free(pem);
 	if (ad->verdict != ENTRY_STORE)
-		return reject(c, "%s%s%s%s", ad->reason, r->what == KDS_VEK ?
+		return ctl_reject(c, "%s%s%s%s", ad->reason, r->what == KDS_VEK ?
 		    " (against " : "", r->what == KDS_VEK ? (ad->builtin_chain ?
 		    "the built-in" : from) : "", r->what == KDS_VEK ?
 		    " cert_chain)" : "");
@@ -249,16 +233,6 @@ ctl_check_kds(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e
 
 /* ---- show ---------------------------------------------------------------- */
 
-static void
-put_time(json_t *o, const char *name, int64_t t)
-{
-	char	buf[32];
-
-	if (t == 0)
-		return;
-	bundle_time_str(buf, t);
-	json_object_set_new(o, name, json_string(buf));
-}
 
 static json_t *
 tcb_json(const struct amd_tcb *t)
@@ -328,8 +302,8 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			    pr.kind == INTEL_ROOT_CA_CRL))
 				json_object_set_new(o, "crl_entries",
 				    json_integer(ir->crl_entries));
-			put_time(o, "issued", ir->this_update);
-			put_time(o, "next_update", ir->next_update);
+			ctl_put_time(o, "issued", ir->this_update);
+			ctl_put_time(o, "next_update", ir->next_update);
 		}
 	} else {
 		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
@@ -348,7 +322,7 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			if (kr.what == KDS_CRL)
 				json_object_set_new(o, "crl_entries",
 				    json_integer(kad.amd.crl_entries));
-			put_time(o, "not_after", kad.amd.not_after);
+			ctl_put_time(o, "not_after", kad.amd.not_after);
 		}
 	}
 	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : c.reason));
@@ -390,15 +364,15 @@ int
 ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
     size_t nq, char **reports, size_t nr, const char *product, int with_cache)
 {
-	struct coll_quote	 q;
-	struct coll_snp		 s;
+	struct tee_quote	 q;
+	struct tee_snp		 s;
 	struct ctl_ent		*e = NULL;
 	struct cache_body	 b;
 	struct stat		 st;
 	enum amd_product	 prod;
 	json_t			*pccs, *kds, *tee, *o;
-	char			 paths[COLL_MAX_PATHS][COLL_PATH_MAX], err[512];
-	char			 hex[2 * 64 + 1], path[COLL_PATH_MAX];
+	char			 paths[COLL_MAX_PATHS][TEE_PATH_MAX], err[512];
+	char			 hex[2 * 64 + 1], path[TEE_PATH_MAX];
 	uint8_t			*buf;
 	size_t			 len, i, j, n, ne = 0;
 	int			 rv, pi = -1;
@@ -420,13 +394,13 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 	for (i = 0; i < nq; i++) {
 		if ((rv = read_input(quotes[i], &buf, &len)) != CTL_OK)
 			return rv;
-		rv = coll_quote_parse(buf, len, &q, err, sizeof(err));
+		rv = tee_quote_parse(buf, len, &q, err, sizeof(err));
 		free(buf);
 		if (rv == -1) {
 			ctl_warnx("%s: %s", quotes[i], err);
 			return CTL_REJECTED;
 		}
-		n = coll_quote_paths(&q, paths, COLL_MAX_PATHS);
+		n = tee_quote_paths(&q, paths, COLL_MAX_PATHS);
 		for (j = 0; j < n; j++)
 			add_path(pccs, paths[j]);
 		json_array_append_new(tee, json_pack("{s:s, s:s, s:i, s:s, s:s, "
@@ -437,7 +411,7 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 	for (i = 0; i < nr; i++) {
 		if ((rv = read_input(reports[i], &buf, &len)) != CTL_OK)
 			return rv;
-		rv = coll_snp_parse(buf, len, pi, &s, err, sizeof(err));
+		rv = tee_snp_parse(buf, len, pi, &s, err, sizeof(err));
 		free(buf);
 		if (rv == -1) {
 			ctl_warnx("%s: %s", reports[i], err);
@@ -448,7 +422,7 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 			ctl_warnx("%s: signed by a VLEK: KDS hands VLEKs to the "
 			    "cloud provider only; the chain and CRL are listed",
 			    reports[i]);
-		n = coll_snp_paths(&s, paths, COLL_MAX_PATHS);
+		n = tee_snp_paths(&s, paths, COLL_MAX_PATHS);
 		for (j = 0; j < n; j++)
 			add_path(kds, paths[j]);
 		bundle_hex(hex, s.chip_id, sizeof(s.chip_id));
@@ -568,8 +542,8 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	struct bundle_entry	*e;
 	struct ctl_http		 r;
 	struct ctl_check	*c;
-	char			 url[COLL_PATH_MAX + 512], base[512];
-	char			 err[COLL_PATH_MAX + 700];
+	char			 url[TEE_PATH_MAX + 512], base[512];
+	char			 err[TEE_PATH_MAX + 700];
 	size_t			 i;
 
 	if ((e = fetched_add(f)) == NULL) {

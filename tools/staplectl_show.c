@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 
 #include "attest/ocsp.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"
 #include "entry/ocsp.h"
@@ -35,15 +36,13 @@ show_usage(FILE *f)
 static int64_t
 asn1_unix(const ASN1_TIME *t)
 {
-	struct tm	tm;
+	time_t	tt;
 
-	if (t == NULL || !ASN1_TIME_to_tm(t, &tm))
-		return 0;
-	return (int64_t)timegm(&tm);
+	return util_asn1_time(t, &tt) == 0 ? (int64_t)tt : 0;
 }
 
-static void
-put_time(json_t *o, const char *name, int64_t t)
+void
+ctl_put_time(json_t *o, const char *name, int64_t t)
 {
 	char	buf[32];
 
@@ -92,7 +91,7 @@ cert_json(X509 *x, const char *origin)
 	}
 	o = json_pack("{s:s, s:s, s:s}", "subject", subj, "issuer", iss,
 	    "from", origin);
-	put_time(o, "not_after", asn1_unix(X509_get0_notAfter(x)));
+	ctl_put_time(o, "not_after", asn1_unix(X509_get0_notAfter(x)));
 	return o;
 }
 
@@ -159,7 +158,7 @@ decode_ocsp(struct ctl_trust *t, const uint8_t *der, size_t len)
 	    json_string(OCSP_response_status_str(st)));
 	if ((bs = OCSP_response_get1_basic(resp)) == NULL)
 		goto out;
-	put_time(o, "produced_at", asn1_unix(OCSP_resp_get0_produced_at(bs)));
+	ctl_put_time(o, "produced_at", asn1_unix(OCSP_resp_get0_produced_at(bs)));
 	if (OCSP_resp_get0_id(bs, &rid_key, &rid_name) == 1) {
 		if (rid_name != NULL) {
 			X509_NAME_oneline(rid_name, name, sizeof(name));
@@ -184,13 +183,13 @@ decode_ocsp(struct ctl_trust *t, const uint8_t *der, size_t len)
 		json_object_set_new(s, "cert_status",
 		    json_string(OCSP_cert_status_str(st)));
 		if (st == V_OCSP_CERTSTATUS_REVOKED) {
-			put_time(s, "revoked_at", asn1_unix(rev));
+			ctl_put_time(s, "revoked_at", asn1_unix(rev));
 			if (reason >= 0)
 				json_object_set_new(s, "reason",
 				    json_string(OCSP_crl_reason_str(reason)));
 		}
-		put_time(s, "this_update", asn1_unix(tu));
-		put_time(s, "next_update", asn1_unix(nu));
+		ctl_put_time(s, "this_update", asn1_unix(tu));
+		ctl_put_time(s, "next_update", asn1_unix(nu));
 		json_array_append_new(arr, s);
 	}
 	json_object_set_new(o, "responses", arr);
@@ -301,19 +300,19 @@ show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
 		json_object_set_new(o, "status", json_string(st));
 	else
 		json_object_set_new(o, "status", json_integer(m->status));
-	put_time(o, "this_update", m->this_update);
-	put_time(o, "next_update", m->next_update);
+	ctl_put_time(o, "this_update", m->this_update);
+	ctl_put_time(o, "next_update", m->next_update);
 	json_object_set_new(o, "valid", json_boolean(m->next_update > now));
 	json_object_set_new(o, "seconds_left",
 	    json_integer(m->next_update - now));
-	put_time(o, "produced_at", m->produced_at);
+	ctl_put_time(o, "produced_at", m->produced_at);
 	json_object_set_new(o, "source", json_string(m->source));
-	put_time(o, "fetched_at", m->fetched_at);
+	ctl_put_time(o, "fetched_at", m->fetched_at);
 	json_object_set_new(o, "served_count", json_integer((json_int_t)
 	    m->served_count));
-	put_time(o, "last_served_at", m->last_served_at);
+	ctl_put_time(o, "last_served_at", m->last_served_at);
 	if (m->next_refresh_at != 0)
-		put_time(o, "next_refresh_at", m->next_refresh_at);
+		ctl_put_time(o, "next_refresh_at", m->next_refresh_at);
 	else
 		json_object_set_new(o, "next_refresh_at", json_string(
 		    m->flags & CACHE_F_NO_REFRESH ? "never" : "unplanned"));

@@ -62,7 +62,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg.ocsp.nanchors, 0);
 	assert_int_equal(cfg.ocsp.nintermediates, 0);
 	assert_int_equal(cfg.ocsp.npaths, 0);
-	assert_int_equal(cfg.ocsp.mode, MODE_CACHE_FIRST);
+	assert_int_equal(cfg.ocsp.mode, CONFIG_MODE_CACHE_FIRST);
 	assert_int_equal(cfg.ocsp.hedge_ms, 500);
 	assert_int_equal(cfg.ocsp.connect_timeout_ms, 2000);
 	assert_int_equal(cfg.ocsp.timeout_ms, 10000);
@@ -74,8 +74,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg.ocsp.refresh.max_interval_s, 43200);
 	assert_int_equal(cfg.ocsp.idle_expire_s, 2592000);
 	assert_true(cfg.ocsp.rate_limit_per_s == 20);
-	assert_string_equal(config_mode_str[MODE_CACHE_FIRST], "cache_first");
-	assert_string_equal(config_mode_str[MODE_UPSTREAM_FIRST],
+	assert_string_equal(config_mode_str[CONFIG_MODE_CACHE_FIRST], "cache_first");
+	assert_string_equal(config_mode_str[CONFIG_MODE_UPSTREAM_FIRST],
 	    "upstream_first");
 	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
 	config_free(&cfg);
@@ -167,7 +167,7 @@ test_full(void **state)
 	assert_int_equal(cfg.ocsp.npaths, 2);
 	assert_string_equal(cfg.ocsp.paths[0], "/nvidia/ocsp");
 	assert_string_equal(cfg.ocsp.paths[1], "/v2");
-	assert_int_equal(cfg.ocsp.mode, MODE_UPSTREAM_FIRST);
+	assert_int_equal(cfg.ocsp.mode, CONFIG_MODE_UPSTREAM_FIRST);
 	assert_int_equal(cfg.ocsp.hedge_ms, 0);
 	assert_int_equal(cfg.ocsp.connect_timeout_ms, 1500);
 	assert_int_equal(cfg.ocsp.timeout_ms, 8000);
@@ -824,7 +824,7 @@ test_service_defaults(void **state)
 		assert_string_equal(s->upstreams[0].url, url[svc]);
 		assert_string_equal(s->upstreams[0].name, url[svc] + 8);
 		assert_int_equal(s->upstreams[0].verify_nonce, 1);
-		assert_int_equal(s->mode, MODE_CACHE_FIRST);
+		assert_int_equal(s->mode, CONFIG_MODE_CACHE_FIRST);
 		assert_int_equal(s->hedge_ms, 500);
 		assert_int_equal(s->connect_timeout_ms, 2000);
 		assert_int_equal(s->timeout_ms, 10000);

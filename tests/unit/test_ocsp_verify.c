@@ -1320,7 +1320,7 @@ test_l3_003_builtin(void **state)
 	struct rim_result	 r;
 	struct ocsp_trust	*pool, *roots;
 	struct certset		 s;
-	const struct nvidia_cert *l3 = NULL;
+	const struct vendor_root *l3 = NULL;
 	char			 path[1024], hex[65], ok[MAX_SET + 1];
 	uint8_t			*buf;
 	size_t			 i, len;

@@ -1,4 +1,4 @@
-/* Unit tests for tools/collateral.c: the collateral paths of quotes and SNP reports on real vectors (the kinds' own paths: test_entry_pccs.c, test_entry_kds.c). */
+/* Unit tests for tools/tee.c: the collateral paths of quotes and SNP reports on real vectors (the kinds' own paths: test_entry_pccs.c, test_entry_kds.c). */
 #include "config.h"
 
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "tools/collateral.h"
+#include "tools/tee.h"
 
 static uint8_t *
 slurp(const char *rel, size_t *len)
@@ -39,21 +39,21 @@ slurp(const char *rel, size_t *len)
 static void
 quote_tdx(void **state)
 {
-	struct coll_quote	 q;
-	char			 err[256], paths[8][COLL_PATH_MAX];
+	struct tee_quote	 q;
+	char			 err[256], paths[8][TEE_PATH_MAX];
 	uint8_t			*buf;
 	size_t			 len, n;
 
 	(void)state;
 	if ((buf = slurp("tests/vectors/intel/tdx_quote", &len)) == NULL)
 		skip();
-	assert_int_equal(coll_quote_parse(buf, len, &q, err, sizeof(err)), 0);
+	assert_int_equal(tee_quote_parse(buf, len, &q, err, sizeof(err)), 0);
 	assert_int_equal(q.version, 4);
 	assert_true(q.tdx);
 	/* dcap-qvl's tdx_quote_collateral.json is for FMSPC B0C06F000000, Platform CA. */
 	assert_string_equal(q.fmspc, "B0C06F000000");
 	assert_string_equal(q.ca, "platform");
-	n = coll_quote_paths(&q, paths, 8);
+	n = tee_quote_paths(&q, paths, 8);
 	assert_int_equal(n, 5);
 	assert_string_equal(paths[0],
 	    "/tdx/certification/v4/tcb?fmspc=B0C06F000000&update=standard");
@@ -69,14 +69,14 @@ quote_tdx(void **state)
 	 * sample carries 70 more bytes after it): refused, never read past.
 	 */
 	for (n = 0; n < 4936; n += 97)
-		assert_int_equal(coll_quote_parse(buf, n, &q, err, sizeof(err)), -1);
+		assert_int_equal(tee_quote_parse(buf, n, &q, err, sizeof(err)), -1);
 	free(buf);
 }
 
 static void
 quote_sgx(void **state)
 {
-	struct coll_quote	 q;
+	struct tee_quote	 q;
 	char			 err[256];
 	uint8_t			*buf;
 	size_t			 len;
@@ -84,7 +84,7 @@ quote_sgx(void **state)
 	(void)state;
 	if ((buf = slurp("tests/vectors/intel/sgx_quote", &len)) == NULL)
 		skip();
-	assert_int_equal(coll_quote_parse(buf, len, &q, err, sizeof(err)), 0);
+	assert_int_equal(tee_quote_parse(buf, len, &q, err, sizeof(err)), 0);
 	assert_int_equal(q.version, 3);
 	assert_false(q.tdx);
 	assert_string_equal(q.fmspc, "00A067110000");
@@ -95,8 +95,8 @@ quote_sgx(void **state)
 static void
 snp_reports(void **state)
 {
-	struct coll_snp	 s;
-	char		 err[256], paths[4][COLL_PATH_MAX];
+	struct tee_snp	 s;
+	char		 err[256], paths[4][TEE_PATH_MAX];
 	uint8_t		*buf;
 	size_t		 len;
 
@@ -104,8 +104,8 @@ snp_reports(void **state)
 	if ((buf = slurp("tests/vectors/amd/report_milan.hex", &len)) == NULL)
 		skip();
 	/* v2: no CPUID, the product must be given. */
-	assert_int_equal(coll_snp_parse(buf, len, -1, &s, err, sizeof(err)), -1);
-	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	assert_int_equal(tee_snp_parse(buf, len, -1, &s, err, sizeof(err)), -1);
+	assert_int_equal(tee_snp_parse(buf, len, AMD_MILAN, &s, err,
 	    sizeof(err)), 0);
 	assert_int_equal(s.version, 2);
 	/* vcek_milan.der, which signs this report: bl=3 tee=0 snp=8 ucode=115. */
@@ -115,17 +115,17 @@ snp_reports(void **state)
 	assert_int_equal(s.tcb.ucode, 115);
 	assert_int_equal(s.tcb.fmc, -1);
 	assert_int_equal(s.chip_id[0], 0xd4);
-	assert_int_equal(coll_snp_paths(&s, paths, 4), 3);
+	assert_int_equal(tee_snp_paths(&s, paths, 4), 3);
 	assert_non_null(strstr(paths[0], "/vcek/v1/Milan/d49554ec"));
 	assert_non_null(strstr(paths[0], "?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"));
 	assert_string_equal(paths[1], "/vcek/v1/Milan/cert_chain");
 	assert_string_equal(paths[2], "/vcek/v1/Milan/crl");
-	assert_int_equal(coll_snp_parse(buf, len - 2, AMD_MILAN, &s, err,
+	assert_int_equal(tee_snp_parse(buf, len - 2, AMD_MILAN, &s, err,
 	    sizeof(err)), -1);
 	free(buf);
 	if ((buf = slurp("tests/vectors/amd/attestation.bin", &len)) == NULL)
 		skip();
-	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	assert_int_equal(tee_snp_parse(buf, len, AMD_MILAN, &s, err,
 	    sizeof(err)), 0);
 	/* vcek.testcer: bl=2 tee=0 snp=5 ucode=68. */
 	assert_int_equal(s.tcb.bl, 2);
@@ -135,9 +135,9 @@ snp_reports(void **state)
 	buf[0] = 3;
 	buf[0x188] = 0x19;
 	buf[0x189] = 0x11;
-	assert_int_equal(coll_snp_parse(buf, len, -1, &s, err, sizeof(err)), 0);
+	assert_int_equal(tee_snp_parse(buf, len, -1, &s, err, sizeof(err)), 0);
 	assert_int_equal(s.product, AMD_GENOA);
-	assert_int_equal(coll_snp_parse(buf, len, AMD_MILAN, &s, err,
+	assert_int_equal(tee_snp_parse(buf, len, AMD_MILAN, &s, err,
 	    sizeof(err)), -1);
 	free(buf);
 }

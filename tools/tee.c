@@ -17,9 +17,9 @@
 
 #include "attest/der.h"
 #include "attest/util.h"
-#include "tools/collateral.h"
+#include "tools/tee.h"
 
-#define COLL_QUOTE_MAX_BYTES	(1024 * 1024)
+#define TEE_QUOTE_MAX_BYTES	(1024 * 1024)
 #define OID_SGX_EXTENSIONS	"1.2.840.113741.1.13.1"
 #define OID_SGX_FMSPC		"1.2.840.113741.1.13.1.4"
 
@@ -146,7 +146,7 @@ pck_fmspc(X509 *x, char fmspc[13])
 
 /* The PCK chain (PEM, leaf first) into FMSPC, CA type and subject. */
 static int
-pck_chain(const uint8_t *pem, size_t len, struct coll_quote *q, char *err,
+pck_chain(const uint8_t *pem, size_t len, struct tee_quote *q, char *err,
     size_t errlen)
 {
 	BIO		*bio;
@@ -196,7 +196,7 @@ pck_chain(const uint8_t *pem, size_t len, struct coll_quote *q, char *err,
  * wrap the same in certification data of type 6.
  */
 int
-coll_quote_parse(const uint8_t *in, size_t inlen, struct coll_quote *q,
+tee_quote_parse(const uint8_t *in, size_t inlen, struct tee_quote *q,
     char *err, size_t errlen)
 {
 	uint8_t		*hex = NULL;
@@ -210,7 +210,7 @@ coll_quote_parse(const uint8_t *in, size_t inlen, struct coll_quote *q,
 		buf = hex;
 		len = hexlen;
 	}
-	if (len > COLL_QUOTE_MAX_BYTES || len < QUOTE_HEADER_BYTES + 4) {
+	if (len > TEE_QUOTE_MAX_BYTES || len < QUOTE_HEADER_BYTES + 4) {
 		qfail(err, errlen, "too short or too long for a quote (%zu bytes)",
 		    len);
 		goto out;
@@ -317,7 +317,7 @@ coll_quote_parse(const uint8_t *in, size_t inlen, struct coll_quote *q,
 }
 
 size_t
-coll_quote_paths(const struct coll_quote *q, char paths[][COLL_PATH_MAX],
+tee_quote_paths(const struct tee_quote *q, char paths[][TEE_PATH_MAX],
     size_t max)
 {
 	/* What a verifier of the quote asks for, in entry/pccs.c's canonical form. */
@@ -335,7 +335,7 @@ coll_quote_paths(const struct coll_quote *q, char paths[][COLL_PATH_MAX],
 			continue;
 		snprintf(r.fmspc, sizeof(r.fmspc), "%s", q->fmspc);
 		snprintf(r.ca, sizeof(r.ca), "%s", q->ca);
-		if (pccs_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+		if (pccs_canon(&r, paths[n], TEE_PATH_MAX) == 0)
 			n++;
 	}
 	return n;
@@ -367,8 +367,8 @@ snp_product(int family, int model)
 }
 
 int
-coll_snp_parse(const uint8_t *in, size_t inlen, int product,
-    struct coll_snp *s, char *err, size_t errlen)
+tee_snp_parse(const uint8_t *in, size_t inlen, int product,
+    struct tee_snp *s, char *err, size_t errlen)
 {
 	uint8_t		*hex = NULL;
 	const uint8_t	*buf = in, *t;
@@ -380,9 +380,9 @@ coll_snp_parse(const uint8_t *in, size_t inlen, int product,
 		buf = hex;
 		len = hexlen;
 	}
-	if (len != COLL_SNP_REPORT_BYTES) {
+	if (len != TEE_SNP_REPORT_BYTES) {
 		qfail(err, errlen, "%zu bytes: an SEV-SNP attestation report is %d",
-		    len, COLL_SNP_REPORT_BYTES);
+		    len, TEE_SNP_REPORT_BYTES);
 		goto out;
 	}
 	s->version = (int)le32(buf + SNP_VERSION);
@@ -443,7 +443,7 @@ coll_snp_parse(const uint8_t *in, size_t inlen, int product,
 }
 
 size_t
-coll_snp_paths(const struct coll_snp *s, char paths[][COLL_PATH_MAX], size_t max)
+tee_snp_paths(const struct tee_snp *s, char paths[][TEE_PATH_MAX], size_t max)
 {
 	struct kds_req	r;
 	size_t		n = 0;
@@ -460,14 +460,14 @@ coll_snp_paths(const struct coll_snp *s, char paths[][COLL_PATH_MAX], size_t max
 		    sizeof(s->chip_id);
 		memcpy(r.id.hwid, s->chip_id, r.id.hwid_len);
 		r.id.tcb = s->tcb;
-		if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+		if (kds_canon(&r, paths[n], TEE_PATH_MAX) == 0)
 			n++;
 	}
 	r.what = KDS_CHAIN;
-	if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+	if (kds_canon(&r, paths[n], TEE_PATH_MAX) == 0)
 		n++;
 	r.what = KDS_CRL;
-	if (kds_canon(&r, paths[n], COLL_PATH_MAX) == 0)
+	if (kds_canon(&r, paths[n], TEE_PATH_MAX) == 0)
 		n++;
 	return n;
 }

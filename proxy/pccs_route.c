@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +16,14 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/pccs.h"
+#include "proxy/file.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/pccs_route.h"
 #include "proxy/service.h"
 
+#define PCCS_API_KEY_FILE_MAX	4096	/* a key file is one line */
 #define PCCS_API_KEY_MAX	256
 
 /* ---- trust: the Intel SGX Root CA is compiled into attest/; the API key is ours ---- */
@@ -36,8 +37,8 @@ static void *
 pccs_trust_create(const struct config *cfg, char *err, size_t errlen)
 {
 	struct pccs_trust	*t;
-	char			 key[PCCS_API_KEY_MAX + 2];
-	FILE			*f;
+	uint8_t			*key = NULL;
+	char			 ferr[512];
 	size_t			 n;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
@@ -46,28 +47,32 @@ pccs_trust_create(const struct config *cfg, char *err, size_t errlen)
 	}
 	if (cfg->pccs.api_key_file == NULL)
 		return t;
-	if ((f = fopen(cfg->pccs.api_key_file, "r")) == NULL) {
-		snprintf(err, errlen, "pccs.api_key_file: %s: %s",
-		    cfg->pccs.api_key_file, strerror(errno));
-		free(t);
-		return NULL;
+	if ((key = file_read(cfg->pccs.api_key_file, PCCS_API_KEY_FILE_MAX, &n,
+	    ferr, sizeof(ferr))) == NULL) {
+		snprintf(err, errlen, "pccs.api_key_file: %s", ferr);
+		goto fail;
 	}
-	n = fread(key, 1, sizeof(key) - 1, f);
-	fclose(f);
-	key[n] = '\0';
-	while (n > 0 && isspace((unsigned char)key[n - 1]))
+	while (n > 0 && isspace(key[n - 1]))
 		key[--n] = '\0';
 	/* Never logged: only its length is checked. */
-	if (n == 0 || n > PCCS_API_KEY_MAX || strspn(key,
+	if (n == 0 || n > PCCS_API_KEY_MAX || strspn((char *)key,
 	    "0123456789abcdefABCDEF") != n) {
 		snprintf(err, errlen, "pccs.api_key_file: %s: expected one line "
 		    "of hex (the Intel PCS subscription key)", cfg->pccs.api_key_file);
-		free(t);
-		return NULL;
+		goto fail;
 	}
-	snprintf(t->header, sizeof(t->header), "Ocp-Apim-Subscription-Key: %s", key);
+	snprintf(t->header, sizeof(t->header), "Ocp-Apim-Subscription-Key: %s",
+	    (char *)key);
 	t->have_key = 1;
+	OPENSSL_cleanse(key, n);
+	free(key);
 	return t;
+fail:
+	if (key != NULL)
+		OPENSSL_cleanse(key, n);
+	free(key);
+	free(t);
+	return NULL;
 }
 
 static void

@@ -25,6 +25,7 @@
 #include "attest/util.h"
 #include "entry/conf.h"
 #include "proxy/http.h"
+#include "proxy/http_parse.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 
@@ -42,8 +43,9 @@
  * byte), and the number of clients by max_connections.
  */
 
-#define HTTP_MAX_HEADERS	64
 #define HTTP_MAX_LISTENERS	16
+/* The interim answer to Expect: 100-continue (RFC 9110 10.1.1). */
+#define HTTP_CONTINUE		"HTTP/1.1 100 Continue\r\n\r\n"
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
 #define HTTP_WARN_INTERVAL_S	60
@@ -60,15 +62,10 @@ enum http_phase {
 
 struct http_req {
 	struct conn	*conn;
-	enum http_method method;
-	int		 http10;
+	struct http_head head;		/* its pointers into conn's hdr */
 	int		 keepalive;
-	char		*target;	/* raw request target */
 	const char	*query;		/* raw, after '?', or NULL */
 	char		 path[HTTP_MAX_HEADER_BYTES];	/* percent-decoded */
-	char		*hname[HTTP_MAX_HEADERS];
-	char		*hvalue[HTTP_MAX_HEADERS];
-	size_t		 nheaders;
 	const uint8_t	*body;
 	size_t		 body_len;
 	struct evbuffer	*out_headers;
@@ -129,18 +126,13 @@ static void	conn_free(struct conn *);
 enum http_method
 http_req_method(const struct http_req *r)
 {
-	return r->method;
+	return r->head.method;
 }
 
 const char *
 http_req_header(const struct http_req *r, const char *name)
 {
-	size_t	i;
-
-	for (i = 0; i < r->nheaders; i++)
-		if (strcasecmp(r->hname[i], name) == 0)
-			return r->hvalue[i];
-	return NULL;
+	return http_head_field(&r->head, name);
 }
 
 const char *
@@ -210,6 +202,7 @@ http_reason(int status)
 	case 413: return "Payload Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
+	case 501: return "Not Implemented";
 	case 431: return "Request Header Fields Too Large";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
@@ -286,12 +279,12 @@ http_reply(struct http_req *r, int status, const char *reason)
 	    "Content-Length: %zu\r\n%s", status,
 	    reason ? reason : http_reason(status), http_date(c->http),
 	    status == 304 ? (size_t)0 : blen, c->close_after ?
-	    "Connection: close\r\n" : r->http10 ? "Connection: keep-alive\r\n" : "");
+	    "Connection: close\r\n" : r->head.http10 ? "Connection: keep-alive\r\n" : "");
 	evbuffer_add(c->out, line, (size_t)n);
 	evbuffer_add_buffer(c->out, r->out_headers);
 	evbuffer_add(c->out, "\r\n", 2);
 	/* HEAD and 304 carry no body (RFC 9110 9.3.2, 15.4.5). */
-	if (r->method != HTTP_HEAD && status != 304)
+	if (r->head.method != HTTP_HEAD && status != 304)
 		evbuffer_add_buffer(c->out, r->out_body);
 	else
 		evbuffer_drain(r->out_body, blen);
@@ -352,135 +345,6 @@ path_decode(const char *s, size_t n, char *out, size_t outlen)
 	return 0;
 }
 
-/*
- * The length of the head (request line, headers, blank line) at the start
- * of c->in into *hdrlen. Returns 1, 0 when more bytes are needed, -1 after
- * answering 431.
- */
-static int
-parse_head_len(struct conn *c, size_t *hdrlen)
-{
-	char	*end;
-
-	c->in[c->inlen] = '\0';
-	if ((end = memmem(c->in, c->inlen, "\r\n\r\n", 4)) == NULL) {
-		if (c->inlen > HTTP_MAX_HEADER_BYTES) {
-			conn_fail(c, 431, "Request Header Fields Too Large");
-			return -1;
-		}
-		return 0;
-	}
-	*hdrlen = (size_t)(end - c->in) + 4;
-	if (*hdrlen > HTTP_MAX_HEADER_BYTES) {
-		conn_fail(c, 431, "Request Header Fields Too Large");
-		return -1;
-	}
-	return 1;
-}
-
-/* Request line: METHOD SP target SP HTTP/1.x. 0, or -1 after answering 400 or 505. */
-static int
-parse_request_line(struct conn *c, char *line)
-{
-	struct http_req	*r = &c->req;
-	char		*sp, *sp2;
-
-	if ((sp = strchr(line, ' ')) == NULL || (sp2 = strchr(sp + 1, ' ')) == NULL ||
-	    strchr(sp2 + 1, ' ') != NULL) {
-		conn_fail(c, 400, "Bad Request");
-		return -1;
-	}
-	*sp = *sp2 = '\0';
-	if (strcmp(sp2 + 1, "HTTP/1.1") == 0)
-		r->http10 = 0;
-	else if (strcmp(sp2 + 1, "HTTP/1.0") == 0)
-		r->http10 = 1;
-	else {
-		conn_fail(c, 505, "HTTP Version Not Supported");
-		return -1;
-	}
-	r->method = strcmp(line, "GET") == 0 ? HTTP_GET : strcmp(line, "POST") == 0 ?
-	    HTTP_POST : strcmp(line, "HEAD") == 0 ? HTTP_HEAD : HTTP_OTHER;
-	r->target = sp + 1;
-	return 0;
-}
-
-/*
- * The header fields from line up to end (NUL there), "name: value" each,
- * cut in place. 0, or -1 after answering 400 (no colon, an empty name,
- * more than HTTP_MAX_HEADERS).
- */
-static int
-parse_headers(struct conn *c, char *line, char *end)
-{
-	struct http_req	*r = &c->req;
-	char		*next, *colon, *v, *cut;
-
-	for (; line < end; line = next + 2) {
-		if ((next = strstr(line, "\r\n")) == NULL)
-			next = end;
-		*next = '\0';
-		if ((colon = strchr(line, ':')) == NULL || colon == line ||
-		    r->nheaders == HTTP_MAX_HEADERS) {
-			conn_fail(c, 400, "Bad Request");
-			return -1;
-		}
-		*colon = '\0';
-		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		for (cut = v + strlen(v); cut > v && (cut[-1] == ' ' || cut[-1] == '\t'); )
-			*--cut = '\0';
-		r->hname[r->nheaders] = line;
-		r->hvalue[r->nheaders++] = v;
-		if (next == end)
-			break;
-	}
-	return 0;
-}
-
-/*
- * The body's length into *clen: by Content-Length only (chunked POSTs are
- * not what OCSP clients send). 0, or -1 after answering 411
- * (Transfer-Encoding), 400 (a bad or conflicting length) or 413.
- */
-static int
-parse_framing(struct conn *c, size_t *clen)
-{
-	struct http_req	*r = &c->req;
-	const char	*cl = NULL;
-	char		*num_end;
-	unsigned long	 ul;
-	size_t		 i;
-
-	*clen = 0;
-	if (http_req_header(r, "Transfer-Encoding") != NULL) {
-		conn_fail(c, 411, "Length Required");
-		return -1;
-	}
-	for (i = 0; i < r->nheaders; i++)
-		if (strcasecmp(r->hname[i], "Content-Length") == 0) {
-			if (cl != NULL && strcmp(cl, r->hvalue[i]) != 0) {
-				conn_fail(c, 400, "Bad Request");
-				return -1;
-			}
-			cl = r->hvalue[i];
-		}
-	if (cl == NULL)
-		return 0;
-	errno = 0;
-	ul = strtoul(cl, &num_end, 10);
-	if (*cl == '\0' || *num_end != '\0' || errno || !isdigit((unsigned char)*cl)) {
-		conn_fail(c, 400, "Bad Request");
-		return -1;
-	}
-	if (ul > HTTP_MAX_BODY_BYTES) {
-		conn_fail(c, 413, "Payload Too Large");
-		return -1;
-	}
-	*clen = ul;
-	return 0;
-}
-
 /* The headers are in, the body is not yet: say 100 Continue if asked, once. */
 static void
 wait_body(struct conn *c)
@@ -491,11 +355,37 @@ wait_body(struct conn *c)
 	/* curl waits a second for this before sending a body over 1 KiB. */
 	expect = http_req_header(r, "Expect");
 	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
-	    !c->continued && !r->http10) {
+	    !c->continued && !r->head.http10) {
 		c->continued = 1;
-		(void)!write(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		/* Through `out`, after the answers queued before it; conn_write sends. */
+		evbuffer_add(c->out, HTTP_CONTINUE, strlen(HTTP_CONTINUE));
+		conn_write(c);	/* in conn_process: a failure marks it dead */
 	}
 	c->body_wait = 1;
+}
+
+/*
+ * The path of a target (its query cut off): origin-form as it is, the
+ * absolute-form a server must accept too (RFC 9112 3.2.2) without its
+ * scheme and authority. NULL for the asterisk and authority forms.
+ */
+static const char *
+origin_form(const char *t)
+{
+	const char	*p;
+
+	if (t[0] == '/')
+		return t;
+	if (strncasecmp(t, "http://", 7) == 0)
+		p = t + 7;
+	else if (strncasecmp(t, "https://", 8) == 0)
+		p = t + 8;
+	else
+		return NULL;
+	if (*p == '\0' || *p == '/')
+		return NULL;	/* no authority */
+	p += strcspn(p, "/");
+	return *p == '\0' ? "/" : p;
 }
 
 /*
@@ -507,18 +397,18 @@ static int
 parse_target(struct conn *c)
 {
 	struct http_req	*r = &c->req;
-	const char	*conn_h;
+	const char	*conn_h, *t;
 	char		*q;
 
 	conn_h = http_req_header(r, "Connection");
-	r->keepalive = r->http10 ? (conn_h != NULL && strcasecmp(conn_h, "keep-alive") == 0) :
+	r->keepalive = r->head.http10 ? (conn_h != NULL && strcasecmp(conn_h, "keep-alive") == 0) :
 	    !(conn_h != NULL && strcasecmp(conn_h, "close") == 0);
-	if ((q = strchr(r->target, '?')) != NULL) {
+	if ((q = strchr(r->head.target, '?')) != NULL) {
 		*q = '\0';
 		r->query = q + 1;
 	}
-	if (r->target[0] != '/' ||
-	    path_decode(r->target, strlen(r->target), r->path, sizeof(r->path)) == -1) {
+	if ((t = origin_form(r->head.target)) == NULL ||
+	    path_decode(t, strlen(t), r->path, sizeof(r->path)) == -1) {
 		c->pending = 1;
 		c->close_after = 1;
 		http_error(r, 400, "Bad Request");
@@ -536,29 +426,22 @@ static int
 parse_request(struct conn *c)
 {
 	struct http_req	*r = &c->req;
-	char		*end, *next;
 	size_t		 hdrlen, clen;
 	int		 rc;
 
 	c->body_wait = 0;
-	if ((rc = parse_head_len(c, &hdrlen)) != 1)
-		return rc;
-	memset(r->hname, 0, sizeof(r->hname));
-	r->nheaders = 0;
 	r->query = NULL;
 	r->body = NULL;
 	r->body_len = 0;
 	/* Cut up a copy: the input stays whole until the body has arrived. */
-	memcpy(c->hdr, c->in, hdrlen);
-	c->hdr[hdrlen] = '\0';
-	end = c->hdr + hdrlen - 4;
-	*end = '\0';
-	if ((next = strstr(c->hdr, "\r\n")) != NULL)
-		*next = '\0';
-	if (parse_request_line(c, c->hdr) == -1 ||
-	    parse_headers(c, next ? next + 2 : end, end) == -1 ||
-	    parse_framing(c, &clen) == -1)
+	if ((rc = http_parse_head(c->in, c->inlen, c->hdr, &r->head)) == 0)
+		return 0;
+	if (rc != 1) {
+		conn_fail(c, rc, http_reason(rc));
 		return -1;
+	}
+	hdrlen = r->head.hdrlen;
+	clen = r->head.clen;
 	if (c->inlen < hdrlen + clen) {
 		wait_body(c);
 		return 0;	/* parsed again, from the copy, when it is all there */

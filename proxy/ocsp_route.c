@@ -24,6 +24,9 @@
 
 #define OCSP_NONCE_BYTES	16	/* what NVAT and openssl ocsp send */
 #define UNVERIFIABLE_LOG_SLOTS	64	/* issuers reported once each */
+/* RFC 6960 A.1: the OCSP GET prefix, besides the root and configured paths. */
+#define OCSP_GET_PREFIX		"/ocsp/"
+#define OCSP_DER_SEQUENCE	0x30	/* the tag an OCSPRequest starts with */
 #define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
 
 static uint8_t	unverifiable_seen[UNVERIFIABLE_LOG_SLOTS][20];
@@ -373,22 +376,23 @@ ocsp_handle_post(struct svc *s, struct http_req *req)
 	handle_der(s, req, body, len, METRICS_ROUTE_OCSP_POST);
 }
 
-/* RFC 6960 A.1 GET, tolerant of '+' arriving as space, base64url and missing padding. */
-void
-ocsp_handle_get(struct svc *s, struct http_req *req, const char *b64)
+/*
+ * RFC 6960 A.1 base64, tolerant of '+' arriving as space, base64url,
+ * line breaks and missing padding, into der. The length, -1 when it is
+ * not base64, -2 when it is too long for a request.
+ */
+static int
+get_decode(const char *b64, unsigned char der[OCSP_MAX_REQUEST_BYTES + 3])
 {
-	char		 buf[OCSP_MAX_REQUEST_BYTES * 4 / 3 + 8];
-	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];
-	size_t		 n = 0, i;
-	int		 len;
+	char	 buf[OCSP_MAX_REQUEST_BYTES * 4 / 3 + 8];
+	size_t	 n = 0, i;
+	int	 len;
 
 	for (i = 0; b64[i] != '\0'; i++) {
 		char	ch = b64[i];
 
-		if (n + 4 >= sizeof(buf)) {
-			reply_http_error(req, 414, "URI Too Long", METRICS_ROUTE_OCSP_GET);
-			return;
-		}
+		if (n + 4 >= sizeof(buf))
+			return -2;
 		if (ch == ' ' || ch == '-')
 			ch = '+';
 		else if (ch == '_')
@@ -400,12 +404,66 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *b64)
 	while (n % 4 != 0)
 		buf[n++] = '=';
 	buf[n] = '\0';
-	if (n == 0 || (len = EVP_DecodeBlock(der, (unsigned char *)buf, (int)n)) < 0) {
-		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
-		return;
-	}
+	if (n == 0 || (len = EVP_DecodeBlock(der, (unsigned char *)buf, (int)n)) < 0)
+		return -1;
 	/* EVP_DecodeBlock counts padding as zero bytes: drop them. */
 	for (i = n; i > 0 && buf[i - 1] == '='; i--)
 		len--;
-	handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
+	return len;
+}
+
+/*
+ * The base64 part of an OCSP GET path: after "/ocsp/" or a configured
+ * path and '/' (*prefixed set), else after the root's '/'. Slashes right
+ * after the prefix are skipped; those inside are base64's own. NULL for
+ * the bare OCSP paths ("/", "/ocsp", configured ones): no request there.
+ */
+static const char *
+get_rest(const struct svc *s, const char *path, int *prefixed)
+{
+	const struct config_service	*c = svc_conf(s);
+	const char			*p = NULL;
+	size_t				 i, n;
+
+	*prefixed = 1;
+	if (strncmp(path, OCSP_GET_PREFIX, strlen(OCSP_GET_PREFIX)) == 0)
+		p = path + strlen(OCSP_GET_PREFIX);
+	for (i = 0; p == NULL && i < c->npaths; i++) {
+		n = strlen(c->paths[i]);
+		if (n > 1 && strncmp(path, c->paths[i], n) == 0 && path[n] == '/')
+			p = path + n + 1;
+	}
+	if (p == NULL) {
+		if (ocsp_is_post_path(s, path))
+			return NULL;
+		*prefixed = 0;
+		p = path + 1;
+	}
+	while (*p == '/')
+		p++;
+	return *p == '\0' ? NULL : p;
+}
+
+int
+ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
+{
+	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];
+	const char	*b64;
+	int		 prefixed, len;
+
+	if ((b64 = get_rest(s, path, &prefixed)) == NULL) {
+		reply_http_error(req, 400, "Bad Request", METRICS_ROUTE_OCSP_GET);
+		return 0;
+	}
+	len = get_decode(b64, der);
+	/* At the root only a DER SEQUENCE is a request: /health is no OCSP GET. */
+	if (!prefixed && (len < 1 || der[0] != OCSP_DER_SEQUENCE))
+		return -1;
+	if (len == -2)
+		reply_http_error(req, 414, "URI Too Long", METRICS_ROUTE_OCSP_GET);
+	else if (len < 0)
+		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
+	else
+		handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
+	return 0;
 }

@@ -9,7 +9,14 @@ struct svc;
 int	ocsp_is_post_path(const struct svc *, const char *path);
 /* POST with a DER body. */
 void	ocsp_handle_post(struct svc *, struct http_req *);
-/* GET; `b64` is the percent-decoded path remainder holding base64 DER. */
-void	ocsp_handle_get(struct svc *, struct http_req *, const char *b64);
+/*
+ * GET on `path` (percent-decoded, one leading '/'). Under an OCSP GET
+ * prefix ("/ocsp/", or a configured path and '/') the rest must be the
+ * base64 of a DER request: malformedRequest when it is not, 400 when it
+ * is empty. At the root, "/" and base64 of a DER SEQUENCE is an OCSP
+ * request too. Returns 0 when answered, -1 when path is not an OCSP GET
+ * at all (the caller answers 404).
+ */
+int	ocsp_handle_get(struct svc *, struct http_req *, const char *path);
 
 #endif

@@ -17,9 +17,6 @@
 #include "proxy/router.h"
 #include "proxy/service.h"
 
-/* RFC 6960 A.1: the OCSP GET path may sit under this prefix. */
-#define ROUTER_OCSP_GET_PREFIX	"ocsp/"
-
 struct router {
 	struct gen	*gen;
 	struct refresh	*refresh;
@@ -115,7 +112,7 @@ method_not_allowed(struct http_req *req)
 
 /* ---- the kinds ---------------------------------------------------------------- */
 
-/* GET or HEAD: PCCS, KDS, RIM by prefix; the rest is an OCSP GET. */
+/* GET or HEAD: PCCS, KDS, RIM by prefix; then an OCSP GET, or 404. */
 static void
 dispatch_get(struct router *rt, struct http_req *req, const char *p)
 {
@@ -134,16 +131,9 @@ dispatch_get(struct router *rt, struct http_req *req, const char *p)
 		    p + strlen(RIM_ROUTE_PREFIX));
 		return;
 	}
-	/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}. */
-	while (*p == '/')
-		p++;
-	if (strncmp(p, ROUTER_OCSP_GET_PREFIX, strlen(ROUTER_OCSP_GET_PREFIX)) == 0)
-		for (p += strlen(ROUTER_OCSP_GET_PREFIX); *p == '/'; p++)
-			;
-	if (*p == '\0' || strcmp(p, "ocsp") == 0)
-		http_error(req, 400, "Bad Request");
-	else
-		ocsp_handle_get(gen_svc(rt->gen, CONFIG_SVC_OCSP), req, p);
+	/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}; nothing else. */
+	if (ocsp_handle_get(gen_svc(rt->gen, CONFIG_SVC_OCSP), req, p) == -1)
+		http_error(req, 404, "Not Found");
 }
 
 void

@@ -60,7 +60,7 @@ def get(s, path, keepalive=True):
 
 def pipeline(port, pid):
     # 180,000 pipelined GET /metrics (6 MiB) on a connection never read.
-    req = b"GET /metrics HTTP/1.1\r\n\r\n" * 180000
+    req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 180000
     bad = connect(port, timeout=0.5)
     sent, t0, peak = 0, time.time(), 0
     while sent < len(req) and time.time() - t0 < 4:
@@ -122,7 +122,7 @@ def trickle(port, body):
     # Headers (or a body) one byte a second; when does stapled close?
     s = connect(port, timeout=0.2)
     if body:
-        s.sendall(b"POST /ocsp HTTP/1.1\r\nContent-Type: application/ocsp-request\r\n"
+        s.sendall(b"POST /ocsp HTTP/1.1\r\nHost: x\r\nContent-Type: application/ocsp-request\r\n"
                   b"Content-Length: 100\r\n\r\n")
     else:
         s.sendall(b"GET /healthz HTTP/1.1\r\n")

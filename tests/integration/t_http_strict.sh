@@ -1,0 +1,195 @@
+#!/bin/bash
+# The strict HTTP/1.1 parser, whole process over raw sockets: each refusal gets
+# its status and a close, smuggled second requests are never answered, bare LF
+# is a line end, GET outside the OCSP paths is 404, 100 Continue keeps its
+# place; then a differential run of a corpus against python3-h11's verdicts.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_http_strict
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY not installed"
+
+# No client request here reaches an upstream; the one configured is a closed port.
+DEAD=$(free_port)
+cat >"$T/stapled.json" <<EOF
+{
+  "header_timeout_s": 5,
+  "ocsp": { "upstreams": [ { "url": "http://127.0.0.1:$DEAD/", "name": "none" } ] }
+}
+EOF
+stapled_start d1 -f "$T/stapled.json"
+
+cat >"$T/client.py" <<'EOF'
+import socket, sys, time
+
+PORT = int(sys.argv[2])
+WAIT_S = 3		# per exchange; every case here is answered (or closed) at once
+REFUSED = (400, 413, 431, 501, 505)	# the parser's own refusals
+fails = 0
+
+def say(ok, what):
+    global fails
+    print("%s - %s" % ("ok" if ok else "FAIL", what))
+    fails += 0 if ok else 1
+
+def exchange(data, half_close=True, after=None, until_close=True):
+    """Send data (then shut our side, if half_close); the answers as
+    [(status, body)] and whether stapled closed the connection within
+    WAIT_S (read until then, or until_close is false and an answer is whole)."""
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT_S)
+    s.sendall(data)
+    if after is not None:
+        time.sleep(0.3)
+        s.sendall(after)
+    if half_close:
+        s.shutdown(socket.SHUT_WR)
+    buf, closed, t0 = b"", False, time.time()
+    while time.time() - t0 < WAIT_S:
+        try:
+            d = s.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            break
+        if not d:
+            closed = True
+            break
+        buf += d
+        if not until_close and complete(buf):
+            break
+    s.close()
+    return answers(buf), closed
+
+def answers(buf):
+    out = []
+    while b"\r\n\r\n" in buf:
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split()[1])
+        clen = 0
+        for l in lines[1:]:
+            k, _, v = l.partition(b":")
+            if k.strip().lower() == b"content-length":
+                clen = int(v.strip())
+        out.append((status, buf[:clen]))
+        buf = buf[clen:]
+    return out
+
+def complete(buf):
+    a = answers(buf)
+    return len(a) > 0 and a[-1][0] != 100
+
+def statuses(data, **kw):
+    a, closed = exchange(data, **kw)
+    return [st for st, _ in a], closed, a
+
+H = b"Host: x\r\n"
+SMUGGLED = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+def cases():
+    # (name, bytes, expected statuses in order, must the connection close)
+    n = len(SMUGGLED)
+    return [
+        ("CL and TE", b"POST /healthz HTTP/1.1\r\n" + H + b"Content-Length: %d\r\n"
+         b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" % (n + 5) + SMUGGLED, [400], True),
+        ("'Content-Length : N' (space before the colon)", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"Content-Length : %d\r\n\r\n" % n + SMUGGLED, [400], True),
+        ("'Transfer-Encoding : chunked'", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"Transfer-Encoding : chunked\r\n\r\n" + SMUGGLED, [400], True),
+        ("Transfer-Encoding: chunked alone (not implemented)", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % n + SMUGGLED + b"\r\n0\r\n\r\n", [501], True),
+        ("two different Content-Lengths", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"Content-Length: 0\r\nContent-Length: %d\r\n\r\n" % n + SMUGGLED, [400], True),
+        ("NUL in a header line", b"GET /healthz HTTP/1.1\r\n" + H + b"X: a\0b\r\n"
+         b"Content-Length: %d\r\n\r\n" % n + SMUGGLED, [400], True),
+        ("a control byte in a header value", b"GET /healthz HTTP/1.1\r\n" + H +
+         b"X: a\x01b\r\n\r\n" + SMUGGLED, [400], True),
+        ("obs-fold hiding a Content-Length", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"X: a\r\n Content-Length: %d\r\n\r\n" % n + SMUGGLED, [400], True),
+        ("a lone CR", b"GET /healthz HTTP/1.1\r\n" + H + b"X: a\rContent-Length: 5\r\n\r\n"
+         + SMUGGLED, [400], True),
+        ("HTTP/1.1 without Host", b"GET /healthz HTTP/1.1\r\n\r\n" + SMUGGLED, [400], True),
+        ("HTTP/1.1 with two Hosts", b"GET /healthz HTTP/1.1\r\n" + H + H + b"\r\n", [400], True),
+        ("HTTP/1.0 without Host", b"GET /healthz HTTP/1.0\r\n\r\n", [200], True),
+        ("HTTP/2.0 on the HTTP/1 port", b"GET /healthz HTTP/2.0\r\n" + H + b"\r\n", [505], True),
+        ("a body that looks like a request is a body", b"POST /healthz HTTP/1.1\r\n" + H +
+         b"Content-Length: %d\r\n\r\n" % n + SMUGGLED + b"GET /healthz HTTP/1.1\r\n" + H + b"\r\n",
+         [405, 200], True),
+        ("bare LF line ends", b"GET /healthz HTTP/1.1\n" + H.replace(b"\r", b"") + b"\n", [200], True),
+        ("CRLF and bare LF mixed", b"GET /healthz HTTP/1.1\r\nHost: x\n\r\n", [200], True),
+        ("absolute-form target", b"GET http://x/healthz HTTP/1.1\r\n" + H + b"\r\n", [200], True),
+        ("GET /health is no OCSP request", b"GET /health HTTP/1.1\r\n" + H + b"\r\n", [404], True),
+        ("GET /ready", b"GET /ready HTTP/1.1\r\n" + H + b"\r\n", [404], True),
+        ("GET /status", b"GET /status HTTP/1.1\r\n" + H + b"\r\n", [404], True),
+        ("GET /healthz/ (ops endpoints match exactly)", b"GET /healthz/ HTTP/1.1\r\n" + H + b"\r\n",
+         [404], True),
+        ("GET /metrics/x", b"GET /metrics/x HTTP/1.1\r\n" + H + b"\r\n", [404], True),
+        ("GET /favicon.ico", b"GET /favicon.ico HTTP/1.1\r\n" + H + b"\r\n", [404], True),
+        ("GET /ocsp/ of base64 garbage: malformedRequest", b"GET /ocsp/aGVsbG8gd29ybGQ= HTTP/1.1\r\n"
+         + H + b"\r\n", [200], True),
+        ("GET at the root of base64 DER, not OCSP: malformedRequest",
+         b"GET /MAMCAQE%3D HTTP/1.1\r\n" + H + b"\r\n", [200], True),
+        ("head over 8 KiB", b"GET /healthz HTTP/1.1\r\n" + H + b"X: " + b"a" * 9000 + b"\r\n\r\n",
+         [431], True),
+    ]
+
+def run_cases():
+    for name, data, want, must_close in cases():
+        got, closed, a = statuses(data, half_close=(want[-1] not in REFUSED))
+        say(got == want, "%s: %s (got %s)" % (name, want, got))
+        if want[-1] in REFUSED:
+            say(closed, "%s: the connection is closed" % name)
+        say(all(b"stapled_" not in body for _, body in a),
+            "%s: no smuggled /metrics answered" % name)
+    malformed = b"\x30\x03\x0a\x01\x01"
+    got, _, a = statuses(b"GET /ocsp/aGVsbG8gd29ybGQ= HTTP/1.1\r\n" + H + b"\r\n")
+    say(a and a[0][1] == malformed, "GET /ocsp/{garbage}: the body is malformedRequest")
+
+def run_bare_lf():
+    # Not half-closed: a bare-LF request must be answered at once, not at a timeout.
+    t0 = time.time()
+    got, closed, _ = statuses(b"GET /healthz HTTP/1.1\nHost: x\n\n", half_close=False,
+                              until_close=False)
+    ms = int((time.time() - t0) * 1000)
+    say(got == [200] and ms < 2000, "bare LF, connection kept open: answered (%s in %d ms)" % (got, ms))
+
+def run_continue():
+    # A pipelined GET, then a POST asking 100-continue: 200 and 100 before
+    # the body is sent, in that order, then the POST's own 405.
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT_S)
+    s.sendall(b"GET /healthz HTTP/1.1\r\n" + H + b"\r\n" + b"POST /healthz HTTP/1.1\r\n" + H +
+              b"Expect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+    buf, t0 = b"", time.time()
+    while len(answers(buf)) < 2 and time.time() - t0 < WAIT_S:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        buf += d
+    first = [st for st, _ in answers(buf)]
+    s.sendall(b"hello")
+    s.shutdown(socket.SHUT_WR)
+    while time.time() - t0 < 2 * WAIT_S:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        buf += d
+    s.close()
+    got = [st for st, _ in answers(buf)]
+    say(first == [200, 100], "100 Continue after the queued answer, before the body (got %s)" % first)
+    say(got == [200, 100, 405], "then the POST's own answer (got %s)" % got)
+
+if sys.argv[1] == "cases":
+    run_cases(); run_bare_lf(); run_continue()
+sys.exit(1 if fails else 0)
+EOF
+out=$(timeout 120 "$PY" "$T/client.py" cases "$SPORT")
+printf '%s\n' "$out"
+IT_FAILS=$((IT_FAILS + $(printf '%s\n' "$out" | grep -c '^FAIL')))
+[ -n "$out" ] || fail "the client printed nothing"
+kill -0 "$SPID" || fail "stapled is still running"
+
+it_done

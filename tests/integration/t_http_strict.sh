@@ -182,6 +182,129 @@ def run_continue():
     say(first == [200, 100], "100 Continue after the queued answer, before the body (got %s)" % first)
     say(got == [200, 100, 405], "then the POST's own answer (got %s)" % got)
 
+# ---- the differential corpus ----------------------------------------------
+# Each request is whole; stapled's verdict is "refuse" when its first answer
+# is one of REFUSED, h11's when it raises RemoteProtocolError, "incomplete"
+# when no answer (or no whole message) comes. Where stapled is stricter on
+# purpose, DEVIATIONS says why.
+G = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+P = b"POST /healthz HTTP/1.1\r\nHost: x\r\n"
+CORPUS = [
+    ("plain GET", G + b"\r\n"),
+    ("HTTP/1.0, no Host", b"GET /healthz HTTP/1.0\r\n\r\n"),
+    ("HEAD", b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("usual client headers", G + b"User-Agent: curl/7.88\r\nAccept: */*\r\n\r\n"),
+    ("POST with a body", P + b"Content-Length: 5\r\n\r\nhello"),
+    ("POST, Content-Length 0", P + b"Content-Length: 0\r\n\r\n"),
+    ("Content-Length with leading zeros", P + b"Content-Length: 005\r\n\r\nhello"),
+    ("a query", b"GET /healthz?a=1&b HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("HTAB inside a value", G + b"X: a\tb\r\n\r\n"),
+    ("obs-text in a value", G + b"X: caf\xc3\xa9\r\n\r\n"),
+    ("an empty value", G + b"X:\r\n\r\n"),
+    ("OWS around a value", G + b"X: \t a \t\r\n\r\n"),
+    ("an empty Host", b"GET /healthz HTTP/1.1\r\nHost:\r\n\r\n"),
+    ("lower-case names", b"GET /healthz HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"),
+    ("every tchar in a name", G + b"X-!#$%&'*+.^_`|~09az: v\r\n\r\n"),
+    ("bare LF everywhere", b"GET /healthz HTTP/1.1\nHost: x\n\n"),
+    ("CRLF and LF mixed", b"GET /healthz HTTP/1.1\r\nHost: x\nX: y\r\n\n"),
+    ("an unknown method", b"FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a lower-case method", b"get /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("absolute-form", b"GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("Expect: 100-continue with its body", P + b"Expect: 100-continue\r\nContent-Length: 2\r\n\r\nhi"),
+    ("Connection: close", G + b"Connection: close\r\n\r\n"),
+    ("HTTP/1.0 keep-alive", b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"),
+    ("a percent-encoded path", b"GET /%68ealthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("space before the colon", P + b"Content-Length : 5\r\n\r\nhello"),
+    ("HTAB before the colon", G + b"X\t: y\r\n\r\n"),
+    ("space inside a name", G + b"X Y: z\r\n\r\n"),
+    ("an empty name", G + b": v\r\n\r\n"),
+    ("no colon", G + b"Xyz\r\n\r\n"),
+    ("NUL in a value", G + b"X: a\x00b\r\n\r\n"),
+    ("NUL in the request line", b"GET /hea\x00lthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a control byte in a value", G + b"X: a\x01b\r\n\r\n"),
+    ("DEL in a value", G + b"X: a\x7fb\r\n\r\n"),
+    ("a lone CR in a value", G + b"X: a\rb\r\n\r\n"),
+    ("obs-fold", G + b"X: a\r\n b\r\n\r\n"),
+    ("a continuation line first", b"GET /healthz HTTP/1.1\r\n Host: x\r\n\r\n"),
+    ("Content-Length and Transfer-Encoding", P + b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    ("Transfer-Encoding: chunked", P + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+    ("Transfer-Encoding: gzip", P + b"Transfer-Encoding: gzip\r\n\r\n"),
+    ("Content-Length not a number", P + b"Content-Length: abc\r\n\r\n"),
+    ("Content-Length with a sign", P + b"Content-Length: +5\r\n\r\nhello"),
+    ("Content-Length negative", P + b"Content-Length: -1\r\n\r\n"),
+    ("Content-Length twice, equal", P + b"Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello"),
+    ("Content-Length as a list", P + b"Content-Length: 5, 5\r\n\r\nhello"),
+    ("Content-Length twice, different", P + b"Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+    ("HTTP/1.1 without Host", b"GET /healthz HTTP/1.1\r\n\r\n"),
+    ("two Hosts", G + b"Host: y\r\n\r\n"),
+    ("HTTP/1.0 with two Hosts", b"GET /healthz HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n"),
+    ("HTTP/2.0", b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n"),
+    ("HTTP/1.2", b"GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n"),
+    ("a lower-case version", b"GET /healthz http/1.1\r\nHost: x\r\n\r\n"),
+    ("two spaces in the request line", b"GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("HTAB in the request line", b"GET\t/healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a space after the version", b"GET /healthz HTTP/1.1 \r\nHost: x\r\n\r\n"),
+    ("no version (HTTP/0.9)", b"GET /healthz\r\n\r\n"),
+    ("an empty line first", b"\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("obs-text in the target", b"GET /heal\xffthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("the asterisk form", b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a non-ASCII name", G + b"X\xc3\xa9: v\r\n\r\n"),
+    ("a head over 8 KiB", G + b"X: " + b"a" * 9000 + b"\r\n\r\n"),
+    ("a body over 16 KiB announced", P + b"Content-Length: 20000\r\n\r\n" + b"a" * 20000),
+]
+DEVIATIONS = {
+    "a control byte in a value": "RFC 9110 5.5: a value is VCHAR, obs-text, SP and HTAB; h11 0.14 lets other control bytes through",
+    "DEL in a value": "DEL is a control byte (RFC 5234 CTL), not VCHAR; h11 0.14 lets it through",
+    "obs-fold": "RFC 9112 5.2 allows a 400; a fold is a classic way to hide a field from one parser",
+    "Content-Length and Transfer-Encoding": "the smuggling pair: RFC 9112 6.3 lets a server refuse it; h11 lets chunked win",
+    "Transfer-Encoding: chunked": "stapled implements no transfer coding (OCSP clients send Content-Length): 501",
+    "Content-Length twice, equal": "one Content-Length only; RFC 9112 6.3 allows refusing duplicates",
+    "Content-Length as a list": "one Content-Length only; RFC 9112 6.3 allows refusing a list",
+    "HTTP/2.0": "only HTTP/1.0 and 1.1 are spoken: 505; h11 parses any HTTP/d.d",
+    "HTTP/1.2": "only HTTP/1.0 and 1.1 are spoken: 505; h11 parses any HTTP/d.d",
+    "the asterisk form": "no OPTIONS * server-wide: only origin- and absolute-form targets (400)",
+    "a head over 8 KiB": "stapled's head limit is 8 KiB (431); h11's is 16 KiB",
+    "a body over 16 KiB announced": "stapled's body limit is 16 KiB (413); h11 has none",
+}
+
+def h11_verdict(data):
+    import h11
+    c = h11.Connection(h11.SERVER)
+    c.receive_data(data)
+    try:
+        while True:
+            e = c.next_event()
+            if e is h11.NEED_DATA:
+                return "incomplete"
+            if isinstance(e, h11.EndOfMessage):
+                return "accept"
+    except h11.RemoteProtocolError:
+        return "refuse"
+
+def stapled_verdict(data):
+    a, _ = exchange(data)
+    if not a:
+        return "incomplete"
+    st = a[0][0] if a[0][0] != 100 or len(a) < 2 else a[1][0]
+    return "refuse" if st in REFUSED else "accept"
+
+def run_diff():
+    same = dev = 0
+    for name, data in CORPUS:
+        s, h = stapled_verdict(data), h11_verdict(data)
+        if name in DEVIATIONS:
+            dev += 1
+            say(s == "refuse" and h != "refuse",
+                "%s: stapled refuses, h11 does not (%s; got stapled %s, h11 %s)" %
+                (name, DEVIATIONS[name], s, h))
+        else:
+            same += 1
+            say(s == h and s != "incomplete", "%s: stapled %s, h11 %s" % (name, s, h))
+    print("# corpus %d requests: %d same verdict expected, %d deliberate deviations" %
+          (len(CORPUS), same, dev))
+
+if sys.argv[1] == "diff":
+    run_diff()
 if sys.argv[1] == "cases":
     run_cases(); run_bare_lf(); run_continue()
 sys.exit(1 if fails else 0)
@@ -191,5 +314,16 @@ printf '%s\n' "$out"
 IT_FAILS=$((IT_FAILS + $(printf '%s\n' "$out" | grep -c '^FAIL')))
 [ -n "$out" ] || fail "the client printed nothing"
 kill -0 "$SPID" || fail "stapled is still running"
+
+# The differential run needs python3-h11 (Debian's, for the system python3).
+if "$PY" -c 'import h11' 2>/dev/null; then
+	out=$(timeout 120 "$PY" "$T/client.py" diff "$SPORT")
+	printf '%s\n' "$out"
+	IT_FAILS=$((IT_FAILS + $(printf '%s\n' "$out" | grep -c '^FAIL')))
+	printf '%s\n' "$out" | grep -q '^# corpus' || fail "the differential run did not finish"
+	kill -0 "$SPID" || fail "stapled is still running after the corpus"
+elif [ "$IT_FAILS" -eq 0 ]; then
+	skip "python3-h11 not installed: the differential run did not run"
+fi
 
 it_done

@@ -202,8 +202,8 @@ http_reason(int status)
 	case 413: return "Payload Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
-	case 501: return "Not Implemented";
 	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
 	default: return status < 400 ? "OK" : status < 500 ? "Client Error" :

@@ -43,7 +43,7 @@
  */
 
 #define HTTP_MAX_HEADERS	64
-#define HTTP_MAX_LISTENERS	16
+#define HTTP_MAX_LISTENERS	CONFIG_MAX_LISTEN
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
 #define HTTP_WARN_INTERVAL_S	60
@@ -166,6 +166,15 @@ struct event_base *
 http_req_base(const struct http_req *r)
 {
 	return r->conn->http->base;
+}
+
+int
+http_req_peer(const struct http_req *r, struct sockaddr_storage *ss)
+{
+	socklen_t	len = sizeof(*ss);
+
+	memset(ss, 0, sizeof(*ss));
+	return getpeername(r->conn->fd, (struct sockaddr *)ss, &len);
 }
 
 void

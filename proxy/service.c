@@ -9,6 +9,7 @@
 #include <event2/event.h>
 
 #include "attest/ocsp.h"
+#include "attest/rim.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
@@ -16,6 +17,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/miss_limit.h"
 #include "proxy/refresh.h"
 #include "proxy/service.h"
 
@@ -48,6 +50,7 @@ struct svc {
 	struct fetch_pool		*pool;
 	char				**urls;	/* upstream bases, suffixes removed */
 	struct neg			*neg;	/* NEG_SLOTS, or NULL */
+	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
 };
 
 struct gen {
@@ -55,6 +58,8 @@ struct gen {
 	struct config	*cfg;
 	struct cache	*cache;
 	struct refresh	*refresh;
+	struct config_cidr *trusted;	/* trusted_proxies, parsed */
+	size_t		 ntrusted;
 	struct svc	 svcs[CONFIG_SVC_MAX];
 };
 
@@ -93,6 +98,7 @@ struct refresh_wait {
 static size_t	npending;
 static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
+static time_t	last_limited_log[CACHE_KIND_MAX];	/* per kind */
 
 static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
 	[CONFIG_SVC_OCSP] = &ocsp_ops,
@@ -129,6 +135,7 @@ svc_fini(struct svc *s)
 	for (i = 0; s->neg != NULL && i < NEG_SLOTS; i++)
 		free(s->neg[i].body);
 	free(s->neg);
+	miss_limit_free(s->misses);
 }
 
 /* An upstream base without the suffix that names the API (dstack writes KDS bases so). */
@@ -163,6 +170,7 @@ gen_unref(struct gen *g)
 		return;
 	for (i = 0; i < CONFIG_SVC_MAX; i++)
 		svc_fini(&g->svcs[i]);
+	free(g->trusted);
 	config_free(g->cfg);
 	free(g->cfg);
 	free(g);
@@ -227,10 +235,19 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	pc.timeout_ms = (int)c->timeout_ms;
 	pc.shuffle = c->shuffle;
 	pc.pacing_ms = (int)c->pacing_ms;
+	pc.max_inflight = (size_t)c->max_upstream_inflight;
+	/* RIM envelopes up to RIM_MAX_JSON_BYTES; every other kind 1 MiB */
+	if (ops->kind == CACHE_KIND_RIM)
+		pc.max_response_bytes = RIM_MAX_JSON_BYTES;
 	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
 	free(ups);
 	if (s->pool == NULL) {
 		snprintf(err, errlen, "%s: cannot create the upstream pool", ops->name);
+		return -1;
+	}
+	if (c->client_miss_rate_per_s > 0 &&
+	    (s->misses = miss_limit_new(c->client_miss_rate_per_s)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -254,6 +271,29 @@ gen_learn_pool(struct gen *g)
 		    cache_strerror(g->cache));
 }
 
+/* trusted_proxies, parsed once per generation. */
+static int
+gen_trusted(struct gen *g, char *err, size_t errlen)
+{
+	size_t	i, n = g->cfg->ntrusted_proxies;
+
+	if (n == 0)
+		return 0;
+	if ((g->trusted = calloc(n, sizeof(*g->trusted))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (config_parse_cidr(g->cfg->trusted_proxies[i],
+		    &g->trusted[i]) == -1) {
+			snprintf(err, errlen, "trusted_proxies[%zu]: not an "
+			    "address or range", i);
+			return -1;
+		}
+	g->ntrusted = n;
+	return 0;
+}
+
 struct gen *
 gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
     struct refresh *refresh, char *err, size_t errlen)
@@ -271,6 +311,10 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 	g->cfg = cfg;
 	g->cache = cache;
 	g->refresh = refresh;
+	if (gen_trusted(g, err, errlen) == -1) {
+		gen_unref(g);
+		return NULL;
+	}
 	for (i = 0; i < CONFIG_SVC_MAX; i++)
 		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
 		    err, errlen) == -1) {
@@ -850,6 +894,41 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	}
 }
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * client_miss_rate_per_s: a miss from a client over its rate gets the
+ * kind's failure answer, counted as result "limited"; 1 when answered.
+ */
+static int
+miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
+{
+	struct miss_addr	a;
+	time_t			now;
+
+	if (s->misses == NULL ||
+	    miss_client(req, s->gen->trusted, s->gen->ntrusted, &a) != 0 ||
+	    miss_limit_take(s->misses, &a, mono_ms()))
+		return 0;
+	now = time(NULL);
+	if (now - last_limited_log[s->ops->kind] >= SVC_STATE_LOG_S) {
+		last_limited_log[s->ops->kind] = now;
+		log_info("%s: a client is over client_miss_rate_per_s (%g/s): "
+		    "answering its misses without asking upstream",
+		    s->ops->name, s->conf->client_miss_rate_per_s);
+	}
+	metrics.requests[c->route][METRICS_RES_LIMITED]++;
+	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
+	return 1;
+}
+
 void
 svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
@@ -866,6 +945,8 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 		neg_serve(s, req, c);
 		return;
 	}
+	if (miss_over_rate(s, req, c))
+		return;
 	fetch_for_client(s, req, c);
 }
 

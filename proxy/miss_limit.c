@@ -1,8 +1,7 @@
-/* Per-client miss rate limit: a token bucket per client address in a bounded table, and who the client is behind trusted proxies. */
+/* Per-client miss rate limit without I/O: a token bucket per client address in a bounded table, X-Forwarded-For hops and trusted ranges. */
 #include "config.h"
 
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/http.h"
 #include "proxy/miss_limit.h"
 
 #define MISS_XFF_MAX_BYTES	64	/* one hop, as text */
@@ -102,8 +100,8 @@ miss_limit_take(struct miss_limit *m, const struct miss_addr *a, int64_t now_ms)
 	return 1;
 }
 
-static void
-addr_set(struct miss_addr *out, int family, const void *p, size_t n)
+void
+miss_addr_set(struct miss_addr *out, int family, const void *p, size_t n)
 {
 	memset(out, 0, sizeof(*out));
 	out->b[0] = (uint8_t)family;
@@ -132,17 +130,16 @@ miss_xff_last(const char *xff, struct miss_addr *out)
 	memcpy(hop, p, (size_t)(e - p));
 	hop[e - p] = '\0';
 	if (inet_pton(AF_INET, hop, a) == 1)
-		addr_set(out, AF_INET, a, 4);
+		miss_addr_set(out, AF_INET, a, 4);
 	else if (inet_pton(AF_INET6, hop, a) == 1)
-		addr_set(out, AF_INET6, a, 16);
+		miss_addr_set(out, AF_INET6, a, 16);
 	else
 		return -1;
 	return 0;
 }
 
-/* Does the range hold the address (same family, first prefix bits)? */
-static int
-cidr_has(const struct config_cidr *c, const struct miss_addr *a)
+int
+miss_cidr_has(const struct config_cidr *c, const struct miss_addr *a)
 {
 	unsigned	full = c->prefix / 8, rest = c->prefix % 8;
 	uint8_t		mask;
@@ -155,31 +152,4 @@ cidr_has(const struct config_cidr *c, const struct miss_addr *a)
 		return 1;
 	mask = (uint8_t)(0xff << (8 - rest));
 	return (c->addr[full] & mask) == (a->b[1 + full] & mask);
-}
-
-int
-miss_client(const struct http_req *req, const struct config_cidr *trusted,
-    size_t n, struct miss_addr *out)
-{
-	struct sockaddr_storage	 ss;
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
-	size_t			 i;
-
-	if (http_req_peer(req, &ss) == -1)
-		return -1;
-	if (ss.ss_family == AF_INET)
-		addr_set(out, AF_INET, &s4->sin_addr, 4);
-	else if (ss.ss_family == AF_INET6)
-		addr_set(out, AF_INET6, &s6->sin6_addr, 16);
-	else
-		return 1;	/* a Unix socket: the host's own clients */
-	for (i = 0; i < n; i++)
-		if (cidr_has(&trusted[i], out)) {
-			/* no usable hop: the proxy itself is the client */
-			(void)miss_xff_last(http_req_header(req,
-			    "X-Forwarded-For"), out);
-			break;
-		}
-	return 0;
 }

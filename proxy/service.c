@@ -1,6 +1,10 @@
 /* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
 #include "config.h"
 
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -894,6 +898,38 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	}
 }
 
+/*
+ * Who asks: the peer's address, or the last X-Forwarded-For hop when the
+ * peer is in trusted_proxies and that hop is an address. 0 with *out set;
+ * 1 when the peer is exempt (a Unix socket) or cannot be told.
+ */
+static int
+svc_client(const struct svc *s, const struct http_req *req,
+    struct miss_addr *out)
+{
+	struct sockaddr_storage	 ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+	size_t			 i;
+
+	if (http_req_peer(req, &ss) == -1)
+		return 1;
+	if (ss.ss_family == AF_INET)
+		miss_addr_set(out, AF_INET, &s4->sin_addr, 4);
+	else if (ss.ss_family == AF_INET6)
+		miss_addr_set(out, AF_INET6, &s6->sin6_addr, 16);
+	else
+		return 1;	/* a Unix socket: the host's own clients */
+	for (i = 0; i < s->gen->ntrusted; i++)
+		if (miss_cidr_has(&s->gen->trusted[i], out)) {
+			/* no usable hop: the proxy itself is the client */
+			(void)miss_xff_last(http_req_header(req,
+			    "X-Forwarded-For"), out);
+			break;
+		}
+	return 0;
+}
+
 static int64_t
 mono_ms(void)
 {
@@ -914,7 +950,7 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	time_t			now;
 
 	if (s->misses == NULL ||
-	    miss_client(req, s->gen->trusted, s->gen->ntrusted, &a) != 0 ||
+	    svc_client(s, req, &a) != 0 ||
 	    miss_limit_take(s->misses, &a, mono_ms()))
 		return 0;
 	now = time(NULL);
@@ -924,6 +960,10 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 		    "answering its misses without asking upstream",
 		    s->ops->name, s->conf->client_miss_rate_per_s);
 	}
+	/* upstream_first: what is stored stands in, as when upstreams fail */
+	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
+	    serve_cached(s, req, c, METRICS_RES_FALLBACK))
+		return 1;
 	metrics.requests[c->route][METRICS_RES_LIMITED]++;
 	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
 	return 1;

@@ -1120,6 +1120,8 @@ gen_install_refresh(struct gen *g)
 		kc.sched.max_interval_s = c->refresh.max_interval_s;
 		kc.idle_expire_s = c->idle_expire_s;
 		kc.rate_limit_per_s = c->rate_limit_per_s;
+		/* half the service's transfers at most: clients keep the rest */
+		kc.max_inflight = (size_t)(c->max_upstream_inflight + 1) / 2;
 		kc.start = svc_refresh_start;
 		kc.arg = &g->svcs[i];
 		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);

@@ -7,7 +7,8 @@
 
 #define RECORD_VERSION		1
 #define RECORD_SOURCE_MAX	64	/* upstream name, NUL included */
-#define RECORD_MAX_BLOB_BYTES	(1u << 20)
+/* the largest stored answer is a RIM envelope (RIM_MAX_JSON_BYTES, design.md 13) */
+#define RECORD_MAX_BLOB_BYTES	(8u << 20)
 
 /* What kind of vendor object an entry holds; part of every LMDB key. */
 enum cache_kind {

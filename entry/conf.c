@@ -1,8 +1,14 @@
 /* The configuration: one key table (types, ranges, services, defaults), the JSON reader over it, the setters and checks. */
 #include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -121,6 +128,7 @@ config_free(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	strlist_free(cfg->listen, cfg->nlisten);
+	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
 	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
 		service_free(section(cfg, svc));
@@ -407,6 +415,53 @@ name_check(const char *s, char *r, size_t rlen)
 	return 0;
 }
 
+/* "ADDRESS" or "ADDRESS/PREFIX", IPv4 or IPv6 (trusted_proxies). */
+int
+config_parse_cidr(const char *s, struct config_cidr *out)
+{
+	char		 a[INET6_ADDRSTRLEN];
+	const char	*slash = strchr(s, '/');
+	size_t		 n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+	char		*end;
+	long		 p;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || n >= sizeof(a))
+		return -1;
+	memcpy(a, s, n);
+	a[n] = '\0';
+	if (inet_pton(AF_INET, a, out->addr) == 1) {
+		out->family = AF_INET;
+		out->prefix = 32;
+	} else if (inet_pton(AF_INET6, a, out->addr) == 1) {
+		out->family = AF_INET6;
+		out->prefix = 128;
+	} else
+		return -1;
+	if (slash == NULL)
+		return 0;
+	if (!isdigit((unsigned char)slash[1]))
+		return -1;
+	errno = 0;
+	p = strtol(slash + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || p < 0 || p > (long)out->prefix)
+		return -1;
+	out->prefix = (unsigned)p;
+	return 0;
+}
+
+static int
+cidr_check(const char *s, char *r, size_t rlen)
+{
+	struct config_cidr	c;
+
+	if (config_parse_cidr(s, &c) == -1) {
+		reason(r, rlen, "expected an IP address or ADDRESS/PREFIX");
+		return -1;
+	}
+	return 0;
+}
+
 static int
 path_check(const char *s, char *r, size_t rlen)
 {
@@ -610,6 +665,11 @@ static const struct cfg_key root_keys[] = {
 	    offsetof(struct config, keepalive_timeout_s), .lmin = 1,
 	    .lmax = CONFIG_MAX_TIMEOUT_S,
 	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S } },
+	/* whose X-Forwarded-For names the client for client_miss_rate_per_s */
+	{ "trusted_proxies", CFG_T_LIST, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, trusted_proxies),
+	    .noff = offsetof(struct config, ntrusted_proxies),
+	    .check = cidr_check },
 };
 
 #define RF(f)	offsetof(struct config_refresh, f)
@@ -685,6 +745,16 @@ static const struct cfg_key service_keys[] = {
 	    .lmax = CONFIG_MAX_INTERVAL_S,
 	    .def_l = { [CONFIG_SVC_RIM] = CONFIG_DEFAULT_RIM_RETENTION_S } },
 	{ "api_key_file", CFG_T_STR, PCCS, .off = SF(api_key_file) },
+	/* client misses and refreshes together; the rest queue */
+	{ "max_upstream_inflight", CFG_T_LONG, CFG_SERVICES,
+	    SF(max_upstream_inflight), .lmin = 1,
+	    .lmax = CONFIG_MAX_UPSTREAM_INFLIGHT,
+	    .def_l = DEF_ALL(CONFIG_DEFAULT_UPSTREAM_INFLIGHT) },
+	/* per client address; 0: no limit */
+	{ "client_miss_rate_per_s", CFG_T_DOUBLE, CFG_SERVICES,
+	    SF(client_miss_rate_per_s), .dmin = 0,
+	    .dmax = CONFIG_MAX_CLIENT_MISS_RATE,
+	    .def_d = DEF_ALL(CONFIG_DEFAULT_CLIENT_MISS_RATE) },
 };
 static const struct cfg_table service_table = { KEYS(service_keys), NULL };
 static const struct cfg_table root_table = { KEYS(root_keys), NULL };
@@ -1262,17 +1332,53 @@ config_load_buffer(struct config *cfg, const char *name, const char *buf,
 	return rv;
 }
 
+/*
+ * The file, opened without blocking (a FIFO or a device never stalls
+ * -n or a reload): NULL with *e set, ESPIPE when it is not a regular file.
+ */
+static FILE *
+config_open(const char *path, int *e)
+{
+	struct stat	 st;
+	FILE		*f;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		*e = errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1)
+		*e = errno;
+	else if (!S_ISREG(st.st_mode))
+		*e = ESPIPE;
+	else
+		*e = 0;
+	if (*e != 0) {
+		close(fd);
+		return NULL;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		*e = errno;
+		close(fd);
+	}
+	return f;
+}
+
 int
 config_load_file(struct config *cfg, const char *path, char *err,
     size_t errlen)
 {
-	FILE	*f = NULL;
-	char	*buf = NULL;
-	size_t	 len;
-	int	 rv = -1, e = 0;
+	FILE		*f = NULL;
+	char		*buf = NULL;
+	size_t		 len;
+	int		 rv = -1, e = 0;
 
-	if ((f = fopen(path, "r")) == NULL ||
-	    (buf = malloc(CONFIG_MAX_FILE_BYTES + 1)) == NULL) {
+	if ((f = config_open(path, &e)) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, e == ESPIPE ?
+		    "not a regular file" : strerror(e));
+		goto out;
+	}
+	if ((buf = malloc(CONFIG_MAX_FILE_BYTES + 1)) == NULL) {
 		e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		goto out;
@@ -1347,6 +1453,11 @@ root_validate(const struct config *cfg, char *err, size_t errlen)
 
 	if (cfg->nlisten == 0) {
 		snprintf(err, errlen, "listen: at least one address is required");
+		return -1;
+	}
+	if (cfg->nlisten > CONFIG_MAX_LISTEN) {
+		snprintf(err, errlen, "listen: %zu addresses, at most %d",
+		    cfg->nlisten, CONFIG_MAX_LISTEN);
 		return -1;
 	}
 	for (i = 0; i < cfg->nlisten; i++)

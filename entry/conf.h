@@ -17,6 +17,15 @@
 #define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
 #define CONFIG_MAX_TIMEOUT_S			3600
 #define CONFIG_MAX_CONNECTIONS			1048576
+/* Addresses in `listen` (systemd's sockets are not counted); http.c binds at most this many. */
+#define CONFIG_MAX_LISTEN			16
+/* Concurrent upstream transfers per service (design.md 8.5). */
+#define CONFIG_DEFAULT_UPSTREAM_INFLIGHT	32
+#define CONFIG_MAX_UPSTREAM_INFLIGHT		4096
+/* Misses per second per client address, with a burst of CONFIG_MISS_BURST_S seconds' worth. */
+#define CONFIG_DEFAULT_CLIENT_MISS_RATE		100.0	/* a burst of 200: a boot storm of 8 GPUs and NVSwitches from one address passes */
+#define CONFIG_MAX_CLIENT_MISS_RATE		1e6
+#define CONFIG_MISS_BURST_S			2
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
@@ -70,6 +79,8 @@ struct config_service {
 	long			 pacing_ms;	/* one identical request per endpoint per this; KDS 10000 */
 	long			 retention_s;	/* RIM: how long a document is kept; 0: 30 days */
 	char			*api_key_file;	/* pccs: Intel PCS API key, never logged */
+	long			 max_upstream_inflight;	/* 32 */
+	double			 client_miss_rate_per_s;	/* 100; 0 off */
 };
 
 struct config {
@@ -82,6 +93,8 @@ struct config {
 	long			 header_timeout_s;	/* request line and headers: 10 */
 	long			 body_timeout_s;	/* the body, once headers are in: 10 */
 	long			 keepalive_timeout_s;	/* idle between requests: 60 */
+	char			**trusted_proxies;	/* "ADDR" or "ADDR/PREFIX" */
+	size_t			 ntrusted_proxies;
 	struct config_service	 ocsp;
 	struct config_service	 rim;
 	struct config_service	 pccs;
@@ -96,8 +109,9 @@ void	config_defaults(struct config *);
  * writes "file:line:column: message" into err ("file: why" when it cannot
  * be read); *cfg is then unspecified but config_free releases it. errno
  * tells the two apart: that of the failing open or read (EFBIG: over
- * CONFIG_MAX_FILE_BYTES) when the file could not be read, EINVAL when its
- * content was refused.
+ * CONFIG_MAX_FILE_BYTES; ESPIPE: not a regular file, such as a FIFO, which
+ * is never opened for a blocking read) when the file could not be read,
+ * EINVAL when its content was refused.
  */
 #define CONFIG_MAX_FILE_BYTES	(1024 * 1024)
 int	config_load_file(struct config *, const char *path, char *err, size_t errlen);
@@ -119,6 +133,15 @@ void	config_free(struct config *);	/* accepts NULL members, and NULL */
 int	config_check_url(const char *url, char *err, size_t errlen);
 /* Split "HOST:PORT" or "[V6]:PORT" (host without brackets); 0 or -1. */
 int	config_split_listen(const char *s, char *host, size_t hostlen, int *port);
+
+/* An address range of trusted_proxies. */
+struct config_cidr {
+	int		family;		/* AF_INET or AF_INET6 */
+	unsigned char	addr[16];	/* network order; 4 bytes for AF_INET */
+	unsigned	prefix;		/* bits */
+};
+/* Parse "ADDRESS" or "ADDRESS/PREFIX" into out; 0, or -1 when it is neither. */
+int	config_parse_cidr(const char *s, struct config_cidr *out);
 
 /* The section of one service (borrowed from cfg); NULL for a bad id. */
 const struct config_service *config_service(const struct config *,

@@ -60,6 +60,7 @@ struct fetch_attempt {
 	uint8_t			*buf;
 	size_t			 len, cap;
 	int			 too_big;
+	int			 counted;	/* holds one of the pool's transfer slots */
 	char			**hdr;		/* "Name: value", no CRLF */
 	size_t			 nhdr, hdrbytes;
 	char			 errbuf[CURL_ERROR_SIZE];
@@ -94,8 +95,10 @@ struct fetch_job {
 	struct event		 hedge_ev;
 	char			 summary[FETCH_SUMMARY_BYTES];
 	size_t			 slen;
+	int			 queued;	/* on pool->queue, waiting for a slot */
 	TAILQ_ENTRY(fetch_job)	 ctx_entry;
 	TAILQ_ENTRY(fetch_job)	 pool_entry;
+	TAILQ_ENTRY(fetch_job)	 queue_entry;
 };
 
 struct fetch_upstream {
@@ -119,7 +122,10 @@ struct fetch_pool {
 	unsigned		 refs;		/* the owner's, plus one per job */
 	unsigned		 rotor;
 	struct fetch_pace	*paces;		/* FETCH_PACE_SLOTS when pacing */
-	TAILQ_HEAD(, fetch_job)	 jobs;		/* running, joinable */
+	TAILQ_HEAD(, fetch_job)	 jobs;		/* running or queued, joinable */
+	TAILQ_HEAD(, fetch_job)	 queue;		/* waiting for a transfer slot, FIFO */
+	size_t			 ntransfers;	/* attempts running now */
+	struct event		*slot_ev;	/* moves the queue on, outside callbacks */
 	TAILQ_ENTRY(fetch_pool)	 entry;
 };
 
@@ -136,6 +142,11 @@ struct fetch_ctx {
 
 static void	process_done(struct fetch_ctx *);
 static int	job_advance(struct fetch_job *);
+static void	slot_release(struct fetch_attempt *);
+static void	job_step(struct fetch_job *);
+
+/* job_advance: nothing started because the pool is at max_inflight */
+#define JOB_WAIT_SLOT	1
 
 static int64_t
 now_ms(void)
@@ -254,7 +265,7 @@ write_fn(char *p, size_t size, size_t n, void *arg)
 	size_t			 len = size * n, ncap;
 	uint8_t			*nbuf;
 
-	if (len > FETCH_MAX_RESPONSE_BYTES - a->len) {
+	if (len > a->job->pool->conf.max_response_bytes - a->len) {
 		a->too_big = 1;
 		return 0;		/* CURLE_WRITE_ERROR */
 	}
@@ -353,6 +364,7 @@ attempt_cancel(struct fetch_attempt *a)
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
 	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	slot_release(a);
 	attempt_free(a);
 }
 
@@ -431,7 +443,7 @@ attempt_start(struct fetch_job *job, size_t idx)
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->reqhdrs);
 	/* Refused early when Content-Length says so; write_fn catches the rest. */
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
-	    (curl_off_t)FETCH_MAX_RESPONSE_BYTES);
+	    (curl_off_t)pool->conf.max_response_bytes);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_fn);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_fn);
@@ -452,6 +464,8 @@ attempt_start(struct fetch_job *job, size_t idx)
 		goto out;
 	a->started_ms = now_ms();
 	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
+	a->counted = 1;
+	pool->ntransfers++;
 	up->requests++;
 	log_debug("fetch: %s: %s: %s %s", pool->service, up->name,
 	    job->method, a->url);
@@ -489,7 +503,7 @@ up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
 	if ((ms = fetch_cooldown_ms(up->consecutive, retry_after_ms)) <= 0)
 		return;
 	/* up to 20 % more, so that mirrors that failed together drift apart */
-	ms += (int64_t)(ctx_random(ctx) % (uint64_t)(ms / 5 + 1));
+	ms = fetch_cooldown_jitter_ms(ms, ctx_random(ctx));
 	up->cooldown_until_ms = now + ms;
 	if (!up->down) {
 		up->down = 1;
@@ -517,6 +531,8 @@ pool_unref(struct fetch_pool *pool)
 	}
 	free(pool->ups);
 	free(pool->paces);
+	if (pool->slot_ev != NULL)
+		event_free(pool->slot_ev);
 	free(pool->service);
 	free(pool);
 }
@@ -550,6 +566,8 @@ job_free(struct fetch_job *job)
 		free(w);
 	}
 	evtimer_del(&job->hedge_ev);
+	if (job->queued)
+		TAILQ_REMOVE(&job->pool->queue, job, queue_entry);
 	if (job->free_cb != NULL)
 		job->free_cb(job->job_arg);
 	attempt_free(job->last);
@@ -679,8 +697,8 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 			    conf->timeout_ms);
 		break;
 	case FETCH_ERR_TOO_BIG:
-		snprintf(buf, len, "response over %u bytes",
-		    FETCH_MAX_RESPONSE_BYTES);
+		snprintf(buf, len, "response over %zu bytes",
+		    conf->max_response_bytes);
 		break;
 	default:
 		snprintf(buf, len, "%s", msg);
@@ -704,6 +722,7 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
 	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	slot_release(a);
 	res_from(&res, job, a);
 	status = res.http_status;
 
@@ -753,8 +772,8 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	    job->method, a->url, reason,
 	    next ? "trying " : (TAILQ_EMPTY(&job->attempts) ? "giving up" :
 	    "waiting for the others"), next ? next : "");
-	if (TAILQ_EMPTY(&job->attempts) && job_advance(job) == -1)
-		job_finish(job, NULL);
+	if (TAILQ_EMPTY(&job->attempts))
+		job_step(job);
 	return;
 
  answer:
@@ -797,7 +816,10 @@ hedge_cb(evutil_socket_t fd, short what, void *arg)
 		log_debug("fetch: %s: %s: no answer in %d ms, hedging",
 		    job->pool->service, job->pool->ups[a->up].name,
 		    job->pool->conf.hedge_ms);
-	/* Nothing started is fine: the running attempts may still answer. */
+	/*
+	 * Nothing started is fine: the running attempts may still answer.
+	 * At max_inflight the hedge is skipped; failover still queues.
+	 */
 	if (job_advance(job) == -1 && TAILQ_EMPTY(&job->attempts))
 		job_finish(job, NULL);
 }
@@ -825,7 +847,8 @@ pace_slot(const struct fetch_job *job, size_t idx)
 
 /*
  * Starts the next upstream of the job's order that can be started, and
- * arms the hedge timer if another one is left; -1 when none could start.
+ * arms the hedge timer if another one is left; -1 when none could start,
+ * JOB_WAIT_SLOT when the pool's transfers are at max_inflight.
  */
 static int
 job_advance(struct fetch_job *job)
@@ -837,6 +860,9 @@ job_advance(struct fetch_job *job)
 	char			 why[96];
 
 	while (job->next < job->norder) {
+		if (pool->conf.max_inflight > 0 &&
+		    pool->ntransfers >= pool->conf.max_inflight)
+			return JOB_WAIT_SLOT;
 		idx = job->order[job->next++];
 		if ((pc = pace_slot(job, idx)) != NULL && pc->h == key_hash(job) &&
 		    pc->up == idx && now_ms() - pc->at_ms < pool->conf.pacing_ms) {
@@ -865,6 +891,63 @@ job_advance(struct fetch_job *job)
 		job->last_err = FETCH_ERR_TRANSPORT;
 	}
 	return -1;
+}
+
+/* The job goes on: queued at max_inflight, finished when nothing is left. */
+static void
+job_step(struct fetch_job *job)
+{
+	int	r;
+
+	if ((r = job_advance(job)) == JOB_WAIT_SLOT) {
+		if (TAILQ_EMPTY(&job->attempts) && !job->queued) {
+			job->queued = 1;
+			TAILQ_INSERT_TAIL(&job->pool->queue, job, queue_entry);
+		}
+	} else if (r == -1 && TAILQ_EMPTY(&job->attempts))
+		job_finish(job, NULL);
+}
+
+/* A transfer ended: its slot goes to the queue, from the event loop. */
+static void
+slot_release(struct fetch_attempt *a)
+{
+	struct fetch_pool	*pool = a->job->pool;
+
+	if (!a->counted)
+		return;
+	a->counted = 0;
+	pool->ntransfers--;
+	if (!TAILQ_EMPTY(&pool->queue) && pool->slot_ev != NULL)
+		event_active(pool->slot_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * Queued jobs take the free slots in order. A queued job nobody waits for
+ * any more (every client's budget ran out) is dropped unasked.
+ */
+static void
+slot_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch_pool	*pool = arg;
+	struct fetch_job	*job;
+
+	(void)fd;
+	(void)what;
+	pool->refs++;		/* a job_free below may drop the last other one */
+	while ((job = TAILQ_FIRST(&pool->queue)) != NULL &&
+	    pool->ctx != NULL && (pool->conf.max_inflight == 0 ||
+	    pool->ntransfers < pool->conf.max_inflight)) {
+		TAILQ_REMOVE(&pool->queue, job, queue_entry);
+		job->queued = 0;
+		if (TAILQ_EMPTY(&job->waiters)) {
+			TAILQ_REMOVE(&pool->jobs, job, pool_entry);
+			job_free(job);
+			continue;
+		}
+		job_step(job);
+	}
+	pool_unref(pool);
 }
 
 /*
@@ -1103,6 +1186,7 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 		return NULL;
 	pool->refs = 1;
 	TAILQ_INIT(&pool->jobs);
+	TAILQ_INIT(&pool->queue);
 	if ((pool->service = strdup(service)) == NULL ||
 	    (pool->ups = calloc(n, sizeof(*pool->ups))) == NULL)
 		goto fail;
@@ -1124,7 +1208,13 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 			pool->conf.timeout_ms = conf->timeout_ms;
 		pool->conf.shuffle = conf->shuffle;
 		pool->conf.pacing_ms = conf->pacing_ms > 0 ? conf->pacing_ms : 0;
+		pool->conf.max_inflight = conf->max_inflight;
+		pool->conf.max_response_bytes = conf->max_response_bytes;
 	}
+	if (pool->conf.max_response_bytes == 0)
+		pool->conf.max_response_bytes = FETCH_MAX_RESPONSE_BYTES;
+	if ((pool->slot_ev = event_new(ctx->base, -1, 0, slot_cb, pool)) == NULL)
+		goto fail;
 	if (pool->conf.pacing_ms > 0 &&
 	    (pool->paces = calloc(FETCH_PACE_SLOTS, sizeof(*pool->paces))) == NULL)
 		goto fail;
@@ -1173,6 +1263,15 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 		return w;
 	}
 	started = job_advance(job);
+	if (started == JOB_WAIT_SLOT) {
+		/* At max_inflight: the job waits its turn, joinable meanwhile. */
+		job->check = check;
+		job->job_arg = job_arg;
+		job->free_cb = free_cb;
+		job->queued = 1;
+		TAILQ_INSERT_TAIL(&pool->queue, job, queue_entry);
+		return w;
+	}
 	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
 		/* Each upstream had this very request just now: fail soon, saying so. */
 		struct timeval	soon = { 0, 0 };
@@ -1198,10 +1297,18 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 void
 fetch_leave(struct fetch_waiter *w)
 {
+	struct fetch_job	*job;
+
 	if (w == NULL)
 		return;
-	TAILQ_REMOVE(&w->job->waiters, w, entry);
+	job = w->job;
+	TAILQ_REMOVE(&job->waiters, w, entry);
 	free(w);
+	/* Queued and wanted by no one: never asked, so nothing is lost. */
+	if (job->queued && TAILQ_EMPTY(&job->waiters)) {
+		TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
+		job_free(job);
+	}
 }
 
 size_t

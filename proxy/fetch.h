@@ -9,7 +9,7 @@
 
 #include "proxy/fetch_policy.h"
 
-#define FETCH_MAX_RESPONSE_BYTES	(1u << 20)
+#define FETCH_MAX_RESPONSE_BYTES	(1u << 20)	/* default per pool; RIM sets 8 MiB */
 #define FETCH_CONNECT_TIMEOUT_MS	2000
 #define FETCH_TIMEOUT_MS		10000
 #define FETCH_HEDGE_MS			500
@@ -31,6 +31,8 @@ struct fetch_pool_conf {
 	int		 timeout_ms;	/* total, per upstream attempt */
 	int		 shuffle;	/* equal mirrors: rotate the start */
 	int		 pacing_ms;	/* one identical request per upstream per this; 0 off */
+	size_t		 max_inflight;	/* concurrent transfers; beyond it jobs queue; 0: no cap */
+	size_t		 max_response_bytes; /* 0: FETCH_MAX_RESPONSE_BYTES */
 };
 
 /* What one exchange produced; every pointer is borrowed for the callback. */
@@ -89,6 +91,8 @@ void			 fetch_pool_free(struct fetch_pool *);
 
 /*
  * Fetch through the pool, or join the job already fetching req->key.
+ * With conf.max_inflight transfers running, a new job queues (FIFO) and
+ * starts when one ends; a queued job whose waiters all left is dropped.
  * job_arg belongs to the job (freed with free_cb when it ends, or at once
  * when an existing job is joined). Returns a waiter handle, or NULL if
  * nothing could be started (done_cb is then never called, and job_arg

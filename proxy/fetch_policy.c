@@ -68,6 +68,21 @@ fetch_cooldown_ms(unsigned consecutive, int64_t retry_after_ms)
 	return ms;
 }
 
+/*
+ * Up to 20 % more than ms (FETCH_COOLDOWN_JITTER_DIV), from the random r,
+ * then the ceiling again: the jitter never takes a rest past MAX.
+ */
+int64_t
+fetch_cooldown_jitter_ms(int64_t ms, uint64_t r)
+{
+	if (ms <= 0)
+		return ms;
+	ms += (int64_t)(r % (uint64_t)(ms / FETCH_COOLDOWN_JITTER_DIV + 1));
+	if (ms > FETCH_COOLDOWN_MAX_MS)
+		ms = FETCH_COOLDOWN_MAX_MS;
+	return ms;
+}
+
 static int
 month_from_name(const char *s)
 {

@@ -36,6 +36,14 @@ enum fetch_class	fetch_classify(int http_status);
  * threshold); `retry_after_ms` from a 429/503 wins when larger.
  */
 int64_t	fetch_cooldown_ms(unsigned consecutive, int64_t retry_after_ms);
+/* Divides a cooldown into its largest random extra: 5 is up to 20 %. */
+#define FETCH_COOLDOWN_JITTER_DIV	5
+/*
+ * ms plus a random extra of up to ms / FETCH_COOLDOWN_JITTER_DIV taken from
+ * r, then capped at FETCH_COOLDOWN_MAX_MS (so a rest at the ceiling gets
+ * no extra); ms <= 0 is returned as is.
+ */
+int64_t	fetch_cooldown_jitter_ms(int64_t ms, uint64_t r);
 
 /* Retry-After (delta-seconds or HTTP-date) in ms from now; -1 if absent/invalid. */
 int64_t	fetch_retry_after_ms(const char *value, time_t now);

@@ -43,7 +43,7 @@
  * byte), and the number of clients by max_connections.
  */
 
-#define HTTP_MAX_LISTENERS	16
+#define HTTP_MAX_LISTENERS	CONFIG_MAX_LISTEN
 /* The interim answer to Expect: 100-continue (RFC 9110 10.1.1). */
 #define HTTP_CONTINUE		"HTTP/1.1 100 Continue\r\n\r\n"
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
@@ -158,6 +158,15 @@ struct event_base *
 http_req_base(const struct http_req *r)
 {
 	return r->conn->http->base;
+}
+
+int
+http_req_peer(const struct http_req *r, struct sockaddr_storage *ss)
+{
+	socklen_t	len = sizeof(*ss);
+
+	memset(ss, 0, sizeof(*ss));
+	return getpeername(r->conn->fd, (struct sockaddr *)ss, &len);
 }
 
 void

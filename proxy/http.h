@@ -20,6 +20,7 @@
 
 struct config;
 struct evbuffer;
+struct sockaddr_storage;
 struct event_base;
 struct http;
 struct http_req;
@@ -63,6 +64,8 @@ const char	*http_req_path(const struct http_req *);
 const char	*http_req_query(const struct http_req *);
 const uint8_t	*http_req_body(const struct http_req *, size_t *len);
 struct event_base *http_req_base(const struct http_req *);
+/* The peer's address (AF_INET, AF_INET6 or AF_UNIX) into ss; 0, or -1 (errno from getpeername). */
+int		 http_req_peer(const struct http_req *, struct sockaddr_storage *ss);
 
 /* The answer: headers, then body bytes, then http_reply (exactly once). */
 void		 http_resp_header(struct http_req *, const char *name, const char *value);

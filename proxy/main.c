@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +216,38 @@ set_upstreams(struct config_service *svc, const char *flag, char *const *urls,
 }
 
 /* Defaults, then the file, then the flags. Returns a complete config or NULL. */
+/*
+ * -n: a map_size_mb over the free space of the cache directory (or of its
+ * nearest existing parent) is worth a warning, not an error: the map is a
+ * ceiling that grows as entries come.
+ */
+static void
+check_disk(const struct config *cfg)
+{
+	struct statvfs	 sv;
+	char		 dir[PATH_MAX], *slash;
+	unsigned long long free_b;
+
+	if (snprintf(dir, sizeof(dir), "%s", cfg->cache_dir) >= (int)sizeof(dir))
+		return;
+	while (statvfs(dir, &sv) == -1) {
+		if (errno != ENOENT || strcmp(dir, ".") == 0)
+			return;
+		if ((slash = strrchr(dir, '/')) == NULL)
+			snprintf(dir, sizeof(dir), ".");
+		else if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free_b = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (cfg->map_size > free_b)
+		fprintf(stderr, "warning: map_size_mb %zu is more than the %llu MiB "
+		    "free under %s; the map is a ceiling, so writes fail as "
+		    "\"map full\" when the disk fills first\n",
+		    cfg->map_size >> 20, free_b >> 20, dir);
+}
+
 static struct config *
 load_config(const struct cli *c, char *err, size_t errlen)
 {
@@ -469,8 +503,10 @@ main(int argc, char **argv)
 
 		if (probe == NULL)
 			fprintf(stderr, "%s\n", err);
-		else
+		else {
+			check_disk(cfg);
 			printf("configuration OK\n");
+		}
 		gen_unref(probe);
 		return probe ? 0 : 1;
 	}

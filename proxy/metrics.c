@@ -19,6 +19,7 @@ const char *const metrics_result_str[METRICS_RES_MAX] = {
 	[METRICS_RES_FINAL] = "final",
 	[METRICS_RES_DEFINITIVE] = "definitive",
 	[METRICS_RES_TRYLATER] = "trylater",
+	[METRICS_RES_LIMITED] = "limited",
 	[METRICS_RES_MALFORMED] = "malformed",
 	[METRICS_RES_HTTP_ERROR] = "http_error",
 };

@@ -19,6 +19,7 @@ enum metrics_result {
 	METRICS_RES_FINAL,		/* an upstream's 404/410 about the object, passed on */
 	METRICS_RES_DEFINITIVE,		/* an upstream's unsigned answer about the request, relayed */
 	METRICS_RES_TRYLATER,		/* nothing valid to serve */
+	METRICS_RES_LIMITED,		/* a miss over client_miss_rate_per_s, failure answer */
 	METRICS_RES_MALFORMED,		/* not an OCSP request */
 	METRICS_RES_HTTP_ERROR,		/* 400/405/413/415 */
 	METRICS_RES_MAX

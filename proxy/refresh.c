@@ -113,7 +113,7 @@ inflight_find(struct refresh *r, int kind, const uint8_t *key, size_t klen)
 }
 
 static struct inflight *
-inflight_slot(struct refresh *r)
+inflight_slot_free(struct refresh *r)
 {
 	size_t	i;
 
@@ -121,6 +121,20 @@ inflight_slot(struct refresh *r)
 		if (!r->inflight[i].used)
 			return &r->inflight[i];
 	return NULL;
+}
+
+/* A free slot, unless the kind already runs its max_inflight refreshes. */
+static struct inflight *
+inflight_slot(struct refresh *r, int kind)
+{
+	size_t	i, n = 0, max = r->kinds[kind].max_inflight;
+
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
+		if (r->inflight[i].used && r->inflight[i].kind == kind)
+			n++;
+	if (max > 0 && n >= max)
+		return NULL;
+	return inflight_slot_free(r);
 }
 
 static void
@@ -201,7 +215,8 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		r->cur.inflight++;
 		return;
 	}
-	if (r->stopped || (f = inflight_slot(r)) == NULL || klen > sizeof(f->key)) {
+	if (r->stopped || (f = inflight_slot(r, kind)) == NULL ||
+	    klen > sizeof(f->key)) {
 		r->cur.backlog++;
 		return;
 	}

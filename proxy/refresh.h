@@ -30,6 +30,7 @@ struct refresh_kind_conf {
 	struct schedule_conf	 sched;
 	long			 idle_expire_s;
 	double			 rate_limit_per_s;
+	size_t			 max_inflight;	/* of this kind at once; 0 or more: REFRESH_MAX_INFLIGHT */
 	refresh_start_fn	*start;
 	void			*arg;
 };

@@ -1,6 +1,10 @@
 /* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
 #include "config.h"
 
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +13,7 @@
 #include <event2/event.h>
 
 #include "attest/ocsp.h"
+#include "attest/rim.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
@@ -16,6 +21,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/miss_limit.h"
 #include "proxy/refresh.h"
 #include "proxy/service.h"
 
@@ -48,6 +54,7 @@ struct svc {
 	struct fetch_pool		*pool;
 	char				**urls;	/* upstream bases, suffixes removed */
 	struct neg			*neg;	/* NEG_SLOTS, or NULL */
+	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
 };
 
 struct gen {
@@ -55,6 +62,8 @@ struct gen {
 	struct config	*cfg;
 	struct cache	*cache;
 	struct refresh	*refresh;
+	struct config_cidr *trusted;	/* trusted_proxies, parsed */
+	size_t		 ntrusted;
 	struct svc	 svcs[CONFIG_SVC_MAX];
 };
 
@@ -93,6 +102,7 @@ struct refresh_wait {
 static size_t	npending;
 static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
+static time_t	last_limited_log[CACHE_KIND_MAX];	/* per kind */
 
 static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
 	[CONFIG_SVC_OCSP] = &ocsp_ops,
@@ -129,6 +139,7 @@ svc_fini(struct svc *s)
 	for (i = 0; s->neg != NULL && i < NEG_SLOTS; i++)
 		free(s->neg[i].body);
 	free(s->neg);
+	miss_limit_free(s->misses);
 }
 
 /* An upstream base without the suffix that names the API (dstack writes KDS bases so). */
@@ -163,6 +174,7 @@ gen_unref(struct gen *g)
 		return;
 	for (i = 0; i < CONFIG_SVC_MAX; i++)
 		svc_fini(&g->svcs[i]);
+	free(g->trusted);
 	config_free(g->cfg);
 	free(g->cfg);
 	free(g);
@@ -227,10 +239,19 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	pc.timeout_ms = (int)c->timeout_ms;
 	pc.shuffle = c->shuffle;
 	pc.pacing_ms = (int)c->pacing_ms;
+	pc.max_inflight = (size_t)c->max_upstream_inflight;
+	/* RIM envelopes up to RIM_MAX_JSON_BYTES; every other kind 1 MiB */
+	if (ops->kind == CACHE_KIND_RIM)
+		pc.max_response_bytes = RIM_MAX_JSON_BYTES;
 	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
 	free(ups);
 	if (s->pool == NULL) {
 		snprintf(err, errlen, "%s: cannot create the upstream pool", ops->name);
+		return -1;
+	}
+	if (c->client_miss_rate_per_s > 0 &&
+	    (s->misses = miss_limit_new(c->client_miss_rate_per_s)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -254,6 +275,29 @@ gen_learn_pool(struct gen *g)
 		    cache_strerror(g->cache));
 }
 
+/* trusted_proxies, parsed once per generation. */
+static int
+gen_trusted(struct gen *g, char *err, size_t errlen)
+{
+	size_t	i, n = g->cfg->ntrusted_proxies;
+
+	if (n == 0)
+		return 0;
+	if ((g->trusted = calloc(n, sizeof(*g->trusted))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (config_parse_cidr(g->cfg->trusted_proxies[i],
+		    &g->trusted[i]) == -1) {
+			snprintf(err, errlen, "trusted_proxies[%zu]: not an "
+			    "address or range", i);
+			return -1;
+		}
+	g->ntrusted = n;
+	return 0;
+}
+
 struct gen *
 gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
     struct refresh *refresh, char *err, size_t errlen)
@@ -271,6 +315,10 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 	g->cfg = cfg;
 	g->cache = cache;
 	g->refresh = refresh;
+	if (gen_trusted(g, err, errlen) == -1) {
+		gen_unref(g);
+		return NULL;
+	}
 	for (i = 0; i < CONFIG_SVC_MAX; i++)
 		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
 		    err, errlen) == -1) {
@@ -850,6 +898,77 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	}
 }
 
+/*
+ * Who asks: the peer's address, or the last X-Forwarded-For hop when the
+ * peer is in trusted_proxies and that hop is an address. 0 with *out set;
+ * 1 when the peer is exempt (a Unix socket) or cannot be told.
+ */
+static int
+svc_client(const struct svc *s, const struct http_req *req,
+    struct miss_addr *out)
+{
+	struct sockaddr_storage	 ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+	size_t			 i;
+
+	if (http_req_peer(req, &ss) == -1)
+		return 1;
+	if (ss.ss_family == AF_INET)
+		miss_addr_set(out, AF_INET, &s4->sin_addr, 4);
+	else if (ss.ss_family == AF_INET6)
+		miss_addr_set(out, AF_INET6, &s6->sin6_addr, 16);
+	else
+		return 1;	/* a Unix socket: the host's own clients */
+	for (i = 0; i < s->gen->ntrusted; i++)
+		if (miss_cidr_has(&s->gen->trusted[i], out)) {
+			/* no usable hop: the proxy itself is the client */
+			(void)miss_xff_last(http_req_header(req,
+			    "X-Forwarded-For"), out);
+			break;
+		}
+	return 0;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * client_miss_rate_per_s: a miss from a client over its rate gets the
+ * kind's failure answer, counted as result "limited"; 1 when answered.
+ */
+static int
+miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
+{
+	struct miss_addr	a;
+	time_t			now;
+
+	if (s->misses == NULL ||
+	    svc_client(s, req, &a) != 0 ||
+	    miss_limit_take(s->misses, &a, mono_ms()))
+		return 0;
+	now = time(NULL);
+	if (now - last_limited_log[s->ops->kind] >= SVC_STATE_LOG_S) {
+		last_limited_log[s->ops->kind] = now;
+		log_info("%s: a client is over client_miss_rate_per_s (%g/s): "
+		    "answering its misses without asking upstream",
+		    s->ops->name, s->conf->client_miss_rate_per_s);
+	}
+	/* upstream_first: what is stored stands in, as when upstreams fail */
+	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
+	    serve_cached(s, req, c, METRICS_RES_FALLBACK))
+		return 1;
+	metrics.requests[c->route][METRICS_RES_LIMITED]++;
+	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
+	return 1;
+}
+
 void
 svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
@@ -866,6 +985,8 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 		neg_serve(s, req, c);
 		return;
 	}
+	if (miss_over_rate(s, req, c))
+		return;
 	fetch_for_client(s, req, c);
 }
 
@@ -999,6 +1120,8 @@ gen_install_refresh(struct gen *g)
 		kc.sched.max_interval_s = c->refresh.max_interval_s;
 		kc.idle_expire_s = c->idle_expire_s;
 		kc.rate_limit_per_s = c->rate_limit_per_s;
+		/* half the service's transfers at most: clients keep the rest */
+		kc.max_inflight = (size_t)(c->max_upstream_inflight + 1) / 2;
 		kc.start = svc_refresh_start;
 		kc.arg = &g->svcs[i];
 		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);

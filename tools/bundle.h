@@ -34,8 +34,11 @@
 #define BUNDLE_FORMAT		"stapled-bundle"
 #define BUNDLE_VERSION		1
 #define BUNDLE_MAX_FILE_BYTES	((size_t)1 << 30)	/* 1 GiB */
-/* One line: a 1 MiB blob is 1.4 MiB of base64, and there are three. */
-#define BUNDLE_MAX_LINE_BYTES	((size_t)5 << 20)
+/*
+ * One line: a RIM envelope of RECORD_MAX_BLOB_BYTES (8 MiB) is 10.7 MiB of
+ * base64, next to a request and headers of a few KiB.
+ */
+#define BUNDLE_MAX_LINE_BYTES	((size_t)12 << 20)
 #define BUNDLE_MAX_CERT_BYTES	16384
 #define BUNDLE_KIND_NAME_BYTES	16
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cmocka.h>
 
 #include "entry/conf.h"
@@ -883,6 +885,118 @@ test_load_errno(void **state)
 	config_free(&cfg);
 }
 
+/* Issue 9 item 6: the upstream cap, the per-client miss rate and trusted_proxies. */
+static void
+test_upstream_bounds(void **state)
+{
+	struct config		cfg;
+	struct config_cidr	c;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(cfg.ocsp.max_upstream_inflight,
+	    CONFIG_DEFAULT_UPSTREAM_INFLIGHT);
+	assert_int_equal(cfg.amd_kds.max_upstream_inflight, 32);
+	assert_true(cfg.rim.client_miss_rate_per_s == 100.0);
+	assert_int_equal(cfg.ntrusted_proxies, 0);
+	config_free(&cfg);
+
+	assert_int_equal(load(&cfg, "{\"rim\": {\"max_upstream_inflight\": 4, "
+	    "\"client_miss_rate_per_s\": 0.5}, \"trusted_proxies\": "
+	    "[\"127.0.0.1\", \"10.0.0.0/8\", \"fd00::/8\"]}"), 0);
+	assert_int_equal(cfg.rim.max_upstream_inflight, 4);
+	assert_int_equal(cfg.ocsp.max_upstream_inflight, 32);
+	assert_true(cfg.rim.client_miss_rate_per_s == 0.5);
+	assert_int_equal(cfg.ntrusted_proxies, 3);
+	assert_string_equal(cfg.trusted_proxies[1], "10.0.0.0/8");
+	config_free(&cfg);
+	assert_int_equal(load(&cfg, "{\"trusted_proxies\": \"::1\", "
+	    "\"ocsp\": {\"client_miss_rate_per_s\": 0}}"), 0);
+	assert_int_equal(cfg.ntrusted_proxies, 1);
+	assert_true(cfg.ocsp.client_miss_rate_per_s == 0);
+	config_free(&cfg);
+
+	load_fails("{\"ocsp\": {\"max_upstream_inflight\": 0}}",
+	    NAME ":1:36: ocsp.max_upstream_inflight: must be an integer between "
+	    "1 and 4096");
+	load_fails("{\"pccs\": {\"client_miss_rate_per_s\": -1}}",
+	    NAME ":1:37: pccs.client_miss_rate_per_s: must be a number between "
+	    "0 and 1e+06");
+	load_fails("{\"trusted_proxies\": [\"10.0.0.0/33\"]}",
+	    NAME ":1:22: trusted_proxies[0]: \"10.0.0.0/33\": expected an IP "
+	    "address or ADDRESS/PREFIX");
+	load_fails("{\"trusted_proxies\": \"proxy.example\"}",
+	    NAME ":1:21: trusted_proxies: \"proxy.example\": expected an IP "
+	    "address or ADDRESS/PREFIX");
+	load_fails("{\"ocsp\": {\"trusted_proxies\": []}}",
+	    NAME ":1:11: ocsp: unknown key \"trusted_proxies\"");
+
+	assert_int_equal(config_parse_cidr("192.168.1.0/24", &c), 0);
+	assert_int_equal(c.prefix, 24);
+	assert_int_equal(c.addr[2], 1);
+	assert_int_equal(config_parse_cidr("2001:db8::/32", &c), 0);
+	assert_int_equal(c.prefix, 32);
+	assert_int_equal(config_parse_cidr("::1", &c), 0);
+	assert_int_equal(c.prefix, 128);
+	assert_int_equal(config_parse_cidr("10.0.0.0/", &c), -1);
+	assert_int_equal(config_parse_cidr("10.0.0.0/-1", &c), -1);
+	assert_int_equal(config_parse_cidr("10.0.0.0/8x", &c), -1);
+	assert_int_equal(config_parse_cidr("/8", &c), -1);
+	assert_int_equal(config_parse_cidr("::1/129", &c), -1);
+}
+
+/* What start refuses, -n refuses: at most CONFIG_MAX_LISTEN addresses. */
+static void
+test_listen_count(void **state)
+{
+	struct config	cfg;
+	char		*l[CONFIG_MAX_LISTEN + 1], buf[CONFIG_MAX_LISTEN + 1][32];
+	size_t		i;
+
+	(void)state;
+	for (i = 0; i <= CONFIG_MAX_LISTEN; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "127.0.0.1:%zu", 20000 + i);
+		l[i] = buf[i];
+	}
+	config_defaults(&cfg);
+	assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten, l,
+	    CONFIG_MAX_LISTEN), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	assert_int_equal(config_set_strlist(&cfg.listen, &cfg.nlisten, l,
+	    CONFIG_MAX_LISTEN + 1), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "listen: 17 addresses, at most 16");
+	config_free(&cfg);
+}
+
+/* A FIFO (or any non-regular file) is refused at once, never read. */
+static void
+test_load_fifo(void **state)
+{
+	struct config	cfg;
+	char		path[] = "test_config_fifo.XXXXXX";
+	int		fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	config_defaults(&cfg);
+	alarm(10);		/* a blocking open would hang here */
+	errno = 0;
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof(err)), -1);
+	alarm(0);
+	assert_int_equal(errno, ESPIPE);
+	assert_non_null(strstr(err, "not a regular file"));
+	config_free(&cfg);
+	unlink(path);
+	config_defaults(&cfg);
+	assert_int_equal(config_load_file(&cfg, ".", err, sizeof(err)), -1);
+	assert_int_equal(errno, ESPIPE);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -907,6 +1021,9 @@ main(void)
 		cmocka_unit_test(test_upstream_keys),
 		cmocka_unit_test(test_service_defaults),
 		cmocka_unit_test(test_load_errno),
+		cmocka_unit_test(test_upstream_bounds),
+		cmocka_unit_test(test_listen_count),
+		cmocka_unit_test(test_load_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,6 +112,32 @@ test_cooldown_retry_after(void **state)
 	    FETCH_COOLDOWN_MAX_MS);
 }
 
+/* The ceiling holds after the jitter: a day's Retry-After rests 5 minutes, no more. */
+static void
+test_cooldown_jitter_ceiling(void **state)
+{
+	static const uint64_t	rs[] = { 0, 1, 12345, 59999, 60000, ~0ULL,
+	    0x9e3779b97f4a7c15ULL };
+	int64_t			ms;
+	size_t			i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rs) / sizeof(rs[0]); i++) {
+		ms = fetch_cooldown_ms(1, 24 * 3600 * 1000LL);
+		assert_int_equal(fetch_cooldown_jitter_ms(ms, rs[i]),
+		    FETCH_COOLDOWN_MAX_MS);
+		ms = fetch_cooldown_jitter_ms(FETCH_COOLDOWN_MAX_MS - 1000, rs[i]);
+		assert_true(ms >= FETCH_COOLDOWN_MAX_MS - 1000);
+		assert_true(ms <= FETCH_COOLDOWN_MAX_MS);
+	}
+	/* below the ceiling: up to 20 % more */
+	assert_int_equal(fetch_cooldown_jitter_ms(1000, 0), 1000);
+	assert_int_equal(fetch_cooldown_jitter_ms(1000, 200), 1200);
+	assert_int_equal(fetch_cooldown_jitter_ms(1000, 201), 1000);
+	assert_int_equal(fetch_cooldown_jitter_ms(0, 77), 0);
+	assert_int_equal(fetch_cooldown_jitter_ms(-1, 77), -1);
+}
+
 static void
 test_retry_after_delta(void **state)
 {
@@ -177,6 +203,7 @@ main(void)
 		cmocka_unit_test(test_cooldown_threshold),
 		cmocka_unit_test(test_cooldown_growth_and_cap),
 		cmocka_unit_test(test_cooldown_retry_after),
+		cmocka_unit_test(test_cooldown_jitter_ceiling),
 		cmocka_unit_test(test_retry_after_delta),
 		cmocka_unit_test(test_retry_after_date),
 		cmocka_unit_test(test_retry_after_garbage),

@@ -1,0 +1,46 @@
+/* Per-client miss rate limit without I/O: a token bucket per client address in a bounded table, X-Forwarded-For hops and trusted ranges. */
+#ifndef PROXY_MISS_LIMIT_H
+#define PROXY_MISS_LIMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry/conf.h"
+
+#define MISS_LIMIT_SLOTS	4096	/* clients remembered per service */
+#define MISS_LIMIT_PROBE	8	/* slots looked at per address */
+#define MISS_ADDR_BYTES		17	/* family byte and an IPv6 address */
+
+struct miss_limit;
+
+/* A client's identity for the limit: family byte, then the address. */
+struct miss_addr {
+	uint8_t	b[MISS_ADDR_BYTES];
+	size_t	len;
+};
+
+/*
+ * rate_per_s tokens a second, at most rate_per_s * CONFIG_MISS_BURST_S
+ * (at least 1) saved up. Returns the table (free with miss_limit_free),
+ * or NULL when rate_per_s is 0 (no limit) or out of memory (errno ENOMEM).
+ */
+struct miss_limit	*miss_limit_new(double rate_per_s);
+void			 miss_limit_free(struct miss_limit *);	/* accepts NULL */
+/*
+ * Take one token for addr at now_ms (monotonic): 1 when the miss may go
+ * upstream, 0 when the client is over its rate. When the address's
+ * MISS_LIMIT_PROBE slots are taken, the one used longest ago goes to it,
+ * with a full bucket. A NULL table allows everything.
+ */
+int	miss_limit_take(struct miss_limit *, const struct miss_addr *,
+	    int64_t now_ms);
+
+/* addr's identity: family byte (AF_INET, AF_INET6), then n address bytes. */
+void	miss_addr_set(struct miss_addr *out, int family, const void *addr,
+	    size_t n);
+/* 1 when the range holds addr (same family, the first prefix bits), else 0. */
+int	miss_cidr_has(const struct config_cidr *, const struct miss_addr *);
+/* The last hop of an X-Forwarded-For value as an address; 0, or -1. */
+int	miss_xff_last(const char *xff, struct miss_addr *out);
+
+#endif

@@ -1,0 +1,147 @@
+/* Unit tests for proxy/miss_limit.c: the token bucket, the bounded table, X-Forwarded-For hops and trusted ranges. */
+#include <sys/socket.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proxy/miss_limit.h"
+
+static struct miss_addr
+v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	struct miss_addr	m;
+	uint8_t			ip[4] = { a, b, c, d };
+
+	miss_addr_set(&m, AF_INET, ip, sizeof(ip));
+	return m;
+}
+
+/* 2/s: a burst of 4, then one every 500 ms. */
+static void
+test_bucket(void **state)
+{
+	struct miss_limit	*m;
+	struct miss_addr	 a = v4(192, 0, 2, 1), b = v4(192, 0, 2, 2);
+	int			 i;
+
+	(void)state;
+	assert_null(miss_limit_new(0));
+	assert_int_equal(miss_limit_take(NULL, &a, 0), 1);
+	assert_non_null(m = miss_limit_new(2));
+	for (i = 0; i < 2 * CONFIG_MISS_BURST_S; i++)
+		assert_int_equal(miss_limit_take(m, &a, 1000), 1);
+	assert_int_equal(miss_limit_take(m, &a, 1000), 0);
+	assert_int_equal(miss_limit_take(m, &a, 1499), 0);
+	/* another client is not affected */
+	assert_int_equal(miss_limit_take(m, &b, 1499), 1);
+	assert_int_equal(miss_limit_take(m, &a, 1500), 1);
+	assert_int_equal(miss_limit_take(m, &a, 1500), 0);
+	/* a long pause refills to the burst, no more */
+	for (i = 0; i < 2 * CONFIG_MISS_BURST_S; i++)
+		assert_int_equal(miss_limit_take(m, &a, 100000), 1);
+	assert_int_equal(miss_limit_take(m, &a, 100000), 0);
+	/* a clock that goes back gives nothing */
+	assert_int_equal(miss_limit_take(m, &a, 50000), 0);
+	miss_limit_free(m);
+
+	/* below 1/s the burst is still one miss */
+	assert_non_null(m = miss_limit_new(0.1));
+	assert_int_equal(miss_limit_take(m, &a, 0), 1);
+	assert_int_equal(miss_limit_take(m, &a, 9999), 0);
+	assert_int_equal(miss_limit_take(m, &a, 10000), 1);
+	miss_limit_free(m);
+}
+
+/* The table is bounded: many addresses, the memory stays the same, none is refused at first. */
+static void
+test_table_bounded(void **state)
+{
+	struct miss_limit	*m;
+	struct miss_addr	 a;
+	unsigned		 i;
+
+	(void)state;
+	assert_non_null(m = miss_limit_new(1));
+	for (i = 0; i < 4 * MISS_LIMIT_SLOTS; i++) {
+		a = v4(10, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i);
+		assert_int_equal(miss_limit_take(m, &a, (int64_t)i), 1);
+	}
+	/* the last one is remembered: its burst of 2 is used up after one more */
+	assert_int_equal(miss_limit_take(m, &a, (int64_t)i), 1);
+	assert_int_equal(miss_limit_take(m, &a, (int64_t)i), 0);
+	miss_limit_free(m);
+}
+
+static void
+test_xff(void **state)
+{
+	struct miss_addr	a, want;
+	uint8_t			ip6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+
+	(void)state;
+	want = v4(192, 0, 2, 9);
+	assert_int_equal(miss_xff_last("192.0.2.9", &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	assert_int_equal(miss_xff_last("203.0.113.5, 198.51.100.1 ,  192.0.2.9 ",
+	    &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	ip6[15] = 1;
+	miss_addr_set(&want, AF_INET6, ip6, sizeof(ip6));
+	assert_int_equal(miss_xff_last("192.0.2.1,2001:db8::1", &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	assert_int_equal(miss_xff_last(NULL, &a), -1);
+	assert_int_equal(miss_xff_last("", &a), -1);
+	assert_int_equal(miss_xff_last("192.0.2.1, ", &a), -1);
+	assert_int_equal(miss_xff_last("unknown", &a), -1);
+	assert_int_equal(miss_xff_last("192.0.2.1:8080", &a), -1);
+	assert_int_equal(miss_xff_last("[2001:db8::1]", &a), -1);
+}
+
+static void
+test_cidr(void **state)
+{
+	struct config_cidr	c;
+	struct miss_addr	a;
+	uint8_t			ip6[16] = { 0xfd, 0x12 };
+
+	(void)state;
+	assert_int_equal(config_parse_cidr("10.1.0.0/15", &c), 0);
+	a = v4(10, 1, 255, 255);
+	assert_int_equal(miss_cidr_has(&c, &a), 1);
+	a = v4(10, 0, 0, 1);
+	assert_int_equal(miss_cidr_has(&c, &a), 1);
+	a = v4(10, 2, 0, 1);
+	assert_int_equal(miss_cidr_has(&c, &a), 0);
+	assert_int_equal(config_parse_cidr("127.0.0.1", &c), 0);
+	a = v4(127, 0, 0, 1);
+	assert_int_equal(miss_cidr_has(&c, &a), 1);
+	a = v4(127, 0, 0, 2);
+	assert_int_equal(miss_cidr_has(&c, &a), 0);
+	assert_int_equal(config_parse_cidr("0.0.0.0/0", &c), 0);
+	assert_int_equal(miss_cidr_has(&c, &a), 1);
+	assert_int_equal(config_parse_cidr("fd00::/8", &c), 0);
+	assert_int_equal(miss_cidr_has(&c, &a), 0);	/* other family */
+	miss_addr_set(&a, AF_INET6, ip6, sizeof(ip6));
+	assert_int_equal(miss_cidr_has(&c, &a), 1);
+	ip6[0] = 0xfe;
+	miss_addr_set(&a, AF_INET6, ip6, sizeof(ip6));
+	assert_int_equal(miss_cidr_has(&c, &a), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bucket),
+		cmocka_unit_test(test_table_bounded),
+		cmocka_unit_test(test_xff),
+		cmocka_unit_test(test_cidr),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -137,4 +137,34 @@ stapled_stop
 n=$("$STAPLECTL" -C "$T/purge" list 2>/dev/null | wc -l)
 check_eq "the purged entries are gone from the store" 0 "$n"
 
+# ---- 7. a full map: "map full" in the log and the metric -----------------------
+pki_make
+farm_start UP good -ndays 1 -rother CHAIN
+# A 1 MiB map filled to the brim; bench-fill stops at the first failed put.
+BENCH_FILL_MAP_MB=1 "$FILL" "$T/full" 100000 >/dev/null 2>"$T/fill.err"
+check "bench-fill stopped at map full" grep -q 'map full' "$T/fill.err"
+cat >"$T/full.json" <<JSON
+{
+  "cache_dir": "$T/full",
+  "map_size_mb": 1,
+  "ocsp": {
+    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
+    "anchors": [ "$ANCHORS" ],
+    "intermediates": [ "$INTERMEDIATES" ]
+  }
+}
+JSON
+STAPLED_CACHE=$T/full stapled_start full -f "$T/full.json"
+mkreq "$T/full.req" "$ICA_CERT" "$LEAF1"
+post "$T/full.req" "$T/full.der"
+check_eq "full map: the verified answer still reaches the client" 200 "$HTTP_CODE"
+check "full map: logged as map full" grep -q 'not stored: .*map full' "$T/full.log"
+metrics_get "$T/m_full"
+check "full map: stapled_store_map_full_total counts it" \
+    lt 0 "$(metric_sum "$T/m_full" '^stapled_store_map_full_total$')"
+check "full map: no verification failure is reported" \
+    eval '! grep -q "could not be verified" "$T/full.log"'
+stapled_stop
+check_eq "full: SIGTERM exits 0" 0 "$BG_RC"
+
 it_done

@@ -1021,6 +1021,7 @@ struct cache_disk_meta {
 #define CACHE_LMDB_P_LEAF	0x02
 #define CACHE_LMDB_P_META	0x08
 #define CACHE_LMDB_P_INVALID	(~(size_t)0)
+#define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
 #define CACHE_LMDB_MIN_PSIZE	512
 #define CACHE_LMDB_MAX_PSIZE	65536
 #define CACHE_CHECK_EXIT_DAMAGED 3	/* the walking child's "damaged" exit */
@@ -1048,7 +1049,7 @@ cache_data_path(const char *dir, const char *suffix, char *path, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* 1 when meta page `i` reads as an LMDB meta page, 0 when not, -1 on I/O. */
+/* 1 when the page at `off` reads as an LMDB meta page, 0 when not, -1 on I/O. */
 static int
 cache_read_meta(int fd, size_t off, struct cache_disk_meta *m)
 {
@@ -1198,11 +1199,17 @@ cache_check_walk(const char *dir, char *why, size_t whylen)
 	MDB_dbi				 dbi;
 	size_t				 i;
 	int				 rc, rv = -1;
+	char				 path[PATH_MAX];
+	struct stat			 st;
 
+	/* No store yet (a first import): nothing to walk. */
+	if (cache_data_path(dir, "", path, sizeof(path)) == 0 &&
+	    stat(path, &st) == -1 && errno == ENOENT)
+		return 0;
 	if ((c = cache_open(dir, 0, 1, why, whylen)) == NULL)
 		return -1;
 	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)) != 0 ||
-	    (rc = cache_walk_dbi(txn, 1, &s)) != 0)
+	    (rc = cache_walk_dbi(txn, CACHE_LMDB_MAIN_DBI, &s)) != 0)
 		goto lmdb;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if ((rc = mdb_dbi_open(txn, names[i], 0, &dbi)) != 0 ||

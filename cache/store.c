@@ -1,16 +1,23 @@
 /* The LMDB store: metas, bodies and aux records in one durable environment. */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <lmdb.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cache/store.h"
 
@@ -36,8 +43,11 @@ struct cache {
 	int		 readonly;
 	int		 in_walk;	/* inside a cache_walk callback */
 	size_t		 walk_skipped;
+	size_t		 map_bytes;	/* asked at open, for a reset */
+	int		 map_full;	/* the last error was MDB_MAP_FULL */
 	char		*dir;
 	char		 err[256];
+	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
 };
 
 static void	cache_seterr(struct cache *, const char *, ...)
@@ -65,6 +75,7 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 	MDB_stat	st;
 	size_t		used, map;
 
+	c->map_full = rc == MDB_MAP_FULL;
 	if (rc != MDB_MAP_FULL) {
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
 		return;
@@ -158,6 +169,7 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 {
 	int	rc, tries;
 
+	c->map_full = 0;
 	if (c->in_walk) {
 		cache_seterr(c, "called from a walk callback");
 		return -1;
@@ -227,13 +239,56 @@ cache_open_dbis(struct cache *c)
 	return rv;
 }
 
+/* Create and open c->env for c->dir with c->map_bytes. 0, or -1 (c->err). */
+static int
+cache_env_open(struct cache *c)
+{
+	MDB_envinfo	 info;
+	int		 rc, dead;
+
+	if ((rc = mdb_env_create(&c->env)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
+	    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
+	    (rc = mdb_env_set_mapsize(c->env, c->map_bytes)) != 0) {
+		cache_seterr(c, "%s", mdb_strerror(rc));
+		return -1;
+	}
+	/*
+	 * Default sync: a commit is on disk when it returns. MDB_NOTLS lets
+	 * the reusable read transaction outlive any one thread's use, and
+	 * the lock file stays in use so staplectl may open alongside.
+	 */
+	rc = mdb_env_open(c->env, c->dir,
+	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0),
+	    CACHE_FILE_MODE);
+	if (rc != 0) {
+		cache_seterr(c, "%s", mdb_strerror(rc));
+		return -1;
+	}
+	/* Reader slots left by processes that died (kill -9, OOM). */
+	if ((rc = mdb_reader_check(c->env, &dead)) != 0) {
+		cache_seterr(c, "reader check: %s", mdb_strerror(rc));
+		return -1;
+	}
+	/*
+	 * An environment made with a bigger map keeps it: adopt the size
+	 * recorded on disk, then grow to what was asked if that is more.
+	 */
+	if ((rc = mdb_env_set_mapsize(c->env, 0)) != 0 ||
+	    (rc = mdb_env_info(c->env, &info)) != 0 ||
+	    (info.me_mapsize < c->map_bytes &&
+	    (rc = mdb_env_set_mapsize(c->env, c->map_bytes)) != 0)) {
+		cache_seterr(c, "map size: %s", mdb_strerror(rc));
+		return -1;
+	}
+	return cache_open_dbis(c);
+}
+
 struct cache *
 cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
     size_t errlen)
 {
 	struct cache	*c = NULL, *rv = NULL;
-	MDB_envinfo	 info;
-	int		 rc, dead;
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -247,50 +302,15 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 		goto out;
 	}
 	c->readonly = readonly != 0;
+	c->map_bytes = map_bytes;
 
 	if (!c->readonly && mkdir(dir, CACHE_DIR_MODE) == -1 &&
 	    errno != EEXIST) {
 		cache_seterr(c, "%s", strerror(errno));
 		goto fail;
 	}
-	if ((rc = mdb_env_create(&c->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
-	    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
-	    (rc = mdb_env_set_mapsize(c->env, map_bytes)) != 0) {
-		cache_seterr(c, "%s", mdb_strerror(rc));
+	if (cache_env_open(c) == -1)
 		goto fail;
-	}
-	/*
-	 * Default sync: a commit is on disk when it returns. MDB_NOTLS lets
-	 * the reusable read transaction outlive any one thread's use, and
-	 * the lock file stays in use so staplectl may open alongside.
-	 */
-	rc = mdb_env_open(c->env, dir,
-	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0),
-	    CACHE_FILE_MODE);
-	if (rc != 0) {
-		cache_seterr(c, "%s", mdb_strerror(rc));
-		goto fail;
-	}
-	/* Reader slots left by processes that died (kill -9, OOM). */
-	if ((rc = mdb_reader_check(c->env, &dead)) != 0) {
-		cache_seterr(c, "reader check: %s", mdb_strerror(rc));
-		goto fail;
-	}
-	/*
-	 * An environment made with a bigger map keeps it: adopt the size
-	 * recorded on disk, then grow to what was asked if that is more.
-	 */
-	if ((rc = mdb_env_set_mapsize(c->env, 0)) != 0 ||
-	    (rc = mdb_env_info(c->env, &info)) != 0 ||
-	    (info.me_mapsize < map_bytes &&
-	    (rc = mdb_env_set_mapsize(c->env, map_bytes)) != 0)) {
-		cache_seterr(c, "map size: %s", mdb_strerror(rc));
-		goto fail;
-	}
-	if (cache_open_dbis(c) == -1)
-		goto fail;
-
 	rv = c;
 	c = NULL;
 	goto out;
@@ -962,4 +982,423 @@ cache_stat(struct cache *c, struct cache_stat *st)
 	mdb_cursor_close(cur);
 	cache_read_end(c);
 	return rv;
+}
+
+/* ---- damage: the cheap checks, the full walk, moving aside -------------- */
+
+/*
+ * LMDB's on-disk page header and meta page (lmdb.h documents neither; the
+ * layout is that of a native build without MDB_VL32): natural alignment
+ * makes these mirrors match the file byte for byte.
+ */
+struct cache_disk_page {
+	size_t		pgno;
+	uint16_t	pad;
+	uint16_t	flags;
+	uint16_t	lower;
+	uint16_t	upper;
+};
+struct cache_disk_db {
+	uint32_t	pad;		/* in the free DB's record: the page size */
+	uint16_t	flags;
+	uint16_t	depth;
+	size_t		branch_pages, leaf_pages, overflow_pages, entries;
+	size_t		root;
+};
+struct cache_disk_meta {
+	struct cache_disk_page	hdr;
+	uint32_t		magic;
+	uint32_t		version;
+	void			*address;
+	size_t			mapsize;
+	struct cache_disk_db	dbs[2];	/* free pages, main */
+	size_t			last_pg;
+	size_t			txnid;
+};
+#define CACHE_LMDB_MAGIC	0xBEEFC0DEu
+#define CACHE_LMDB_VERSION	1
+#define CACHE_LMDB_P_BRANCH	0x01
+#define CACHE_LMDB_P_LEAF	0x02
+#define CACHE_LMDB_P_META	0x08
+#define CACHE_LMDB_P_INVALID	(~(size_t)0)
+#define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
+#define CACHE_LMDB_MIN_PSIZE	512
+#define CACHE_LMDB_MAX_PSIZE	65536
+#define CACHE_CHECK_EXIT_DAMAGED 3	/* the walking child's "damaged" exit */
+
+static void	damage_why(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+static void
+damage_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (why == NULL || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static int
+cache_data_path(const char *dir, const char *suffix, char *path, size_t len)
+{
+	int	n = snprintf(path, len, "%s/%s%s", dir, "data.mdb", suffix);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* 1 when the page at `off` reads as an LMDB meta page, 0 when not, -1 on I/O. */
+static int
+cache_read_meta(int fd, size_t off, struct cache_disk_meta *m)
+{
+	ssize_t	n = pread(fd, m, sizeof(*m), (off_t)off);
+
+	if (n == -1)
+		return -1;
+	if ((size_t)n < sizeof(*m))
+		return 0;
+	return m->magic == CACHE_LMDB_MAGIC &&
+	    m->version == CACHE_LMDB_VERSION &&
+	    (m->hdr.flags & CACHE_LMDB_P_META) != 0;
+}
+
+/* Whether the meta's main-tree root reads as a tree page. 1 yes, 0 no, -1 I/O. */
+static int
+cache_root_sound(int fd, const struct cache_disk_meta *m, size_t psize)
+{
+	struct cache_disk_page	p;
+	size_t			root = m->dbs[1].root;
+	ssize_t			n;
+
+	if (root == CACHE_LMDB_P_INVALID)
+		return 1;	/* an empty main tree */
+	if (root < 2 || root > m->last_pg)
+		return 0;
+	if ((n = pread(fd, &p, sizeof(p), (off_t)(root * psize))) == -1)
+		return -1;
+	return (size_t)n == sizeof(p) && p.pgno == root &&
+	    (p.flags & (CACHE_LMDB_P_BRANCH | CACHE_LMDB_P_LEAF)) != 0;
+}
+
+/* The checks on an open data.mdb; see cache_check_file. */
+static int
+cache_check_fd(int fd, off_t size, char *why, size_t whylen)
+{
+	struct cache_disk_meta	m[2];
+	size_t			psize, pages, i, cur;
+	int			ok[2];
+
+	if (size == 0) {
+		damage_why(why, whylen, "data.mdb is empty (zero length)");
+		return 1;
+	}
+	for (i = 0; i < 2; i++) {
+		psize = i == 0 ? 0 : m[0].dbs[0].pad;
+		if ((ok[i] = cache_read_meta(fd, psize, &m[i])) == -1) {
+			damage_why(why, whylen, "data.mdb: %s", strerror(errno));
+			return -1;
+		}
+		if (!ok[i]) {
+			damage_why(why, whylen, "meta page %zu is not an LMDB "
+			    "meta page", i);
+			return 1;
+		}
+		if (i == 0 && (m[0].dbs[0].pad < CACHE_LMDB_MIN_PSIZE ||
+		    m[0].dbs[0].pad > CACHE_LMDB_MAX_PSIZE ||
+		    (m[0].dbs[0].pad & (m[0].dbs[0].pad - 1)) != 0)) {
+			damage_why(why, whylen, "meta page 0 gives a page size "
+			    "of %u bytes", m[0].dbs[0].pad);
+			return 1;
+		}
+	}
+	psize = m[0].dbs[0].pad;
+	pages = (size_t)size / psize;
+	cur = m[1].txnid > m[0].txnid;
+	for (i = 0; i < 2; i++) {
+		if (m[i].last_pg >= pages) {
+			damage_why(why, whylen, "meta page %zu names page %zu "
+			    "as the last, but the file holds %zu pages", i,
+			    m[i].last_pg, pages);
+			return 1;
+		}
+	}
+	switch (cache_root_sound(fd, &m[cur], psize)) {
+	case -1:
+		damage_why(why, whylen, "data.mdb: %s", strerror(errno));
+		return -1;
+	case 0:
+		damage_why(why, whylen, "the root page %zu is not a tree page",
+		    m[cur].dbs[1].root);
+		return 1;
+	}
+	return 0;
+}
+
+int
+cache_check_file(const char *dir, char *why, size_t whylen)
+{
+	char		path[PATH_MAX];
+	struct stat	st;
+	int		fd, rv;
+
+	damage_why(why, whylen, "%s", "");
+	if (cache_data_path(dir, "", path, sizeof(path)) == -1) {
+		damage_why(why, whylen, "%s: path too long", dir);
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		damage_why(why, whylen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		damage_why(why, whylen, "%s: %s", path, strerror(errno));
+		rv = -1;
+	} else if (!S_ISREG(st.st_mode)) {
+		damage_why(why, whylen, "%s: not a regular file", path);
+		rv = -1;
+	} else
+		rv = cache_check_fd(fd, st.st_size, why, whylen);
+	close(fd);
+	return rv;
+}
+
+/* Read every byte of every record of one database. 0, or an LMDB error. */
+static int
+cache_walk_dbi(MDB_txn *txn, MDB_dbi dbi, unsigned long *sum)
+{
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		for (i = 0; i < k.mv_size; i++)
+			*sum += ((const uint8_t *)k.mv_data)[i];
+		for (i = 0; i < v.mv_size; i++)
+			*sum += ((const uint8_t *)v.mv_data)[i];
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+cache_check_walk(const char *dir, char *why, size_t whylen)
+{
+	static const char *const	 names[] = { "meta", "body", "aux" };
+	volatile unsigned long		 sum = 0;
+	unsigned long			 s = 0;
+	struct cache			*c;
+	MDB_txn				*txn = NULL;
+	MDB_dbi				 dbi;
+	size_t				 i;
+	int				 rc, rv = -1;
+	char				 path[PATH_MAX];
+	struct stat			 st;
+
+	/* No store yet (a first import): nothing to walk. */
+	if (cache_data_path(dir, "", path, sizeof(path)) == 0 &&
+	    stat(path, &st) == -1 && errno == ENOENT)
+		return 0;
+	if ((c = cache_open(dir, 0, 1, why, whylen)) == NULL)
+		return -1;
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)) != 0 ||
+	    (rc = cache_walk_dbi(txn, CACHE_LMDB_MAIN_DBI, &s)) != 0)
+		goto lmdb;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((rc = mdb_dbi_open(txn, names[i], 0, &dbi)) != 0 ||
+		    (rc = cache_walk_dbi(txn, dbi, &s)) != 0)
+			goto lmdb;
+	}
+	sum = s;
+	rv = 0;
+	goto out;
+ lmdb:
+	damage_why(why, whylen, "walking the store: %s", mdb_strerror(rc));
+ out:
+	mdb_txn_abort(txn);
+	cache_close(c);
+	(void)sum;
+	return rv;
+}
+
+pid_t
+cache_check_spawn(const char *dir, int *fd)
+{
+	char	why[CACHE_DAMAGE_NOTE_BYTES];
+	int	p[2];
+	pid_t	pid;
+	size_t	n;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct rlimit	nocore = { 0, 0 };
+
+		/* Damage kills it: no core file for that. */
+		setrlimit(RLIMIT_CORE, &nocore);
+		/* The parent's handlers (libevent's) would report to it. */
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		close(p[0]);
+		if (cache_check_walk(dir, why, sizeof(why)) == 0)
+			_exit(0);
+		n = strlen(why);
+		if (write(p[1], why, n) != (ssize_t)n)
+			_exit(CACHE_CHECK_EXIT_DAMAGED);
+		_exit(CACHE_CHECK_EXIT_DAMAGED);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
+int
+cache_check_result(int wstatus, int fd, char *why, size_t whylen)
+{
+	char	msg[CACHE_DAMAGE_NOTE_BYTES];
+	ssize_t	n = -1;
+
+	if (fd != -1) {
+		n = read(fd, msg, sizeof(msg) - 1);
+		close(fd);
+	}
+	msg[n > 0 ? n : 0] = '\0';
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		return 0;
+	if (WIFSIGNALED(wstatus))
+		damage_why(why, whylen, "the check walk was killed by signal "
+		    "%d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+	else
+		damage_why(why, whylen, "the check walk failed: %s",
+		    msg[0] ? msg : "no reason given");
+	return 1;
+}
+
+int
+cache_check_forked(const char *dir, char *why, size_t whylen)
+{
+	int	fd, status;
+	pid_t	pid;
+
+	if ((pid = cache_check_spawn(dir, &fd)) == -1) {
+		damage_why(why, whylen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR) {
+			damage_why(why, whylen, "waitpid: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return cache_check_result(status, fd, why, whylen);
+}
+
+int
+cache_move_aside(const char *dir, char *aside, size_t asidelen)
+{
+	char		from[PATH_MAX], suffix[64], lock[PATH_MAX];
+	struct tm	tm;
+	time_t		now = time(NULL);
+
+	gmtime_r(&now, &tm);
+	strftime(suffix, sizeof(suffix), ".damaged-%Y%m%dT%H%M%SZ", &tm);
+	if (cache_data_path(dir, "", from, sizeof(from)) == -1 ||
+	    cache_data_path(dir, suffix, aside, asidelen) == -1 ||
+	    snprintf(lock, sizeof(lock), "%s/lock.mdb", dir) >=
+	    (int)sizeof(lock)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (rename(from, aside) == -1)
+		return -1;
+	/* The lock file's transaction ids belong to the old file. */
+	if (unlink(lock) == -1 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int
+cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
+{
+	mdb_txn_abort(c->rtxn);
+	c->rtxn = NULL;
+	c->rtxn_live = 0;
+	if (c->env != NULL)
+		mdb_env_close(c->env);
+	c->env = NULL;
+	if (cache_move_aside(c->dir, aside, asidelen) == -1) {
+		cache_seterr(c, "moving data.mdb aside: %s", strerror(errno));
+		return -1;
+	}
+	cache_note_damage(c, note);
+	return cache_env_open(c);
+}
+
+void
+cache_note_damage(struct cache *c, const char *note)
+{
+	snprintf(c->damage, sizeof(c->damage), "%s", note);
+}
+
+const char *
+cache_damage(const struct cache *c)
+{
+	return c->damage[0] != '\0' ? c->damage : NULL;
+}
+
+int
+cache_map_full(const struct cache *c)
+{
+	return c->map_full;
+}
+
+int
+cache_lock_dir(const char *dir, char *err, size_t errlen)
+{
+	char	path[PATH_MAX], pid[32];
+	int	fd, n;
+
+	if (snprintf(path, sizeof(path), "%s/stapled.lock", dir) >=
+	    (int)sizeof(path)) {
+		snprintf(err, errlen, "cache_dir %s: path too long", dir);
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CACHE_FILE_MODE))
+	    == -1) {
+		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
+		    strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		snprintf(err, errlen, "cache_dir %s is in use by another "
+		    "stapled (pid %s): one daemon per cache directory", dir,
+		    pid[0] ? pid : "unknown");
+		close(fd);
+		return -1;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, n, 0) != n) {
+		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

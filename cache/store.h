@@ -2,6 +2,8 @@
 #ifndef CACHE_STORE_H
 #define CACHE_STORE_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,6 +11,7 @@
 
 #define CACHE_KEY_MAX_BYTES	300	/* LMDB's default limit is 511 */
 #define CACHE_DEFAULT_MAP_BYTES	((size_t)1 << 30)
+#define CACHE_DAMAGE_NOTE_BYTES	512	/* a damage reason or note, with NUL */
 
 struct cache;
 
@@ -127,5 +130,60 @@ struct cache_stat {
 	size_t	used_bytes;
 };
 int	cache_stat(struct cache *, struct cache_stat *);
+
+/*
+ * Damage. LMDB has no page checksums: only structural damage (pages that
+ * are not what the tree says, a file shorter than its pages) is found,
+ * not altered bytes inside a record that still parses.
+ *
+ * cache_check_file: the cheap checks on DIR/data.mdb, without opening the
+ * environment: both meta pages, the page size, the last page against the
+ * file size, the main tree's root page; a zero-length file is damaged.
+ * Returns 0 sound (or absent), 1 damaged, -1 could not read; `why` gets
+ * the reason for 1 and -1.
+ *
+ * cache_check_walk: open DIR read-only in this process and read every
+ * record of every database. 0, or -1 with `why`. Damage may instead kill
+ * the process (SIGBUS, SIGSEGV, LMDB's assert): call it in a child only.
+ *
+ * cache_check_spawn: fork a child that runs cache_check_walk and exits.
+ * Returns its pid and in *fd the read end of a pipe carrying its reason
+ * (the caller passes fd to cache_check_result, which closes it), or -1.
+ * cache_check_result: judge the child's wait status: 0 sound, 1 damaged
+ * (`why`: killed by a signal, or the walk's error).
+ * cache_check_forked: both, waiting for the child (blocks; for staplectl).
+ * 0 sound, 1 damaged, -1 could not fork or wait (`why`).
+ */
+int	cache_check_file(const char *dir, char *why, size_t whylen);
+int	cache_check_walk(const char *dir, char *why, size_t whylen);
+pid_t	cache_check_spawn(const char *dir, int *fd);
+int	cache_check_result(int wstatus, int fd, char *why, size_t whylen);
+int	cache_check_forked(const char *dir, char *why, size_t whylen);
+/*
+ * Rename DIR/data.mdb to DIR/data.mdb.damaged-<UTC time> (its path into
+ * `aside`) and remove DIR/lock.mdb. No environment on DIR may be open in
+ * this process. 0, or -1 with errno.
+ */
+int	cache_move_aside(const char *dir, char *aside, size_t asidelen);
+/*
+ * Close the handle's environment, move data.mdb aside as above and open a
+ * fresh, empty one in its place: the handle stays the same pointer. `note`
+ * is kept for cache_damage. 0, or -1 (cache_strerror; the handle is then
+ * unusable but for cache_close).
+ */
+int	cache_reset(struct cache *, const char *note, char *aside,
+	    size_t asidelen);
+/* Keep a note about damage found (copied), and read it back (NULL: none). */
+void		 cache_note_damage(struct cache *, const char *note);
+const char	*cache_damage(const struct cache *);
+/* Whether the last failed call on the handle failed because the map is full. */
+int	cache_map_full(const struct cache *);
+/*
+ * The daemon's claim on DIR: an exclusive flock on DIR/stapled.lock, the
+ * pid written in it. Returns the fd to keep open for the daemon's life, or
+ * -1 with a message in err (another daemon holds it: its pid). LMDB's own
+ * lock.mdb is untouched, so staplectl opens the store beside the daemon.
+ */
+int	cache_lock_dir(const char *dir, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,4 @@
-/* stapled: serve vendor-signed attestation objects from a verified cache. Never forks. */
+/* stapled: serve vendor-signed attestation objects from a verified cache. Forks only the store's check walk. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
+#include "proxy/metrics.h"
 #include "proxy/refresh.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
@@ -32,6 +34,7 @@
 #define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
 #define HEALTH_MAX_UPSTREAMS	64
 #define MAX_FLAG_VALUES		64
+#define STORE_CHECK_POLL_MS	100	/* how often the check walk's child is polled */
 
 /* Command-line values, kept to re-apply over the file on SIGHUP: flags win. */
 struct cli {
@@ -66,6 +69,10 @@ struct daemon {
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
 	struct event		*health_ev;
+	struct event		*check_ev;	/* polls the check walk's child */
+	pid_t			 check_pid;	/* 0: none running */
+	int			 check_fd;	/* its reason pipe */
+	int			 lock_fd;	/* cache_lock_dir's, held for life */
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
@@ -480,6 +487,131 @@ make_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The note /readyz and the log give for a damaged store moved aside. */
+static void
+damage_note(char *note, size_t len, const char *why, const char *aside)
+{
+	char		when[32];
+	struct tm	tm;
+	time_t		now = time(NULL);
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* A note cut short still names the damage. */
+	if (snprintf(note, len, "store damaged (%s): moved aside to %s at %s; "
+	    "serving from an empty store", why, aside, when) >= (int)len)
+		log_debug("cache: the damage note was cut short");
+}
+
+/*
+ * Claim the cache directory, run the cheap checks, move a damaged file
+ * aside and open the store. 0, or -1 with a message in err.
+ */
+static int
+store_open(struct daemon *d, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	char	why[CACHE_DAMAGE_NOTE_BYTES], aside[PATH_MAX];
+	char	note[CACHE_DAMAGE_NOTE_BYTES * 2];
+	int	r;
+
+	note[0] = '\0';
+	if (make_dir(cfg->cache_dir, err, errlen) == -1 ||
+	    (d->lock_fd = cache_lock_dir(cfg->cache_dir, err, errlen)) == -1)
+		return -1;
+	if ((r = cache_check_file(cfg->cache_dir, why, sizeof(why))) == -1) {
+		snprintf(err, errlen, "cache: %s", why);
+		return -1;
+	}
+	if (r == 1) {
+		if (cache_move_aside(cfg->cache_dir, aside, sizeof(aside)) == -1) {
+			snprintf(err, errlen, "cache %s damaged (%s), and moving "
+			    "it aside failed: %s", cfg->cache_dir, why,
+			    strerror(errno));
+			return -1;
+		}
+		damage_note(note, sizeof(note), why, aside);
+		metrics.store_damaged++;
+		log_err("cache %s: %s", cfg->cache_dir, note);
+	}
+	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
+	    errlen)) == NULL)
+		return -1;
+	if (note[0] != '\0')
+		cache_note_damage(d->cache, note);
+	return 0;
+}
+
+/* The check walk's child: until it ends, poll; then judge, and refresh. */
+static void
+store_check_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+	struct timeval	 tv = { 0, STORE_CHECK_POLL_MS * 1000 };
+	char		 why[CACHE_DAMAGE_NOTE_BYTES], aside[PATH_MAX];
+	char		 note[CACHE_DAMAGE_NOTE_BYTES * 2];
+	int		 status;
+	pid_t		 r;
+
+	(void)fd;
+	(void)what;
+	if ((r = waitpid(d->check_pid, &status, WNOHANG)) == 0) {
+		evtimer_add(d->check_ev, &tv);
+		return;
+	}
+	d->check_pid = 0;
+	if (r == -1) {
+		log_warn("cache check: waitpid: %s", strerror(errno));
+		close(d->check_fd);
+	} else if (cache_check_result(status, d->check_fd, why,
+	    sizeof(why)) == 1) {
+		if (cache_reset(d->cache, "", aside, sizeof(aside)) == -1)
+			fatal("cache %s damaged (%s); %s", gen_config(d->gen)->cache_dir,
+			    why, cache_strerror(d->cache));
+		damage_note(note, sizeof(note), why, aside);
+		cache_note_damage(d->cache, note);
+		metrics.store_damaged++;
+		log_err("cache %s: %s", gen_config(d->gen)->cache_dir, note);
+	} else
+		log_debug("cache check: every record read");
+	d->check_fd = -1;
+	if (!d->stopping)
+		refresh_start(d->refresh);
+}
+
+/*
+ * After ready: walk the whole store in a child, which damage may kill;
+ * the refresh walk waits for its verdict. Without a child, refresh now.
+ */
+static void
+store_check_start(struct daemon *d)
+{
+	struct timeval	tv = { 0, STORE_CHECK_POLL_MS * 1000 };
+
+	if ((d->check_ev = evtimer_new(d->base, store_check_poll, d)) == NULL ||
+	    (d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
+	    &d->check_fd)) == -1) {
+		log_warn("cache check: cannot start the walk: %s",
+		    strerror(errno));
+		d->check_pid = 0;
+		refresh_start(d->refresh);
+		return;
+	}
+	evtimer_add(d->check_ev, &tv);
+}
+
+static void
+store_check_stop(struct daemon *d)
+{
+	if (d->check_pid > 0) {
+		kill(d->check_pid, SIGKILL);
+		waitpid(d->check_pid, NULL, 0);
+		close(d->check_fd);
+	}
+	if (d->check_ev != NULL)
+		event_free(d->check_ev);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -489,6 +621,7 @@ main(int argc, char **argv)
 	int		 rv = 1;
 
 	memset(&d, 0, sizeof(d));
+	d.lock_fd = d.check_fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_cli(argc, argv, &d.cli) == -1)
 		return 2;
@@ -512,9 +645,7 @@ main(int argc, char **argv)
 	}
 	if ((d.base = event_base_new()) == NULL)
 		fatal("cannot create the event loop");
-	if (make_dir(cfg->cache_dir, err, sizeof(err)) == -1 ||
-	    (d.cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
-	    sizeof(err))) == NULL) {
+	if (store_open(&d, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
@@ -550,7 +681,7 @@ main(int argc, char **argv)
 		fatal("cannot install signal handlers");
 	/* Ready as soon as the cache is open: the refresh walk runs behind. */
 	d.started = time(NULL);
-	refresh_start(d.refresh);
+	store_check_start(&d);
 	{
 		struct timeval	tv = { HEALTH_RECORD_S, 0 };
 
@@ -582,7 +713,10 @@ out:
 	refresh_free(d.refresh);
 	gen_unref(d.gen);
 	fetch_ctx_free(d.fetch);
+	store_check_stop(&d);
 	cache_close(d.cache);
+	if (d.lock_fd != -1)
+		close(d.lock_fd);
 	if (d.base != NULL)
 		event_base_free(d.base);
 	return rv;

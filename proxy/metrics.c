@@ -67,12 +67,22 @@ render_counters(struct evbuffer *b)
 	    "# HELP stapled_store_errors_total Verified answers the cache could not store.\n"
 	    "# TYPE stapled_store_errors_total counter\n"
 	    "stapled_store_errors_total %lu\n"
+	    "# HELP stapled_store_map_full_total Verified answers not stored because the map was full.\n"
+	    "# TYPE stapled_store_map_full_total counter\n"
+	    "stapled_store_map_full_total %lu\n"
+	    "# HELP stapled_store_damaged_total Damaged stores found and moved aside.\n"
+	    "# TYPE stapled_store_damaged_total counter\n"
+	    "stapled_store_damaged_total %lu\n"
+	    "# HELP stapled_entries_purged_total Entries deleted by the purge, past nextUpdate by more than the grace period.\n"
+	    "# TYPE stapled_entries_purged_total counter\n"
+	    "stapled_entries_purged_total %lu\n"
 	    "# HELP stapled_refresh_total Background refreshes by outcome.\n"
 	    "# TYPE stapled_refresh_total counter\n"
 	    "stapled_refresh_total{result=\"ok\"} %lu\n"
 	    "stapled_refresh_total{result=\"failed\"} %lu\n"
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
-	    metrics.http_errors, metrics.store_errors, metrics.refresh_ok,
+	    metrics.http_errors, metrics.store_errors, metrics.store_map_full,
+	    metrics.store_damaged, metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
 }
 

@@ -36,6 +36,9 @@ struct metrics {
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
 	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;
+	unsigned long	store_map_full;	/* of store_errors: the map was full */
+	unsigned long	store_damaged;	/* damaged stores moved aside */
+	unsigned long	entries_purged;	/* expired entries deleted by the purge */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;

@@ -34,6 +34,13 @@ struct unscheduled {
 	struct cache_meta	meta;
 };
 
+/* An entry long expired, deleted after the chunk that found it. */
+struct purge_key {
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+};
+
 struct bucket {
 	double		tokens;
 	struct timespec	last;
@@ -58,6 +65,8 @@ struct refresh {
 	size_t			 ntouches;
 	struct unscheduled	*unsched;
 	size_t			 nunsched;
+	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
+	size_t			 npurge;
 };
 
 double
@@ -274,6 +283,18 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	struct walk_arg	*wa = arg;
 	struct refresh	*r = wa->r;
 
+	r->after[0] = (uint8_t)kind;
+	memcpy(r->after + 1, key, klen);
+	r->afterlen = 1 + klen;
+	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S &&
+	    r->npurge < REFRESH_WALK_CHUNK && klen <= CACHE_KEY_MAX_BYTES) {
+		struct purge_key *p = &r->purge[r->npurge++];
+
+		p->kind = (uint8_t)kind;
+		p->klen = klen;
+		memcpy(p->key, key, klen);
+		return 0;	/* gone after this chunk: counted nowhere */
+	}
 	if (kind < CACHE_KIND_MAX)
 		r->cur.entries[kind]++;
 	if (m->next_update <= wa->now)
@@ -287,10 +308,30 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	}
 	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES)
 		consider(r, kind, key, klen, m, wa->now);
-	r->after[0] = (uint8_t)kind;
-	memcpy(r->after + 1, key, klen);
-	r->afterlen = 1 + klen;
 	return 0;
+}
+
+/* Delete the long-expired entries the last chunk found. */
+static void
+purge_claimed(struct refresh *r)
+{
+	size_t	i, done = 0;
+
+	for (i = 0; i < r->npurge; i++) {
+		if (cache_del(r->cache, r->purge[i].kind, r->purge[i].key,
+		    r->purge[i].klen) == -1) {
+			log_err("refresh: purging an expired entry: %s",
+			    cache_strerror(r->cache));
+			continue;
+		}
+		done++;
+	}
+	metrics.entries_purged += done;
+	if (done > 0)
+		log_info("refresh: purged %zu entr%s past nextUpdate by more "
+		    "than %d days", done, done == 1 ? "y" : "ies",
+		    REFRESH_PURGE_GRACE_S / 86400);
+	r->npurge = 0;
 }
 
 static void
@@ -314,6 +355,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
+	purge_claimed(r);
 	start_claimed(r);
 	/* The walk touches every meta page: do not keep them as our RSS. */
 	cache_release_pages(r->cache);
@@ -405,9 +447,11 @@ refresh_new(struct event_base *base, struct cache *cache)
 	r->cache = cache;
 	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
 	r->unsched = calloc(UNSCHEDULED_MAX, sizeof(*r->unsched));
+	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));
 	r->walk_ev = evtimer_new(base, walk_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
-	if (r->touches == NULL || r->unsched == NULL || r->walk_ev == NULL ||
+	if (r->touches == NULL || r->unsched == NULL || r->purge == NULL ||
+	    r->walk_ev == NULL ||
 	    r->touch_ev == NULL) {
 		refresh_free(r);
 		return NULL;
@@ -428,6 +472,7 @@ refresh_free(struct refresh *r)
 		event_free(r->touch_ev);
 	free(r->touches);
 	free(r->unsched);
+	free(r->purge);
 	free(r);
 }
 

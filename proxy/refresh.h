@@ -16,6 +16,8 @@ struct refresh;
 #define REFRESH_WALK_CHUNK	1024	/* entries examined per loop turn */
 #define REFRESH_PASS_MS		1000	/* a pass over the store at most this often (more for big stores) */
 #define REFRESH_EXPIRING_S	(6 * 3600)
+/* An entry past its nextUpdate by more than this is deleted by the walk. */
+#define REFRESH_PURGE_GRACE_S	(7 * 86400)
 
 /* Called by the kind's refresher when its refresh ends; ok = a new entry was stored. */
 typedef void refresh_done_fn(struct refresh *, int ok, const char *why, void *done_arg);

@@ -81,6 +81,19 @@ reply_metrics(struct router *rt, struct http_req *req)
 	http_reply(req, 200, "OK");
 }
 
+/* 200 "ready", and a detail line when the store was found damaged. */
+static void
+reply_ready(struct router *rt, struct http_req *req)
+{
+	const char	*dmg = cache_damage(rt->cache);
+
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add_printf(http_resp_body(req), "ready\n");
+	if (dmg != NULL)
+		evbuffer_add_printf(http_resp_body(req), "%s\n", dmg);
+	http_reply(req, 200, "OK");
+}
+
 static void
 handle_ops(struct router *rt, struct http_req *req, const char *path)
 {
@@ -90,7 +103,7 @@ handle_ops(struct router *rt, struct http_req *req, const char *path)
 		if (rt->stopping || rt->gen == NULL || rt->cache == NULL)
 			reply_text(req, 503, "Service Unavailable", "not ready\n");
 		else
-			reply_text(req, 200, "OK", "ready\n");
+			reply_ready(rt, req);
 	} else
 		reply_metrics(rt, req);
 }

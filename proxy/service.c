@@ -524,6 +524,8 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
 	if (put == -1) {
 		metrics.store_errors++;
+		if (cache_map_full(cache))
+			metrics.store_map_full++;
 		log_err("%s: %s: not stored: %s", s->ops->name, hex,
 		    cache_strerror(cache));
 		return;
@@ -1048,7 +1050,9 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			    "stored answer stays", res->upstream ? res->upstream :
 			    "?", ((const struct svc_job *)res->job_arg)->note);
 			w = why;
-		} else
+		} else if (cache_map_full(s->gen->cache))
+			w = "verified but not stored: map full (see above)";
+		else
 			w = "the answer could not be verified (see above)";
 	}
 	rw->done(s->gen->refresh, ok, w, rw->done_arg);

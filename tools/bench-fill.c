@@ -78,6 +78,8 @@ int
 main(int argc, char **argv)
 {
 	struct cache		*c = NULL;
+	const char		*env;
+	size_t			 map_bytes = 0;
 	struct cache_meta	 m;
 	struct cache_body	 b = { 0 };
 	uint8_t			 key[FILL_KEY_BYTES];
@@ -109,7 +111,10 @@ main(int argc, char **argv)
 	if (resp == NULL || req == NULL)
 		goto out;
 
-	if ((c = cache_open(argv[1], 0, 0, err, sizeof(err))) == NULL) {
+	/* BENCH_FILL_MAP_MB: a small map, to fill it up (0 or unset: default). */
+	if ((env = getenv("BENCH_FILL_MAP_MB")) != NULL)
+		map_bytes = (size_t)strtoul(env, NULL, 10) << 20;
+	if ((c = cache_open(argv[1], map_bytes, 0, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "bench-fill: %s\n", err);
 		goto out;
 	}

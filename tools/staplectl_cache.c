@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "tools/staplectl.h"
 
 #define STATUS_EXPIRING_S	(6 * 3600)	/* what status counts as expiring */
+#define STATUS_DAMAGED_PREFIX	"data.mdb.damaged-"	/* cache_move_aside's names */
 #define DAEMON_STALE_S		60		/* it records every few seconds */
 
 enum cache_kind
@@ -139,6 +141,28 @@ struct kind_stat {
 	int64_t	earliest;	/* earliest nextUpdate of valid entries, 0: none */
 };
 
+/* The stores stapled found damaged and moved aside, one line each. */
+static void
+status_damaged(const struct ctl *ctl, json_t *list)
+{
+	DIR		*d;
+	struct dirent	*de;
+
+	if ((d = opendir(ctl->cache_dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, STATUS_DAMAGED_PREFIX,
+		    strlen(STATUS_DAMAGED_PREFIX)) != 0)
+			continue;
+		if (list != NULL)
+			json_array_append_new(list, json_string(de->d_name));
+		else
+			printf("damaged    %s/%s: a damaged store stapled moved "
+			    "aside\n", ctl->cache_dir, de->d_name);
+	}
+	closedir(d);
+}
+
 static void
 status_text(struct ctl *ctl, const struct cache_stat *st,
     const struct kind_stat *ks, size_t pool, json_t *daemon)
@@ -170,6 +194,7 @@ status_text(struct ctl *ctl, const struct cache_stat *st,
 		printf("earliest   nextUpdate none (no valid entry)\n");
 	printf("expiring   %zu within 6h\n", all->expiring);
 	printf("pool       %zu intermediate(s) learned\n", pool);
+	status_damaged(ctl, NULL);
 	if (daemon == NULL) {
 		printf("daemon     no record (stapled has not run on this "
 		    "cache)\n");
@@ -233,7 +258,7 @@ static void
 status_json(struct ctl *ctl, const struct cache_stat *st,
     const struct kind_stat *ks, size_t pool, json_t *daemon)
 {
-	json_t	*root, *kinds, *all;
+	json_t	*root, *kinds, *all, *dmg;
 	size_t	 total = 0;
 	int	 k;
 
@@ -253,6 +278,10 @@ status_json(struct ctl *ctl, const struct cache_stat *st,
 	if ((all = kind_json(&ks[0], total)) != NULL) {
 		json_object_update(root, all);
 		json_decref(all);
+	}
+	if ((dmg = json_array()) != NULL) {
+		status_damaged(ctl, dmg);
+		json_object_set_new(root, "damaged_moved_aside", dmg);
 	}
 	json_object_set(root, "daemon", daemon != NULL ? daemon : json_null());
 	json_dumpf(root, stdout, JSON_INDENT(2));

@@ -209,6 +209,28 @@ ctl_free(struct ctl *ctl)
 
 /* ---- the cache ------------------------------------------------------------ */
 
+/*
+ * LMDB trusts its file: damage can kill the process that reads it. So
+ * first the cheap checks here, then a walk of every record in a child.
+ */
+static int
+ctl_check_cache(struct ctl *ctl)
+{
+	char	why[CACHE_DAMAGE_NOTE_BYTES];
+	int	r;
+
+	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
+		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+	if (r == 0)
+		return CTL_OK;
+	if (r == 1)
+		ctl_warnx("cache %s is damaged: %s (stapled moves a damaged "
+		    "store aside and starts empty)", ctl->cache_dir, why);
+	else
+		ctl_warnx("cache %s: %s", ctl->cache_dir, why);
+	return CTL_NOFILE;
+}
+
 int
 ctl_open_cache(struct ctl *ctl, int readonly)
 {
@@ -224,6 +246,8 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 		ctl_warnx("cache %s: %s", ctl->cache_dir, strerror(errno));
 		return CTL_NOFILE;
 	}
+	if (ctl_check_cache(ctl) != CTL_OK)
+		return CTL_NOFILE;
 	ctl->cache = cache_open(ctl->cache_dir, ctl->conf.map_size, readonly, err,
 	    sizeof(err));
 	if (ctl->cache == NULL) {

@@ -832,6 +832,7 @@ test_map_full(void **state)
 			break;
 	assert_int_equal(rc, -1);
 	assert_true(n > 10);
+	assert_true(cache_map_full(c));
 	assert_non_null(strstr(cache_strerror(c), "map full"));
 	assert_non_null(strstr(cache_strerror(c), "of 1 MiB"));
 	assert_non_null(strstr(cache_strerror(c), "raise map_size_mb"));
@@ -852,6 +853,7 @@ test_map_full(void **state)
 		    mkkey(key, i)), 0);
 	}
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024), 0);
+	assert_false(cache_map_full(c));
 	cache_close(c);
 
 	c = open_ok(f->dir, 1 * MIB, 0);
@@ -965,6 +967,161 @@ test_crash_safety(void **state)
 	    total, CRASH_ROUNDS);
 }
 
+/* ---- damage ------------------------------------------------------------ */
+
+#define DAMAGE_ENTRIES	2000
+#define LMDB_PSIZE	4096	/* the page size of LMDB on these systems */
+
+/* A closed store of DAMAGE_ENTRIES entries; its data.mdb path into path. */
+static void
+damage_fill(struct fixture *f, char *path, size_t len)
+{
+	struct cache	*c = open_ok(f->dir, 0, 0);
+	unsigned	 i;
+
+	for (i = 0; i < DAMAGE_ENTRIES; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 700), 0);
+	cache_close(c);
+	snprintf(path, len, "%s/data.mdb", f->dir);
+}
+
+/* Overwrite `len` bytes at `off` of path with `byte`. */
+static void
+scribble(const char *path, off_t off, size_t len, int byte)
+{
+	uint8_t	buf[LMDB_PSIZE];
+	int	fd;
+
+	assert_true(len <= sizeof(buf));
+	memset(buf, byte, len);
+	assert_true((fd = open(path, O_WRONLY)) != -1);
+	assert_int_equal(pwrite(fd, buf, len, off), (ssize_t)len);
+	close(fd);
+}
+
+static void
+test_check_sound(void **state)
+{
+	struct fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
+
+	/* No store yet: nothing to judge. */
+	assert_int_equal(cache_check_file(f->tmp, why, sizeof(why)), 0);
+	damage_fill(f, path, sizeof(path));
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 0);
+	assert_int_equal(cache_check_forked(f->dir, why, sizeof(why)), 0);
+	assert_int_equal(cache_check_walk(f->dir, why, sizeof(why)), 0);
+}
+
+static void
+test_check_truncated(void **state)
+{
+	struct fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
+	struct stat	 st;
+
+	damage_fill(f, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size / 2), 0);
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "as the last, but the file holds"));
+	/* Too short for even the meta pages. */
+	assert_int_equal(truncate(path, 100), 0);
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "meta page 0"));
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "zero length"));
+}
+
+static void
+test_check_meta(void **state)
+{
+	struct fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
+
+	damage_fill(f, path, sizeof(path));
+	/* The second meta page's magic. */
+	scribble(path, LMDB_PSIZE + 16, 4, 0x5a);
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "meta page 1 is not"));
+}
+
+/* Every page but the metas zeroed: the root is no tree page any more. */
+static void
+test_check_root(void **state)
+{
+	struct fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
+	struct stat	 st;
+	off_t		 off;
+
+	damage_fill(f, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	for (off = 2 * LMDB_PSIZE; off < st.st_size; off += LMDB_PSIZE)
+		scribble(path, off, 16, 0);
+	assert_int_equal(cache_check_file(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "root page"));
+}
+
+/* Pages the cheap checks do not read: the forked walk finds them. */
+static void
+test_check_forked_pages(void **state)
+{
+	struct fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
+	struct stat	 st;
+	off_t		 pages, p;
+
+	damage_fill(f, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	pages = st.st_size / LMDB_PSIZE;
+	for (p = 3; p < pages - 1; p += 3)
+		scribble(path, p * LMDB_PSIZE, LMDB_PSIZE, 0xa5);
+	assert_int_equal(cache_check_forked(f->dir, why, sizeof(why)), 1);
+	assert_true(strstr(why, "killed by signal") != NULL ||
+	    strstr(why, "the check walk failed") != NULL);
+}
+
+/* The handle survives a reset: same pointer, empty, writable, noted. */
+static void
+test_reset(void **state)
+{
+	struct fixture	*f = *state;
+	struct cache	*c;
+	char		 aside[400];
+	struct stat	 st;
+
+	c = open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 700), 0);
+	assert_null(cache_damage(c));
+	assert_int_equal(cache_reset(c, "found damaged", aside, sizeof(aside)),
+	    0);
+	assert_non_null(strstr(aside, "/data.mdb.damaged-"));
+	assert_int_equal(stat(aside, &st), 0);
+	assert_string_equal(cache_damage(c), "found damaged");
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 700), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 700), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 700), 1);
+	cache_close(c);
+}
+
+/* One holder of the directory lock at a time, even in one process. */
+static void
+test_lock_dir(void **state)
+{
+	struct fixture	*f = *state;
+	char		 err[512];
+	int		 a, b;
+
+	assert_true((a = cache_lock_dir(f->tmp, err, sizeof(err))) != -1);
+	assert_int_equal(cache_lock_dir(f->tmp, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "in use by another stapled"));
+	close(a);
+	assert_true((b = cache_lock_dir(f->tmp, err, sizeof(err))) != -1);
+	close(b);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -987,6 +1144,13 @@ main(void)
 		T(test_map_full),
 		T(test_map_honoured),
 		T(test_crash_safety),
+		T(test_check_sound),
+		T(test_check_truncated),
+		T(test_check_meta),
+		T(test_check_root),
+		T(test_check_forked_pages),
+		T(test_reset),
+		T(test_lock_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,9 +168,6 @@ struct ctl_check {
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
-/* Mark c refused with the reason fmt says; returns 0 (c->ok) for a tail call. */
-int	ctl_reject(struct ctl_check *c, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
 
 /*
  * tools/staplectl_collateral.c: Intel PCS/PCCS and AMD KDS entries, by
@@ -181,10 +178,15 @@ int	ctl_check_pccs(struct ctl *, const struct bundle_entry *, time_t now,
 	    struct ctl_check *c);
 int	ctl_check_kds(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+struct json_t;
+
+/* staplectl_util.c: mark c refused with the reason fmt says; returns 0 (c->ok) for a tail call. */
+int	ctl_reject(struct ctl_check *c, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* staplectl_util.c: t as an RFC 3339 string member of o; nothing when t is 0. */
+void	ctl_put_time(struct json_t *o, const char *name, int64_t t);
 /* show: the decoded entry and whether it verifies now (a new JSON object). */
 struct json_t *ctl_collateral_show(struct ctl *, const struct ctl_ent *);
-/* show: t as an RFC 3339 string member of o; nothing when t is 0. */
-void	ctl_put_time(struct json_t *o, const char *name, int64_t t);
 /*
  * manifest and prefetch: "pccs", "kds" (canonical paths) and "tee" (what
  * each quote or SNP report said) into root, plus (with_cache) the cache's

@@ -20,18 +20,6 @@
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
-int
-ctl_reject(struct ctl_check *c, const char *fmt, ...)
-{
-	va_list	ap;
-
-	c->ok = 0;
-	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	va_end(ap);
-	return 0;
-}
-
 /* The entry the cache holds under e's key, for the newer-than-stored rule; NULL when none. */
 static const struct entry_stored *
 stored_of(struct ctl *ctl, const struct bundle_entry *e, struct entry_stored *st)

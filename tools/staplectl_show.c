@@ -41,17 +41,6 @@ asn1_unix(const ASN1_TIME *t)
 	return util_asn1_time(t, &tt) == 0 ? (int64_t)tt : 0;
 }
 
-void
-ctl_put_time(json_t *o, const char *name, int64_t t)
-{
-	char	buf[32];
-
-	if (t == 0)
-		return;
-	bundle_time_str(buf, t);
-	json_object_set_new(o, name, json_string(buf));
-}
-
 static void
 put_hex(json_t *o, const char *name, const uint8_t *p, size_t n)
 {

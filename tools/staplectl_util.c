@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -567,4 +569,29 @@ ctl_x509_subject(X509 *x, char *buf, size_t len)
 	    XN_FLAG_RFC2253) >= 0 && (n = BIO_read(bio, buf, (int)len - 1)) > 0)
 		buf[n] = '\0';
 	BIO_free(bio);
+}
+
+/* ---- small helpers the commands share ----------------------------------- */
+
+int
+ctl_reject(struct ctl_check *c, const char *fmt, ...)
+{
+	va_list	ap;
+
+	c->ok = 0;
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+void
+ctl_put_time(json_t *o, const char *name, int64_t t)
+{
+	char	buf[32];
+
+	if (t == 0)
+		return;
+	bundle_time_str(buf, t);
+	json_object_set_new(o, name, json_string(buf));
 }

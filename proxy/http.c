@@ -76,6 +76,7 @@ struct http_req {
 
 struct conn {
 	struct http		*http;
+	const struct listener	*lis;		/* accepted on */
 	evutil_socket_t		 fd;
 	struct event		*rev, *wev, *timer;
 	char			*in;
@@ -98,11 +99,18 @@ struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 };
 
+/* One listening socket: bound from an address, or adopted (systemd). */
+struct listener {
+	struct evconnlistener	*lev;
+	unsigned		 flags;		/* HTTP_LISTEN_* */
+	char			 name[HTTP_LISTEN_NAME_BYTES];	/* for logs */
+};
+
 struct http {
 	struct event_base	*base;
 	http_handler_cb		*handler;
 	void			*handler_arg;
-	struct evconnlistener	*lis[HTTP_MAX_LISTENERS];
+	struct listener		 lis[HTTP_MAX_LISTENERS];
 	size_t			 nlis;
 	int			 stopping;
 	int			 lis_enabled;
@@ -152,6 +160,12 @@ http_req_body(const struct http_req *r, size_t *len)
 {
 	*len = r->body_len;
 	return r->body;
+}
+
+unsigned
+http_req_listener_flags(const struct http_req *r)
+{
+	return r->conn->lis != NULL ? r->conn->lis->flags : 0;
 }
 
 struct event_base *
@@ -694,9 +708,9 @@ listeners_update(struct http *h)
 		return;
 	for (i = 0; i < h->nlis; i++) {
 		if (want)
-			evconnlistener_enable(h->lis[i]);
+			evconnlistener_enable(h->lis[i].lev);
 		else
-			evconnlistener_disable(h->lis[i]);
+			evconnlistener_disable(h->lis[i].lev);
 	}
 	h->lis_enabled = want;
 	if (!want && !h->stopping && !h->backoff && http_may_warn(h, &unreported))
@@ -751,9 +765,9 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
 	struct http	*h = arg;
 	struct conn	*c;
+	size_t		 i;
 	int		 one = 1;
 
-	(void)l;
 	(void)salen;
 	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -762,6 +776,9 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	c->http = h;
+	for (i = 0; i < h->nlis; i++)
+		if (h->lis[i].lev == l)
+			c->lis = &h->lis[i];
 	c->fd = fd;
 	c->req.conn = c;
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
@@ -824,54 +841,82 @@ resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
 /* The listen backlog asked of the kernel (capped by net.core.somaxconn). */
 #define HTTP_LISTEN_BACKLOG	511
 
-/* Bind one "HOST:PORT" of listen. 0, or -1 with err naming it. */
+/* Bind one "HOST:PORT" into *ss. 0, or -1 with err naming it. */
 static int
-http_listen(struct http *h, const char *listen, char *err, size_t errlen)
+listen_addr(const char *listen, struct sockaddr_storage *ss, int *sslen,
+    char *err, size_t errlen)
 {
-	struct sockaddr_storage	 ss;
-	int			 sslen, port;
-	char			 host[256], addr[300];
+	int	port;
+	char	host[256], addr[300];
 
-	if (h->nlis == HTTP_MAX_LISTENERS ||
-	    config_split_listen(listen, host, sizeof(host), &port) == -1) {
-		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT "
-		    "(at most %d addresses)", listen, HTTP_MAX_LISTENERS);
+	if (config_split_listen(listen, host, sizeof(host), &port) == -1) {
+		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT", listen);
 		return -1;
 	}
 	snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
 	    host, port);
-	sslen = sizeof(ss);
-	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) == -1 &&
-	    resolve(host, port, &ss, &sslen) == -1) {
+	*sslen = sizeof(*ss);
+	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)ss, sslen) == -1 &&
+	    resolve(host, port, ss, sslen) == -1) {
 		snprintf(err, errlen, "listen: \"%s\": not an address of "
 		    "this host", listen);
 		return -1;
 	}
-	h->lis[h->nlis] = evconnlistener_new_bind(h->base, accept_cb, h,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-	    HTTP_LISTEN_BACKLOG, (struct sockaddr *)&ss, sslen);
-	if (h->lis[h->nlis] == NULL) {
-		snprintf(err, errlen, "listen: cannot bind %s: %s", listen,
-		    strerror(errno));
+	return 0;
+}
+
+int
+http_add_listener(struct http *h, const struct http_listen *spec, char *err,
+    size_t errlen)
+{
+	struct listener		*l;
+	struct sockaddr_storage	 ss;
+	int			 sslen;
+	const unsigned		 opts = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
+
+	if (h->nlis == HTTP_MAX_LISTENERS) {
+		snprintf(err, errlen, "listen: at most %d listeners",
+		    HTTP_MAX_LISTENERS);
 		return -1;
 	}
-	evconnlistener_set_error_cb(h->lis[h->nlis], accept_error_cb);
+	l = &h->lis[h->nlis];
+	memset(l, 0, sizeof(*l));
+	l->flags = spec->flags;
+	if (spec->fd >= 0) {
+		snprintf(l->name, sizeof(l->name), "%s", spec->name != NULL ?
+		    spec->name : "passed socket");
+		evutil_make_socket_nonblocking(spec->fd);
+		l->lev = evconnlistener_new(h->base, accept_cb, h, opts, -1,
+		    spec->fd);
+	} else {
+		snprintf(l->name, sizeof(l->name), "%s", spec->addr);
+		if (listen_addr(spec->addr, &ss, &sslen, err, errlen) == -1)
+			return -1;
+		l->lev = evconnlistener_new_bind(h->base, accept_cb, h,
+		    opts | LEV_OPT_REUSEABLE, HTTP_LISTEN_BACKLOG,
+		    (struct sockaddr *)&ss, sslen);
+	}
+	if (l->lev == NULL) {
+		snprintf(err, errlen, "listen: cannot %s %s: %s", spec->fd >= 0 ?
+		    "adopt" : "bind", l->name, strerror(errno));
+		return -1;
+	}
+	evconnlistener_set_error_cb(l->lev, accept_error_cb);
+	if (!h->lis_enabled)
+		evconnlistener_disable(l->lev);
 	h->nlis++;
-	log_info("listening on %s", listen);
+	log_info("listening on %s%s", l->name,
+	    (l->flags & HTTP_LISTEN_ADMIN) ? " (admin)" : "");
 	return 0;
 }
 
 struct http *
-http_new(struct event_base *base, char *const *listen, size_t n,
-    http_handler_cb *handler, void *arg, char *err, size_t errlen)
+http_new(struct event_base *base, http_handler_cb *handler, void *arg)
 {
 	struct http	*h;
-	size_t		 i;
 
-	if ((h = calloc(1, sizeof(*h))) == NULL) {
-		snprintf(err, errlen, "listen: out of memory");
+	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
-	}
 	h->base = base;
 	h->handler = handler;
 	h->handler_arg = arg;
@@ -882,16 +927,10 @@ http_new(struct event_base *base, char *const *listen, size_t n,
 	h->keepalive_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
 	h->lis_enabled = 1;
 	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL) {
-		snprintf(err, errlen, "listen: out of memory");
-		goto fail;
+		free(h);
+		return NULL;
 	}
-	for (i = 0; i < n; i++)
-		if (http_listen(h, listen[i], err, errlen) == -1)
-			goto fail;
 	return h;
-fail:
-	http_free(h);
-	return NULL;
 }
 
 void
@@ -913,7 +952,7 @@ http_stop_accepting(struct http *h)
 
 	h->stopping = 1;
 	for (i = 0; i < h->nlis; i++)
-		evconnlistener_free(h->lis[i]);
+		evconnlistener_free(h->lis[i].lev);
 	h->nlis = 0;
 	/* Idle keep-alive connections go now; busy ones after their answer. */
 	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
@@ -935,7 +974,7 @@ http_free(struct http *h)
 		return;
 	h->stopping = 1;
 	for (i = 0; i < h->nlis; i++)
-		evconnlistener_free(h->lis[i]);
+		evconnlistener_free(h->lis[i].lev);
 	h->nlis = 0;
 	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
 		conn_free(c);

@@ -34,13 +34,33 @@ enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_OTHER };
 typedef void http_handler_cb(struct http_req *, void *arg);
 
 /*
- * Bind every "HOST:PORT" in listen; requests go to handler(req, arg).
- * Until http_set_config the built-in limits and deadlines apply. Returns
- * the server (free with http_free), or NULL with err naming the address
- * (not HOST:PORT, not of this host, cannot bind) or "out of memory".
+ * A server with no listeners yet; requests go to handler(req, arg). Until
+ * http_set_config the built-in limits and deadlines apply. Returns the
+ * server (free with http_free), or NULL when out of memory.
  */
-struct http	*http_new(struct event_base *, char *const *listen, size_t n,
-		    http_handler_cb *handler, void *arg, char *err, size_t errlen);
+struct http	*http_new(struct event_base *, http_handler_cb *handler, void *arg);
+
+/* What a listener serves. */
+#define HTTP_LISTEN_ADMIN	0x1	/* the ops endpoints (/metrics, /healthz, /readyz) */
+#define HTTP_LISTEN_NAME_BYTES	128	/* a listener's name in logs */
+
+/* One listener: an address to bind, or a listening socket to adopt. */
+struct http_listen {
+	const char	*addr;	/* "HOST:PORT" to bind; unused when fd >= 0 */
+	int		 fd;	/* a listening socket (systemd), or -1 */
+	const char	*name;	/* for logs when fd >= 0, or NULL */
+	unsigned	 flags;	/* HTTP_LISTEN_* */
+};
+
+/*
+ * Add a listener (every one shares max_connections and the deadlines).
+ * An adopted fd belongs to the server once this returns 0 (http_free
+ * closes it); on -1 it stays the caller's. Returns 0, or -1 with err
+ * naming the address (not HOST:PORT, not of this host, cannot bind or
+ * adopt) or the limit of listeners.
+ */
+int		 http_add_listener(struct http *, const struct http_listen *,
+		    char *err, size_t errlen);
 /*
  * Borrowed for the call only. Its max_connections and *_timeout_s apply
  * from here on: the limit at once, the deadlines from each connection's
@@ -56,6 +76,8 @@ void		 http_free(struct http *);	/* accepts NULL */
  * until its gone callback runs (the client left first).
  */
 enum http_method http_req_method(const struct http_req *);
+/* The HTTP_LISTEN_* flags of the listener the request came in on. */
+unsigned	 http_req_listener_flags(const struct http_req *);
 /* A request header (case-insensitive name), or NULL. */
 const char	*http_req_header(const struct http_req *, const char *name);
 /* The target's path, percent-decoded (never NUL inside), always starting with '/'. */

@@ -503,6 +503,23 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 		log_debug("cache: the damage note was cut short");
 }
 
+/* Bind every address of the configuration's listen. 0, or -1 with err. */
+static int
+listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
+{
+	struct http_listen	 spec;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nlisten; i++) {
+		memset(&spec, 0, sizeof(spec));
+		spec.addr = cfg->listen[i];
+		spec.fd = -1;
+		if (http_add_listener(h, &spec, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Claim the cache directory, run the cheap checks, move a damaged file
  * aside and open the store. 0, or -1 with a message in err.
@@ -655,8 +672,9 @@ main(int argc, char **argv)
 	    (d.refresh = refresh_new(d.base, d.cache)) == NULL ||
 	    (d.router = router_new(d.refresh, d.cache)) == NULL)
 		fatal("out of memory");
-	if ((d.http = http_new(d.base, cfg->listen, cfg->nlisten,
-	    router_dispatch, d.router, err, sizeof(err))) == NULL) {
+	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
+		fatal("out of memory");
+	if (listen_all(d.http, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);

@@ -552,3 +552,70 @@ libfaketime_so() {
 # ---- time ----------------------------------------------------------------------
 
 now_ms() { date +%s%3N; }
+
+# ---- staplectl, bundles and the directory upstream (tests/upstream.c -d) ------
+
+# ctl ARGS...: staplectl (under $STAPLED_WRAP when set, e.g. faketime), output
+# in $T/ctl.out (stdout and stderr), exit status in $CTL_RC.
+ctl() {
+	${STAPLED_WRAP-} "$CTL" "$@" >"$T/ctl.out" 2>&1
+	CTL_RC=$?
+}
+# list_of CACHE: `staplectl list` without the time-left column, to compare.
+list_of() { ${STAPLED_WRAP-} "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
+# field LINE NAME: a string member of one compact JSON line.
+field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
+# entry_with LINE NAME VALUE: the entry line with one string member replaced.
+entry_with() { printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"; }
+hexstr() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+
+# seal OUT < lines: a bundle header, the lines, and a trailer that matches
+# them. SEAL_VERSION (1) and SEAL_CREATED (2025-06-01T00:00:00Z) set the header.
+seal() {
+	local _n
+	{
+		printf '{"type":"header","format":"stapled-bundle","version":%s,"created":"%s","generator":"%s"}\n' \
+		    "${SEAL_VERSION:-1}" "${SEAL_CREATED:-2025-06-01T00:00:00Z}" \
+		    "$(basename "$0" .sh)"
+		cat
+	} >"$1.body"
+	_n=$(grep -c '"type":"entry"' "$1.body")
+	cp "$1.body" "$1"
+	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
+	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
+	rm -f "$1.body"
+}
+
+# dir_put DIR PATH STATUS BODY HEADERS: the directory upstream answers PATH
+# (as stapled asks it) so.
+dir_put() {
+	mkdir -p "$1"
+	touch "$1/index"
+	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
+	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
+	mv "$1/index.new" "$1/index"
+}
+# dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
+dir_hits() {
+	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true
+	else echo 0; fi
+}
+dir_total() { if [ -f "$1/requests" ]; then wc -l <"$1/requests" | tr -d ' '; else echo 0; fi; }
+# hdrs OUT CONTENT-TYPE [NAME VALUE-FILE]: a headers file as PCS sends them.
+hdrs() {
+	{
+		printf 'Content-Type: %s\n' "$2"
+		[ -n "${HDRS_REQUEST_ID-}" ] && printf 'Request-ID: %s\n' "$HDRS_REQUEST_ID-$RANDOM"
+		[ $# -ge 4 ] && printf '%s: %s\n' "$3" "$(cat "$4")"
+	} >"$1"
+}
+# get PATH OUT: GET $SURL PATH; HTTP_CODE set, headers in OUT.hdr.
+get() {
+	HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1")
+}
+# vcek_ext DER OID: the hex dump of that extension's value.
+vcek_ext() {
+	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
+	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
+	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
+}

@@ -25,37 +25,8 @@ conf() {
 EOF
 }
 
-# ctl ARGS...: staplectl, output in $T/ctl.out (stdout and stderr), exit in $CTL_RC.
-ctl() {
-	"$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
-
-# list_of CACHE: `staplectl list` without the time-left column, to compare.
-list_of() { "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
-
-# field LINE NAME: a string member of one compact JSON line.
-field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
-
-# seal OUT < lines: a header, the lines, and a trailer that matches them.
-seal() {
-	local _n
-	{
-		printf '{"type":"header","format":"stapled-bundle","version":%s,"created":"2025-01-01T00:00:00Z","generator":"t_airgap"}\n' \
-		    "${SEAL_VERSION:-1}"
-		cat
-	} >"$1.body"
-	_n=$(grep -c '"type":"entry"' "$1.body")
-	cp "$1.body" "$1"
-	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
-	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
-	rm -f "$1.body"
-}
-
-# entry_with LINE NAME VALUE: the entry line with one string member replaced.
-entry_with() {
-	printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"
-}
+# The bundles this script seals are dated before the test PKI's answers.
+SEAL_CREATED=2025-01-01T00:00:00Z
 
 # flip_sig IN OUT: flip the last byte of the BasicOCSPResponse signature.
 flip_sig() {

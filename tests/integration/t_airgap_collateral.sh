@@ -25,28 +25,6 @@ done
 fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
 STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
 
-# ctl ARGS...: staplectl at the daemons' time; output in $T/ctl.out, exit in $CTL_RC.
-ctl() {
-	$STAPLED_WRAP "$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
-list_of() { $STAPLED_WRAP "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
-field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
-entry_with() { printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"; }
-hexstr() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
-seal() {
-	local _n
-	{
-		printf '{"type":"header","format":"stapled-bundle","version":1,"created":"2025-06-01T00:00:00Z","generator":"t_airgap_collateral"}\n'
-		cat
-	} >"$1.body"
-	_n=$(grep -c '"type":"entry"' "$1.body")
-	cp "$1.body" "$1"
-	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
-	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
-	rm -f "$1.body"
-}
-
 # ---- 1. manifest from a TDX quote: the FMSPC its PCK certificate carries ------------
 
 # The PCK certificate, cut out of the quote's certification data (PEM text).
@@ -93,17 +71,11 @@ check_eq "manifest --quote on a truncated quote: exit 1" 1 "$CTL_RC"
 
 # ---- 2. manifest from an SNP report: the chip and TCB it carries ----------------------
 
-# vek_ext DER OID: the hex of that extension's value; the VCEK that signs the report names both.
-vek_ext() {
-	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
-	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
-	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
-}
-vek_spl() { local _h; _h=$(vek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2"); echo $(( 16#${_h:4} )); }
+vcek_spl() { local _h; _h=$(vcek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2"); echo $(( 16#${_h:4} )); }
 for pair in "report_milan.hex:vcek_milan.der" "attestation.bin:vcek.testcer"; do
 	rep=${pair%%:*}; vek=${pair#*:}
-	hw=$(vek_ext "$AV/$vek" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
-	url="/vcek/v1/Milan/$hw?blSPL=$(vek_spl "$AV/$vek" 1)&teeSPL=$(vek_spl "$AV/$vek" 2)&snpSPL=$(vek_spl "$AV/$vek" 3)&ucodeSPL=$(vek_spl "$AV/$vek" 8)"
+	hw=$(vcek_ext "$AV/$vek" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+	url="/vcek/v1/Milan/$hw?blSPL=$(vcek_spl "$AV/$vek" 1)&teeSPL=$(vcek_spl "$AV/$vek" 2)&snpSPL=$(vcek_spl "$AV/$vek" 3)&ucodeSPL=$(vcek_spl "$AV/$vek" 8)"
 	ctl -C "$T/none" manifest --snp-report "$AV/$rep" --product Milan --out "$T/m_$rep.json"
 	check_eq "manifest --snp-report $rep: exit 0" 0 "$CTL_RC"
 	check "manifest --snp-report $rep: the VCEK of its chip ID and reported TCB (as $vek names them)" \
@@ -117,20 +89,6 @@ check_eq "manifest --snp-report of a v2 report without --product: usage (exit 2)
 check "manifest --snp-report without --product: says to give it" grep -q -- "--product" "$T/ctl.out"
 
 # ---- 3. a daemon warmed with collateral --------------------------------------------------
-
-dir_put() {
-	mkdir -p "$1"; touch "$1/index"
-	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
-	mv "$1/index.new" "$1/index"
-}
-hdrs() {
-	{
-		printf 'Content-Type: %s\n' "$2"
-		[ $# -ge 4 ] && printf '%s: %s\n' "$3" "$(cat "$4")"
-	} >"$1"
-}
-get() { HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1"); }
 
 D=$IV/derived
 V4=/sgx/certification/v4
@@ -146,7 +104,7 @@ hdrs "$H/crl" application/pkix-crl
 hdrs "$H/cert" application/pkix-cert
 U_TDX_TCB="$TDX4/tcb?fmspc=00806F050000&update=standard"
 U_TDX_QE="$TDX4/qe/identity?update=standard"
-hw=$(vek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+hw=$(vcek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
 U_VCEK="/vcek/v1/Milan/$hw?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
 dir_put "$T/A" "$U_TDX_TCB" 200 "$D/tdx_tcb_info.body.json" "$H/tdx_tcb"
 dir_put "$T/A" "$U_TDX_QE" 200 "$D/tdx_qe_identity.body.json" "$H/tdx_qe"
@@ -302,7 +260,6 @@ ctl -C "$T/none" fetch --manifest "$T/m_fetch.json" --out "$T/f2.jsonl" \
     --pccs-upstream "http://127.0.0.1:$UF" --kds-upstream "http://127.0.0.1:$UF"
 check_eq "fetch with a tampered TCB info upstream: exit 1" 1 "$CTL_RC"
 check_eq "fetch: the tampered answer is left out" 3 "$(grep -c '"kind":"pccs"' "$T/f2.jsonl")"
-
 
 # ---- 7. fetch with the upstreams of a -f config; flags win over it ---------------------------
 

@@ -24,10 +24,6 @@ RIM_XML=$VECTORS/attestation-sdk/testdata/$RIM_ID.xml
 # Ten minutes after the release wrote them (the fixtures' clock).
 fake_off=$(( $(date -u -d 2025-06-01T00:10:00Z +%s) - $(date +%s) ))
 STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
-ctl() {
-	$STAPLED_WRAP "$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
 
 # The RIM service envelope the release stored, rebuilt from the vector.
 printf '{"id":"%s","rim":"%s","sha256":"%s","rim_format":"CORE_SWID","request_id":"compat"}' \

@@ -12,32 +12,6 @@ done
 
 # ---- the fake upstream's answers (tests/upstream --mode dir:DIR) ----------------
 
-# dir_put DIR PATH STATUS BODY HEADERS: answer PATH (as stapled sends it) so.
-dir_put() {
-	mkdir -p "$1"
-	touch "$1/index"
-	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
-	mv "$1/index.new" "$1/index"
-}
-# dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
-dir_hits() {
-	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true
-	else echo 0; fi
-}
-dir_total() { if [ -f "$1/requests" ]; then wc -l <"$1/requests" | tr -d ' '; else echo 0; fi; }
-
-# get PATH OUT: GET from stapled; HTTP_CODE set, headers in OUT.hdr.
-get() {
-	HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1")
-}
-
-# vcek_ext DER OID: the hex dump of that extension's value.
-vcek_ext() {
-	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
-	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
-	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
-}
 # vcek_spl DER N: SPL 1.3.6.1.4.1.3704.1.3.N, a DER INTEGER, in decimal.
 vcek_spl() {
 	local _h

@@ -20,50 +20,12 @@ done
 fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
 STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
 
-# ctl ARGS...: staplectl at the daemon's time; output in $T/ctl.out, exit in $CTL_RC.
-ctl() {
-	$STAPLED_WRAP "$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
-list_of() { $STAPLED_WRAP "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
-field() { printf '%s\n' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"; }
-entry_with() { printf '%s\n' "$1" | sed "s|\"$2\":\"[^\"]*\"|\"$2\":\"$3\"|"; }
-hexstr() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
-seal() {
-	local _n
-	{
-		printf '{"type":"header","format":"stapled-bundle","version":1,"created":"2025-06-01T00:00:00Z","generator":"t_kds_swap"}\n'
-		cat
-	} >"$1.body"
-	_n=$(grep -c '"type":"entry"' "$1.body")
-	cp "$1.body" "$1"
-	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
-	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
-	rm -f "$1.body"
-}
-dir_put() {
-	mkdir -p "$1"; touch "$1/index"
-	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
-	mv "$1/index.new" "$1/index"
-}
-dir_hits() {
-	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true
-	else echo 0; fi
-}
-get() { HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1"); }
-vek_ext() {
-	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
-	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
-	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
-}
-
 H=$T/hdrs; mkdir -p "$H"
 printf 'Content-Type: application/x-pem-file\n' >"$H/pem"
 printf 'Content-Type: application/pkix-crl\n' >"$H/crl"
 printf 'Content-Type: application/pkix-cert\n' >"$H/cert"
-hw=$(vek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
-other=$(vek_ext "$AV/vcek.testcer" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+hw=$(vcek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
+other=$(vcek_ext "$AV/vcek.testcer" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
 check "precondition: vcek.testcer is another chip's VCEK" [ -n "$other" -a "$other" != "$hw" ]
 U_VCEK="/vcek/v1/Milan/$hw?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
 U_CHAIN=/vcek/v1/Milan/cert_chain

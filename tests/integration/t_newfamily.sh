@@ -79,12 +79,6 @@ conf() {
 EOF
 }
 
-# ctl ARGS...: staplectl, output in $T/ctl.out, exit status in $CTL_RC.
-ctl() {
-	"$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
-
 # pool_of CACHE: how many intermediates the cache has learned.
 pool_of() { "$CTL" -C "$1" status 2>/dev/null | awk '$1 == "pool" { print $2 }'; }
 # ocsp_of CACHE: how many OCSP answers it holds.

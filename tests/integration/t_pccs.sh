@@ -36,32 +36,9 @@ U_ROOT_CRL="$V4/rootcacrl"
 
 # ---- the fake upstream's answers (tests/upstream --mode dir:DIR) ----------------
 
-# dir_put DIR PATH STATUS BODY HEADERS: answer PATH (as stapled sends it) so.
-dir_put() {
-	mkdir -p "$1"
-	touch "$1/index"
-	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
-	mv "$1/index.new" "$1/index"
-}
-# dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
-dir_hits() {
-	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true
-	else echo 0; fi
-}
-dir_total() { if [ -f "$1/requests" ]; then wc -l <"$1/requests" | tr -d ' '; else echo 0; fi; }
-
-# hdrs OUT CONTENT-TYPE [NAME VALUE-FILE]: a headers file as PCS sends them.
-hdrs() {
-	{
-		printf 'Content-Type: %s\n' "$2"
-		printf 'Request-ID: %s\n' "t-pccs-$RANDOM"
-		[ $# -ge 4 ] && printf '%s: %s\n' "$3" "$(cat "$4")"
-	} >"$1"
-}
-
 H=$T/hdrs
 mkdir -p "$H"
+HDRS_REQUEST_ID=t-pccs
 hdrs "$H/tdx_tcb" application/json TCB-Info-Issuer-Chain "$IV/tdx_tcb_info.TCB-Info-Issuer-Chain.txt"
 hdrs "$H/sgx_tcb" application/json TCB-Info-Issuer-Chain "$IV/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt"
 hdrs "$H/tdx_qe" application/json SGX-Enclave-Identity-Issuer-Chain \
@@ -81,10 +58,6 @@ good_upstream() {
 	dir_put "$1" "$U_ROOT_CRL" 200 "$IV/IntelSGXRootCA.crl.hex" "$H/root_crl"
 }
 
-# get PATH OUT: GET from stapled; HTTP_CODE set, headers in OUT.hdr.
-get() {
-	HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1")
-}
 hexfile() { od -An -v -tx1 "$1" | tr -d ' \n'; }
 
 # ---- the TDX verifier's sequence, warmed through stapled -------------------------

@@ -23,34 +23,12 @@ done
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
 fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
 STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
-ctl() {
-	$STAPLED_WRAP "$CTL" "$@" >"$T/ctl.out" 2>&1
-	CTL_RC=$?
-}
-list_of() { $STAPLED_WRAP "$CTL" -C "$1" list 2>&1 | awk '{ $7 = ""; print }'; }
 
 V4=/sgx/certification/v4
 TDX4=/tdx/certification/v4
 
-dir_put() {
-	mkdir -p "$1"; touch "$1/index"
-	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
-	mv "$1/index.new" "$1/index"
-}
-dir_hits() {
-	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true
-	else echo 0; fi
-}
-hdrs() {
-	{
-		printf 'Content-Type: %s\n' "$2"
-		[ $# -ge 4 ] && printf '%s: %s\n' "$3" "$(cat "$4")"
-	} >"$1"
-}
 # pct: a PEM chain percent-encoded as PCS sends it in a header.
 pct() { awk -v ORS= '{ gsub(/ /, "%20"); gsub(/\+/, "%2B"); gsub(/\//, "%2F"); gsub(/=/, "%3D"); print $0 "%0A" }' "$@"; }
-get() { HTTP_CODE=$(curl -s -m 20 -o "$2" -D "$2.hdr" -w '%{http_code}' "$SURL$1"); }
 
 # The teepot wrappers' bodies and chains, as PCS serves them (made at test time).
 A=$T/answers; H=$T/hdrs
@@ -186,7 +164,6 @@ stapled_stop
 
 # ---- the same swaps inside a bundle: verify and import reject them with the reason --------
 
-hexstr() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
 ctl -C "$T/c_b" export --out "$T/b.jsonl"
 check_eq "export: exit 0" 0 "$CTL_RC"
 check_eq "export: 7 PCCS entries" 7 "$(grep -c '"kind":"pccs"' "$T/b.jsonl")"
@@ -202,18 +179,6 @@ swap_into() {
 	[ -n "$_to" ] && [ -n "$_from" ] || die "no entry for $2 or $3 in the bundle"
 	printf '%s\n' "$_to" | jq -c --arg r "$(fld "$_from" response)" \
 	    --arg h "$(fld "$_from" headers)" '.response = $r | .headers = $h' | seal "$1"
-}
-seal() {
-	local _n
-	{
-		printf '{"type":"header","format":"stapled-bundle","version":1,"created":"2025-06-01T00:00:00Z","generator":"t_pccs_swap"}\n'
-		cat
-	} >"$1.body"
-	_n=$(grep -c '"type":"entry"' "$1.body")
-	cp "$1.body" "$1"
-	printf '{"type":"end","entries":%d,"sha256":"%s"}\n' "$_n" \
-	    "$(sha256sum "$1.body" | cut -d' ' -f1)" >>"$1"
-	rm -f "$1.body"
 }
 swap_into "$T/x_crl.jsonl" "$V4/pckcrl?ca=platform&encoding=der" "$V4/pckcrl?ca=processor&encoding=der"
 swap_into "$T/x_nums.jsonl" "$V4/tcbevaluationdatanumbers" "$TDX4/tcbevaluationdatanumbers"

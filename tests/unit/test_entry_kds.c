@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "entry/kds.h"
+#include "tv.h"
 
 /* 2025-06-01T00:00:00Z: inside every vector's window, Milan's and Genoa's CRLs included. */
 #define T_2025_06_01	1748736000
@@ -34,23 +35,11 @@ struct buf {
 static struct buf
 load(const char *name)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-	struct buf	 b = { NULL, 0 };
-	FILE		*f;
-	long		 n;
+	char		rel[TV_REL_BYTES];
+	struct buf	b;
 
-	snprintf(path, sizeof(path), "%s/tests/vectors/amd/%s", top ? top : ".",
-	    name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open (set top_srcdir)", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	assert_non_null(b.p = malloc((size_t)n + 1));
-	assert_int_equal(fread(b.p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	b.len = (size_t)n;
+	snprintf(rel, sizeof(rel), "/tests/vectors/amd/%s", name);
+	b.p = tv_src(rel, &b.len);
 	return b;
 }
 

@@ -17,6 +17,7 @@
 #include "attest/ocsp.h"
 #include "entry/entry.h"
 #include "entry/ocsp.h"
+#include "tv.h"
 
 #define SKEW_S		300
 #define PEM_MAX_BYTES	(1 << 16)
@@ -49,24 +50,11 @@ sh(const char *fmt, ...)
 static uint8_t *
 slurp(const char *name, size_t *len)
 {
-	char	 path[1024];
-	FILE	*f;
-	uint8_t	*buf;
-	long	 n;
+	char	path[TV_REL_BYTES];
 
 	snprintf(path, sizeof(path), "%s%s%s", name[0] == '/' ? "" : dir,
 	    name[0] == '/' ? "" : "/", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	assert_non_null(buf = malloc((size_t)n));
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tv_file(path, len);
 }
 
 static void

@@ -19,6 +19,7 @@
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "tv.h"
 
 #define VEC		"/tests/vectors/nvidia/"
 #define SDK_EV		VEC "attestation-sdk/serialized_test_evidence/"
@@ -75,33 +76,13 @@ static const struct want {
 static uint8_t *
 load_abs(const char *path, size_t *len)
 {
-	uint8_t	*buf;
-	FILE	*f;
-	long	 n;
-
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open (set top_srcdir)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tv_file(path, len);
 }
 
 static uint8_t *
 load(const char *rel, size_t *len)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-
-	snprintf(path, sizeof(path), "%s%s", top ? top : ".", rel);
-	return load_abs(path, len);
+	return tv_src(rel, len);
 }
 
 static void

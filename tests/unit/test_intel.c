@@ -18,6 +18,7 @@
 
 #include "attest/intel.h"
 #include "attest/vendor_roots.h"
+#include "tv.h"
 
 #define VEC_DIR	"/tests/vectors/intel/"
 
@@ -43,24 +44,11 @@ struct buf {
 static struct buf
 load(const char *name)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-	struct buf	 b;
-	FILE		*f;
-	long		 n;
+	char		rel[TV_REL_BYTES];
+	struct buf	b;
 
-	snprintf(path, sizeof(path), "%s" VEC_DIR "%s", top ? top : ".", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open (set top_srcdir)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	b.len = (size_t)n;
-	assert_non_null(b.p = malloc(b.len + 1));
-	assert_int_equal(fread(b.p, 1, b.len, f), b.len);
-	b.p[b.len] = '\0';
-	fclose(f);
+	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
+	b.p = tv_src(rel, &b.len);
 	return b;
 }
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "attest/ocsp.h"
+#include "tv.h"
 
 #define VEC_DIR	"/tests/vectors/nvidia/derived/ocsp_requests/"
 
@@ -66,26 +67,10 @@ static const struct vector {
 static uint8_t *
 load(const char *name, size_t *len)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-	FILE		*f;
-	uint8_t		*buf;
-	long		 n;
+	char	rel[TV_REL_BYTES];
 
-	snprintf(path, sizeof(path), "%s" VEC_DIR "%s", top ? top : ".", name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("%s: cannot open (set top_srcdir)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
+	return tv_src(rel, len);
 }
 
 static void

@@ -22,6 +22,7 @@
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "tv.h"
 
 /*
  * Fixtures: tests/pki/mkpki.sh makes the PKI in a fresh directory under
@@ -50,24 +51,10 @@ sh(const char *fmt, ...)
 static uint8_t *
 slurp(const char *name, size_t *len)
 {
-	char	 path[1024];
-	FILE	*f;
-	uint8_t	*buf;
-	long	 n;
+	char	path[TV_REL_BYTES];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tv_file(path, len);
 }
 
 /* A PEM file into t's anchors or pool, as stapled and staplectl read them (attest/ takes bytes only). */

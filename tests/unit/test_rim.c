@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 
 #include "attest/rim.h"
+#include "tv.h"
 
 #define VEC		"/tests/vectors/nvidia/"
 #define DRIVER_XML	VEC "attestation-sdk/testdata/NV_GPU_DRIVER_GH100_550.144.03.xml"
@@ -36,26 +37,7 @@ static struct rim_trust	*trust;
 static uint8_t *
 load(const char *rel, size_t *len)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-	uint8_t		*buf;
-	FILE		*f;
-	long		 n;
-
-	snprintf(path, sizeof(path), "%s%s", top ? top : ".", rel);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("%s: cannot open (set top_srcdir)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tv_src(rel, len);
 }
 
 /* The RIM service's JSON around a document, built here as NVIDIA builds it. */

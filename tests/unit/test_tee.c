@@ -12,28 +12,15 @@
 #include <cmocka.h>
 
 #include "tools/tee.h"
+#include "tv.h"
 
 static uint8_t *
 slurp(const char *rel, size_t *len)
 {
-	const char	*top = getenv("top_srcdir");
-	char		 path[4096];
-	uint8_t		*buf;
-	FILE		*f;
-	long		 n;
+	char	path[TV_REL_BYTES];
 
-	snprintf(path, sizeof(path), "%s/%s", top ? top : ".", rel);
-	if ((f = fopen(path, "rb")) == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	snprintf(path, sizeof(path), "/%s", rel);
+	return tv_src_try(path, len);
 }
 
 static void

@@ -170,7 +170,7 @@ int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 
 /*
- * tools/staplectl_collateral.c: Intel PCS/PCCS and AMD KDS entries, by
+ * tools/staplectl_check.c: Intel PCS/PCCS and AMD KDS entries, by
  * entry/pccs.c's and entry/kds.c's rules. A PCCS entry whose stored
  * counterpart has a newer tcbEvaluationDataNumber sets c->keep_stored.
  */
@@ -178,6 +178,20 @@ int	ctl_check_pccs(struct ctl *, const struct bundle_entry *, time_t now,
 	    struct ctl_check *c);
 int	ctl_check_kds(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+/*
+ * The same, with what the entry's rules parsed and admitted (for show):
+ * the request into r and the verdict's details into ad. 1 when the entry
+ * passes, else 0 with the reason in c.
+ */
+struct pccs_req;
+struct pccs_admitted;
+struct kds_req;
+struct kds_admit;
+int	ctl_pccs_verify(const struct bundle_entry *, time_t now,
+	    struct ctl_check *c, struct pccs_req *r, struct pccs_admitted *ad);
+int	ctl_kds_verify(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, struct ctl_check *c,
+	    struct kds_req *r, struct kds_admit *ad);
 struct json_t;
 
 /* staplectl_util.c: mark c refused with the reason fmt says; returns 0 (c->ok) for a tail call. */

@@ -1,4 +1,4 @@
-/* staplectl and Intel PCS/PCCS and AMD KDS entries: verified by the daemon's rules, shown, named from quotes and SNP reports, fetched. */
+/* staplectl and Intel PCS/PCCS and AMD KDS entries: shown, named from quotes and SNP reports, fetched. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -47,188 +47,6 @@ header_value(const uint8_t *h, size_t len, const char *name)
 		return strndup(v, (size_t)(eol - v));
 	}
 	return NULL;
-}
-
-/* The entry's request as a string, if it is printable text. */
-static int
-request_path(const struct bundle_entry *e, char *buf, size_t len)
-{
-	size_t	i;
-
-	if (e->request == NULL || e->request_len == 0 || e->request_len >= len)
-		return -1;
-	for (i = 0; i < e->request_len; i++)
-		if (e->request[i] < 0x21 || e->request[i] > 0x7e)
-			return -1;
-	memcpy(buf, e->request, e->request_len);
-	buf[e->request_len] = '\0';
-	return 0;
-}
-
-/* ---- PCCS: every rule is entry/pccs.c's ------------------------------------ */
-
-/* The entry's request, key and answer, judged as the daemon judges an upstream's. */
-static int
-pccs_verify(const struct bundle_entry *e, time_t now, struct ctl_check *c,
-    struct pccs_req *r, struct pccs_admitted *ad)
-{
-	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	char		 path[TEE_PATH_MAX];
-	const char	*perr;
-	size_t		 klen;
-
-	memset(ad, 0, sizeof(*ad));
-	memset(r, 0, sizeof(*r));
-	r->kind = INTEL_KIND_MAX;
-	if (request_path(e, path, sizeof(path)) == -1)
-		return ctl_reject(c, "request: not an Intel PCS path");
-	if (pccs_parse_stored(path, r, &perr) == -1)
-		return ctl_reject(c, "request: %s: %.160s", perr, path);
-	if (pccs_key(path, key, &klen) == -1 || klen != e->klen ||
-	    memcmp(key, e->key, klen) != 0)
-		return ctl_reject(c, "key: the entry's key is not its request's "
-		    "(swapped or edited entry)");
-	/* No stored entry here: a newer stored one is kept, not a failure (below). */
-	if (pccs_admit_kept(r, e->response, e->response_len, e->headers,
-	    e->headers_len, NULL, now, ad) != ENTRY_STORE)
-		return ctl_reject(c, "%s", ad->why);
-	c->ok = 1;
-	c->meta.kind = ad->meta.kind;
-	c->meta.this_update = ad->meta.this_update;
-	c->meta.next_update = ad->meta.next_update;
-	c->meta.produced_at = ad->meta.produced_at;
-	c->meta.status = ad->meta.status;
-	c->meta.flags |= ad->meta.flags;
-	return 1;
-}
-
-/* 1 when the cache holds this key with a newer answer (entry/pccs.c's rule). */
-static int
-pccs_stored_is_newer(struct ctl *ctl, const struct bundle_entry *e,
-    const struct pccs_req *r, const struct intel_result *cand)
-{
-	struct entry_stored	 st;
-	struct cache_body	 b;
-
-	memset(&st, 0, sizeof(st));
-	if (ctl->cache == NULL || cache_get(ctl->cache, CACHE_KIND_PCCS, e->key,
-	    e->klen, &st.meta, &b) != 1)
-		return 0;
-	/* Borrowed until the next cache call; the rule makes none. */
-	st.body = b.response;
-	st.body_len = b.response_len;
-	st.headers = b.headers;
-	st.headers_len = b.headers_len;
-	return pccs_older_than_stored(r, cand, &st);
-}
-
-int
-ctl_check_pccs(struct ctl *ctl, const struct bundle_entry *e, time_t now,
-    struct ctl_check *c)
-{
-	struct pccs_req		r;
-	struct pccs_admitted	ad;
-
-	if (!pccs_verify(e, now, c, &r, &ad))
-		return 0;
-	if (pccs_stored_is_newer(ctl, e, &r, &ad.r))
-		c->keep_stored = 1;
-	return 1;
-}
-
-/* ---- KDS ---------------------------------------------------------------- */
-
-/*
- * The product's cert_chain for a VCEK, as found here: the bundle's, else
- * the cache's (a copy in *pem, freed by the caller), else none (chain->pem
- * NULL: kds_admit takes the compiled-in one). *from names it for messages.
- */
-static void
-kds_chain_for(struct ctl *ctl, struct ctl_trust *t, const struct kds_req *r,
-    struct kds_chain *chain, uint8_t **pem, const char **from)
-{
-	struct kds_req		 cr;
-	struct cache_body	 b;
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	size_t			 i, n;
-
-	memset(chain, 0, sizeof(*chain));
-	*pem = NULL;
-	*from = "the built-in";
-	kds_chain_req(r, &cr);
-	if (kds_key(&cr, key, &n) == -1)
-		return;
-	for (i = 0; t != NULL && i < t->npeers; i++)
-		if (t->peers[i].kind == CACHE_KIND_KDS && t->peers[i].klen == n &&
-		    memcmp(t->peers[i].key, key, n) == 0 &&
-		    t->peers[i].response_len > 0) {
-			chain->pem = t->peers[i].response;
-			chain->len = t->peers[i].response_len;
-			*from = "the bundle's";
-			return;
-		}
-	/* A copy: the cache's bytes live only until its next read. */
-	if (ctl->cache != NULL && cache_get(ctl->cache, CACHE_KIND_KDS, key, n,
-	    NULL, &b) == 1 && b.response_len > 0 &&
-	    (*pem = malloc(b.response_len)) != NULL) {
-		memcpy(*pem, b.response, b.response_len);
-		chain->pem = *pem;
-		chain->len = b.response_len;
-		*from = "the cache's";
-	}
-}
-
-/* The entry's request, parsed and keyed as entry/kds.c says, then admitted. */
-static int
-kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
-    time_t now, struct ctl_check *c, struct kds_req *r, struct kds_admit *ad)
-{
-	struct entry_answer	 ans;
-	struct kds_chain	 chain;
-	char			 path[KDS_PATH_MAX];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem = NULL;
-	const char		*perr, *from = "";
-	size_t			 klen;
-
-	memset(ad, 0, sizeof(*ad));
-	if (request_path(e, path, sizeof(path)) == -1)
-		return ctl_reject(c, "request: not an AMD KDS path");
-	if (kds_parse_canon(path, r, &perr) == -1)
-		return ctl_reject(c, "request: %s: %.160s", perr, path);
-	if (kds_key(r, key, &klen) == -1 || e->klen != klen ||
-	    memcmp(e->key, key, klen) != 0)
-		return ctl_reject(c, "key: the entry's key is not its request's "
-		    "(swapped or edited entry)");
-	memset(&ans, 0, sizeof(ans));
-	ans.body = e->response;
-	ans.body_len = e->response_len;
-	if (r->what == KDS_VEK)
-		kds_chain_for(ctl, t, r, &chain, &pem, &from);
-	/* A bundle's entry replaces the store's, whatever it holds: no stored rule. */
-	kds_admit(r, &ans, NULL, r->what == KDS_VEK ? &chain : NULL, now, ad);
-	free(pem);
-	if (ad->verdict != ENTRY_STORE)
-		return ctl_reject(c, "%s%s%s%s", ad->reason, r->what == KDS_VEK ?
-		    " (against " : "", r->what == KDS_VEK ? (ad->builtin_chain ?
-		    "the built-in" : from) : "", r->what == KDS_VEK ?
-		    " cert_chain)" : "");
-	c->ok = 1;
-	c->meta.kind = CACHE_KIND_KDS;
-	c->meta.this_update = ad->meta.this_update;
-	c->meta.produced_at = ad->meta.produced_at;
-	c->meta.next_update = ad->meta.next_update;
-	c->meta.flags |= ad->meta.flags;
-	return 1;
-}
-
-int
-ctl_check_kds(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
-    time_t now, struct ctl_check *c)
-{
-	struct kds_req		r;
-	struct kds_admit	ad;
-
-	return kds_verify(ctl, t, e, now, c, &r, &ad);
 }
 
 /* ---- show ---------------------------------------------------------------- */
@@ -283,7 +101,7 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 		json_object_set_new(o, "request", json_stringn((const char *)
 		    e.request, e.request_len));
 	if (ent->kind == CACHE_KIND_PCCS) {
-		ok = pccs_verify(&e, ctl->now, &c, &pr, &pa);
+		ok = ctl_pccs_verify(&e, ctl->now, &c, &pr, &pa);
 		ir = &pa.r;
 		if ((ir->verdict == INTEL_OK || ok) && pr.kind < INTEL_KIND_MAX) {
 			json_object_set_new(o, "intel_kind",
@@ -306,7 +124,7 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			ctl_put_time(o, "next_update", ir->next_update);
 		}
 	} else {
-		ok = kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
+		ok = ctl_kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
 		if (ok) {
 			json_object_set_new(o, "product",
 			    json_string(amd_product_str[kr.product]));

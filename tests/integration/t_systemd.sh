@@ -85,12 +85,17 @@ check "STOPPING=1 sent" grep -q 'STOPPING=1' "$T/act.notify"
 
 # ---- 3. the default listen is not bound beside passed sockets ---------------
 P3=$(free_port)
-bg_start BPID "$T/def.log" systemd-socket-activate -l "127.0.0.1:$P3" -- \
-    "$STAPLED" --cache-dir "$T/c3"
+bg_start BPID "$T/def.log" systemd-socket-activate -l "127.0.0.1:$P3" \
+    -l "$T/s.sock" -- "$STAPLED" --cache-dir "$T/c3"
 code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P3/healthz")
-check_eq "without listen: served on the passed socket" 200 "$code"
+check_eq "without listen: served on the passed TCP socket" 200 "$code"
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$T/s.sock" \
+    http://localhost/healthz)
+check_eq "without listen: served on the passed Unix socket" 200 "$code"
+check "the passed Unix socket's path is logged" \
+    grep -q "listening on unix:$T/s.sock (passed socket)" "$T/def.log"
 check "without listen: the default address is not bound" \
-    grep -q 'serving on the 1 passed socket(s) only' "$T/def.log"
+    grep -q 'serving on the 2 passed socket(s) only' "$T/def.log"
 bg_kill "$BPID" TERM
 
 # A passed socket that is not listening: refused with a clear message.

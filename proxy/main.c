@@ -550,8 +550,9 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	if (d->stopping)
 		return;
 	d->reload_gen++;
-	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld",
-	    (long long)NOTIFY_EXTEND_TIMEOUT_US);
+	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld%s",
+	    (long long)NOTIFY_EXTEND_TIMEOUT_US,
+	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
 	if (reload_apply(d, err, sizeof(err)) == -1) {
 		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
 		    err);
@@ -851,8 +852,12 @@ main(int argc, char **argv)
 	    (d.cache_dir = strdup(cfg->cache_dir)) == NULL)
 		fatal("cannot create the event loop");
 	notify_init();
-	/* Checking and opening a large store, loading the trust files. */
-	notify_send("EXTEND_TIMEOUT_USEC=%lld", (long long)NOTIFY_EXTEND_TIMEOUT_US);
+	/*
+	 * Checking and opening a large store, loading the trust files: more
+	 * time to start, and a ping, since the watchdog already runs.
+	 */
+	notify_send("EXTEND_TIMEOUT_USEC=%lld%s", (long long)NOTIFY_EXTEND_TIMEOUT_US,
+	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
 	if (store_open(&d, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);

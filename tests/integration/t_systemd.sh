@@ -67,7 +67,9 @@ assert "WATCHDOG=1 about every half second ($((w1 - w0)) in 3 s)" \
 kill -STOP "$APID"
 sleep 0.3; s0=$(nsent act 'WATCHDOG=1'); sleep 2; s1=$(nsent act 'WATCHDOG=1')
 kill -CONT "$APID"
-check_eq "a stopped event loop sends no WATCHDOG=1 (what WatchdogSec= catches)" 0 "$((s1 - s0))"
+# At most one late datagram from before the stop (a running loop sends 4).
+assert "a stopped event loop sends no WATCHDOG=1, what WatchdogSec= catches ($((s1 - s0)) in 2 s)" \
+    '[ $((s1 - s0)) -le 1 ]'
 sleep 1.5; s2=$(nsent act 'WATCHDOG=1')
 assert "after SIGCONT the pings resume ($((s2 - s1)) in 1.5 s)" '[ $((s2 - s1)) -ge 1 ]'
 
@@ -85,15 +87,21 @@ check "STOPPING=1 sent" grep -q 'STOPPING=1' "$T/act.notify"
 
 # ---- 3. the default listen is not bound beside passed sockets ---------------
 P3=$(free_port)
+# A Unix socket path has at most 107 bytes: a deep build tree uses /tmp.
+USOCK=$T/s.sock
+[ ${#USOCK} -lt 100 ] || {
+	USOCK=$(mktemp -d)/s.sock
+	trap '_rc=$?; rm -rf "${USOCK%/s.sock}"; (exit $_rc); it_cleanup' EXIT
+}
 bg_start BPID "$T/def.log" systemd-socket-activate -l "127.0.0.1:$P3" \
-    -l "$T/s.sock" -- "$STAPLED" --cache-dir "$T/c3"
+    -l "$USOCK" -- "$STAPLED" --cache-dir "$T/c3"
 code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P3/healthz")
 check_eq "without listen: served on the passed TCP socket" 200 "$code"
-code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$T/s.sock" \
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$USOCK" \
     http://localhost/healthz)
 check_eq "without listen: served on the passed Unix socket" 200 "$code"
 check "the passed Unix socket's path is logged" \
-    grep -q "listening on unix:$T/s.sock (passed socket)" "$T/def.log"
+    grep -q "listening on unix:$USOCK (passed socket)" "$T/def.log"
 check "without listen: the default address is not bound" \
     grep -q 'serving on the 2 passed socket(s) only' "$T/def.log"
 bg_kill "$BPID" TERM

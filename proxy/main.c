@@ -848,9 +848,10 @@ main(int argc, char **argv)
 		gen_unref(probe);
 		return probe ? 0 : 1;
 	}
-	if ((d.base = event_base_new()) == NULL ||
-	    (d.cache_dir = strdup(cfg->cache_dir)) == NULL)
+	if ((d.base = event_base_new()) == NULL)
 		fatal("cannot create the event loop");
+	if ((d.cache_dir = strdup(cfg->cache_dir)) == NULL)
+		fatal("out of memory");
 	notify_init();
 	/*
 	 * Checking and opening a large store, loading the trust files: more

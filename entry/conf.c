@@ -128,6 +128,7 @@ config_free(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	strlist_free(cfg->listen, cfg->nlisten);
+	strlist_free(cfg->admin_listen, cfg->nadmin_listen);
 	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
 	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
@@ -641,6 +642,11 @@ static const struct cfg_key root_keys[] = {
 	{ "listen", CFG_T_LIST, CFG_IN(CFG_ROOT), offsetof(struct config, listen),
 	    .noff = offsetof(struct config, nlisten), .check = listen_check,
 	    .def_s = { [CFG_ROOT] = CONFIG_DEFAULT_LISTEN } },
+	/* where /metrics, /healthz and /readyz are served, and only there */
+	{ "admin_listen", CFG_T_LIST, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, admin_listen),
+	    .noff = offsetof(struct config, nadmin_listen),
+	    .check = listen_check },
 	{ "cache_dir", CFG_T_STR, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, cache_dir),
 	    .def_s = { [CFG_ROOT] = CONFIG_DEFAULT_CACHE_DIR } },
@@ -1444,28 +1450,40 @@ timeout_check(long v, const char *name, char *err, size_t errlen)
 	return -1;
 }
 
-/* The top level's values, as the flags may have changed them. */
+/* listen or admin_listen: at most CONFIG_MAX_LISTEN HOST:PORT entries. */
 static int
-root_validate(const struct config *cfg, char *err, size_t errlen)
+addr_list_validate(const char *key, char *const *list, size_t n, char *err,
+    size_t errlen)
 {
 	char	r[CONFIG_REASON_BYTES], q[CONFIG_QUOTE_BYTES];
 	size_t	i;
 
+	if (n > CONFIG_MAX_LISTEN) {
+		snprintf(err, errlen, "%s: %zu addresses, at most %d", key, n,
+		    CONFIG_MAX_LISTEN);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (listen_check(list[i], r, sizeof(r)) == -1) {
+			snprintf(err, errlen, "%s[%zu]: \"%s\": %s", key, i,
+			    quote(q, sizeof(q), list[i]), r);
+			return -1;
+		}
+	return 0;
+}
+
+/* The top level's values, as the flags may have changed them. */
+static int
+root_validate(const struct config *cfg, char *err, size_t errlen)
+{
 	if (cfg->nlisten == 0) {
 		snprintf(err, errlen, "listen: at least one address is required");
 		return -1;
 	}
-	if (cfg->nlisten > CONFIG_MAX_LISTEN) {
-		snprintf(err, errlen, "listen: %zu addresses, at most %d",
-		    cfg->nlisten, CONFIG_MAX_LISTEN);
+	if (addr_list_validate("listen", cfg->listen, cfg->nlisten, err,
+	    errlen) == -1 || addr_list_validate("admin_listen",
+	    cfg->admin_listen, cfg->nadmin_listen, err, errlen) == -1)
 		return -1;
-	}
-	for (i = 0; i < cfg->nlisten; i++)
-		if (listen_check(cfg->listen[i], r, sizeof(r)) == -1) {
-			snprintf(err, errlen, "listen[%zu]: \"%s\": %s", i,
-			    quote(q, sizeof(q), cfg->listen[i]), r);
-			return -1;
-		}
 	if (cfg->cache_dir == NULL || cfg->cache_dir[0] == '\0') {
 		snprintf(err, errlen, "cache_dir: must not be empty");
 		return -1;

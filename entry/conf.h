@@ -17,7 +17,7 @@
 #define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
 #define CONFIG_MAX_TIMEOUT_S			3600
 #define CONFIG_MAX_CONNECTIONS			1048576
-/* Addresses in `listen` (systemd's sockets are not counted); http.c binds at most this many. */
+/* Addresses in `listen`, and in `admin_listen` (systemd's sockets are not counted). */
 #define CONFIG_MAX_LISTEN			16
 /* Concurrent upstream transfers per service (design.md 8.5). */
 #define CONFIG_DEFAULT_UPSTREAM_INFLIGHT	32
@@ -86,6 +86,8 @@ struct config_service {
 struct config {
 	char			**listen;	/* "HOST:PORT", IPv6 as "[::1]:8090" */
 	size_t			 nlisten;
+	char			**admin_listen;	/* ops endpoints only there; none: everywhere */
+	size_t			 nadmin_listen;
 	char			*cache_dir;
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */

@@ -43,7 +43,8 @@
  * byte), and the number of clients by max_connections.
  */
 
-#define HTTP_MAX_LISTENERS	CONFIG_MAX_LISTEN
+/* listen, admin_listen and the sockets systemd passes, each up to CONFIG_MAX_LISTEN. */
+#define HTTP_MAX_LISTENERS	(3 * CONFIG_MAX_LISTEN)
 /* The interim answer to Expect: 100-continue (RFC 9110 10.1.1). */
 #define HTTP_CONTINUE		"HTTP/1.1 100 Continue\r\n\r\n"
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
@@ -104,6 +105,8 @@ struct listener {
 	struct evconnlistener	*lev;
 	unsigned		 flags;		/* HTTP_LISTEN_* */
 	char			 name[HTTP_LISTEN_NAME_BYTES];	/* for logs */
+	int			 adopted;	/* passed, not bound here */
+	struct sockaddr_storage	 ss;		/* adopted: its address */
 };
 
 struct http {
@@ -865,6 +868,49 @@ listen_addr(const char *listen, struct sockaddr_storage *ss, int *sslen,
 	return 0;
 }
 
+/* The same TCP address and port (a wildcard is not the same as an address). */
+static int
+same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in	*a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6	*a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return a6->sin6_port == b6->sin6_port &&
+		    a6->sin6_scope_id == b6->sin6_scope_id &&
+		    memcmp(&a6->sin6_addr, &b6->sin6_addr,
+		    sizeof(a6->sin6_addr)) == 0;
+	return 0;
+}
+
+/*
+ * A configured address that a passed socket already listens on is served
+ * by that socket (binding it again would fail with EADDRINUSE); the
+ * entry's flags are added to it. 1 when so.
+ */
+static int
+served_by_adopted(struct http *h, const struct http_listen *spec,
+    const struct sockaddr_storage *ss)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nlis; i++) {
+		if (!h->lis[i].adopted || !same_addr(&h->lis[i].ss, ss))
+			continue;
+		h->lis[i].flags |= spec->flags;
+		log_info("listen %s: served by the passed socket %s%s", spec->addr,
+		    h->lis[i].name, (spec->flags & HTTP_LISTEN_ADMIN) ?
+		    ", now an admin listener" : "");
+		return 1;
+	}
+	return 0;
+}
+
 int
 http_add_listener(struct http *h, const struct http_listen *spec, char *err,
     size_t errlen)
@@ -886,12 +932,19 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 		snprintf(l->name, sizeof(l->name), "%s", spec->name != NULL ?
 		    spec->name : "passed socket");
 		evutil_make_socket_nonblocking(spec->fd);
+		l->adopted = 1;
+		sslen = sizeof(l->ss);
+		if (getsockname(spec->fd, (struct sockaddr *)&l->ss,
+		    (socklen_t *)&sslen) == -1)
+			l->ss.ss_family = AF_UNSPEC;
 		l->lev = evconnlistener_new(h->base, accept_cb, h, opts, -1,
 		    spec->fd);
 	} else {
 		snprintf(l->name, sizeof(l->name), "%s", spec->addr);
 		if (listen_addr(spec->addr, &ss, &sslen, err, errlen) == -1)
 			return -1;
+		if (served_by_adopted(h, spec, &ss))
+			return 0;
 		l->lev = evconnlistener_new_bind(h->base, accept_cb, h,
 		    opts | LEV_OPT_REUSEABLE, HTTP_LISTEN_BACKLOG,
 		    (struct sockaddr *)&ss, sslen);
@@ -905,8 +958,9 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 	if (!h->lis_enabled)
 		evconnlistener_disable(l->lev);
 	h->nlis++;
-	log_info("listening on %s%s", l->name,
-	    (l->flags & HTTP_LISTEN_ADMIN) ? " (admin)" : "");
+	log_info("listening on %s%s%s", l->name, l->adopted ?
+	    " (passed socket)" : "", (l->flags & HTTP_LISTEN_ADMIN) ?
+	    " (admin)" : "");
 	return 0;
 }
 

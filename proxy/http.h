@@ -55,9 +55,11 @@ struct http_listen {
 /*
  * Add a listener (every one shares max_connections and the deadlines).
  * An adopted fd belongs to the server once this returns 0 (http_free
- * closes it); on -1 it stays the caller's. Returns 0, or -1 with err
- * naming the address (not HOST:PORT, not of this host, cannot bind or
- * adopt) or the limit of listeners.
+ * closes it); on -1 it stays the caller's. An address equal to that of a
+ * socket adopted before (same family, address and port) is not bound
+ * again: that socket serves it and gains spec's flags (0 is returned).
+ * Returns 0, or -1 with err naming the address (not HOST:PORT, not of
+ * this host, cannot bind or adopt) or the limit of listeners.
  */
 int		 http_add_listener(struct http *, const struct http_listen *,
 		    char *err, size_t errlen);

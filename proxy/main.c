@@ -16,19 +16,20 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
+#include "cache/daemon.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "proxy/activate.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/notify.h"
 #include "proxy/refresh.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
+#include "proxy/status.h"
 
 #define SHUTDOWN_POLL_MS	50
 #define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
@@ -43,6 +44,8 @@ struct cli {
 	int		 log_level;
 	char		*listen[MAX_FLAG_VALUES];
 	size_t		 nlisten;
+	char		*admin_listen[MAX_FLAG_VALUES];
+	size_t		 nadmin_listen;
 	const char	*cache_dir;
 	char		*upstreams[MAX_FLAG_VALUES];
 	size_t		 nupstreams;
@@ -76,13 +79,19 @@ struct daemon {
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
+	int			 listen_default;	/* neither file nor flag set listen */
+	unsigned long		 reload_gen;	/* SIGHUPs handled */
+	char			*cache_dir;	/* in use until a restart */
 };
+
+static void	send_status(struct daemon *, const char *head);
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: stapled [-f config.json] [-n] [-d] [-v] [--listen HOST:PORT]...\n"
+	    "               [--admin-listen HOST:PORT]...\n"
 	    "               [--cache-dir DIR] [--ocsp-upstream URL]...\n"
 	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
 	    "               [--rim-upstream URL]... [--pccs-upstream URL]...\n"
@@ -92,6 +101,8 @@ usage(FILE *f)
 	    "  -n                        check the configuration and exit\n"
 	    "  -d                        debug logging; -v more detail still\n"
 	    "  --listen HOST:PORT        address to serve on (repeatable; default %s)\n"
+	    "  --admin-listen HOST:PORT  serve /metrics, /healthz, /readyz there only\n"
+	    "                            (repeatable; default: on every listener)\n"
 	    "  --cache-dir DIR           LMDB cache directory (default %s)\n"
 	    "  --ocsp-upstream URL       OCSP responder, in failover order (repeatable;\n"
 	    "                            default %s)\n"
@@ -123,9 +134,10 @@ static int
 parse_cli(int argc, char **argv, struct cli *c)
 {
 	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
-	    O_KDS };
+	    O_KDS, O_ADMIN };
 	static const struct option	opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "admin-listen", required_argument, NULL, O_ADMIN },
 		{ "cache-dir", required_argument, NULL, O_CACHE },
 		{ "ocsp-upstream", required_argument, NULL, O_UP },
 		{ "ocsp-anchor", required_argument, NULL, O_ANCHOR },
@@ -157,6 +169,9 @@ parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case O_LISTEN:
 			rv |= push(c->listen, &c->nlisten, optarg);
+			break;
+		case O_ADMIN:
+			rv |= push(c->admin_listen, &c->nadmin_listen, optarg);
 			break;
 		case O_CACHE:
 			c->cache_dir = optarg;
@@ -222,7 +237,6 @@ set_upstreams(struct config_service *svc, const char *flag, char *const *urls,
 	return -1;
 }
 
-/* Defaults, then the file, then the flags. Returns a complete config or NULL. */
 /*
  * -n: a map_size_mb over the free space of the cache directory (or of its
  * nearest existing parent) is worth a warning, not an error: the map is a
@@ -255,16 +269,25 @@ check_disk(const struct config *cfg)
 		    cfg->map_size >> 20, free_b >> 20, dir);
 }
 
+/*
+ * Defaults, then the file, then the flags. Returns a complete config or
+ * NULL with err. *listen_default (when not NULL): whether `listen` is
+ * still the default list, set by neither the file nor a flag (both
+ * replace the list, so its pointer tells).
+ */
 static struct config *
-load_config(const struct cli *c, char *err, size_t errlen)
+load_config(const struct cli *c, int *listen_default, char *err,
+    size_t errlen)
 {
 	struct config	*cfg;
+	char		**deflist;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	config_defaults(cfg);
+	deflist = cfg->listen;
 	if (c->config_path != NULL &&
 	    config_load_file(cfg, c->config_path, err, errlen) == -1)
 		goto fail;
@@ -273,6 +296,11 @@ load_config(const struct cli *c, char *err, size_t errlen)
 	if (c->nlisten > 0 &&
 	    config_set_strlist(&cfg->listen, &cfg->nlisten, c->listen, c->nlisten) == -1)
 		goto oom;
+	if (c->nadmin_listen > 0 && config_set_strlist(&cfg->admin_listen,
+	    &cfg->nadmin_listen, c->admin_listen, c->nadmin_listen) == -1)
+		goto oom;
+	if (listen_default != NULL)
+		*listen_default = cfg->listen == deflist;
 	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
 		goto oom;
 	if (set_upstreams(&cfg->ocsp, "--ocsp-upstream", c->upstreams,
@@ -385,8 +413,10 @@ record_health(evutil_socket_t fd, short what, void *arg)
 		free(text);
 	}
 	json_decref(root);
-	if (!d->stopping)
+	if (!d->stopping) {
+		send_status(d, "");
 		evtimer_add(d->health_ev, &tv);
+	}
 }
 
 static void
@@ -400,14 +430,18 @@ on_term(evutil_socket_t sig, short what, void *arg)
 	size_t				 i;
 
 	(void)what;
-	if (d->stopping)
+	if (d->stopping) {
+		/* The second one: the operator will not wait for the grace. */
+		log_warn("%s again: exiting now, leaving %zu client(s) and %zu "
+		    "fetch(es) unfinished", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+		    svc_pending(), fetch_ctx_inflight(d->fetch));
+		event_base_loopbreak(d->base);
 		return;
+	}
 	d->stopping = 1;
 	log_info("%s: no longer accepting; finishing %zu request(s) in flight",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT", svc_pending());
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, "STOPPING=1");
-#endif
+	notify_send("STOPPING=1");
 	router_stop(d->router);
 	http_stop_accepting(d->http);
 	refresh_stop(d->refresh);
@@ -423,49 +457,116 @@ on_term(evutil_socket_t sig, short what, void *arg)
 	shutdown_poll(-1, 0, d);
 }
 
+/* One STATUS= line (with `head`, e.g. "READY=1\n", in the same datagram). */
 static void
-on_hup(evutil_socket_t sig, short what, void *arg)
+send_status(struct daemon *d, const char *head)
 {
-	struct daemon		*d = arg;
-	const struct config	*old = gen_config(d->gen);
-	struct config		*cfg;
-	struct gen		*gen;
-	char			 err[512];
-	size_t			 i;
-	int			 changed;
+	struct fetch_pool	*pools[CONFIG_SVC_MAX];
+	struct refresh_stats	 rs;
+	struct status_summary	 sum;
+	char			 line[NOTIFY_MAX_BYTES - 32];
+	size_t			 id;
 
-	(void)sig;
-	(void)what;
-	if (d->stopping)
+	if (!notify_enabled())
 		return;
-	if ((cfg = load_config(&d->cli, err, sizeof(err))) == NULL) {
-		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
-		    err);
-		return;
-	}
-	/* The listener and the cache stay as they are until a restart. */
-	changed = cfg->nlisten != old->nlisten ||
-	    strcmp(cfg->cache_dir, old->cache_dir) != 0 ||
-	    cfg->map_size != old->map_size;
-	for (i = 0; !changed && i < cfg->nlisten; i++)
-		changed = strcmp(cfg->listen[i], old->listen[i]) != 0;
-	if (changed)
-		log_warn("SIGHUP: listen, cache_dir and map_size_mb take effect at "
-		    "the next restart");
+	refresh_stats(d->refresh, &rs);
+	for (id = 0; id < CONFIG_SVC_MAX; id++)
+		pools[id] = svc_pool(gen_svc(d->gen, id));
+	status_summarize(&sum, &rs, pools, CONFIG_SVC_MAX, time(NULL));
+	status_line(&sum, line, sizeof(line));
+	notify_send("%sSTATUS=%s", head, line);
+}
+
+/* The verdict on a reload (or on start-up, generation 0), for staplectl reload. */
+static void
+reload_record(struct daemon *d, int ok, const char *msg)
+{
+	struct cache_reload	r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = getpid();
+	r.generation = d->reload_gen;
+	r.ok = ok;
+	r.at = (int64_t)time(NULL);
+	snprintf(r.message, sizeof(r.message), "%s", msg);
+	if (cache_reload_put(d->cache_dir, &r) == -1)
+		log_warn("cache_dir %s: recording the reload's verdict: %s",
+		    d->cache_dir, strerror(errno));
+}
+
+/* Whether what takes effect only at a restart differs between two configurations. */
+static int
+restart_only_changed(const struct config *a, const struct config *b)
+{
+	size_t	i;
+
+	if (a->nlisten != b->nlisten || a->nadmin_listen != b->nadmin_listen ||
+	    strcmp(a->cache_dir, b->cache_dir) != 0 || a->map_size != b->map_size)
+		return 1;
+	for (i = 0; i < a->nlisten; i++)
+		if (strcmp(a->listen[i], b->listen[i]) != 0)
+			return 1;
+	for (i = 0; i < a->nadmin_listen; i++)
+		if (strcmp(a->admin_listen[i], b->admin_listen[i]) != 0)
+			return 1;
+	return 0;
+}
+
+/* Load the configuration again and swap it in. 0, or -1 with err (the old one stays). */
+static int
+reload_apply(struct daemon *d, char *err, size_t errlen)
+{
+	struct config	*cfg;
+	struct gen	*gen;
+
+	if ((cfg = load_config(&d->cli, NULL, err, errlen)) == NULL)
+		return -1;
+	/* The listeners and the cache stay as they are until a restart. */
+	if (restart_only_changed(cfg, gen_config(d->gen)))
+		log_warn("SIGHUP: listen, admin_listen, cache_dir and map_size_mb "
+		    "take effect at the next restart");
+	/* gen_new owns cfg from here, on failure too. */
 	if ((gen = gen_new(cfg, d->fetch, d->cache, d->refresh, err,
-	    sizeof(err))) == NULL) {
-		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
-		    err);
-		return;
-	}
+	    errlen)) == NULL)
+		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
 	gen_unref(d->gen);
 	d->gen = gen;
-	log_info("SIGHUP: configuration reloaded (%zu OCSP upstream(s))",
-	    gen_config(gen)->ocsp.nupstreams);
+	return 0;
+}
+
+/* SIGHUP: reload, telling the service manager (RELOADING=1 ... READY=1) and staplectl. */
+static void
+on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon	*d = arg;
+	char		 err[CACHE_RELOAD_MSG_BYTES - 64], msg[CACHE_RELOAD_MSG_BYTES];
+
+	(void)sig;
+	(void)what;
+	if (d->stopping)
+		return;
+	d->reload_gen++;
+	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld%s",
+	    (long long)NOTIFY_EXTEND_TIMEOUT_US,
+	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
+	if (reload_apply(d, err, sizeof(err)) == -1) {
+		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
+		    err);
+		snprintf(msg, sizeof(msg), "configuration refused, the old one "
+		    "stays: %s", err);
+		reload_record(d, 0, msg);
+		send_status(d, "READY=1\n");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
+	    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
+	log_info("SIGHUP: %s", msg);
+	reload_record(d, 1, msg);
+	send_status(d, "READY=1\n");
 }
 
 static int
@@ -517,6 +618,82 @@ listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
 		if (http_add_listener(h, &spec, err, errlen) == -1)
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * Serve on the sockets a service manager passed, before the configured
+ * addresses, so a configured address equal to a passed one is served by
+ * it (http_add_listener) instead of failing with EADDRINUSE. 0, or -1
+ * with err; the sockets not yet taken are closed then.
+ */
+static int
+listen_passed(struct http *h, struct activate_sock *socks, size_t n,
+    char *err, size_t errlen)
+{
+	struct http_listen	spec;
+	size_t			i;
+
+	for (i = 0; i < n; i++) {
+		memset(&spec, 0, sizeof(spec));
+		spec.fd = socks[i].fd;
+		spec.name = socks[i].name;
+		spec.flags = socks[i].flags;
+		if (http_add_listener(h, &spec, err, errlen) == -1) {
+			for (; i < n; i++)
+				close(socks[i].fd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Bind admin_listen's addresses as admin listeners. 0, or -1 with err. */
+static int
+listen_admin(struct http *h, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	struct http_listen	spec;
+	size_t			i;
+
+	for (i = 0; i < cfg->nadmin_listen; i++) {
+		memset(&spec, 0, sizeof(spec));
+		spec.addr = cfg->admin_listen[i];
+		spec.fd = -1;
+		spec.flags = HTTP_LISTEN_ADMIN;
+		if (http_add_listener(h, &spec, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every listener: the passed sockets, then listen (unless it is the
+ * default and sockets were passed: the socket unit chose the addresses),
+ * then admin_listen. With an admin listener, the ops endpoints are served
+ * there only. 0, or -1 with err.
+ */
+static int
+listen_every(struct daemon *d, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	struct activate_sock	socks[ACTIVATE_MAX_FDS];
+	size_t			n, i;
+	int			admin = cfg->nadmin_listen > 0;
+
+	if (activate_collect(socks, ACTIVATE_MAX_FDS, &n, err, errlen) == -1 ||
+	    listen_passed(d->http, socks, n, err, errlen) == -1)
+		return -1;
+	if (n > 0 && d->listen_default)
+		log_info("listen: not set; serving on the %zu passed socket(s) "
+		    "only", n);
+	else if (listen_all(d->http, cfg, err, errlen) == -1)
+		return -1;
+	if (listen_admin(d->http, cfg, err, errlen) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		admin |= (socks[i].flags & HTTP_LISTEN_ADMIN) != 0;
+	router_set_admin_only(d->router, admin);
 	return 0;
 }
 
@@ -629,6 +806,16 @@ store_check_stop(struct daemon *d)
 		event_free(d->check_ev);
 }
 
+/* Ready: the start-up verdict for staplectl reload, READY=1, the watchdog. */
+static void
+announce_ready(struct daemon *d)
+{
+	reload_record(d, 1, "started");
+	send_status(d, "READY=1\n");
+	if (notify_watchdog_start(d->base) == -1)
+		fatal("cannot start the watchdog timer");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -642,7 +829,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_cli(argc, argv, &d.cli) == -1)
 		return 2;
-	if ((cfg = load_config(&d.cli, err, sizeof(err))) == NULL) {
+	if ((cfg = load_config(&d.cli, &d.listen_default, err,
+	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -662,6 +850,15 @@ main(int argc, char **argv)
 	}
 	if ((d.base = event_base_new()) == NULL)
 		fatal("cannot create the event loop");
+	if ((d.cache_dir = strdup(cfg->cache_dir)) == NULL)
+		fatal("out of memory");
+	notify_init();
+	/*
+	 * Checking and opening a large store, loading the trust files: more
+	 * time to start, and a ping, since the watchdog already runs.
+	 */
+	notify_send("EXTEND_TIMEOUT_USEC=%lld%s", (long long)NOTIFY_EXTEND_TIMEOUT_US,
+	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
 	if (store_open(&d, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
@@ -674,7 +871,7 @@ main(int argc, char **argv)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");
-	if (listen_all(d.http, cfg, err, sizeof(err)) == -1) {
+	if (listen_every(&d, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
@@ -708,9 +905,7 @@ main(int argc, char **argv)
 	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
 	    gen_config(d.gen)->cache_dir, gen_config(d.gen)->ocsp.nupstreams,
 	    gen_config(d.gen)->ocsp.upstreams[0].url);
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, "READY=1");
-#endif
+	announce_ready(&d);
 	event_base_dispatch(d.base);
 	record_health(-1, 0, &d);
 	log_info("stopped");
@@ -735,6 +930,8 @@ out:
 	cache_close(d.cache);
 	if (d.lock_fd != -1)
 		close(d.lock_fd);
+	notify_close();
+	free(d.cache_dir);
 	if (d.base != NULL)
 		event_base_free(d.base);
 	return rv;

@@ -16,12 +16,14 @@
 #include "proxy/rim_route.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
+#include "proxy/status.h"
 
 struct router {
 	struct gen	*gen;
 	struct refresh	*refresh;
 	struct cache	*cache;
 	int		 stopping;
+	int		 admin_only;	/* ops endpoints on admin listeners only */
 };
 
 struct router *
@@ -40,6 +42,12 @@ void
 router_set_gen(struct router *rt, struct gen *g)
 {
 	rt->gen = g;
+}
+
+void
+router_set_admin_only(struct router *rt, int on)
+{
+	rt->admin_only = on;
 }
 
 void
@@ -81,16 +89,28 @@ reply_metrics(struct router *rt, struct http_req *req)
 	http_reply(req, 200, "OK");
 }
 
-/* 200 "ready", and a detail line when the store was found damaged. */
+/*
+ * 200 "ready", then the detail: a line when the store was found damaged,
+ * the figures STATUS= gives (entries, earliest expiry, upstreams up).
+ */
 static void
 reply_ready(struct router *rt, struct http_req *req)
 {
-	const char	*dmg = cache_damage(rt->cache);
+	const char		*dmg = cache_damage(rt->cache);
+	struct fetch_pool	*pools[CONFIG_SVC_MAX];
+	struct refresh_stats	 rs;
+	struct status_summary	 sum;
+	size_t			 id;
 
+	refresh_stats(rt->refresh, &rs);
+	for (id = 0; id < CONFIG_SVC_MAX; id++)
+		pools[id] = svc_pool(gen_svc(rt->gen, id));
+	status_summarize(&sum, &rs, pools, CONFIG_SVC_MAX, time(NULL));
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
 	evbuffer_add_printf(http_resp_body(req), "ready\n");
 	if (dmg != NULL)
 		evbuffer_add_printf(http_resp_body(req), "%s\n", dmg);
+	status_detail(&sum, http_resp_body(req));
 	http_reply(req, 200, "OK");
 }
 
@@ -161,6 +181,12 @@ router_dispatch(struct http_req *req, void *arg)
 		;
 	if (rt->gen == NULL) {
 		http_error(req, 503, "Service Unavailable");
+		return;
+	}
+	/* With an admin listener: ops there and nothing else, nowhere else. */
+	if (rt->admin_only && is_ops(p) !=
+	    ((http_req_listener_flags(req) & HTTP_LISTEN_ADMIN) != 0)) {
+		http_error(req, 404, "Not Found");
 		return;
 	}
 	if (is_ops(p)) {

@@ -17,6 +17,12 @@ struct router;
 struct router	*router_new(struct refresh *, struct cache *);
 /* The current generation (borrowed; the caller keeps its reference). */
 void		 router_set_gen(struct router *, struct gen *);
+/*
+ * on: an admin listener exists, so /metrics, /healthz and /readyz are
+ * answered on HTTP_LISTEN_ADMIN listeners only, which answer nothing
+ * else (404 both ways). off (the default): every listener serves all.
+ */
+void		 router_set_admin_only(struct router *, int on);
 /* Shutting down: /readyz answers 503 from here on. */
 void		 router_stop(struct router *);
 void		 router_free(struct router *);	/* accepts NULL */

@@ -27,6 +27,7 @@ static const struct ctl_cmd	cmds[] = {
 	{ "prefetch", cmd_prefetch, "fetch what evidence needs into the cache" },
 	{ "purge", cmd_purge, "delete expired or named entries" },
 	{ "export-rim-store", cmd_export_rim_store, "write {id}.xml for nvattest --rim-store" },
+	{ "reload", cmd_reload, "make the running stapled reload; wait for its verdict" },
 };
 
 static void
@@ -41,7 +42,8 @@ usage(FILE *f)
 	fprintf(f, "\n'staplectl COMMAND --help' for a command's options; "
 	    "staplectl(8) for the exit codes:\n"
 	    "0 ok, 1 something rejected or failed, 2 usage, "
-	    "3 cannot open the cache or a file, 4 not in this build.\n");
+	    "3 cannot open the cache or a file, 4 not in this build,\n"
+	    "5 no daemon runs (reload).\n");
 }
 
 int

@@ -24,6 +24,7 @@ enum ctl_exit {
 	CTL_USAGE = 2,		/* bad command line or configuration */
 	CTL_NOFILE = 3,		/* cannot open the cache or a file */
 	CTL_UNAVAILABLE = 4,	/* the command is not in this build */
+	CTL_NODAEMON = 5,	/* reload: no daemon runs, or none answered in time */
 };
 
 struct ctl {
@@ -51,6 +52,7 @@ typedef int ctl_cmd_fn(struct ctl *, int argc, char **argv);
 ctl_cmd_fn	cmd_status, cmd_list, cmd_show, cmd_purge;
 ctl_cmd_fn	cmd_export, cmd_verify, cmd_import;
 ctl_cmd_fn	cmd_manifest, cmd_fetch, cmd_prefetch, cmd_export_rim_store;
+ctl_cmd_fn	cmd_reload;
 
 /* Messages to stderr, "staplectl: " first. */
 void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

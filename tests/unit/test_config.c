@@ -217,6 +217,41 @@ test_string_and_list_forms(void **state)
 	config_free(&cfg);
 }
 
+/* admin_listen: none by default, a string or a list, checked as listen is. */
+static void
+test_admin_listen(void **state)
+{
+	struct config	cfg;
+	char		*many[CONFIG_MAX_LISTEN + 1];
+	size_t		 i;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(cfg.nadmin_listen, 0);
+	assert_null(cfg.admin_listen);
+	config_free(&cfg);
+	assert_int_equal(load(&cfg, "{\"admin_listen\": \"127.0.0.1:9090\"}"), 0);
+	assert_int_equal(cfg.nadmin_listen, 1);
+	assert_string_equal(cfg.admin_listen[0], "127.0.0.1:9090");
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	/* The flag's values are checked by config_validate. */
+	for (i = 0; i <= CONFIG_MAX_LISTEN; i++)
+		many[i] = "127.0.0.1:9";
+	assert_int_equal(config_set_strlist(&cfg.admin_listen, &cfg.nadmin_listen,
+	    many, CONFIG_MAX_LISTEN + 1), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "admin_listen: 17 addresses, at most 16");
+	many[0] = "9090";
+	assert_int_equal(config_set_strlist(&cfg.admin_listen, &cfg.nadmin_listen,
+	    many, 1), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "admin_listen[0]: \"9090\""));
+	config_free(&cfg);
+	load_fails("{\"admin_listen\": [\"127.0.0.1:0\"]}",
+	    NAME ":1:19: admin_listen[0]: \"127.0.0.1:0\": port must be a number "
+	    "between 1 and 65535");
+}
+
 static void
 test_upstream_objects(void **state)
 {
@@ -1005,6 +1040,7 @@ main(void)
 		cmocka_unit_test(test_empty_object),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_string_and_list_forms),
+		cmocka_unit_test(test_admin_listen),
 		cmocka_unit_test(test_upstream_objects),
 		cmocka_unit_test(test_duplicate_names),
 		cmocka_unit_test(test_unknown_keys),

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "cache/daemon.h"
 #include "cache/store.h"
 
 #define MIB		((size_t)1 << 20)
@@ -1122,6 +1123,61 @@ test_lock_dir(void **state)
 	close(b);
 }
 
+/* The lock's holder is seen without taking the lock from it. */
+static void
+test_lock_holder(void **state)
+{
+	struct fixture	*f = *state;
+	char		 err[512];
+	int		 a;
+
+	assert_int_equal(cache_lock_holder(f->tmp), 0);	/* no lock file */
+	assert_true((a = cache_lock_dir(f->tmp, err, sizeof(err))) != -1);
+	assert_int_equal(cache_lock_holder(f->tmp), getpid());
+	/* The probe left the lock where it was. */
+	assert_int_equal(cache_lock_dir(f->tmp, err, sizeof(err)), -1);
+	close(a);
+	assert_int_equal(cache_lock_holder(f->tmp), 0);	/* a stale pid inside */
+}
+
+/* A reload verdict reads back as written; the message stays one line. */
+static void
+test_reload_record(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache_reload	 w, r;
+	char			 path[512];
+	FILE			*fp;
+
+	assert_int_equal(cache_reload_get(f->tmp, &r), 0);	/* none yet */
+	memset(&w, 0, sizeof(w));
+	w.pid = 1234;
+	w.generation = 7;
+	w.ok = 0;
+	w.at = 1700000000;
+	snprintf(w.message, sizeof(w.message), "bad anchors:\nno certificates");
+	assert_int_equal(cache_reload_put(f->tmp, &w), 0);
+	assert_int_equal(cache_reload_get(f->tmp, &r), 1);
+	assert_int_equal(r.pid, 1234);
+	assert_int_equal(r.generation, 7);
+	assert_int_equal(r.ok, 0);
+	assert_int_equal(r.at, 1700000000);
+	assert_string_equal(r.message, "bad anchors: no certificates");
+	w.ok = 1;
+	w.generation = 8;
+	assert_int_equal(cache_reload_put(f->tmp, &w), 0);
+	assert_int_equal(cache_reload_get(f->tmp, &r), 1);
+	assert_int_equal(r.ok, 1);
+	assert_int_equal(r.generation, 8);
+	/* Anything else is refused, not half read. */
+	snprintf(path, sizeof(path), "%s/%s", f->tmp, CACHE_RELOAD_FILE);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("pid 1\ngeneration 2\nresult maybe\nat 3\n", fp);
+	fclose(fp);
+	assert_int_equal(cache_reload_get(f->tmp, &r), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1151,6 +1207,8 @@ main(void)
 		T(test_check_forked_pages),
 		T(test_reset),
 		T(test_lock_dir),
+		T(test_lock_holder),
+		T(test_reload_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,95 @@
+/* The figures STATUS= and /readyz give: entries, expired entries, the earliest expiry, upstreams up per service. */
+#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "proxy/fetch.h"
+#include "proxy/metrics.h"
+#include "proxy/refresh.h"
+#include "proxy/status.h"
+
+void
+status_summarize(struct status_summary *s, const struct refresh_stats *rs,
+    struct fetch_pool *const *pools, size_t npools, time_t now)
+{
+	struct fetch_health	fh[METRICS_MAX_UPSTREAMS];
+	size_t			i, k, n;
+
+	memset(s, 0, sizeof(*s));
+	s->walked = rs->complete;
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		s->entries += rs->entries[k];
+	s->expired = rs->expired;
+	s->valid_left_s = rs->earliest_next_update != 0 ?
+	    rs->earliest_next_update - (int64_t)now : -1;
+	for (i = 0; i < npools && i < CONFIG_SVC_MAX; i++) {
+		if (pools[i] == NULL)
+			continue;
+		n = fetch_pool_health(pools[i], fh, METRICS_MAX_UPSTREAMS);
+		s->svc[s->nsvc].service = fetch_pool_service(pools[i]);
+		s->svc[s->nsvc].total = n;
+		for (k = 0; k < n; k++)
+			s->svc[s->nsvc].up += fh[k].up != 0;
+		s->nsvc++;
+	}
+}
+
+/* "5h03m", "42s", "none" (no valid entry). */
+static void
+span(char *buf, size_t len, int64_t s)
+{
+	if (s < 0)
+		snprintf(buf, len, "none");
+	else if (s < 60)
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600,
+		    s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400,
+		    s % 86400 / 3600);
+}
+
+void
+status_line(const struct status_summary *s, char *buf, size_t len)
+{
+	char	left[32];
+	size_t	i, o;
+	int	n;
+
+	span(left, sizeof(left), s->valid_left_s);
+	if (s->walked)
+		n = snprintf(buf, len, "%zu entries (%zu expired), earliest "
+		    "expiry in %s; upstreams up:", s->entries, s->expired, left);
+	else
+		n = snprintf(buf, len, "store not yet walked; upstreams up:");
+	for (i = 0, o = n > 0 ? (size_t)n : 0; i < s->nsvc && o < len; i++) {
+		n = snprintf(buf + o, len - o, " %s %zu/%zu", s->svc[i].service,
+		    s->svc[i].up, s->svc[i].total);
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+}
+
+void
+status_detail(const struct status_summary *s, struct evbuffer *b)
+{
+	size_t	i;
+
+	if (s->walked)
+		evbuffer_add_printf(b, "entries: %zu\nexpired: %zu\n"
+		    "earliest_expiry_s: %" PRId64 "\n", s->entries, s->expired,
+		    s->valid_left_s);
+	else
+		evbuffer_add_printf(b, "entries: unknown (store not yet walked)\n");
+	for (i = 0; i < s->nsvc; i++)
+		evbuffer_add_printf(b, "service %s: %zu/%zu upstreams up%s\n",
+		    s->svc[i].service, s->svc[i].up, s->svc[i].total,
+		    s->svc[i].total > 0 && s->svc[i].up == 0 ?
+		    " (all in cooldown: only cached entries are served)" : "");
+}

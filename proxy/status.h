@@ -1,0 +1,39 @@
+/* The daemon's state in a few figures (entries, upstreams up, the earliest expiry) for STATUS= and /readyz, from what /metrics shows. */
+#ifndef PROXY_STATUS_H
+#define PROXY_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "entry/conf.h"
+
+struct evbuffer;
+struct fetch_pool;
+struct refresh_stats;
+
+struct status_summary {
+	int		walked;		/* the refresher finished a pass: counts are known */
+	size_t		entries;	/* stored, every kind */
+	size_t		expired;	/* past nextUpdate, not served */
+	int64_t		valid_left_s;	/* until the earliest nextUpdate of a valid entry; -1 none */
+	struct {
+		const char	*service;	/* borrowed from the pool */
+		size_t		 up, total;	/* upstreams out of cooldown, configured */
+	}		svc[CONFIG_SVC_MAX];
+	size_t		nsvc;
+};
+
+/*
+ * Sum up rs (the refresher's last pass, borrowed) and the npools upstream
+ * pools (borrowed; at most CONFIG_SVC_MAX are used) at now. Scans nothing:
+ * the figures are those metrics_render prints. Cannot fail.
+ */
+void	status_summarize(struct status_summary *, const struct refresh_stats *rs,
+	    struct fetch_pool *const *pools, size_t npools, time_t now);
+/* One line for STATUS= ("12 entries, earliest expiry in 5h03m; upstreams up: ocsp 2/2 ..."). */
+void	status_line(const struct status_summary *, char *buf, size_t len);
+/* The /readyz detail: one "name: value" line per figure, appended to b. */
+void	status_detail(const struct status_summary *, struct evbuffer *b);
+
+#endif

@@ -151,6 +151,55 @@ def run_bare_lf():
     ms = int((time.time() - t0) * 1000)
     say(got == [200] and ms < 2000, "bare LF, connection kept open: answered (%s in %d ms)" % (got, ms))
 
+# Connection is a list of tokens (RFC 9110 7.6.1): any case, OWS, several fields.
+def conn_cases():
+    g = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+    return [
+        # (name, the first request, does stapled close after answering it)
+        ("Connection: keep-alive, close", g + b"Connection: keep-alive, close\r\n\r\n", True),
+        ("Connection: Close", g + b"Connection: Close\r\n\r\n", True),
+        ("Connection: ' \\t close \\t' (OWS)", g + b"Connection: \t close \t\r\n\r\n", True),
+        ("Connection: TE,close", g + b"Connection: TE,close\r\n\r\n", True),
+        ("two Connection fields, the second close", g + b"Connection: TE\r\nConnection: close\r\n\r\n", True),
+        ("Connection: closed (not the close token)", g + b"Connection: closed\r\n\r\n", False),
+        ("HTTP/1.1 Connection: keep-alive", g + b"Connection: keep-alive\r\n\r\n", False),
+        ("HTTP/1.1, no Connection", g + b"\r\n", False),
+        ("HTTP/1.0 Connection: keep-alive", b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", False),
+        ("HTTP/1.0 Connection: TE, Keep-Alive", b"GET /healthz HTTP/1.0\r\nConnection: TE, Keep-Alive\r\n\r\n", False),
+        ("HTTP/1.0, no Connection", b"GET /healthz HTTP/1.0\r\n\r\n", True),
+        ("HTTP/1.0 Connection: keep-alive, close", b"GET /healthz HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", True),
+    ]
+
+def closes_after(first):
+    """Send first, wait for its answer, then a second request: whether the
+    connection was closed (EOF or reset) instead of the second being answered."""
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT_S)
+    s.sendall(first)
+    buf, t0 = b"", time.time()
+    while not complete(buf) and time.time() - t0 < WAIT_S:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    n = len(answers(buf))
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        while time.time() - t0 < 2 * WAIT_S:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except (socket.timeout, ConnectionResetError, BrokenPipeError):
+        pass
+    s.close()
+    return n, len(answers(buf)) == n
+
+def run_connection():
+    for name, first, want_close in conn_cases():
+        n, closed = closes_after(first)
+        say(n == 1 and closed == want_close, "%s: answered, then %s (got %d answer(s), %s)" %
+            (name, "closed" if want_close else "kept open", n, "closed" if closed else "kept open"))
+
 def run_continue():
     # A pipelined GET, then a POST asking 100-continue: 200 and 100 before
     # the body is sent, in that order, then the POST's own 405.
@@ -306,7 +355,7 @@ def run_diff():
 if sys.argv[1] == "diff":
     run_diff()
 if sys.argv[1] == "cases":
-    run_cases(); run_bare_lf(); run_continue()
+    run_cases(); run_bare_lf(); run_connection(); run_continue()
 sys.exit(1 if fails else 0)
 EOF
 out=$(timeout 120 "$PY" "$T/client.py" cases "$SPORT")

@@ -179,4 +179,10 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 	    "# TYPE stapled_upstream_failures_total counter\n");
 	for (i = 0; i < npools; i++)
 		render_pool(b, pools[i]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_upstream_queued Fetches waiting behind max_upstream_inflight.\n"
+	    "# TYPE stapled_upstream_queued gauge\n");
+	for (i = 0; i < npools; i++)
+		evbuffer_add_printf(b, "stapled_upstream_queued{service=\"%s\"} %zu\n",
+		    fetch_pool_service(pools[i]), fetch_pool_queued(pools[i]));
 }

@@ -36,8 +36,9 @@ void			 evict_clear(struct evict_set *);
 /*
  * Offer an entry seen by the walk (key copied). Eligible entries are kept
  * while the set has room, then only when asked longer ago than the most
- * recently asked one held, which they replace. Returns 1 kept, 0 not,
- * -1 out of memory (the set is unchanged).
+ * recently asked one held, which they replace. Offers go to a set
+ * cleared since its last evict_seal. Returns 1 kept, 0 not, -1 out of
+ * memory (the set is unchanged).
  */
 int	evict_offer(struct evict_set *, const uint8_t *key, size_t klen,
 	    const struct cache_meta *);
@@ -48,7 +49,7 @@ void	evict_seal(struct evict_set *);
  * none is left. Borrowed: valid until the next evict_clear or evict_free.
  */
 const struct evict_cand	*evict_next(struct evict_set *);
-/* Candidates held (for the tests and the metrics). */
+/* Candidates held. */
 size_t	evict_count(const struct evict_set *);
 
 #endif

@@ -41,6 +41,12 @@ struct cache_meta {
 };
 
 #define CACHE_F_NO_REFRESH	0x0001	/* immutable object: never refreshed */
+/*
+ * Stored by staplectl (import, prefetch) and not asked since: never
+ * evicted (design.md 8.9). A hit clears it (cache_touch); a put over the
+ * entry keeps it. Records of 0.1.0 have it clear: "not imported".
+ */
+#define CACHE_F_IMPORTED	0x0002
 
 /* The bodies: the request that refreshes the entry and the vendor's bytes. */
 struct cache_body {

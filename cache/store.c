@@ -430,6 +430,8 @@ cache_carry_counters(struct cache_meta *m, const struct cache_meta *old)
 		m->served_count = old->served_count;
 	if (old->last_served_at > m->last_served_at)
 		m->last_served_at = old->last_served_at;
+	/* Not asked since its import: a refresh does not change that. */
+	m->flags |= old->flags & CACHE_F_IMPORTED;
 }
 
 static int
@@ -577,6 +579,8 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 		m.refresh_failures = meta->refresh_failures;
 		m.next_refresh_at = meta->next_refresh_at;
 	}
+	/* Only a put sets CACHE_F_IMPORTED and only a touch clears it. */
+	m.flags &= (uint16_t)~CACHE_F_IMPORTED;
 	cache_carry_counters(&m, &old);
 	if (cache_txn_put_meta(c, txn, &k, &m) == -1)
 		goto out;
@@ -618,6 +622,8 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		if (!have)
 			continue;
 		m.served_count += t[i].served;
+		if (t[i].served > 0)
+			m.flags &= (uint16_t)~CACHE_F_IMPORTED;
 		if (t[i].last_served_at > m.last_served_at)
 			m.last_served_at = t[i].last_served_at;
 		if (cache_txn_put_meta(c, txn, &k, &m) == -1)

@@ -45,7 +45,8 @@ enum cache_put_result {
 };
 /*
  * Store an entry, never replacing one with a newer this_update. Counters
- * (served_count, last_served_at) of an existing entry are carried over.
+ * (served_count, last_served_at) of an existing entry are carried over,
+ * and so is its CACHE_F_IMPORTED.
  * Returns enum cache_put_result, or -1 (see cache_strerror; nothing changed).
  */
 int	cache_put(struct cache *, const uint8_t *key, size_t klen,
@@ -68,7 +69,11 @@ int	cache_put_many(struct cache *, const struct cache_put_item *, size_t n,
 int	cache_put_meta(struct cache *, const uint8_t *key, size_t klen,
 	    const struct cache_meta *meta);
 
-/* Served counters, batched: one write transaction for n entries. */
+/*
+ * Served counters, batched: one write transaction for n entries. A touch
+ * with served > 0 clears CACHE_F_IMPORTED. Absent entries are skipped.
+ * 0, or -1 (cache_strerror; nothing changed).
+ */
 struct cache_touch {
 	uint8_t		kind;
 	uint8_t		key[CACHE_KEY_MAX_BYTES];

@@ -761,6 +761,10 @@ static const struct cfg_key service_keys[] = {
 	    SF(client_miss_rate_per_s), .dmin = 0,
 	    .dmax = CONFIG_MAX_CLIENT_MISS_RATE,
 	    .def_d = DEF_ALL(CONFIG_DEFAULT_CLIENT_MISS_RATE) },
+	/* new entries past it evict the least recently asked; 0: no cap */
+	{ "max_entries", CFG_T_LONG, CFG_SERVICES, SF(max_entries), .lmin = 0,
+	    .lmax = CONFIG_MAX_MAX_ENTRIES,
+	    .def_l = DEF_ALL(CONFIG_DEFAULT_MAX_ENTRIES) },
 };
 static const struct cfg_table service_table = { KEYS(service_keys), NULL };
 static const struct cfg_table root_table = { KEYS(root_keys), NULL };

@@ -26,6 +26,9 @@
 #define CONFIG_DEFAULT_CLIENT_MISS_RATE		100.0	/* a burst of 200: a boot storm of 8 GPUs and NVSwitches from one address passes */
 #define CONFIG_MAX_CLIENT_MISS_RATE		1e6
 #define CONFIG_MISS_BURST_S			2
+/* Entries per service before least-recently-asked eviction (design.md 8.9): a regional mirror's million fits. */
+#define CONFIG_DEFAULT_MAX_ENTRIES		1000000L
+#define CONFIG_MAX_MAX_ENTRIES			1000000000L
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
@@ -81,6 +84,7 @@ struct config_service {
 	char			*api_key_file;	/* pccs: Intel PCS API key, never logged */
 	long			 max_upstream_inflight;	/* 32 */
 	double			 client_miss_rate_per_s;	/* 100; 0 off */
+	long			 max_entries;	/* CONFIG_DEFAULT_MAX_ENTRIES; 0 no cap */
 };
 
 struct config {

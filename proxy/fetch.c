@@ -1346,3 +1346,17 @@ fetch_pool_service(const struct fetch_pool *pool)
 {
 	return pool != NULL ? pool->service : NULL;
 }
+
+/* O(queue): walked for /metrics only, so the queue keeps no counter to drift. */
+size_t
+fetch_pool_queued(const struct fetch_pool *pool)
+{
+	const struct fetch_job	*job;
+	size_t			 n = 0;
+
+	if (pool == NULL)
+		return 0;
+	TAILQ_FOREACH(job, &pool->queue, queue_entry)
+		n++;
+	return n;
+}

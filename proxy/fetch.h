@@ -119,5 +119,7 @@ size_t	fetch_pool_health(const struct fetch_pool *, struct fetch_health *, size_
 /* Number of upstreams, to size the array fetch_pool_health() fills. */
 size_t	fetch_pool_size(const struct fetch_pool *);
 const char *fetch_pool_service(const struct fetch_pool *);
+/* Jobs waiting behind max_inflight for a transfer slot now (0 for NULL). */
+size_t	fetch_pool_queued(const struct fetch_pool *);
 
 #endif

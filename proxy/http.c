@@ -423,12 +423,10 @@ static int
 parse_target(struct conn *c)
 {
 	struct http_req	*r = &c->req;
-	const char	*conn_h, *t;
+	const char	*t;
 	char		*q;
 
-	conn_h = http_req_header(r, "Connection");
-	r->keepalive = r->head.http10 ? (conn_h != NULL && strcasecmp(conn_h, "keep-alive") == 0) :
-	    !(conn_h != NULL && strcasecmp(conn_h, "close") == 0);
+	r->keepalive = http_head_keepalive(&r->head);
 	if ((q = strchr(r->head.target, '?')) != NULL) {
 		*q = '\0';
 		r->query = q + 1;

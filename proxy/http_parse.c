@@ -206,3 +206,42 @@ http_head_field(const struct http_head *h, const char *name)
 			return h->hvalue[i];
 	return NULL;
 }
+
+int
+http_list_has(const char *value, const char *token)
+{
+	size_t		 n = strlen(token), len;
+	const char	*p = value, *e;
+
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		e = p;
+		while (*e != '\0' && *e != ',')
+			e++;
+		len = (size_t)(e - p);
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == n && n > 0 && strncasecmp(p, token, n) == 0)
+			return 1;
+		p = e;
+	}
+	return 0;
+}
+
+int
+http_head_keepalive(const struct http_head *h)
+{
+	size_t	i;
+	int	keep = !h->http10;
+
+	for (i = 0; i < h->nheaders; i++) {
+		if (strcasecmp(h->hname[i], "Connection") != 0)
+			continue;
+		if (http_list_has(h->hvalue[i], "close"))
+			return 0;
+		if (http_list_has(h->hvalue[i], "keep-alive"))
+			keep = 1;
+	}
+	return keep;
+}

@@ -38,6 +38,18 @@ struct http_head {
  */
 int	http_parse_head(const char *in, size_t len, char *copy, struct http_head *h);
 
+/*
+ * Whether the connection stays open after this request (RFC 9112 9.3,
+ * RFC 9110 7.6.1): every Connection field of h is a comma-separated list
+ * of tokens, matched case-insensitively, optional whitespace around
+ * them. A "close" token closes; otherwise HTTP/1.1 stays open and
+ * HTTP/1.0 stays open only with a "keep-alive" token. Returns 1 or 0.
+ */
+int	http_head_keepalive(const struct http_head *h);
+
+/* Whether the list value holds token (case-insensitive, OWS and empty elements skipped). 1 or 0. */
+int	http_list_has(const char *value, const char *token);
+
 /* The header named name (case-insensitive) in h, or NULL. */
 const char *http_head_field(const struct http_head *h, const char *name);
 

@@ -32,6 +32,26 @@ const char *const metrics_route_str[METRICS_ROUTE_MAX] = {
 	[METRICS_ROUTE_KDS] = "kds",
 };
 
+/* max_entries, per service (a service is a cache kind). */
+static void
+render_evictions(struct evbuffer *b)
+{
+	int	k;
+
+	evbuffer_add_printf(b,
+	    "# HELP stapled_evictions_total Entries deleted to stay within max_entries, least recently asked first.\n"
+	    "# TYPE stapled_evictions_total counter\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_evictions_total{service=\"%s\"} %lu\n",
+		    cache_kind_str[k], metrics.evictions[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_capped_total Verified answers passed on but not stored: max_entries reached, nothing evictable.\n"
+	    "# TYPE stapled_store_capped_total counter\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_store_capped_total{service=\"%s\"} %lu\n",
+		    cache_kind_str[k], metrics.store_capped[k]);
+}
+
 /* The counters of the metrics block. */
 static void
 render_counters(struct evbuffer *b)
@@ -60,6 +80,7 @@ render_counters(struct evbuffer *b)
 	for (k = 1; k < CACHE_KIND_MAX; k++)
 		evbuffer_add_printf(b, "stapled_rejected_total{kind=\"%s\"} %lu\n",
 		    cache_kind_str[k], metrics.rejected[k]);
+	render_evictions(b);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_http_refused_total Requests refused before routing (400, 411, 413, 431, 505).\n"
 	    "# TYPE stapled_http_refused_total counter\n"
@@ -158,4 +179,10 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 	    "# TYPE stapled_upstream_failures_total counter\n");
 	for (i = 0; i < npools; i++)
 		render_pool(b, pools[i]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_upstream_queued Fetches waiting behind max_upstream_inflight.\n"
+	    "# TYPE stapled_upstream_queued gauge\n");
+	for (i = 0; i < npools; i++)
+		evbuffer_add_printf(b, "stapled_upstream_queued{service=\"%s\"} %zu\n",
+		    fetch_pool_service(pools[i]), fetch_pool_queued(pools[i]));
 }

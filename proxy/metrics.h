@@ -39,6 +39,8 @@ struct metrics {
 	unsigned long	store_map_full;	/* of store_errors: the map was full */
 	unsigned long	store_damaged;	/* damaged stores moved aside */
 	unsigned long	entries_purged;	/* expired entries deleted by the purge */
+	unsigned long	evictions[8];	/* by cache kind: deleted for max_entries */
+	unsigned long	store_capped[8];	/* by cache kind: not stored, nothing evictable */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;

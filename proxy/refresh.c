@@ -8,6 +8,7 @@
 #include <event2/event.h>
 #include <openssl/rand.h>
 
+#include "proxy/evict.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
@@ -67,6 +68,10 @@ struct refresh {
 	size_t			 nunsched;
 	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
 	size_t			 npurge;
+	/* max_entries: candidates of the pass in progress, and of the last one */
+	struct evict_set	*building[CACHE_KIND_MAX];
+	struct evict_set	*ready[CACHE_KIND_MAX];
+	size_t			 count[CACHE_KIND_MAX];	/* entries, as far as we know */
 };
 
 double
@@ -306,8 +311,12 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
 			r->cur.expiring++;
 	}
-	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES)
+	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES) {
+		if (r->building[kind] != NULL &&
+		    evict_offer(r->building[kind], key, klen, m) == -1)
+			log_debug("refresh: no memory for an eviction candidate");
 		consider(r, kind, key, klen, m, wa->now);
+	}
 	return 0;
 }
 
@@ -334,6 +343,46 @@ purge_claimed(struct refresh *r)
 	r->npurge = 0;
 }
 
+/* A pass begins: capped kinds collect their eviction candidates afresh. */
+static void
+evict_pass_begin(struct refresh *r)
+{
+	size_t	k;
+
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		if (!r->have[k] || r->kinds[k].max_entries == 0) {
+			evict_free(r->building[k]);
+			r->building[k] = NULL;
+			continue;
+		}
+		if (r->building[k] == NULL &&
+		    (r->building[k] = evict_new(EVICT_CANDIDATES)) == NULL)
+			log_err("refresh: %s: no memory for eviction candidates",
+			    cache_kind_str[k]);
+		else
+			evict_clear(r->building[k]);
+	}
+}
+
+/* The pass is complete: its candidates and its count are the ones to use. */
+static void
+evict_pass_end(struct refresh *r)
+{
+	struct evict_set	*t;
+	size_t			 k;
+
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		r->count[k] = r->last.entries[k];
+		t = r->ready[k];
+		r->ready[k] = r->building[k];
+		r->building[k] = t;
+		if (r->ready[k] != NULL)
+			evict_seal(r->ready[k]);
+		if (r->building[k] != NULL)
+			evict_clear(r->building[k]);
+	}
+}
+
 static void
 walk_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -349,6 +398,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		memset(&r->cur, 0, sizeof(r->cur));
 		r->afterlen = 0;
 		r->walking = 1;
+		evict_pass_begin(r);
 	}
 	/* The walk key is kind||key; cache_walk wants the same form. */
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
@@ -366,6 +416,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
+	evict_pass_end(r);
 	/* Big stores are walked less often: 100,000 entries every 5 s. */
 	pass_ms = REFRESH_PASS_MS;
 	for (k = 1; k < CACHE_KIND_MAX; k++)
@@ -382,7 +433,8 @@ refresh_flush_touches(struct refresh *r)
 {
 	if (r == NULL || r->ntouches == 0)
 		return;
-	if (cache_touch(r->cache, r->touches, r->ntouches) == -1)
+	/* The table is hashed: the used slots are anywhere in it (empty ones are skipped). */
+	if (cache_touch(r->cache, r->touches, TOUCH_SLOTS) == -1)
 		log_err("refresh: recording hits: %s", cache_strerror(r->cache));
 	memset(r->touches, 0, sizeof(*r->touches) * TOUCH_SLOTS);
 	r->ntouches = 0;
@@ -436,6 +488,79 @@ refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 		refresh_flush_touches(r);
 }
 
+/* The hit not yet written for kind+key, or NULL. */
+static const struct cache_touch *
+touch_find(const struct refresh *r, int kind, const uint8_t *key, size_t klen)
+{
+	const struct cache_touch	*t;
+	uint32_t			 h = 2166136261u;
+	size_t				 i;
+
+	for (i = 0; i < klen && i < 16; i++)
+		h = (h ^ key[i]) * 16777619u;
+	for (i = 0; i < TOUCH_SLOTS; i++) {
+		t = &r->touches[(h + i) % TOUCH_SLOTS];
+		if (t->klen == 0)
+			return NULL;
+		if (t->kind == kind && t->klen == klen &&
+		    memcmp(t->key, key, klen) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* Delete one candidate unless it was asked since the walk saw it. 0 deleted, -1 not. */
+static int
+evict_one(struct refresh *r, int kind, const struct evict_cand *c)
+{
+	const struct cache_touch	*t;
+	struct cache_meta		 m;
+	char				 hex[17];
+
+	if (c->klen > CACHE_KEY_MAX_BYTES ||
+	    cache_get_meta(r->cache, kind, c->key, c->klen, &m) != 1 ||
+	    !evict_eligible(&m) || evict_asked(&m) > c->asked)
+		return -1;
+	/* A hit not yet written; a miss's own touch has its fetch's second. */
+	if ((t = touch_find(r, kind, c->key, c->klen)) != NULL &&
+	    t->last_served_at > c->asked)
+		return -1;
+	if (cache_del(r->cache, kind, c->key, c->klen) == -1) {
+		log_err("refresh: evicting a %s entry: %s", cache_kind_str[kind],
+		    cache_strerror(r->cache));
+		return -1;
+	}
+	log_hex(hex, sizeof(hex), c->key, c->klen < 8 ? c->klen : 8);
+	log_debug("refresh: %s %s: evicted (last asked %llds ago)",
+	    cache_kind_str[kind], hex, (long long)(time(NULL) - c->asked));
+	return 0;
+}
+
+int
+refresh_make_room(struct refresh *r, enum cache_kind kind)
+{
+	const struct evict_cand	*c;
+	size_t			 cap;
+
+	if (kind <= 0 || kind >= CACHE_KIND_MAX || !r->have[kind] ||
+	    (cap = r->kinds[kind].max_entries) == 0) {
+		if (kind > 0 && kind < CACHE_KIND_MAX)
+			r->count[kind]++;
+		return 0;
+	}
+	while (r->count[kind] >= cap) {
+		if (r->ready[kind] == NULL ||
+		    (c = evict_next(r->ready[kind])) == NULL)
+			return -1;
+		if (evict_one(r, kind, c) == 0) {
+			r->count[kind]--;
+			metrics.evictions[kind]++;
+		}
+	}
+	r->count[kind]++;
+	return 0;
+}
+
 struct refresh *
 refresh_new(struct event_base *base, struct cache *cache)
 {
@@ -462,6 +587,8 @@ refresh_new(struct event_base *base, struct cache *cache)
 void
 refresh_free(struct refresh *r)
 {
+	size_t	k;
+
 	if (r == NULL)
 		return;
 	if (r->touches != NULL)
@@ -473,6 +600,10 @@ refresh_free(struct refresh *r)
 	free(r->touches);
 	free(r->unsched);
 	free(r->purge);
+	for (k = 0; k < CACHE_KIND_MAX; k++) {
+		evict_free(r->building[k]);
+		evict_free(r->ready[k]);
+	}
 	free(r);
 }
 

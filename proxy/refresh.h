@@ -33,6 +33,7 @@ struct refresh_kind_conf {
 	long			 idle_expire_s;
 	double			 rate_limit_per_s;
 	size_t			 max_inflight;	/* of this kind at once; 0 or more: REFRESH_MAX_INFLIGHT */
+	size_t			 max_entries;	/* the kind's entry cap; 0: none */
 	refresh_start_fn	*start;
 	void			*arg;
 };
@@ -65,6 +66,17 @@ void		 refresh_stats(const struct refresh *, struct refresh_stats *);
 void		 refresh_touch(struct refresh *, enum cache_kind, const uint8_t *key,
 		    size_t klen, time_t now);
 void		 refresh_flush_touches(struct refresh *);
+
+/*
+ * Before storing a NEW entry of a kind with max_entries: make room by
+ * deleting the least-recently-asked candidates the last walk pass found
+ * (design.md 8.9), each checked again first: one asked since (in the store
+ * or among the hits not yet written) or imported and not asked is skipped.
+ * Returns 0 when the entry may be stored (and counts it), -1 when nothing
+ * could be evicted: the caller then passes the answer on without storing.
+ * Evictions are counted in metrics.evictions. Not from a walk callback.
+ */
+int		 refresh_make_room(struct refresh *, enum cache_kind);
 
 /* A uniform double in [0, 1) for jitter. */
 double		 refresh_rand(void);

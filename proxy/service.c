@@ -103,6 +103,7 @@ static size_t	npending;
 static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
 static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
 static time_t	last_limited_log[CACHE_KIND_MAX];	/* per kind */
+static time_t	last_capped_log[CACHE_KIND_MAX];	/* per kind, max_entries */
 
 static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
 	[CONFIG_SVC_OCSP] = &ocsp_ops,
@@ -493,6 +494,32 @@ neg_forget(struct svc *s, const uint8_t *key, size_t klen)
 	memset(n, 0, sizeof(*n));
 }
 
+/*
+ * max_entries (design.md 8.9): a NEW entry needs room, made by evicting
+ * the least recently asked. 1 store it, 0 pass the answer on unstored.
+ */
+static int
+store_room(struct svc *s, const struct svc_call *c, const char *hex,
+    time_t now)
+{
+	struct cache_meta	old;
+
+	if (s->conf->max_entries == 0 || cache_get_meta(s->gen->cache,
+	    s->ops->kind, c->key, c->klen, &old) != 0)
+		return 1;	/* no cap, a replacement, or the put will say */
+	if (refresh_make_room(s->gen->refresh, s->ops->kind) == 0)
+		return 1;
+	metrics.store_capped[s->ops->kind]++;
+	if (now - last_capped_log[s->ops->kind] >= SVC_STATE_LOG_S) {
+		last_capped_log[s->ops->kind] = now;
+		log_warn("%s: %s: not stored: max_entries (%ld) reached and no "
+		    "entry may be evicted now (imported and not yet asked, or "
+		    "asked since the last walk); the answer is passed on",
+		    s->ops->name, hex, s->conf->max_entries);
+	}
+	return 0;
+}
+
 static void
 store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
     const char *headers, size_t headers_len, time_t now)
@@ -521,6 +548,10 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	b.headers = (const uint8_t *)headers;
 	b.headers_len = headers_len;
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
+	if (!store_room(s, &j->call, hex, now)) {
+		j->verdict = ENTRY_PASS;
+		return;
+	}
 	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
 	if (put == -1) {
 		metrics.store_errors++;
@@ -1126,6 +1157,7 @@ gen_install_refresh(struct gen *g)
 		kc.rate_limit_per_s = c->rate_limit_per_s;
 		/* half the service's transfers at most: clients keep the rest */
 		kc.max_inflight = (size_t)(c->max_upstream_inflight + 1) / 2;
+		kc.max_entries = (size_t)c->max_entries;
 		kc.start = svc_refresh_start;
 		kc.arg = &g->svcs[i];
 		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);

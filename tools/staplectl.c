@@ -26,6 +26,7 @@ static const struct ctl_cmd	cmds[] = {
 	{ "fetch", cmd_fetch, "fetch a manifest's entries into a bundle" },
 	{ "prefetch", cmd_prefetch, "fetch what evidence needs into the cache" },
 	{ "purge", cmd_purge, "delete expired or named entries" },
+	{ "check", cmd_check, "read every record: is the store damaged?" },
 	{ "export-rim-store", cmd_export_rim_store, "write {id}.xml for nvattest --rim-store" },
 	{ "reload", cmd_reload, "make the running stapled reload; wait for its verdict" },
 };
@@ -107,7 +108,8 @@ main(int argc, char *argv[])
 		goto out;
 	}
 	optind = 1;	/* each command parses its own options */
-	rv = cmds[i].fn(&ctl, argc, argv);
+	/* Damage can kill a reader of the map: a child takes that risk. */
+	rv = ctl_run_guarded(&ctl, cmds[i].fn, cmds[i].name, argc, argv);
  out:
 	ctl_free(&ctl);
 	return rv;

@@ -49,7 +49,7 @@ struct ctl_trust {
 
 typedef int ctl_cmd_fn(struct ctl *, int argc, char **argv);
 
-ctl_cmd_fn	cmd_status, cmd_list, cmd_show, cmd_purge;
+ctl_cmd_fn	cmd_status, cmd_list, cmd_show, cmd_purge, cmd_check;
 ctl_cmd_fn	cmd_export, cmd_verify, cmd_import;
 ctl_cmd_fn	cmd_manifest, cmd_fetch, cmd_prefetch, cmd_export_rim_store;
 ctl_cmd_fn	cmd_reload;
@@ -66,8 +66,22 @@ void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 int	ctl_load_config(struct ctl *, const char *path);
 void	ctl_free(struct ctl *);
 
-/* Open the cache once (read-only or not); CTL_OK or CTL_NOFILE (said why). */
+/*
+ * Open the cache once (read-only or not), after the damage checks: the
+ * cheap ones (cache_check_file) for reading, and the walk of every record
+ * in a child too (cache_check_forked) for writing. CTL_OK or CTL_NOFILE
+ * (said why).
+ */
 int	ctl_open_cache(struct ctl *, int readonly);
+/*
+ * Run the command `name` in a forked child and return its exit status. A
+ * child killed by SIGBUS, SIGSEGV, SIGABRT, SIGILL or SIGFPE (what a
+ * damaged map does to LMDB) is reported as a damaged store: CTL_NOFILE.
+ * Other signals (SIGPIPE, SIGINT) are raised again in this process. If
+ * fork fails, the command runs here, unguarded.
+ */
+int	ctl_run_guarded(struct ctl *, ctl_cmd_fn *, const char *name, int argc,
+	    char **argv);
 
 /*
  * The daemon's trust: -f anchors or the built-in roots, the built-in

@@ -1,8 +1,11 @@
-/* staplectl status, list and purge: what the cache holds, how fresh it is, what the daemon last recorded. */
+/* staplectl status, list, purge and check: what the cache holds, how fresh it is, what the daemon last recorded, whether it is damaged. */
 #include "config.h"
+
+#include <sys/stat.h>
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,4 +573,47 @@ cmd_purge(struct ctl *ctl, int argc, char **argv)
 	}
 	printf("purged %zu entr%s\n", deleted, deleted == 1 ? "y" : "ies");
 	return failed ? CTL_REJECTED : CTL_OK;
+}
+
+/* check: the cheap checks, then every record of every database read in a child. */
+int
+cmd_check(struct ctl *ctl, int argc, char **argv)
+{
+	struct stat	sb;
+	char		why[CACHE_DAMAGE_NOTE_BYTES];
+	int		r;
+
+	if (argc > 1) {
+		printf("usage: staplectl [-C dir] [--json] check\nreads every "
+		    "record of every database of the cache in a child process;\n"
+		    "exit 0 sound, 3 damaged (or unreadable). Only structural "
+		    "damage is found.\n");
+		return strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0 ? CTL_OK : CTL_USAGE;
+	}
+	if (stat(ctl->cache_dir, &sb) == -1) {
+		ctl_warnx("cache %s: %s", ctl->cache_dir, strerror(errno));
+		return CTL_NOFILE;
+	}
+	why[0] = '\0';
+	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
+		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+	if (ctl->json) {
+		json_t	*o = json_pack("{s:s, s:s, s:s}", "cache", ctl->cache_dir,
+		    "verdict", r == 0 ? "sound" : r == 1 ? "damaged" : "unreadable",
+		    "why", why);
+
+		if (o != NULL) {
+			json_dumpf(o, stdout, JSON_INDENT(2));
+			putchar('\n');
+			json_decref(o);
+		}
+	} else if (r == 0)
+		printf("cache %s: sound (every record read)\n", ctl->cache_dir);
+	if (r == 1)
+		ctl_warnx("cache %s is damaged: %s (stapled moves a damaged "
+		    "store aside and starts empty)", ctl->cache_dir, why);
+	else if (r == -1)
+		ctl_warnx("cache %s: %s", ctl->cache_dir, why);
+	return r == 0 ? CTL_OK : CTL_NOFILE;
 }

@@ -1109,6 +1109,7 @@ prefetch_plan(struct ctl *ctl, struct haul *h, struct cache_put_item *items,
 		}
 		mt->fetched_at = ctl->now;
 		mt->last_served_at = ctl->now;
+		mt->flags |= CACHE_F_IMPORTED;	/* as import: kept until asked */
 		snprintf(mt->source, sizeof(mt->source), "%s", e->source);
 		bodies[nput].request = e->request;
 		bodies[nput].request_len = e->request_len;

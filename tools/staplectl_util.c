@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,16 +214,22 @@ ctl_free(struct ctl *ctl)
 /* ---- the cache ------------------------------------------------------------ */
 
 /*
- * LMDB trusts its file: damage can kill the process that reads it. So
- * first the cheap checks here, then a walk of every record in a child.
+ * LMDB trusts its file: damage can kill the process that reads it. A
+ * reader gets only the cheap checks (meta pages, file size, the root
+ * page), which take the same time for ten entries or a million: the
+ * command runs in a child (ctl_run_guarded), whose death by a signal
+ * means damaged. A writer (import, prefetch, purge) also walks every
+ * record in a child first, since writing into a damaged tree spreads the
+ * damage; `staplectl check` does that walk alone.
  */
 static int
-ctl_check_cache(struct ctl *ctl)
+ctl_check_cache(struct ctl *ctl, int readonly)
 {
 	char	why[CACHE_DAMAGE_NOTE_BYTES];
 	int	r;
 
-	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
+	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0 &&
+	    !readonly)
 		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
 	if (r == 0)
 		return CTL_OK;
@@ -230,6 +238,55 @@ ctl_check_cache(struct ctl *ctl)
 		    "store aside and starts empty)", ctl->cache_dir, why);
 	else
 		ctl_warnx("cache %s: %s", ctl->cache_dir, why);
+	return CTL_NOFILE;
+}
+
+/* Deaths that mean the map held what LMDB did not expect (or a bug). */
+static int
+ctl_damage_signal(int sig)
+{
+	return sig == SIGBUS || sig == SIGSEGV || sig == SIGABRT ||
+	    sig == SIGILL || sig == SIGFPE;
+}
+
+int
+ctl_run_guarded(struct ctl *ctl, ctl_cmd_fn *fn, const char *name, int argc,
+    char **argv)
+{
+	pid_t	pid;
+	int	st, rv;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == -1) {
+		ctl_warnx("fork: %s: running %s unguarded", strerror(errno),
+		    name);
+		return fn(ctl, argc, argv);
+	}
+	if (pid == 0) {
+		rv = fn(ctl, argc, argv);
+		ctl_free(ctl);
+		exit(rv);	/* flushes stdout */
+	}
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR) {
+			ctl_warnx("waitpid: %s", strerror(errno));
+			return CTL_REJECTED;
+		}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (!WIFSIGNALED(st))
+		return CTL_REJECTED;
+	if (!ctl_damage_signal(WTERMSIG(st))) {
+		/* SIGPIPE (| head), SIGINT: die the same way, quietly. */
+		signal(WTERMSIG(st), SIG_DFL);
+		raise(WTERMSIG(st));
+		return CTL_REJECTED;
+	}
+	ctl_warnx("%s was killed by signal %d (%s) reading cache %s: the store "
+	    "is damaged (stapled moves a damaged store aside and starts "
+	    "empty; 'staplectl check' walks every record)", name, WTERMSIG(st),
+	    strsignal(WTERMSIG(st)), ctl->cache_dir);
 	return CTL_NOFILE;
 }
 
@@ -248,7 +305,7 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 		ctl_warnx("cache %s: %s", ctl->cache_dir, strerror(errno));
 		return CTL_NOFILE;
 	}
-	if (ctl_check_cache(ctl) != CTL_OK)
+	if (ctl_check_cache(ctl, readonly) != CTL_OK)
 		return CTL_NOFILE;
 	ctl->cache = cache_open(ctl->cache_dir, ctl->conf.map_size, readonly, err,
 	    sizeof(err));

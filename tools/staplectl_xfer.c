@@ -359,6 +359,8 @@ import_meta(struct ctl *ctl, struct cache_meta *m, const char *path)
 	m->next_refresh_at = 0;
 	m->refresh_failures = 0;
 	m->served_count = 0;
+	/* Kept from eviction until a client asks for it (design.md 8.9). */
+	m->flags |= CACHE_F_IMPORTED;
 	if ((copy = strdup(path)) != NULL) {
 		base = basename(copy);
 		snprintf(m->source, sizeof(m->source), "import:%s", base);

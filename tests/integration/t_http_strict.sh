@@ -151,14 +151,76 @@ def run_bare_lf():
     ms = int((time.time() - t0) * 1000)
     say(got == [200] and ms < 2000, "bare LF, connection kept open: answered (%s in %d ms)" % (got, ms))
 
-def run_continue():
-    # A pipelined GET, then a POST asking 100-continue: 200 and 100 before
-    # the body is sent, in that order, then the POST's own 405.
+# Connection is a list of tokens (RFC 9110 7.6.1): any case, OWS, several fields.
+def conn_cases():
+    g = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+    return [
+        # (name, the first request, does stapled close after answering it)
+        ("Connection: keep-alive, close", g + b"Connection: keep-alive, close\r\n\r\n", True),
+        ("Connection: Close", g + b"Connection: Close\r\n\r\n", True),
+        ("Connection: ' \\t close \\t' (OWS)", g + b"Connection: \t close \t\r\n\r\n", True),
+        ("Connection: TE,close", g + b"Connection: TE,close\r\n\r\n", True),
+        ("two Connection fields, the second close", g + b"Connection: TE\r\nConnection: close\r\n\r\n", True),
+        ("Connection: closed (not the close token)", g + b"Connection: closed\r\n\r\n", False),
+        ("HTTP/1.1 Connection: keep-alive", g + b"Connection: keep-alive\r\n\r\n", False),
+        ("HTTP/1.1, no Connection", g + b"\r\n", False),
+        ("HTTP/1.0 Connection: keep-alive", b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", False),
+        ("HTTP/1.0 Connection: TE, Keep-Alive", b"GET /healthz HTTP/1.0\r\nConnection: TE, Keep-Alive\r\n\r\n", False),
+        ("HTTP/1.0, no Connection", b"GET /healthz HTTP/1.0\r\n\r\n", True),
+        ("HTTP/1.0 Connection: keep-alive, close", b"GET /healthz HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", True),
+    ]
+
+def closes_after(first):
+    """Send first, wait for its answer, then a second request: whether the
+    connection was closed (EOF or reset) instead of the second being answered."""
     s = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT_S)
-    s.sendall(b"GET /healthz HTTP/1.1\r\n" + H + b"\r\n" + b"POST /healthz HTTP/1.1\r\n" + H +
-              b"Expect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+    s.sendall(first)
     buf, t0 = b"", time.time()
-    while len(answers(buf)) < 2 and time.time() - t0 < WAIT_S:
+    while not complete(buf) and time.time() - t0 < WAIT_S:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    n = len(answers(buf))
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        while time.time() - t0 < 2 * WAIT_S:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except (socket.timeout, ConnectionResetError, BrokenPipeError):
+        pass
+    s.close()
+    return n, len(answers(buf)) == n
+
+def run_connection():
+    for name, first, want_close in conn_cases():
+        n, closed = closes_after(first)
+        say(n == 1 and closed == want_close, "%s: answered, then %s (got %d answer(s), %s)" %
+            (name, "closed" if want_close else "kept open", n, "closed" if closed else "kept open"))
+
+def scan(buf):
+    """The statuses of the whole answers in buf, without copying it."""
+    out, pos = [], 0
+    while True:
+        e = buf.find(b"\r\n\r\n", pos)
+        if e < 0:
+            return out
+        lines = buf[pos:e].split(b"\r\n")
+        clen = 0
+        for l in lines[1:]:
+            k, _, v = l.partition(b":")
+            if k.strip().lower() == b"content-length":
+                clen = int(v.strip())
+        if e + 4 + clen > len(buf):
+            return out
+        out.append(int(lines[0].split()[1]))
+        pos = e + 4 + clen
+
+def recv_until(s, buf, mark, deadline, pause=0):
+    while time.time() < deadline and (mark is None or buf.find(mark, max(0, len(buf) - 65600)) < 0):
+        time.sleep(pause)
         try:
             d = s.recv(65536)
         except socket.timeout:
@@ -166,21 +228,39 @@ def run_continue():
         if not d:
             break
         buf += d
-    first = [st for st, _ in answers(buf)]
+    return buf
+
+def run_continue():
+    # The client reads nothing at first and has a small receive buffer: the
+    # answers to k pipelined GET /metrics (6 MiB, more than the kernel's
+    # socket buffers take: tcp_wmem's 4 MiB) fill the socket and wait in
+    # stapled's output; then a POST asking 100-continue. 100 must come after
+    # every queued answer and before the body is sent, then the POST's 405.
+    # (Written past the queue, it would come early, or be lost to EAGAIN.)
+    _, _, a = statuses(b"GET /metrics HTTP/1.1\r\n" + H + b"\r\n")
+    k = 6 * 1024 * 1024 // max(1, len(a[0][1]) if a else 1) + 1
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    s.settimeout(WAIT_S)
+    s.connect(("127.0.0.1", PORT))
+    s.sendall((b"GET /metrics HTTP/1.1\r\n" + H + b"\r\n") * k +
+              b"POST /healthz HTTP/1.1\r\n" + H +
+              b"Expect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+    time.sleep(0.5)
+    # Then read, but slower than stapled answers: its socket stays full and
+    # the answers to the last GETs still wait in its output when it reads
+    # the POST.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    t0 = time.time()
+    buf = recv_until(s, b"", b"HTTP/1.1 100 Continue\r\n", t0 + 4 * WAIT_S, 0.002)
+    first = scan(buf)
     s.sendall(b"hello")
     s.shutdown(socket.SHUT_WR)
-    while time.time() - t0 < 2 * WAIT_S:
-        try:
-            d = s.recv(65536)
-        except socket.timeout:
-            break
-        if not d:
-            break
-        buf += d
+    got = scan(recv_until(s, buf, None, t0 + 5 * WAIT_S))
     s.close()
-    got = [st for st, _ in answers(buf)]
-    say(first == [200, 100], "100 Continue after the queued answer, before the body (got %s)" % first)
-    say(got == [200, 100, 405], "then the POST's own answer (got %s)" % got)
+    say(first == [200] * k + [100], "100 Continue after the %d queued answers, before the body "
+        "(got %d answers, 100 at %s)" % (k, len(first), first.index(100) if 100 in first else None))
+    say(got == [200] * k + [100, 405], "then the POST's own answer (got %s)" % got[k:])
 
 # ---- the differential corpus ----------------------------------------------
 # Each request is whole; stapled's verdict is "refuse" when its first answer
@@ -306,7 +386,7 @@ def run_diff():
 if sys.argv[1] == "diff":
     run_diff()
 if sys.argv[1] == "cases":
-    run_cases(); run_bare_lf(); run_continue()
+    run_cases(); run_bare_lf(); run_connection(); run_continue()
 sys.exit(1 if fails else 0)
 EOF
 out=$(timeout 120 "$PY" "$T/client.py" cases "$SPORT")

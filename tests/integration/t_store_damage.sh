@@ -1,7 +1,8 @@
 #!/bin/bash
 # The store survives damage: truncated, page-corrupted and zero-length data.mdb
 # are moved aside and stapled serves from an empty store, never killed by a
-# signal; staplectl refuses a damaged store with exit 3; one daemon per cache
+# signal; staplectl refuses a damaged store with exit 3 (a reader killed by
+# the damage, a writer or `check` by the walk first); one daemon per cache
 # directory; entries long past nextUpdate are purged (under libfaketime).
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -94,6 +95,12 @@ for cmd in status list "import --allow-partial $T/bundle.json"; do
 	check_eq "staplectl $cmd on a damaged store exits 3" 3 "$rc"
 	check "staplectl $cmd says damaged" grep -q damaged "$T/ctl.err"
 done
+"$STAPLECTL" -C "$T/pages_ctl" check >"$T/ctl.out" 2>"$T/ctl.err"
+check_eq "staplectl check on a damaged store exits 3" 3 "$?"
+check "staplectl check says damaged" grep -q damaged "$T/ctl.err"
+"$STAPLECTL" -C "$T/good" check >"$T/ctl.out" 2>"$T/ctl.err"
+check_eq "staplectl check on a sound store exits 0" 0 "$?"
+check "staplectl check says sound" grep -q 'sound' "$T/ctl.out"
 "$STAPLECTL" -C "$T/pages_ctl" verify "$T/bundle.json" >"$T/ctl.out" 2>"$T/ctl.err"
 rc=$?
 check "staplectl verify beside a damaged store: a documented status, no signal ($rc)" \

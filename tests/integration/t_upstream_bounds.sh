@@ -3,7 +3,9 @@
 # hold at most max_upstream_inflight upstream connections and the rest get the
 # failure answer within the client budget; a client over client_miss_rate_per_s
 # gets the failure answer, counted as result="limited", while another client
-# and hits are unaffected; X-Forwarded-For names the client only behind a
+# and hits are unaffected; the refresh walk takes at most half the transfers
+# while client misses get the rest, the others counted in
+# stapled_upstream_queued; X-Forwarded-For names the client only behind a
 # trusted proxy; a 1.26 MB RIM envelope is fetched, stored, served and
 # exported/imported; stapled -n refuses 17 listen addresses and a FIFO, and
 # warns about a map larger than the disk.
@@ -220,6 +222,114 @@ STAPLED_CACHE=$T/c5 stapled_start d5 --rim-upstream "http://127.0.0.1:1"
 rim_get "$GOOD_ID"
 check "big RIM: served after import with no upstream" cmp -s "$T/body" "$T/big.json"
 stapled_stop
+
+# ---- the refresh walk takes at most half the cap; client misses the rest -------
+# 100 stored OCSP entries, all due (libfaketime: four days on) against a
+# hanging upstream: the walk holds at most CAP/2 transfers, and CAP+4
+# distinct client misses then get the other half, the rest waiting in line
+# (stapled_upstream_queued) until their budget runs out.
+so=$(libfaketime_so) || so=""
+FILL=$top_builddir/tools/bench-fill
+if [ -n "$so" ] && [ -x "$FILL" ]; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -subj /CN=t_upstream_bounds -keyout "$T/ca.key" -out "$T/ca.pem" \
+	    -days 2 >/dev/null 2>&1 || die "openssl req"
+	for i in $(seq 1 $((CAP + 4))); do
+		openssl ocsp -issuer "$T/ca.pem" -serial "$((1000 + i))" \
+		    -reqout "$T/half$i.der" >/dev/null 2>&1 || die "openssl ocsp -reqout"
+	done
+	# Their stored request is a real one: each refresh reaches the upstream.
+	"$FILL" "$T/c5" 100 "$T/half1.der" "$T/half1.der" >/dev/null 2>&1 ||
+	    die "bench-fill"
+	upstream_start UHALF half --mode hang --count-file "$T/half.count"
+	cat >"$T/half.json" <<JSON
+{"ocsp": {"max_upstream_inflight": $CAP, "client_budget_ms": 3000,
+  "timeout_ms": 30000, "hedge_ms": 0, "client_miss_rate_per_s": 0,
+  "rate_limit_per_s": 1000}}
+JSON
+	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+4d FAKETIME_DONT_FAKE_MONOTONIC=1" \
+	    STAPLED_CACHE=$T/c5 stapled_start d5 -f "$T/half.json" \
+	    --ocsp-upstream "http://127.0.0.1:$UHALF/"
+	cat >"$T/half.py" <<'PYEOF'
+import socket, sys, threading, time
+
+port, uport, n, tmp = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+def upstream_conns(uport):
+    n = 0
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(f) as fh:
+                next(fh)
+                for line in fh:
+                    c = line.split()
+                    if c[3] == "01" and int(c[2].split(":")[1], 16) == uport:
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+def watch(secs):
+    m, t0 = 0, time.monotonic()
+    while time.monotonic() - t0 < secs:
+        m = max(m, upstream_conns(uport))
+        time.sleep(0.02)
+    return m
+
+def post(i):
+    body = open("%s/half%d.der" % (tmp, i), "rb").read()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"POST /ocsp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Type: application/ocsp-request\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        while s.recv(4096):
+            pass
+        s.close()
+    except OSError:
+        pass
+
+def queued():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    buf = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    for line in buf.decode().splitlines():
+        if line.startswith('stapled_upstream_queued{service="ocsp"}'):
+            return int(line.split()[1])
+    return -1
+
+print("refresh_max=%d" % watch(3))
+ts = [threading.Thread(target=post, args=(i,)) for i in range(1, n + 1)]
+for t in ts:
+    t.start()
+total = watch(1)
+print("queued=%d" % queued())
+print("total_max=%d" % max(total, watch(0.5)))
+for t in ts:
+    t.join()
+PYEOF
+	"$PY" "$T/half.py" "$SPORT" "$UHALF" $((CAP + 4)) "$T" >"$T/half.out" ||
+	    fail "the half-cap client script failed"
+	note "$(tr '\n' ' ' <"$T/half.out")"
+	hval() { sed -n "s/^$1=//p" "$T/half.out"; }
+	assert "the refresh walk alone held 1 to $((CAP / 2)) upstream transfers" \
+	    '[ "$(hval refresh_max)" -ge 1 ] && [ "$(hval refresh_max)" -le '"$((CAP / 2))"' ]'
+	assert "with client misses: the whole cap ($CAP) in use, never more" \
+	    '[ "$(hval total_max)" -eq '"$CAP"' ]'
+	assert "client misses got at least half the cap" \
+	    '[ $(( $(hval total_max) - $(hval refresh_max) )) -ge '"$((CAP / 2))"' ]'
+	check_eq "misses past the cap wait in line: stapled_upstream_queued" \
+	    $((CAP + 4 - (CAP - $(hval refresh_max)))) "$(hval queued)"
+	stapled_stop
+	STAPLED_WRAP=
+else
+	note "SKIP the half-cap check: libfaketime or tools/bench-fill missing"
+fi
 
 # ---- stapled -n ----------------------------------------------------------------
 args=()

@@ -329,6 +329,52 @@ test_counters_carried(void **state)
 	cache_close(c);
 }
 
+/* CACHE_F_IMPORTED: set by a put, kept by later puts and put_meta, cleared by a hit. */
+static void
+test_imported_flag(void **state)
+{
+	struct fixture		*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m, g;
+	struct cache_touch	 t;
+	struct cache_body	 b = { NULL, 0, (const uint8_t *)"x", 1, NULL, 0 };
+
+	c = open_ok(f->dir, 0, 0);
+	memset(&t, 0, sizeof(t));
+	t.kind = CACHE_KIND_OCSP;
+	t.klen = mkkey(t.key, 1);
+	mkmeta(&m, CACHE_KIND_OCSP, 100);
+	m.flags = CACHE_F_IMPORTED;
+	assert_int_equal(cache_put(c, t.key, t.klen, &m, &b), CACHE_PUT_STORED);
+	/* a refresh's put does not know of it: kept */
+	mkmeta(&m, CACHE_KIND_OCSP, 200);
+	assert_int_equal(cache_put(c, t.key, t.klen, &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
+	assert_int_equal(g.flags & CACHE_F_IMPORTED, CACHE_F_IMPORTED);
+	/* a schedule written from a copy without it: kept */
+	g.flags = 0;
+	g.next_refresh_at = 500;
+	assert_int_equal(cache_put_meta(c, t.key, t.klen, &g), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
+	assert_int_equal(g.flags & CACHE_F_IMPORTED, CACHE_F_IMPORTED);
+	assert_int_equal(g.next_refresh_at, 500);
+	/* a touch that served nothing leaves it; a hit clears it */
+	assert_int_equal(cache_touch(c, &t, 1), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
+	assert_int_equal(g.flags & CACHE_F_IMPORTED, CACHE_F_IMPORTED);
+	t.served = 1;
+	t.last_served_at = 300;
+	assert_int_equal(cache_touch(c, &t, 1), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
+	assert_int_equal(g.flags & CACHE_F_IMPORTED, 0);
+	/* a stale copy that still has it does not bring it back */
+	g.flags = CACHE_F_IMPORTED | CACHE_F_NO_REFRESH;
+	assert_int_equal(cache_put_meta(c, t.key, t.klen, &g), 0);
+	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
+	assert_int_equal(g.flags, CACHE_F_NO_REFRESH);
+	cache_close(c);
+}
+
 static void
 test_touch_batch(void **state)
 {
@@ -1187,6 +1233,7 @@ main(void)
 		T(test_put_get),
 		T(test_kept_when_older),
 		T(test_counters_carried),
+		T(test_imported_flag),
 		T(test_touch_batch),
 		T(test_walk_chunks),
 		T(test_walk_skips_garbage),

@@ -1,0 +1,127 @@
+/* Unit tests for proxy/evict.c: which entries are eviction candidates, and in what order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proxy/evict.h"
+
+static struct cache_meta
+meta(int64_t fetched, int64_t asked, uint16_t flags)
+{
+	struct cache_meta	m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CACHE_KIND_OCSP;
+	m.fetched_at = fetched;
+	m.last_served_at = asked;
+	m.flags = flags;
+	return m;
+}
+
+static void
+offer(struct evict_set *s, uint8_t id, struct cache_meta m, int want)
+{
+	uint8_t	key[3] = { 'k', id, 0 };
+
+	assert_int_equal(evict_offer(s, key, sizeof(key), &m), want);
+}
+
+/* An import not asked since is never a candidate; once asked it is. */
+static void
+test_eligible(void **state)
+{
+	struct cache_meta	m;
+
+	(void)state;
+	m = meta(100, 100, CACHE_F_IMPORTED);
+	assert_int_equal(evict_eligible(&m), 0);
+	m.flags = CACHE_F_NO_REFRESH;
+	assert_int_equal(evict_eligible(&m), 1);
+	/* never asked: the fetch time stands in (a 0.1.0 record, say) */
+	m = meta(50, 0, 0);
+	assert_int_equal(evict_asked(&m), 50);
+	m = meta(50, 70, 0);
+	assert_int_equal(evict_asked(&m), 70);
+}
+
+/* A set of 3 keeps the 3 asked longest ago, whatever the offer order. */
+static void
+test_oldest_kept(void **state)
+{
+	struct evict_set		*s;
+	const struct evict_cand		*c;
+	const int64_t			 want[] = { 10, 20, 30 };
+	size_t				 i;
+
+	(void)state;
+	assert_non_null(s = evict_new(3));
+	offer(s, 1, meta(1, 50, 0), 1);
+	offer(s, 2, meta(1, 30, 0), 1);
+	offer(s, 3, meta(1, 40, 0), 1);
+	offer(s, 4, meta(1, 60, 0), 0);		/* full, and newer than all */
+	offer(s, 5, meta(1, 10, 0), 1);		/* replaces 50 */
+	offer(s, 6, meta(1, 5, CACHE_F_IMPORTED), 0);
+	offer(s, 7, meta(20, 0, 0), 1);		/* replaces 40 */
+	assert_int_equal(evict_count(s), 3);
+	evict_seal(s);
+	for (i = 0; i < 3; i++) {
+		assert_non_null(c = evict_next(s));
+		assert_int_equal(c->asked, want[i]);
+		assert_int_equal(c->klen, 3);
+	}
+	assert_null(evict_next(s));
+	evict_clear(s);
+	assert_int_equal(evict_count(s), 0);
+	evict_seal(s);
+	assert_null(evict_next(s));
+	evict_free(s);
+	evict_free(NULL);
+}
+
+/* Many offers in random order: the result is the smallest, sorted. */
+static void
+test_many(void **state)
+{
+	struct evict_set	*s;
+	const struct evict_cand	*c;
+	uint32_t		 x = 12345;
+	int64_t			 prev = -1;
+	size_t			 i, n = 0;
+	uint8_t			 key[4];
+	struct cache_meta	 m;
+
+	(void)state;
+	assert_non_null(s = evict_new(16));
+	for (i = 0; i < 1000; i++) {
+		x = x * 1103515245u + 12345u;
+		/* 0..999 each once, by a permutation: i * 7 mod 1000 */
+		m = meta(1, (int64_t)((i * 7) % 1000) + 1, 0);
+		memcpy(key, &x, sizeof(key));
+		assert_true(evict_offer(s, key, sizeof(key), &m) >= 0);
+	}
+	evict_seal(s);
+	while ((c = evict_next(s)) != NULL) {
+		assert_true(c->asked > prev);
+		prev = c->asked;
+		n++;
+	}
+	assert_int_equal(n, 16);
+	assert_int_equal(prev, 16);
+	evict_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_eligible),
+		cmocka_unit_test(test_oldest_kept),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -22,6 +22,7 @@
 
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "proxy/access_log.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
@@ -76,7 +77,47 @@ struct daemon {
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
+	struct access_log	 alog;
 };
+
+/* Bytes of the line naming every service's upstreams. */
+#define UPSTREAMS_LINE_BYTES	2048
+
+/* "ocsp: primary (URL), mirror (URL); pccs: ..." for the ready and reload lines. */
+static char *
+upstreams_line(struct gen *gen, char *buf, size_t len)
+{
+	char	one[UPSTREAMS_LINE_BYTES];
+	size_t	id, off = 0;
+	int	n;
+
+	buf[0] = '\0';
+	for (id = 0; id < CONFIG_SVC_MAX && off < len; id++) {
+		struct fetch_pool	*pool = svc_pool(gen_svc(gen, id));
+
+		if (pool == NULL)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s: %s", off ? "; " : "",
+		    fetch_pool_service(pool),
+		    fetch_pool_describe(pool, one, sizeof(one)));
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		snprintf(buf, len, "no upstreams");
+	return buf;
+}
+
+/* http_reply's callback: the hit histogram and the sampled access log. */
+static void
+on_reply(const struct http_req *req, int status, size_t bytes, void *arg)
+{
+	struct daemon	*d = arg;
+
+	metrics_on_reply(req);
+	access_log_reply(&d->alog, req, status, bytes);
+}
 
 static void
 usage(FILE *f)
@@ -430,7 +471,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	const struct config	*old = gen_config(d->gen);
 	struct config		*cfg;
 	struct gen		*gen;
-	char			 err[512];
+	char			 err[512], line[UPSTREAMS_LINE_BYTES];
 	size_t			 i;
 	int			 changed;
 
@@ -462,10 +503,11 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
+	access_log_set_sample(&d->alog, gen_config(gen)->access_log_sample);
 	gen_unref(d->gen);
 	d->gen = gen;
-	log_info("SIGHUP: configuration reloaded (%zu OCSP upstream(s))",
-	    gen_config(gen)->ocsp.nupstreams);
+	log_info("SIGHUP: configuration reloaded; upstreams: %s",
+	    upstreams_line(gen, line, sizeof(line)));
 }
 
 static int
@@ -617,7 +659,7 @@ main(int argc, char **argv)
 {
 	struct daemon	 d;
 	struct config	*cfg;
-	char		 err[1024];
+	char		 err[1024], line[UPSTREAMS_LINE_BYTES];
 	int		 rv = 1;
 
 	memset(&d, 0, sizeof(d));
@@ -670,6 +712,8 @@ main(int argc, char **argv)
 	gen_install_refresh(d.gen);
 	router_set_gen(d.router, d.gen);
 	http_set_config(d.http, gen_config(d.gen));
+	access_log_set_sample(&d.alog, gen_config(d.gen)->access_log_sample);
+	http_set_reply_cb(d.http, on_reply, &d);
 	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
 	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
 	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
@@ -687,9 +731,8 @@ main(int argc, char **argv)
 
 		evtimer_add(d.health_ev, &tv);
 	}
-	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
-	    gen_config(d.gen)->cache_dir, gen_config(d.gen)->ocsp.nupstreams,
-	    gen_config(d.gen)->ocsp.upstreams[0].url);
+	log_info("ready: cache %s; upstreams: %s", gen_config(d.gen)->cache_dir,
+	    upstreams_line(d.gen, line, sizeof(line)));
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif

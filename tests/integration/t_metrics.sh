@@ -105,6 +105,8 @@ check_eq "after SIGHUP: its latency histogram is kept" 1 \
     "$(metric_sum "$T/m3" "^stapled_upstream_latency_seconds_count.$PRI")"
 check_eq "after SIGHUP: PCCS's dns failure is still counted" 1 \
     "$(metric_sum "$T/m3" '^stapled_upstream_failures_total.service="pccs",upstream="nowhere",reason="dns"')"
+check_eq "after SIGHUP: the upstream that failed is not up again" 0 \
+    "$(metric_sum "$T/m3" '^stapled_upstream_up.service="pccs",upstream="nowhere"')"
 check "after SIGHUP: the removed upstream is gone from /metrics" \
     bash -c "! grep -q '$SPARE' '$T/m3'"
 # A new object: primary is asked again, and the count goes on from 1.

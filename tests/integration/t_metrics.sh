@@ -10,11 +10,15 @@ pki_make
 farm_start UP good -ndays 1 -rother CHAIN
 GOOD=http://127.0.0.1:$UP
 DEAD=http://127.0.0.1:$(free_port)
-# A name that cannot resolve (RFC 6761 reserves .invalid).
+# A name that cannot resolve (RFC 6761 reserves .invalid; a resolver that
+# does not answer at all would turn this into a timeout).
 NXHOST=http://stapled-test.invalid:1
+# TLS to a plain HTTP port: the handshake fails.
+PLAIN=https://127.0.0.1:$UP
 
 # config FILE OCSP_UPSTREAMS_JSON: named OCSP upstreams, a PCCS one that
-# does not resolve, every answer in the access log.
+# does not resolve, a KDS one that speaks no TLS, every answer in the
+# access log.
 config() {
 	cat >"$1" <<JSON
 {
@@ -23,7 +27,8 @@ config() {
     "anchors": ["$ANCHORS"], "intermediates": ["$INTERMEDIATES"],
     "upstreams": $2
   },
-  "pccs": { "upstreams": [{"url": "$NXHOST", "name": "nowhere"}] }
+  "pccs": { "upstreams": [{"url": "$NXHOST", "name": "nowhere"}] },
+  "amd_kds": { "upstreams": [{"url": "$PLAIN", "name": "plain"}] }
 }
 JSON
 }
@@ -85,6 +90,13 @@ check_eq "the failure's reason is dns" 1 \
     "$(metric_sum "$T/m2" '^stapled_upstream_failures_total.service="pccs",upstream="nowhere",reason="dns"')"
 check "a client left without an upstream answer is a warning naming DNS" \
     grep -Eq '^stapled: (<4>)?warning: pccs: every upstream failed, answering without them: nowhere: dns: ' "$T/d1.log"
+curl -s -m 20 -o "$T/k1" -w '%{http_code}\n' "$SURL/vcek/v1/Milan/cert_chain" >"$T/k1.code"
+check_eq "KDS over TLS to a plain port: 503" 503 "$(cat "$T/k1.code")"
+metrics_get "$T/m2k"
+check_eq "the failure's reason is tls" 1 \
+    "$(metric_sum "$T/m2k" '^stapled_upstream_failures_total.service="kds",upstream="plain",reason="tls"')"
+check "the warning names TLS" \
+    grep -Eq '^stapled: (<4>)?warning: kds: every upstream failed, answering without them: plain: tls: ' "$T/d1.log"
 
 # ---- SIGHUP, the spare removed: counters carry on -------------------------------
 req0=$(metric_sum "$T/m2" "^stapled_upstream_requests_total.$PRI")

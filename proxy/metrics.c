@@ -71,15 +71,18 @@ static const double verify_bounds[] = {
 	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 	0.1, 1,
 };
+#define NBOUNDS(a)	(sizeof(a) / sizeof((a)[0]))
+_Static_assert(NBOUNDS(hit_bounds) <= METRICS_HIST_MAX_BUCKETS &&
+    NBOUNDS(upstream_bounds) <= METRICS_HIST_MAX_BUCKETS &&
+    NBOUNDS(verify_bounds) <= METRICS_HIST_MAX_BUCKETS,
+    "struct metrics_hist holds every bucket");
 static const struct {
 	const double	*b;
 	size_t		 n;
 } hist_bounds[METRICS_HIST_KIND_MAX] = {
-	[METRICS_HIST_HIT] = { hit_bounds, sizeof(hit_bounds) / sizeof(double) },
-	[METRICS_HIST_UPSTREAM] = { upstream_bounds,
-	    sizeof(upstream_bounds) / sizeof(double) },
-	[METRICS_HIST_VERIFY] = { verify_bounds,
-	    sizeof(verify_bounds) / sizeof(double) },
+	[METRICS_HIST_HIT] = { hit_bounds, NBOUNDS(hit_bounds) },
+	[METRICS_HIST_UPSTREAM] = { upstream_bounds, NBOUNDS(upstream_bounds) },
+	[METRICS_HIST_VERIFY] = { verify_bounds, NBOUNDS(verify_bounds) },
 };
 
 enum cache_kind

@@ -121,24 +121,24 @@ metrics_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Every (route, result) pair, so a note is a static pointer. */
-static const struct metrics_note notes[METRICS_ROUTE_MAX][METRICS_RES_MAX] = {
-#define NOTE_ROW(r) { \
-	{ r, 0 }, { r, 1 }, { r, 2 }, { r, 3 }, { r, 4 }, { r, 5 }, { r, 6 }, \
-	{ r, 7 }, { r, 8 }, { r, 9 }, { r, 10 }, { r, 11 } }
-	NOTE_ROW(METRICS_ROUTE_OCSP_POST), NOTE_ROW(METRICS_ROUTE_OCSP_GET),
-	NOTE_ROW(METRICS_ROUTE_RIM), NOTE_ROW(METRICS_ROUTE_PCCS),
-	NOTE_ROW(METRICS_ROUTE_KDS),
-#undef NOTE_ROW
-};
-_Static_assert(METRICS_RES_MAX == 12, "NOTE_ROW lists every result");
+/*
+ * One note per (route, result), so a note is a pointer that outlives any
+ * request; each is filled when first used (always with the same values).
+ */
+static struct metrics_note notes[METRICS_ROUTE_MAX][METRICS_RES_MAX];
 
 void
 metrics_note(struct http_req *req, enum metrics_route route,
     enum metrics_result result)
 {
-	if (route < METRICS_ROUTE_MAX && result < METRICS_RES_MAX)
-		http_req_set_note(req, &notes[route][result]);
+	struct metrics_note	*n;
+
+	if (route >= METRICS_ROUTE_MAX || result >= METRICS_RES_MAX)
+		return;
+	n = &notes[route][result];
+	n->route = route;
+	n->result = result;
+	http_req_set_note(req, n);
 }
 
 const struct metrics_note *

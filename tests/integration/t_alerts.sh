@@ -40,9 +40,22 @@ tests:
         alertname: StapledEntriesExpiringVerySoon
         exp_alerts: []
   # Both OCSP upstreams down at m1; one of two down at m2; all down at the
-  # air-gapped m3: only m1 fires.
+  # air-gapped m3; m1's RIM upstream down but never asked (no client uses
+  # RIM there): only m1's OCSP fires.
   - interval: 1m
     input_series:
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="ocsp",upstream="b"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m2",job="stapled",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m3",job="stapled",airgapped="true",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_up{instance="m1",job="stapled",service="rim",upstream="nv"}'
+        values: '0x30'
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="rim",upstream="nv"}'
+        values: '0x30'
       - series: 'stapled_upstream_up{instance="m1",job="stapled",service="ocsp",upstream="a"}'
         values: '0x30'
       - series: 'stapled_upstream_up{instance="m1",job="stapled",service="ocsp",upstream="b"}'
@@ -103,10 +116,26 @@ exprs = []
 for p in dash["panels"]:
     for t in p.get("targets", []):
         exprs.append(t["expr"])
+# expr: one line, or a folded block (">-") of the lines indented below it
+block = None
 for line in open(sys.argv[2]):
+    indent = len(line) - len(line.lstrip())
+    if block is not None:
+        if line.strip() and indent > block[0]:
+            block[1].append(line.strip())
+            continue
+        exprs.append(" ".join(block[1]))
+        block = None
     m = re.match(r"\s*expr:\s*(.*)$", line)
-    if m:
+    if m and m.group(1) in (">-", ">", "|", "|-"):
+        block = (indent, [])
+    elif m:
         exprs.append(m.group(1))
+if block is not None:
+    exprs.append(" ".join(block[1]))
+if any(not e for e in exprs):
+    print("an empty expr")
+    sys.exit(1)
 # Names of series: stapled_* and process_* identifiers, not in label matchers.
 names = set()
 for e in exprs:

@@ -110,7 +110,8 @@ int64_t	metrics_now_us(void);
  * where it cannot be read), the counters and histograms above, the
  * store's gauges from rs (the refresher's last pass, borrowed; deadlines
  * relative to now), and the health of each of the npools upstream pools
- * (borrowed; none and no upstream section when pools is NULL). Cannot fail short of evbuffer's allocation failures,
+ * (borrowed; a NULL entry is skipped; none and no upstream section when
+ * pools is NULL). Cannot fail short of evbuffer's allocation failures,
  * which leave the page cut short.
  */
 void	metrics_render(struct evbuffer *, const struct refresh_stats *rs,

@@ -1408,3 +1408,14 @@ cache_lock_dir(const char *dir, char *err, size_t errlen)
 	}
 	return fd;
 }
+
+const char *
+cache_lib_version(void)
+{
+	static char	v[32];
+	int		major, minor, patch;
+
+	(void)mdb_version(&major, &minor, &patch);
+	snprintf(v, sizeof(v), "%d.%d.%d", major, minor, patch);
+	return v;
+}

@@ -191,4 +191,7 @@ int	cache_map_full(const struct cache *);
  */
 int	cache_lock_dir(const char *dir, char *err, size_t errlen);
 
+/* The LMDB library's version ("0.9.24"), static; for stapled_build_info. */
+const char	*cache_lib_version(void);
+
 #endif

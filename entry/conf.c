@@ -676,6 +676,9 @@ static const struct cfg_key root_keys[] = {
 	    offsetof(struct config, trusted_proxies),
 	    .noff = offsetof(struct config, ntrusted_proxies),
 	    .check = cidr_check },
+	/* a sampled access log line per answer (proxy/access_log.c); 0: off */
+	{ "access_log_sample", CFG_T_DOUBLE, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, access_log_sample), .dmin = 0, .dmax = 1 },
 };
 
 #define RF(f)	offsetof(struct config_refresh, f)

@@ -101,6 +101,7 @@ struct config {
 	long			 keepalive_timeout_s;	/* idle between requests: 60 */
 	char			**trusted_proxies;	/* "ADDR" or "ADDR/PREFIX" */
 	size_t			 ntrusted_proxies;
+	double			 access_log_sample;	/* share of answers logged: 0 (off) .. 1 */
 	struct config_service	 ocsp;
 	struct config_service	 rim;
 	struct config_service	 pccs;

@@ -101,6 +101,23 @@ struct fetch_job {
 	TAILQ_ENTRY(fetch_job)	 queue_entry;
 };
 
+/*
+ * What outlives a pool (fetch.h, struct fetch_health): one per service and
+ * upstream name in the ctx, shared by the pools that name it, freed with
+ * the last of them.
+ */
+struct fetch_stats {
+	char		*service, *name;
+	unsigned	 refs;
+	int		 listed;		/* on ctx->stats */
+	int		 last_ok;		/* the last exchange succeeded */
+	int64_t		 last_success_unix;
+	unsigned long	 requests;
+	unsigned long	 failures[FETCH_ERR_MAX];
+	struct metrics_hist latency;
+	LIST_ENTRY(fetch_stats) entry;
+};
+
 struct fetch_upstream {
 	char		*name, *url;
 	int		 verify_nonce;
@@ -109,8 +126,7 @@ struct fetch_upstream {
 	int64_t		 cooldown_until_ms;
 	int64_t		 last_failure_ms;
 	int64_t		 last_failure_unix;
-	unsigned long	 requests;
-	unsigned long	 failures[FETCH_ERR_MAX];
+	struct fetch_stats *st;
 };
 
 struct fetch_pool {
@@ -137,6 +153,7 @@ struct fetch_ctx {
 	size_t			 njobs;
 	TAILQ_HEAD(, fetch_pool) pools;
 	LIST_HEAD(, fetch_sock)	 socks;
+	LIST_HEAD(, fetch_stats) stats;
 	uint64_t		 rng;
 };
 
@@ -466,7 +483,7 @@ attempt_start(struct fetch_job *job, size_t idx)
 	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
 	a->counted = 1;
 	pool->ntransfers++;
-	up->requests++;
+	up->st->requests++;
 	log_debug("fetch: %s: %s: %s %s", pool->service, up->name,
 	    job->method, a->url);
 	a = NULL;
@@ -483,6 +500,8 @@ up_success(struct fetch_pool *pool, struct fetch_upstream *up)
 {
 	up->consecutive = 0;
 	up->cooldown_until_ms = 0;
+	up->st->last_ok = 1;
+	up->st->last_success_unix = time(NULL);
 	if (up->down) {
 		up->down = 0;
 		log_info("fetch: %s: %s: up again", pool->service, up->name);
@@ -496,7 +515,8 @@ up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
 	struct fetch_ctx	*ctx = pool->ctx;
 	int64_t			 ms, now = now_ms();
 
-	up->failures[err]++;
+	up->st->failures[err]++;
+	up->st->last_ok = 0;
 	up->consecutive++;
 	up->last_failure_ms = now;
 	up->last_failure_unix = time(NULL);
@@ -514,6 +534,44 @@ up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
 		    pool->service, up->name, reason, (long long)ms);
 }
 
+/* The ctx's stats of (service, name), shared or new; NULL out of memory. */
+static struct fetch_stats *
+stats_get(struct fetch_ctx *ctx, const char *service, const char *name)
+{
+	struct fetch_stats	*st;
+
+	LIST_FOREACH(st, &ctx->stats, entry)
+		if (strcmp(st->service, service) == 0 &&
+		    strcmp(st->name, name) == 0) {
+			st->refs++;
+			return st;
+		}
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	if ((st->service = strdup(service)) == NULL ||
+	    (st->name = strdup(name)) == NULL) {
+		free(st->service);
+		free(st);
+		return NULL;
+	}
+	st->refs = 1;
+	st->listed = 1;
+	LIST_INSERT_HEAD(&ctx->stats, st, entry);
+	return st;
+}
+
+static void
+stats_unref(struct fetch_stats *st)
+{
+	if (st == NULL || --st->refs > 0)
+		return;
+	if (st->listed)
+		LIST_REMOVE(st, entry);
+	free(st->service);
+	free(st->name);
+	free(st);
+}
+
 /* ---- jobs ----------------------------------------------------------------- */
 
 static void
@@ -528,6 +586,7 @@ pool_unref(struct fetch_pool *pool)
 	for (i = 0; i < pool->nups; i++) {
 		free(pool->ups[i].name);
 		free(pool->ups[i].url);
+		stats_unref(pool->ups[i].st);
 	}
 	free(pool->ups);
 	free(pool->paces);
@@ -656,8 +715,19 @@ curl_err(CURLcode code, const struct fetch_attempt *a)
 	switch (code) {
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
+		return FETCH_ERR_DNS;
 	case CURLE_COULDNT_CONNECT:
 		return FETCH_ERR_CONNECT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+	case CURLE_USE_SSL_FAILED:
+		return FETCH_ERR_TLS;
 	case CURLE_OPERATION_TIMEDOUT:
 		return FETCH_ERR_TIMEOUT;
 	case CURLE_FILESIZE_EXCEEDED:
@@ -681,6 +751,12 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 
 	msg = a->errbuf[0] != '\0' ? a->errbuf : curl_easy_strerror(code);
 	switch (err) {
+	case FETCH_ERR_DNS:
+		snprintf(buf, len, "dns: %s", msg);
+		break;
+	case FETCH_ERR_TLS:
+		snprintf(buf, len, "tls: %s", msg);
+		break;
 	case FETCH_ERR_CONNECT:
 		curl_easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
 		if (code == CURLE_COULDNT_CONNECT && oserr != 0)
@@ -725,6 +801,9 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	slot_release(a);
 	res_from(&res, job, a);
 	status = res.http_status;
+	if (code == CURLE_OK)
+		metrics_hist_observe(&up->st->latency, METRICS_HIST_UPSTREAM,
+		    (double)(now_ms() - a->started_ms) / 1000.0);
 
 	if (code == CURLE_OK) {
 		switch (fetch_classify(status)) {
@@ -869,7 +948,7 @@ job_advance(struct fetch_job *job)
 			snprintf(why, sizeof(why), "paced: the same request went "
 			    "there %lld ms ago", (long long)(now_ms() - pc->at_ms));
 			summary_add(job, pool->ups[idx].name, why);
-			pool->ups[idx].failures[FETCH_ERR_PACED]++;
+			pool->ups[idx].st->failures[FETCH_ERR_PACED]++;
 			job->last_err = FETCH_ERR_PACED;
 			continue;
 		}
@@ -1122,6 +1201,7 @@ fetch_ctx_new(struct event_base *base)
 	TAILQ_INIT(&ctx->jobs);
 	TAILQ_INIT(&ctx->pools);
 	LIST_INIT(&ctx->socks);
+	LIST_INIT(&ctx->stats);
 	evtimer_assign(&ctx->timer_ev, base, timer_cb, ctx);
 	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
 	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx);
@@ -1142,6 +1222,7 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 	struct fetch_job	*job;
 	struct fetch_pool	*pool;
 	struct fetch_sock	*fs;
+	struct fetch_stats	*st;
 
 	if (ctx == NULL)
 		return;
@@ -1159,6 +1240,11 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 		event_del(&fs->ev);
 		LIST_REMOVE(fs, entry);
 		free(fs);
+	}
+	/* Pools still held keep theirs, off the list. */
+	while ((st = LIST_FIRST(&ctx->stats)) != NULL) {
+		LIST_REMOVE(st, entry);
+		st->listed = 0;
 	}
 	free(ctx);
 }
@@ -1193,7 +1279,9 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 	for (i = 0; i < n; i++) {
 		pool->nups++;
 		if ((pool->ups[i].name = strdup(ups[i].name)) == NULL ||
-		    (pool->ups[i].url = strdup(ups[i].url)) == NULL)
+		    (pool->ups[i].url = strdup(ups[i].url)) == NULL ||
+		    (pool->ups[i].st = stats_get(ctx, service,
+		    ups[i].name)) == NULL)
 			goto fail;
 		pool->ups[i].verify_nonce = ups[i].verify_nonce;
 	}
@@ -1316,6 +1404,7 @@ fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
     size_t max)
 {
 	const struct fetch_upstream	*up;
+	int64_t				 now = now_ms();
 	size_t				 i;
 
 	if (pool == NULL || h == NULL)
@@ -1325,12 +1414,14 @@ fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
 		memset(&h[i], 0, sizeof(h[i]));
 		h[i].name = up->name;
 		h[i].url = up->url;
-		h[i].up = !up->down;
+		h[i].up = up->st->last_ok && up->cooldown_until_ms <= now;
 		h[i].consecutive_failures = up->consecutive;
 		h[i].cooldown_until_ms = up->cooldown_until_ms;
 		h[i].last_failure_unix = up->last_failure_unix;
-		h[i].requests = up->requests;
-		memcpy(h[i].failures, up->failures, sizeof(h[i].failures));
+		h[i].last_success_unix = up->st->last_success_unix;
+		h[i].requests = up->st->requests;
+		memcpy(h[i].failures, up->st->failures, sizeof(h[i].failures));
+		h[i].latency = &up->st->latency;
 	}
 	return i;
 }
@@ -1359,4 +1450,31 @@ fetch_pool_queued(const struct fetch_pool *pool)
 	TAILQ_FOREACH(job, &pool->queue, queue_entry)
 		n++;
 	return n;
+}
+
+char *
+fetch_pool_describe(const struct fetch_pool *pool, char *buf, size_t len)
+{
+	size_t	i, off = 0;
+	int	n;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; pool != NULL && i < pool->nups && off < len; i++) {
+		n = snprintf(buf + off, len - off, "%s%s (%s)", i ? ", " : "",
+		    pool->ups[i].name, pool->ups[i].url);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	return buf;
+}
+
+const char *
+fetch_curl_version(void)
+{
+	const curl_version_info_data	*v = curl_version_info(CURLVERSION_NOW);
+
+	return v != NULL && v->version != NULL ? v->version : "unknown";
 }

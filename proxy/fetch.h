@@ -8,6 +8,7 @@
 #include "entry/entry.h"
 
 #include "proxy/fetch_policy.h"
+#include "proxy/metrics.h"
 
 #define FETCH_MAX_RESPONSE_BYTES	(1u << 20)	/* default per pool; RIM sets 8 MiB */
 #define FETCH_CONNECT_TIMEOUT_MS	2000
@@ -104,16 +105,24 @@ struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
 /* Stop waiting; the job goes on and may still fill the cache. */
 void			 fetch_leave(struct fetch_waiter *);
 
-/* Per-upstream health and counters, for /metrics and the log. */
+/*
+ * Per-upstream health and counters, for /metrics and the log. The
+ * counters, the histogram and the last outcome live in the ctx, keyed by
+ * service and upstream name, for as long as a pool names that upstream:
+ * a pool that replaces another (SIGHUP) carries them on, so they never
+ * reset while the process lives; one that no pool names any more is gone.
+ */
 struct fetch_health {
 	const char	*name;		/* borrowed from the pool */
 	const char	*url;
-	int		 up;
+	int		 up;		/* last exchange succeeded, not in cooldown */
 	unsigned	 consecutive_failures;
 	int64_t		 cooldown_until_ms;	/* monotonic ms; 0 none */
 	int64_t		 last_failure_unix;
+	int64_t		 last_success_unix;	/* 0: never */
 	unsigned long	 requests;
 	unsigned long	 failures[FETCH_ERR_MAX];
+	const struct metrics_hist *latency;	/* answered exchanges; borrowed from the pool */
 };
 size_t	fetch_pool_health(const struct fetch_pool *, struct fetch_health *, size_t max);
 /* Number of upstreams, to size the array fetch_pool_health() fills. */
@@ -121,5 +130,9 @@ size_t	fetch_pool_size(const struct fetch_pool *);
 const char *fetch_pool_service(const struct fetch_pool *);
 /* Jobs waiting behind max_inflight for a transfer slot now (0 for NULL). */
 size_t	fetch_pool_queued(const struct fetch_pool *);
+/* "upstream1 (URL), upstream2 (URL)" into buf (truncated to fit); returns buf. */
+char	*fetch_pool_describe(const struct fetch_pool *, char *buf, size_t len);
+/* The libcurl version string ("7.88.1"), for stapled_build_info. */
+const char *fetch_curl_version(void);
 
 #endif

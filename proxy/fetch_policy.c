@@ -22,6 +22,8 @@ const char *const fetch_err_str[FETCH_ERR_MAX] = {
 	[FETCH_ERR_REJECTED] = "rejected",
 	[FETCH_ERR_TRANSPORT] = "transport",
 	[FETCH_ERR_PACED] = "paced",
+	[FETCH_ERR_DNS] = "dns",
+	[FETCH_ERR_TLS] = "tls",
 };
 
 /*

@@ -7,13 +7,15 @@
 
 enum fetch_err {
 	FETCH_OK = 0,
-	FETCH_ERR_CONNECT,	/* refused, unreachable, DNS */
+	FETCH_ERR_CONNECT,	/* refused, unreachable */
 	FETCH_ERR_TIMEOUT,	/* connect or total timeout */
 	FETCH_ERR_HTTP,		/* 408, 429 or 5xx */
 	FETCH_ERR_TOO_BIG,	/* over FETCH_MAX_RESPONSE_BYTES */
 	FETCH_ERR_REJECTED,	/* failed verification */
 	FETCH_ERR_TRANSPORT,	/* any other transfer error */
 	FETCH_ERR_PACED,	/* the same request went there too recently (KDS) */
+	FETCH_ERR_DNS,		/* the name did not resolve */
+	FETCH_ERR_TLS,		/* handshake or certificate verification */
 	FETCH_ERR_MAX
 };
 extern const char *const fetch_err_str[FETCH_ERR_MAX];

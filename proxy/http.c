@@ -73,6 +73,8 @@ struct http_req {
 	struct evbuffer	*out_body;
 	http_gone_cb	*gone;
 	void		*gone_arg;
+	int64_t		 parsed_us;	/* metrics_now_us() at hand-over; 0: never parsed */
+	const void	*note;		/* http_req_set_note */
 };
 
 struct conn {
@@ -127,6 +129,8 @@ struct http {
 	TAILQ_HEAD(, conn)	 conns;
 	time_t			 date_at;
 	char			 date[40];
+	http_reply_cb		*reply_cb;	/* http_set_reply_cb */
+	void			*reply_arg;
 };
 
 static void	conn_process(struct conn *);
@@ -314,6 +318,9 @@ http_reply(struct http_req *r, int status, const char *reason)
 		evbuffer_add_buffer(c->out, r->out_body);
 	else
 		evbuffer_drain(r->out_body, blen);
+	if (c->http->reply_cb != NULL)
+		c->http->reply_cb(r, status, r->head.method != HTTP_HEAD &&
+		    status != 304 ? blen : 0, c->http->reply_arg);
 	r->gone = NULL;
 	c->pending = 0;
 	c->nreq++;
@@ -340,6 +347,8 @@ static void
 conn_fail(struct conn *c, int status, const char *reason)
 {
 	metrics.http_errors++;
+	c->req.parsed_us = 0;
+	c->req.note = NULL;
 	c->close_after = 1;
 	c->pending = 1;
 	c->reqlen = c->inlen;
@@ -596,6 +605,8 @@ conn_process(struct conn *c)
 		c->pending = 1;
 		evbuffer_drain(c->req.out_headers, evbuffer_get_length(c->req.out_headers));
 		evbuffer_drain(c->req.out_body, evbuffer_get_length(c->req.out_body));
+		c->req.parsed_us = metrics_now_us();
+		c->req.note = NULL;
 		c->http->handler(&c->req, c->http->handler_arg);
 	}
 	c->in_process = 0;
@@ -1033,4 +1044,31 @@ http_free(struct http *h)
 	if (h->backoff_ev != NULL)
 		event_free(h->backoff_ev);
 	free(h);
+}
+
+/* ---- observing answers (metrics, access log) ----------------------------- */
+
+int64_t
+http_req_parsed_us(const struct http_req *r)
+{
+	return r->parsed_us;
+}
+
+void
+http_req_set_note(struct http_req *r, const void *note)
+{
+	r->note = note;
+}
+
+const void *
+http_req_note(const struct http_req *r)
+{
+	return r->note;
+}
+
+void
+http_set_reply_cb(struct http *h, http_reply_cb *cb, void *arg)
+{
+	h->reply_cb = cb;
+	h->reply_arg = arg;
 }

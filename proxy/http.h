@@ -108,4 +108,23 @@ void		 http_error(struct http_req *, int status, const char *reason);
 typedef void http_gone_cb(struct http_req *, void *arg);
 void		 http_req_on_gone(struct http_req *, http_gone_cb *, void *arg);
 
+/*
+ * When the request was handed to the handler (metrics_now_us()); 0 for an
+ * answer given before a whole request was read (400, 413, 431 ...).
+ */
+int64_t		 http_req_parsed_us(const struct http_req *);
+/*
+ * An opaque, static tag saying how it is answered (metrics.c's notes),
+ * for the reply callback; cleared for each request. NULL: none noted.
+ */
+void		 http_req_set_note(struct http_req *, const void *note);
+const void	*http_req_note(const struct http_req *);
+/*
+ * Called by http_reply for every answer, after it is queued and before
+ * the request is gone: its status and the body bytes sent. NULL: none.
+ */
+typedef void http_reply_cb(const struct http_req *, int status, size_t bytes,
+    void *arg);
+void		 http_set_reply_cb(struct http *, http_reply_cb *, void *arg);
+
 #endif

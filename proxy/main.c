@@ -21,6 +21,7 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "proxy/activate.h"
+#include "proxy/access_log.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
@@ -82,9 +83,49 @@ struct daemon {
 	int			 listen_default;	/* neither file nor flag set listen */
 	unsigned long		 reload_gen;	/* SIGHUPs handled */
 	char			*cache_dir;	/* in use until a restart */
+	struct access_log	 alog;
 };
 
 static void	send_status(struct daemon *, const char *head);
+
+/* Bytes of the line naming every service's upstreams. */
+#define UPSTREAMS_LINE_BYTES	2048
+
+/* "ocsp: primary (URL), mirror (URL); pccs: ..." for the ready and reload lines. */
+static char *
+upstreams_line(struct gen *gen, char *buf, size_t len)
+{
+	char	one[UPSTREAMS_LINE_BYTES];
+	size_t	id, off = 0;
+	int	n;
+
+	buf[0] = '\0';
+	for (id = 0; id < CONFIG_SVC_MAX && off < len; id++) {
+		struct fetch_pool	*pool = svc_pool(gen_svc(gen, id));
+
+		if (pool == NULL)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s: %s", off ? "; " : "",
+		    fetch_pool_service(pool),
+		    fetch_pool_describe(pool, one, sizeof(one)));
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		snprintf(buf, len, "no upstreams");
+	return buf;
+}
+
+/* http_reply's callback: the hit histogram and the sampled access log. */
+static void
+on_reply(const struct http_req *req, int status, size_t bytes, void *arg)
+{
+	struct daemon	*d = arg;
+
+	metrics_on_reply(req);
+	access_log_reply(&d->alog, req, status, bytes);
+}
 
 static void
 usage(FILE *f)
@@ -533,6 +574,7 @@ reload_apply(struct daemon *d, char *err, size_t errlen)
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
+	access_log_set_sample(&d->alog, gen_config(gen)->access_log_sample);
 	gen_unref(d->gen);
 	d->gen = gen;
 	return 0;
@@ -544,6 +586,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon	*d = arg;
 	char		 err[CACHE_RELOAD_MSG_BYTES - 64], msg[CACHE_RELOAD_MSG_BYTES];
+	char		 line[UPSTREAMS_LINE_BYTES];
 
 	(void)sig;
 	(void)what;
@@ -564,7 +607,8 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	}
 	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
 	    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
-	log_info("SIGHUP: %s", msg);
+	log_info("SIGHUP: configuration reloaded; upstreams: %s",
+	    upstreams_line(d->gen, line, sizeof(line)));
 	reload_record(d, 1, msg);
 	send_status(d, "READY=1\n");
 }
@@ -821,7 +865,7 @@ main(int argc, char **argv)
 {
 	struct daemon	 d;
 	struct config	*cfg;
-	char		 err[1024];
+	char		 err[1024], line[UPSTREAMS_LINE_BYTES];
 	int		 rv = 1;
 
 	memset(&d, 0, sizeof(d));
@@ -885,6 +929,8 @@ main(int argc, char **argv)
 	gen_install_refresh(d.gen);
 	router_set_gen(d.router, d.gen);
 	http_set_config(d.http, gen_config(d.gen));
+	access_log_set_sample(&d.alog, gen_config(d.gen)->access_log_sample);
+	http_set_reply_cb(d.http, on_reply, &d);
 	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
 	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
 	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
@@ -902,9 +948,8 @@ main(int argc, char **argv)
 
 		evtimer_add(d.health_ev, &tv);
 	}
-	log_info("ready: cache %s, %zu OCSP upstream(s), first %s",
-	    gen_config(d.gen)->cache_dir, gen_config(d.gen)->ocsp.nupstreams,
-	    gen_config(d.gen)->ocsp.upstreams[0].url);
+	log_info("ready: cache %s; upstreams: %s", gen_config(d.gen)->cache_dir,
+	    upstreams_line(d.gen, line, sizeof(line)));
 	announce_ready(&d);
 	event_base_dispatch(d.base);
 	record_health(-1, 0, &d);

@@ -1,10 +1,21 @@
-/* Process-wide counters, and the Prometheus exposition of /metrics (counters, store gauges, upstream health). */
+/* Process-wide counters and histograms, and the Prometheus exposition of /metrics (build, process, counters, store gauges, upstream health). */
 #include <config.h>
 
+#include <sys/resource.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <event2/buffer.h>
+#include <openssl/crypto.h>
 
 #include "cache/record.h"
+#include "cache/store.h"
 #include "proxy/fetch.h"
+#include "proxy/http.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 
@@ -19,6 +30,7 @@ const char *const metrics_result_str[METRICS_RES_MAX] = {
 	[METRICS_RES_FINAL] = "final",
 	[METRICS_RES_DEFINITIVE] = "definitive",
 	[METRICS_RES_TRYLATER] = "trylater",
+	[METRICS_RES_UNAVAILABLE] = "unavailable",
 	[METRICS_RES_LIMITED] = "limited",
 	[METRICS_RES_MALFORMED] = "malformed",
 	[METRICS_RES_HTTP_ERROR] = "http_error",
@@ -52,6 +64,277 @@ render_evictions(struct evbuffer *b)
 		    cache_kind_str[k], metrics.store_capped[k]);
 }
 
+static const enum cache_kind route_kind[METRICS_ROUTE_MAX] = {
+	[METRICS_ROUTE_OCSP_POST] = CACHE_KIND_OCSP,
+	[METRICS_ROUTE_OCSP_GET] = CACHE_KIND_OCSP,
+	[METRICS_ROUTE_RIM] = CACHE_KIND_RIM,
+	[METRICS_ROUTE_PCCS] = CACHE_KIND_PCCS,
+	[METRICS_ROUTE_KDS] = CACHE_KIND_KDS,
+};
+
+/*
+ * Bucket upper bounds in seconds, ascending; +Inf follows. Hits are
+ * served from memory-mapped pages in tens of microseconds, so their
+ * buckets start at 50 us and a hit over 100 ms means the loop was blocked;
+ * upstream exchanges run from a LAN mirror's milliseconds to the 10 s
+ * timeout; one verification (signature, chain, CRL) takes 50 us to a few
+ * ms, and RIM's XML signatures longer.
+ */
+static const double hit_bounds[] = {
+	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.1,
+};
+static const double upstream_bounds[] = {
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+static const double verify_bounds[] = {
+	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.1, 1,
+};
+#define NBOUNDS(a)	(sizeof(a) / sizeof((a)[0]))
+_Static_assert(NBOUNDS(hit_bounds) <= METRICS_HIST_MAX_BUCKETS &&
+    NBOUNDS(upstream_bounds) <= METRICS_HIST_MAX_BUCKETS &&
+    NBOUNDS(verify_bounds) <= METRICS_HIST_MAX_BUCKETS,
+    "struct metrics_hist holds every bucket");
+static const struct {
+	const double	*b;
+	size_t		 n;
+} hist_bounds[METRICS_HIST_KIND_MAX] = {
+	[METRICS_HIST_HIT] = { hit_bounds, NBOUNDS(hit_bounds) },
+	[METRICS_HIST_UPSTREAM] = { upstream_bounds, NBOUNDS(upstream_bounds) },
+	[METRICS_HIST_VERIFY] = { verify_bounds, NBOUNDS(verify_bounds) },
+};
+
+enum cache_kind
+metrics_route_kind(enum metrics_route route)
+{
+	return route < METRICS_ROUTE_MAX ? route_kind[route] : CACHE_KIND_OCSP;
+}
+
+/* OCSP clients read a response status (RFC 6960 2.3); the others an HTTP 503. */
+enum metrics_result
+metrics_failed_result(enum metrics_route route)
+{
+	return metrics_route_kind(route) == CACHE_KIND_OCSP ?
+	    METRICS_RES_TRYLATER : METRICS_RES_UNAVAILABLE;
+}
+
+/* Whether route can answer with result: only the names a route's clients see. */
+static int
+route_has(enum metrics_route route, enum metrics_result result)
+{
+	int	ocsp = metrics_route_kind(route) == CACHE_KIND_OCSP;
+
+	if (result == METRICS_RES_TRYLATER || result == METRICS_RES_MALFORMED)
+		return ocsp;
+	if (result == METRICS_RES_UNAVAILABLE)
+		return !ocsp;
+	return 1;
+}
+
+int64_t
+metrics_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * One note per (route, result), so a note is a pointer that outlives any
+ * request; each is filled when first used (always with the same values).
+ */
+static struct metrics_note notes[METRICS_ROUTE_MAX][METRICS_RES_MAX];
+
+void
+metrics_note(struct http_req *req, enum metrics_route route,
+    enum metrics_result result)
+{
+	struct metrics_note	*n;
+
+	if (route >= METRICS_ROUTE_MAX || result >= METRICS_RES_MAX)
+		return;
+	n = &notes[route][result];
+	n->route = route;
+	n->result = result;
+	http_req_set_note(req, n);
+}
+
+const struct metrics_note *
+metrics_note_get(const struct http_req *req)
+{
+	return http_req_note(req);
+}
+
+void
+metrics_on_reply(const struct http_req *req)
+{
+	const struct metrics_note	*n = http_req_note(req);
+	int64_t				 parsed = http_req_parsed_us(req);
+
+	if (n == NULL || n->result != METRICS_RES_HIT || parsed <= 0)
+		return;
+	metrics_hist_observe(&metrics.hit_latency[route_kind[n->route]],
+	    METRICS_HIST_HIT, (double)(metrics_now_us() - parsed) / 1e6);
+}
+
+void
+metrics_hist_observe(struct metrics_hist *h, enum metrics_hist_kind kind,
+    double seconds)
+{
+	size_t	i, n = hist_bounds[kind].n;
+
+	if (seconds < 0)
+		seconds = 0;
+	for (i = 0; i < n && seconds > hist_bounds[kind].b[i]; i++)
+		;
+	h->bucket[i]++;
+	h->count++;
+	h->sum += seconds;
+}
+
+void
+metrics_hist_render(struct evbuffer *b, const char *name, const char *labels,
+    const struct metrics_hist *h, enum metrics_hist_kind kind)
+{
+	unsigned long	cum = 0;
+	size_t		i, n = hist_bounds[kind].n;
+
+	for (i = 0; i < n; i++) {
+		cum += h->bucket[i];
+		evbuffer_add_printf(b, "%s_bucket{%s,le=\"%g\"} %lu\n", name,
+		    labels, hist_bounds[kind].b[i], cum);
+	}
+	evbuffer_add_printf(b, "%s_bucket{%s,le=\"+Inf\"} %lu\n"
+	    "%s_sum{%s} %.6f\n%s_count{%s} %lu\n", name, labels, h->count,
+	    name, labels, h->sum, name, labels, h->count);
+}
+
+/* stapled_build_info: the versions this process runs with. */
+static void
+render_build(struct evbuffer *b)
+{
+	evbuffer_add_printf(b,
+	    "# HELP stapled_build_info The versions of stapled and of the libraries it runs with.\n"
+	    "# TYPE stapled_build_info gauge\n"
+	    "stapled_build_info{version=\"%s\",openssl=\"%s\",libcurl=\"%s\",lmdb=\"%s\"} 1\n",
+	    PACKAGE_VERSION, OpenSSL_version(OPENSSL_VERSION_STRING),
+	    fetch_curl_version(), cache_lib_version());
+}
+
+/* open fds, by listing /proc/self/fd (the listing's own fd included); -1 unknown. */
+static long
+count_fds(void)
+{
+	DIR		*d;
+	struct dirent	*e;
+	long		 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* The boot time (btime of /proc/stat) in Unix seconds; 0 unknown. */
+static long long
+boot_time(void)
+{
+	FILE		*f;
+	char		 line[256];
+	long long	 bt = 0;
+
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "btime %lld", &bt) == 1)
+			break;
+	fclose(f);
+	return bt;
+}
+
+/* utime, stime and starttime (clock ticks) and rss (pages) from /proc/self/stat; 0 or -1. */
+static int
+read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
+{
+	FILE			*f;
+	char			 buf[1024], *p;
+	size_t			 n;
+	unsigned long long	 ut, st;
+
+	if ((f = fopen("/proc/self/stat", "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command name, which may hold spaces and parentheses: field 3 on */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &ut, &st, start,
+	    rss_pages) != 4)
+		return -1;
+	*ticks = ut + st;
+	return 0;
+}
+
+/* Prometheus' standard process metrics, from /proc/self; each left out when unknown. */
+static void
+render_process(struct evbuffer *b)
+{
+	unsigned long long	 ticks, start;
+	long			 rss, tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	long			 fds = count_fds();
+	long long		 bt = boot_time();
+	struct rlimit		 rl;
+
+	if (tck > 0 && page > 0 && read_stat(&ticks, &start, &rss) == 0) {
+		evbuffer_add_printf(b,
+		    "# HELP process_cpu_seconds_total User and system CPU time spent in seconds.\n"
+		    "# TYPE process_cpu_seconds_total counter\n"
+		    "process_cpu_seconds_total %.2f\n"
+		    "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+		    "# TYPE process_resident_memory_bytes gauge\n"
+		    "process_resident_memory_bytes %lld\n",
+		    (double)ticks / (double)tck, (long long)rss * page);
+		if (bt > 0)
+			evbuffer_add_printf(b,
+			    "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
+			    "# TYPE process_start_time_seconds gauge\n"
+			    "process_start_time_seconds %.2f\n",
+			    (double)bt + (double)start / (double)tck);
+	}
+	if (fds >= 0)
+		evbuffer_add_printf(b,
+		    "# HELP process_open_fds Number of open file descriptors.\n"
+		    "# TYPE process_open_fds gauge\n"
+		    "process_open_fds %ld\n", fds);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		evbuffer_add_printf(b,
+		    "# HELP process_max_fds Maximum number of open file descriptors.\n"
+		    "# TYPE process_max_fds gauge\n"
+		    "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+}
+
+/* One histogram per service (cache kind) from the metrics block. */
+static void
+render_kind_hists(struct evbuffer *b, const char *name, const char *help,
+    const struct metrics_hist *h, enum metrics_hist_kind kind)
+{
+	char	labels[64];
+	int	k;
+
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name,
+	    help, name);
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		snprintf(labels, sizeof(labels), "service=\"%s\"", cache_kind_str[k]);
+		metrics_hist_render(b, name, labels, &h[k], kind);
+	}
+}
+
 /* The counters of the metrics block. */
 static void
 render_counters(struct evbuffer *b)
@@ -63,7 +346,8 @@ render_counters(struct evbuffer *b)
 	    "# TYPE stapled_requests_total counter\n");
 	for (r = 0; r < METRICS_ROUTE_MAX; r++)
 		for (k = 0; k < METRICS_RES_MAX; k++)
-			evbuffer_add_printf(b,
+			if (route_has(r, k))
+				evbuffer_add_printf(b,
 			    "stapled_requests_total{route=\"%s\",result=\"%s\"} %lu\n",
 			    metrics_route_str[r], metrics_result_str[k],
 			    metrics.requests[r][k]);
@@ -105,6 +389,12 @@ render_counters(struct evbuffer *b)
 	    metrics.http_errors, metrics.store_errors, metrics.store_map_full,
 	    metrics.store_damaged, metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
+	render_kind_hists(b, "stapled_hit_latency_seconds", "Cache hits, from "
+	    "the request parsed to the answer queued.", metrics.hit_latency,
+	    METRICS_HIST_HIT);
+	render_kind_hists(b, "stapled_verify_seconds", "Verification of one "
+	    "upstream answer, by service.", metrics.verify_time,
+	    METRICS_HIST_VERIFY);
 }
 
 /* The stored entries' gauges, from the refresher's last pass over the store. */
@@ -137,9 +427,18 @@ render_store(struct evbuffer *b, const struct refresh_stats *rs, time_t now)
 	    "stapled_refresh_inflight %zu\n",
 	    rs->earliest_next_update ? (long long)(rs->earliest_next_update - now) : -1LL,
 	    rs->expiring, rs->expired, rs->backlog, rs->inflight);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_oldest_entry_remaining_seconds Seconds until the earliest nextUpdate of a valid entry, per service (none: no valid entry).\n"
+	    "# TYPE stapled_oldest_entry_remaining_seconds gauge\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		if (rs->earliest_by_kind[k] != 0)
+			evbuffer_add_printf(b,
+			    "stapled_oldest_entry_remaining_seconds{service=\"%s\"} %lld\n",
+			    cache_kind_str[k],
+			    (long long)(rs->earliest_by_kind[k] - now));
 }
 
-/* One pool's upstreams: up, exchanges, failures by reason. */
+/* One pool's upstreams: up, last success, exchanges, failures by reason. */
 static void
 render_pool(struct evbuffer *b, const struct fetch_pool *pool)
 {
@@ -151,12 +450,33 @@ render_pool(struct evbuffer *b, const struct fetch_pool *pool)
 	for (i = 0; i < n; i++) {
 		evbuffer_add_printf(b,
 		    "stapled_upstream_up{service=\"%s\",upstream=\"%s\"} %d\n"
+		    "stapled_upstream_last_success_timestamp_seconds{service=\"%s\",upstream=\"%s\"} %lld\n"
 		    "stapled_upstream_requests_total{service=\"%s\",upstream=\"%s\"} %lu\n",
-		    svc, fh[i].name, fh[i].up, svc, fh[i].name, fh[i].requests);
+		    svc, fh[i].name, fh[i].up, svc, fh[i].name,
+		    (long long)fh[i].last_success_unix, svc, fh[i].name,
+		    fh[i].requests);
 		for (k = 1; k < FETCH_ERR_MAX; k++)
 			evbuffer_add_printf(b,
 			    "stapled_upstream_failures_total{service=\"%s\",upstream=\"%s\",reason=\"%s\"} %lu\n",
 			    svc, fh[i].name, fetch_err_str[k], fh[i].failures[k]);
+	}
+}
+
+/* The upstream latency histograms; after the counters, as one family must be contiguous. */
+static void
+render_pool_latency(struct evbuffer *b, const struct fetch_pool *pool)
+{
+	struct fetch_health	 fh[METRICS_MAX_UPSTREAMS];
+	char			 labels[256];
+	size_t			 n, i;
+
+	n = fetch_pool_health(pool, fh, METRICS_MAX_UPSTREAMS);
+	for (i = 0; i < n; i++) {
+		snprintf(labels, sizeof(labels),
+		    "service=\"%s\",upstream=\"%s\"", fetch_pool_service(pool),
+		    fh[i].name);
+		metrics_hist_render(b, "stapled_upstream_latency_seconds", labels,
+		    fh[i].latency, METRICS_HIST_UPSTREAM);
 	}
 }
 
@@ -166,23 +486,35 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 {
 	size_t	i;
 
+	render_build(b);
+	render_process(b);
 	render_counters(b);
 	render_store(b, rs, now);
 	if (pools == NULL)
 		return;
 	evbuffer_add_printf(b,
-	    "# HELP stapled_upstream_up Whether an upstream is out of cooldown.\n"
+	    "# HELP stapled_upstream_up Whether an upstream's last exchange succeeded and it is out of cooldown (0 before any success).\n"
 	    "# TYPE stapled_upstream_up gauge\n"
+	    "# HELP stapled_upstream_last_success_timestamp_seconds When an upstream last answered well, Unix seconds (0: never).\n"
+	    "# TYPE stapled_upstream_last_success_timestamp_seconds gauge\n"
 	    "# HELP stapled_upstream_requests_total Upstream exchanges started.\n"
 	    "# TYPE stapled_upstream_requests_total counter\n"
 	    "# HELP stapled_upstream_failures_total Upstream failures by reason.\n"
 	    "# TYPE stapled_upstream_failures_total counter\n");
 	for (i = 0; i < npools; i++)
-		render_pool(b, pools[i]);
+		if (pools[i] != NULL)
+			render_pool(b, pools[i]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_upstream_latency_seconds Upstream exchanges that got an HTTP answer, any status.\n"
+	    "# TYPE stapled_upstream_latency_seconds histogram\n");
+	for (i = 0; i < npools; i++)
+		if (pools[i] != NULL)
+			render_pool_latency(b, pools[i]);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_upstream_queued Fetches waiting behind max_upstream_inflight.\n"
 	    "# TYPE stapled_upstream_queued gauge\n");
 	for (i = 0; i < npools; i++)
-		evbuffer_add_printf(b, "stapled_upstream_queued{service=\"%s\"} %zu\n",
-		    fetch_pool_service(pools[i]), fetch_pool_queued(pools[i]));
+		if (pools[i] != NULL)
+			evbuffer_add_printf(b, "stapled_upstream_queued{service=\"%s\"} %zu\n",
+			    fetch_pool_service(pools[i]), fetch_pool_queued(pools[i]));
 }

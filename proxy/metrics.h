@@ -2,12 +2,15 @@
 #ifndef PROXY_METRICS_H
 #define PROXY_METRICS_H
 
+#include <stdint.h>
 #include <time.h>
 
 #include "attest/ocsp.h"
+#include "cache/record.h"
 
 struct evbuffer;
 struct fetch_pool;
+struct http_req;
 struct refresh_stats;
 
 enum metrics_result {
@@ -18,7 +21,8 @@ enum metrics_result {
 	METRICS_RES_NOT_MODIFIED,	/* GET with a matching If-None-Match */
 	METRICS_RES_FINAL,		/* an upstream's 404/410 about the object, passed on */
 	METRICS_RES_DEFINITIVE,		/* an upstream's unsigned answer about the request, relayed */
-	METRICS_RES_TRYLATER,		/* nothing valid to serve */
+	METRICS_RES_TRYLATER,		/* OCSP: nothing valid to serve, tryLater */
+	METRICS_RES_UNAVAILABLE,	/* RIM, PCCS, KDS: nothing valid to serve, 503 */
 	METRICS_RES_LIMITED,		/* a miss over client_miss_rate_per_s, failure answer */
 	METRICS_RES_MALFORMED,		/* not an OCSP request */
 	METRICS_RES_HTTP_ERROR,		/* 400/405/413/415 */
@@ -30,6 +34,33 @@ enum metrics_route {
 	METRICS_ROUTE_OCSP_POST, METRICS_ROUTE_OCSP_GET, METRICS_ROUTE_RIM, METRICS_ROUTE_PCCS, METRICS_ROUTE_KDS, METRICS_ROUTE_MAX
 };
 extern const char *const metrics_route_str[METRICS_ROUTE_MAX];
+
+/*
+ * A histogram in seconds over one of the bucket sets below; counts per
+ * bucket (not cumulative; the renderer adds them up), the last one +Inf.
+ */
+#define METRICS_HIST_MAX_BUCKETS	16
+enum metrics_hist_kind {
+	METRICS_HIST_HIT,	/* request parsed to answer queued: 50 us .. 100 ms */
+	METRICS_HIST_UPSTREAM,	/* one upstream exchange: 5 ms .. 10 s */
+	METRICS_HIST_VERIFY,	/* one answer's verification: 50 us .. 1 s */
+	METRICS_HIST_KIND_MAX
+};
+struct metrics_hist {
+	unsigned long	bucket[METRICS_HIST_MAX_BUCKETS + 1];
+	unsigned long	count;
+	double		sum;
+};
+/* Count one observation of `seconds` (negative counts as 0). */
+void	metrics_hist_observe(struct metrics_hist *, enum metrics_hist_kind,
+	    double seconds);
+/*
+ * Append the _bucket, _sum and _count lines of `name` with the labels
+ * `labels` ("service=\"ocsp\"", never empty); no HELP or TYPE line.
+ */
+void	metrics_hist_render(struct evbuffer *, const char *name,
+	    const char *labels, const struct metrics_hist *,
+	    enum metrics_hist_kind);
 
 struct metrics {
 	unsigned long	requests[METRICS_ROUTE_MAX][METRICS_RES_MAX];
@@ -45,18 +76,43 @@ struct metrics {
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;
 	unsigned long	refresh_rate_limited;
+	struct metrics_hist hit_latency[CACHE_KIND_MAX];	/* by the route's kind */
+	struct metrics_hist verify_time[CACHE_KIND_MAX];
 };
 
 extern struct metrics	metrics;
+
+/* The cache kind (service) a route serves. */
+enum cache_kind	metrics_route_kind(enum metrics_route);
+/* What a route answers when nothing valid can be served: TRYLATER or UNAVAILABLE. */
+enum metrics_result metrics_failed_result(enum metrics_route);
+/*
+ * Note on req how it is being answered, before the answer is queued (the
+ * request may be gone after): the access log prints the result, and a
+ * hit's latency goes into hit_latency when the answer is queued.
+ */
+struct metrics_note {
+	enum metrics_route	route;
+	enum metrics_result	result;
+};
+void	metrics_note(struct http_req *, enum metrics_route, enum metrics_result);
+/* req's note, or NULL when none was made (refused before routing, /metrics). */
+const struct metrics_note *metrics_note_get(const struct http_req *);
+/* For http_reply's callback: a noted hit's latency since it was parsed. */
+void	metrics_on_reply(const struct http_req *);
+/* Monotonic microseconds, the clock of the histograms. */
+int64_t	metrics_now_us(void);
 
 /* Upstreams listed per service by metrics_render; more are left out. */
 #define METRICS_MAX_UPSTREAMS	64
 
 /*
  * Append the whole /metrics page in exposition format (version 0.0.4):
- * the counters above, the store's gauges from rs (the refresher's last
- * pass, borrowed; deadlines relative to now), and the health of each of
- * the npools upstream pools (borrowed; none and no upstream section when
+ * stapled_build_info, the process_* metrics (from /proc/self; left out
+ * where it cannot be read), the counters and histograms above, the
+ * store's gauges from rs (the refresher's last pass, borrowed; deadlines
+ * relative to now), and the health of each of the npools upstream pools
+ * (borrowed; a NULL entry is skipped; none and no upstream section when
  * pools is NULL). Cannot fail short of evbuffer's allocation failures,
  * which leave the page cut short.
  */

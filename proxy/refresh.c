@@ -308,6 +308,10 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		if (r->cur.earliest_next_update == 0 ||
 		    m->next_update < r->cur.earliest_next_update)
 			r->cur.earliest_next_update = m->next_update;
+		if (kind < CACHE_KIND_MAX &&
+		    (r->cur.earliest_by_kind[kind] == 0 ||
+		    m->next_update < r->cur.earliest_by_kind[kind]))
+			r->cur.earliest_by_kind[kind] = m->next_update;
 		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
 			r->cur.expiring++;
 	}

@@ -46,6 +46,7 @@ struct refresh_stats {
 	size_t	idle;			/* not asked for within idle_expire */
 	size_t	inflight;
 	int64_t	earliest_next_update;	/* over valid entries; 0 none */
+	int64_t	earliest_by_kind[CACHE_KIND_MAX];	/* the same, per kind */
 	int	complete;		/* at least one full pass done */
 };
 

@@ -629,11 +629,15 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	int			 hlen;
 	time_t			 now = time(NULL);
 	enum entry_verdict	 v;
+	int64_t			 t0;
 
 	memset(&a, 0, sizeof(a));
 	a.body = res->body;
 	a.body_len = res->body_len;
+	t0 = metrics_now_us();
 	v = s->ops->verify(s, &j->call, res, now, &a, why, whylen);
+	metrics_hist_observe(&metrics.verify_time[s->ops->kind], METRICS_HIST_VERIFY,
+	    (double)(metrics_now_us() - t0) / 1e6);
 	if (v == ENTRY_REFUSE) {
 		metrics.rejected[s->ops->kind]++;
 		log_info("%s: refused an answer from %s: %s", s->ops->name,
@@ -714,6 +718,7 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 		skew = SVC_VENDOR_SKEW_S;
 	if (m.next_update <= now || m.this_update > now + skew)
 		return 0;
+	metrics_note(req, c->route, result);
 	result = s->ops->serve(s, req, c, &m, b.response, b.response_len,
 	    b.headers, b.headers_len, now, result);
 	metrics.requests[c->route][result]++;
@@ -730,6 +735,7 @@ serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 	memset(&m, 0, sizeof(m));
 	m.kind = s->ops->kind;
+	metrics_note(req, c->route, METRICS_RES_DEFINITIVE);
 	metrics.requests[c->route][s->ops->serve(s, req, c, &m, body, len, NULL, 0,
 	    time(NULL), METRICS_RES_DEFINITIVE)]++;
 }
@@ -747,6 +753,7 @@ neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 		return 1;
 	}
 	metrics.requests[c->route][METRICS_RES_FINAL]++;
+	metrics_note(req, c->route, METRICS_RES_FINAL);
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
 	return 1;
 }
@@ -772,14 +779,17 @@ pending_free(struct pending *p)
 static void
 pending_fail(struct pending *p, const char *why)
 {
-	struct svc	*s = p->svc;
+	struct svc		*s = p->svc;
+	enum metrics_route	 route;
 
 	if (p->req == NULL)
 		return;
 	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
 	    serve_cached(s, p->req, &p->call->call, METRICS_RES_FALLBACK))
 		return;
-	metrics.requests[p->call->call.route][METRICS_RES_TRYLATER]++;
+	route = p->call->call.route;
+	metrics.requests[route][metrics_failed_result(route)]++;
+	metrics_note(p->req, route, metrics_failed_result(route));
 	s->ops->serve_failed(s, p->req, &p->call->call, why);
 }
 
@@ -813,6 +823,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		m.kind = s->ops->kind;
 		if (cache_get(s->gen->cache, s->ops->kind, c->key, c->klen, &m,
 		    &b) == 1 && m.fetched_at >= p->started) {
+			metrics_note(p->req, c->route, METRICS_RES_MISS);
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
 			    res->body, res->body_len, b.headers, b.headers_len, now,
 			    METRICS_RES_MISS)]++;
@@ -821,6 +832,7 @@ pending_done(const struct fetch_res *res, void *arg)
 			    now);
 		} else {
 			memset(&m, 0, sizeof(m));
+			metrics_note(p->req, c->route, METRICS_RES_UNVERIFIABLE);
 			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
 			    res->body, res->body_len, NULL, 0, now,
 			    METRICS_RES_UNVERIFIABLE)]++;
@@ -832,13 +844,14 @@ pending_done(const struct fetch_res *res, void *arg)
 		    serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
 			goto out;
 		metrics.requests[c->route][METRICS_RES_FINAL]++;
+		metrics_note(p->req, c->route, METRICS_RES_FINAL);
 		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
 		    res->body_len);
 	} else {
 		/* A line per state, not per client: at most one every 10 s. */
 		if (now - last_fail_log[s->ops->kind] >= SVC_STATE_LOG_S) {
 			last_fail_log[s->ops->kind] = now;
-			log_info("%s: every upstream failed, answering without them: %s",
+			log_warn("%s: every upstream failed, answering without them: %s",
 			    s->ops->name, res->summary ? res->summary :
 			    fetch_err_str[res->err]);
 		} else
@@ -871,7 +884,7 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 		/* Like the all-failed line: a state, not one line per client. */
 		if (now - last_fail_log[p->svc->ops->kind] >= SVC_STATE_LOG_S) {
 			last_fail_log[p->svc->ops->kind] = now;
-			log_info("%s: %s: answering clients without it, the fetch "
+			log_warn("%s: %s: answering clients without it, the fetch "
 			    "goes on", p->svc->ops->name, why);
 		}
 		pending_fail(p, why);
@@ -998,6 +1011,7 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	    serve_cached(s, req, c, METRICS_RES_FALLBACK))
 		return 1;
 	metrics.requests[c->route][METRICS_RES_LIMITED]++;
+	metrics_note(req, c->route, METRICS_RES_LIMITED);
 	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
 	return 1;
 }

@@ -1,0 +1,154 @@
+#!/bin/bash
+# docs/prometheus-alerts.yml passes `promtool check rules` and fires as
+# documented (promtool test rules); docs/grafana-stapled.json parses; every
+# metric either queries is one a running stapled exports.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_alerts
+command -v promtool >/dev/null 2>&1 || skip "promtool not installed (Debian package prometheus)"
+RULES=$top_srcdir/docs/prometheus-alerts.yml
+DASH=$top_srcdir/docs/grafana-stapled.json
+
+check "promtool check rules accepts docs/prometheus-alerts.yml" \
+    promtool check rules "$RULES"
+
+# ---- the rules fire as docs/mirror.md says ----------------------------------------
+cat >"$T/alerts.test.yml" <<YML
+rule_files:
+  - $RULES
+evaluation_interval: 1m
+tests:
+  # 3 h left on OCSP, 20 h on PCCS: only OCSP warns, after 15 minutes.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_oldest_entry_remaining_seconds{instance="m1",job="stapled",service="ocsp"}'
+        values: '10800x30'
+      - series: 'stapled_oldest_entry_remaining_seconds{instance="m1",job="stapled",service="pccs"}'
+        values: '72000x30'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: StapledEntriesExpiringSoon
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: StapledEntriesExpiringSoon
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled, service: ocsp }
+            exp_annotations:
+              summary: "stapled m1: a ocsp entry expires in 3h 0m 0s"
+              description: "The oldest valid ocsp entry has less than 6 h left. Check the upstreams (or import a bundle); past nextUpdate it is no longer served and clients that need it fail."
+      - eval_time: 20m
+        alertname: StapledEntriesExpiringVerySoon
+        exp_alerts: []
+  # Both OCSP upstreams down at m1; one of two down at m2; all down at the
+  # air-gapped m3; m1's RIM upstream down but never asked (no client uses
+  # RIM there): only m1's OCSP fires.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="ocsp",upstream="b"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m2",job="stapled",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_requests_total{instance="m3",job="stapled",airgapped="true",service="ocsp",upstream="a"}'
+        values: '0+1x30'
+      - series: 'stapled_upstream_up{instance="m1",job="stapled",service="rim",upstream="nv"}'
+        values: '0x30'
+      - series: 'stapled_upstream_requests_total{instance="m1",job="stapled",service="rim",upstream="nv"}'
+        values: '0x30'
+      - series: 'stapled_upstream_up{instance="m1",job="stapled",service="ocsp",upstream="a"}'
+        values: '0x30'
+      - series: 'stapled_upstream_up{instance="m1",job="stapled",service="ocsp",upstream="b"}'
+        values: '0x30'
+      - series: 'stapled_upstream_up{instance="m2",job="stapled",service="ocsp",upstream="a"}'
+        values: '0x30'
+      - series: 'stapled_upstream_up{instance="m2",job="stapled",service="ocsp",upstream="b"}'
+        values: '1x30'
+      - series: 'stapled_upstream_up{instance="m3",job="stapled",airgapped="true",service="ocsp",upstream="a"}'
+        values: '0x30'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: StapledAllUpstreamsDown
+        exp_alerts: []
+      - eval_time: 15m
+        alertname: StapledAllUpstreamsDown
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled, service: ocsp }
+            exp_annotations:
+              summary: "stapled m1: every ocsp upstream is down"
+              description: "No ocsp upstream has answered well for 10 minutes: misses get the failure answer and entries are not refreshed. The warning log line names the cause (dns, connect, tls, timeout, HTTP status, rejected)."
+  # PCCS answers refused every minute for half an hour; KDS once.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_rejected_total{instance="m1",job="stapled",kind="pccs"}'
+        values: '0+1x40'
+      - series: 'stapled_rejected_total{instance="m1",job="stapled",kind="kds"}'
+        values: '0 1x40'
+    alert_rule_test:
+      - eval_time: 35m
+        alertname: StapledVerificationFailures
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled, kind: pccs }
+            exp_annotations:
+              summary: "stapled m1: pccs answers keep failing verification"
+              description: "15 pccs answers were refused in 15 minutes, for 15 minutes: they are neither stored nor served. Log lines \"refused an answer from NAME: WHY\" say why."
+YML
+promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
+check "promtool test rules: expiring, all upstreams down (not air-gapped), verification" \
+    [ $? -eq 0 ]
+grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
+
+# ---- every metric queried is exported ------------------------------------------
+STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$(free_port)/"
+metrics_get "$T/m"
+# Names from the TYPE lines (a family is listed even with no sample yet);
+# a histogram's samples are NAME_bucket, NAME_sum and NAME_count.
+awk '$1 == "#" && $2 == "TYPE" { print $3; if ($4 == "histogram") {
+    print $3 "_bucket"; print $3 "_sum"; print $3 "_count" } }' "$T/m" |
+    sort -u >"$T/exported"
+check "the scrape lists stapled_build_info and the process metrics" \
+    grep -qx process_open_fds "$T/exported"
+python3 - "$DASH" "$RULES" "$T/exported" >"$T/names.out" 2>&1 <<'PY'
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+exported = set(open(sys.argv[3]).read().split())
+exprs = []
+for p in dash["panels"]:
+    for t in p.get("targets", []):
+        exprs.append(t["expr"])
+# expr: one line, or a folded block (">-") of the lines indented below it
+block = None
+for line in open(sys.argv[2]):
+    indent = len(line) - len(line.lstrip())
+    if block is not None:
+        if line.strip() and indent > block[0]:
+            block[1].append(line.strip())
+            continue
+        exprs.append(" ".join(block[1]))
+        block = None
+    m = re.match(r"\s*expr:\s*(.*)$", line)
+    if m and m.group(1) in (">-", ">", "|", "|-"):
+        block = (indent, [])
+    elif m:
+        exprs.append(m.group(1))
+if block is not None:
+    exprs.append(" ".join(block[1]))
+if any(not e for e in exprs):
+    print("an empty expr")
+    sys.exit(1)
+# Names of series: stapled_* and process_* identifiers, not in label matchers.
+names = set()
+for e in exprs:
+    e = re.sub(r'\{[^}]*\}', '{}', e)
+    names.update(re.findall(r'\b((?:stapled|process)_[a-z_]+)\b', e))
+missing = sorted(names - exported)
+print("queried:", len(exprs), "expressions,", len(names), "metrics")
+for n in missing:
+    print("not exported:", n)
+sys.exit(1 if missing or len(names) < 10 else 0)
+PY
+check "the dashboard parses, and every metric it and the rules query is exported" [ $? -eq 0 ]
+sed 's/^/# /' "$T/names.out"
+stapled_stop
+
+it_done

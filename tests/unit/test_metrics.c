@@ -1,0 +1,258 @@
+/* Unit tests for proxy/metrics.c: histogram buckets, the exposition page, failure results by route, notes and hit latency. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+#include <openssl/crypto.h>
+
+#include "cache/record.h"
+#include "cache/store.h"
+#include "proxy/fetch.h"
+#include "proxy/http.h"
+#include "proxy/metrics.h"
+#include "proxy/refresh.h"
+
+/* ---- fakes of what metrics.c reads from http.c, fetch.c, cache/ ---------------- */
+
+struct http_req {
+	int64_t		 parsed_us;
+	const void	*note;
+};
+
+int64_t
+http_req_parsed_us(const struct http_req *r)
+{
+	return r->parsed_us;
+}
+
+void
+http_req_set_note(struct http_req *r, const void *note)
+{
+	r->note = note;
+}
+
+const void *
+http_req_note(const struct http_req *r)
+{
+	return r->note;
+}
+
+/* One pool of one upstream, "primary", up, with a latency histogram. */
+struct fetch_pool {
+	struct metrics_hist	latency;
+};
+
+size_t
+fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
+    size_t max)
+{
+	if (pool == NULL || max == 0)
+		return 0;
+	memset(h, 0, sizeof(*h));
+	h->name = "primary";
+	h->url = "http://192.0.2.1";
+	h->up = 1;
+	h->last_success_unix = 1700000000;
+	h->requests = 7;
+	h->failures[FETCH_ERR_DNS] = 2;
+	h->latency = &pool->latency;
+	return 1;
+}
+
+const char *
+fetch_pool_service(const struct fetch_pool *pool)
+{
+	return pool != NULL ? "pccs" : NULL;
+}
+
+const char *
+fetch_curl_version(void)
+{
+	return "7.88.1";
+}
+
+const char *
+cache_lib_version(void)
+{
+	return "0.9.24";
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* The page as a NUL-terminated string (freed by the caller). */
+static char *
+page(const struct refresh_stats *rs, struct fetch_pool *pool, time_t now)
+{
+	struct evbuffer		*b = evbuffer_new();
+	struct fetch_pool	*pools[2] = { pool, NULL };
+	size_t			 n;
+	char			*s;
+
+	assert_non_null(b);
+	metrics_render(b, rs, pools, 2, now);
+	n = evbuffer_get_length(b);
+	assert_non_null(s = malloc(n + 1));
+	evbuffer_remove(b, s, n);
+	s[n] = '\0';
+	evbuffer_free(b);
+	return s;
+}
+
+static int
+has_line(const char *s, const char *line)
+{
+	size_t	n = strlen(line);
+	const char *p;
+
+	for (p = s; (p = strstr(p, line)) != NULL; p += n)
+		if ((p == s || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static int
+count_of(const char *s, const char *needle)
+{
+	int	n = 0;
+
+	for (; (s = strstr(s, needle)) != NULL; s += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+/* A bound is "less or equal" (Prometheus' le); below 0 counts as 0; past the last, +Inf. */
+static void
+test_hist(void **state)
+{
+	struct metrics_hist	 h;
+	struct evbuffer		*b = evbuffer_new();
+	char			 s[4096];
+	size_t			 n;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	metrics_hist_observe(&h, METRICS_HIST_HIT, 0.00005);
+	metrics_hist_observe(&h, METRICS_HIST_HIT, -1);
+	metrics_hist_observe(&h, METRICS_HIST_HIT, 0.0003);
+	metrics_hist_observe(&h, METRICS_HIST_HIT, 5);
+	assert_int_equal(h.count, 4);
+	metrics_hist_render(b, "x_seconds", "service=\"ocsp\"", &h,
+	    METRICS_HIST_HIT);
+	n = evbuffer_remove(b, s, sizeof(s) - 1);
+	s[n] = '\0';
+	evbuffer_free(b);
+	assert_true(has_line(s, "x_seconds_bucket{service=\"ocsp\",le=\"5e-05\"} 2"));
+	assert_true(has_line(s, "x_seconds_bucket{service=\"ocsp\",le=\"0.00025\"} 2"));
+	assert_true(has_line(s, "x_seconds_bucket{service=\"ocsp\",le=\"0.0005\"} 3"));
+	assert_true(has_line(s, "x_seconds_bucket{service=\"ocsp\",le=\"0.1\"} 3"));
+	assert_true(has_line(s, "x_seconds_bucket{service=\"ocsp\",le=\"+Inf\"} 4"));
+	assert_true(has_line(s, "x_seconds_sum{service=\"ocsp\"} 5.000350"));
+	assert_true(has_line(s, "x_seconds_count{service=\"ocsp\"} 4"));
+	/* the upstream set reaches the 10 s timeout */
+	memset(&h, 0, sizeof(h));
+	metrics_hist_observe(&h, METRICS_HIST_UPSTREAM, 10);
+	assert_int_equal(h.bucket[10], 1);
+}
+
+/* OCSP clients read tryLater; RIM, PCCS and KDS clients a 503. */
+static void
+test_failed_result(void **state)
+{
+	(void)state;
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE_OCSP_POST), METRICS_RES_TRYLATER);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE_OCSP_GET), METRICS_RES_TRYLATER);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE_RIM), METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE_PCCS), METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE_KDS), METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_route_kind(METRICS_ROUTE_KDS), CACHE_KIND_KDS);
+}
+
+/* A noted hit's latency is observed when the answer is queued; a miss's is not. */
+static void
+test_note(void **state)
+{
+	struct http_req	r = { 0, NULL };
+
+	(void)state;
+	memset(&metrics.hit_latency, 0, sizeof(metrics.hit_latency));
+	assert_null(metrics_note_get(&r));
+	r.parsed_us = metrics_now_us() - 1000;
+	metrics_note(&r, METRICS_ROUTE_OCSP_GET, METRICS_RES_HIT);
+	assert_int_equal(metrics_note_get(&r)->route, METRICS_ROUTE_OCSP_GET);
+	assert_int_equal(metrics_note_get(&r)->result, METRICS_RES_HIT);
+	metrics_on_reply(&r);
+	assert_int_equal(metrics.hit_latency[CACHE_KIND_OCSP].count, 1);
+	assert_true(metrics.hit_latency[CACHE_KIND_OCSP].sum >= 0.001);
+	metrics_note(&r, METRICS_ROUTE_PCCS, METRICS_RES_MISS);
+	metrics_on_reply(&r);
+	assert_int_equal(metrics.hit_latency[CACHE_KIND_PCCS].count, 0);
+	/* never parsed (a refusal while reading): nothing observed */
+	r.parsed_us = 0;
+	metrics_note(&r, METRICS_ROUTE_PCCS, METRICS_RES_HIT);
+	metrics_on_reply(&r);
+	assert_int_equal(metrics.hit_latency[CACHE_KIND_PCCS].count, 0);
+}
+
+static void
+test_page(void **state)
+{
+	struct refresh_stats	 rs;
+	struct fetch_pool	 pool;
+	time_t			 now = 1750000000;
+	char			*s, build[256];
+
+	(void)state;
+	memset(&rs, 0, sizeof(rs));
+	memset(&pool, 0, sizeof(pool));
+	rs.earliest_by_kind[CACHE_KIND_OCSP] = now + 100;
+	metrics_hist_observe(&pool.latency, METRICS_HIST_UPSTREAM, 0.02);
+	metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_UNAVAILABLE] = 3;
+	s = page(&rs, &pool, now);
+	snprintf(build, sizeof(build), "stapled_build_info{version=\"%s\","
+	    "openssl=\"%s\",libcurl=\"7.88.1\",lmdb=\"0.9.24\"} 1",
+	    PACKAGE_VERSION, OpenSSL_version(OPENSSL_VERSION_STRING));
+	assert_true(has_line(s, build));
+	assert_true(strstr(s, "\nprocess_open_fds ") != NULL);
+	assert_true(strstr(s, "\nprocess_resident_memory_bytes ") != NULL);
+	assert_true(strstr(s, "\nprocess_start_time_seconds ") != NULL);
+	/* results by their real names, per route */
+	assert_true(has_line(s, "stapled_requests_total{route=\"pccs\",result=\"unavailable\"} 3"));
+	assert_null(strstr(s, "route=\"pccs\",result=\"trylater\""));
+	assert_null(strstr(s, "route=\"kds\",result=\"malformed\""));
+	assert_null(strstr(s, "route=\"ocsp_post\",result=\"unavailable\""));
+	assert_true(has_line(s, "stapled_requests_total{route=\"ocsp_get\",result=\"trylater\"} 0"));
+	/* the oldest entry, only for services that have one */
+	assert_true(has_line(s, "stapled_oldest_entry_remaining_seconds{service=\"ocsp\"} 100"));
+	assert_null(strstr(s, "stapled_oldest_entry_remaining_seconds{service=\"pccs\"}"));
+	/* upstreams: up, last success, counters, latency; one TYPE line per family */
+	assert_true(has_line(s, "stapled_upstream_up{service=\"pccs\",upstream=\"primary\"} 1"));
+	assert_true(has_line(s, "stapled_upstream_last_success_timestamp_seconds{service=\"pccs\",upstream=\"primary\"} 1700000000"));
+	assert_true(has_line(s, "stapled_upstream_failures_total{service=\"pccs\",upstream=\"primary\",reason=\"dns\"} 2"));
+	assert_true(has_line(s, "stapled_upstream_latency_seconds_bucket{service=\"pccs\",upstream=\"primary\",le=\"0.025\"} 1"));
+	assert_int_equal(count_of(s, "# TYPE stapled_upstream_latency_seconds histogram\n"), 1);
+	assert_int_equal(count_of(s, "# TYPE stapled_hit_latency_seconds histogram\n"), 1);
+	assert_int_equal(count_of(s, "stapled_hit_latency_seconds_count{"), CACHE_KIND_MAX - 1);
+	free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_failed_result),
+		cmocka_unit_test(test_note),
+		cmocka_unit_test(test_page),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -72,6 +72,12 @@ fetch_pool_service(const struct fetch_pool *pool)
 	return pool != NULL ? "pccs" : NULL;
 }
 
+size_t
+fetch_pool_queued(const struct fetch_pool *pool)
+{
+	return pool != NULL ? 3 : 0;
+}
+
 const char *
 fetch_curl_version(void)
 {
@@ -239,6 +245,7 @@ test_page(void **state)
 	assert_true(has_line(s, "stapled_upstream_failures_total{service=\"pccs\",upstream=\"primary\",reason=\"dns\"} 2"));
 	assert_true(has_line(s, "stapled_upstream_latency_seconds_bucket{service=\"pccs\",upstream=\"primary\",le=\"0.025\"} 1"));
 	assert_int_equal(count_of(s, "# TYPE stapled_upstream_latency_seconds histogram\n"), 1);
+	assert_true(has_line(s, "stapled_upstream_queued{service=\"pccs\"} 3"));
 	assert_int_equal(count_of(s, "# TYPE stapled_hit_latency_seconds histogram\n"), 1);
 	assert_int_equal(count_of(s, "stapled_hit_latency_seconds_count{"), CACHE_KIND_MAX - 1);
 	free(s);

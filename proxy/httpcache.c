@@ -33,6 +33,7 @@ httpcache_max_age(const struct cache_meta *m, time_t now)
 		} else if (end > (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S)
 			end = (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S;
 	}
+	end -= HTTPCACHE_CLOCK_MARGIN_S;
 	return end > (int64_t)now ? (long)(end - (int64_t)now) : 0;
 }
 
@@ -55,7 +56,13 @@ etag_of(struct http_req *req, char *etag, size_t len)
 	unsigned char	 md[HTTPCACHE_DIGEST_BYTES], *p;
 	char		 hex[2 * HTTPCACHE_DIGEST_BYTES + 1];
 
-	/* One copy at most: answers are small (a CRL is the largest). */
+	/*
+	 * A SHA-256 of the answer on every GET, as OCSP always had: tens of
+	 * microseconds for a RIM, the largest. Storing the digest with the
+	 * entry would save it, at a record format change; worth it only if
+	 * it shows in tools/bench. The pullup copies only multi-chunk
+	 * bodies (PCCS's hex and PEM CRLs).
+	 */
 	if ((p = evbuffer_pullup(b, -1)) == NULL && n > 0)
 		return -1;
 	if (EVP_Digest(n > 0 ? p : (unsigned char *)"", n, md, NULL,

@@ -12,10 +12,17 @@ struct http_req;
 #define HTTPCACHE_NO_REFRESH_MAX_AGE_S	(24 * 3600)
 /* A refreshed entry whose refresh is due or overdue: HTTP caches ask again this soon. */
 #define HTTPCACHE_OVERDUE_MAX_AGE_S	60
+/*
+ * Taken off every max-age: `now` is whole seconds, and a cache counts in
+ * whole seconds from its own receipt (nginx serves through the second its
+ * copy expires in), so without it a copy could outlive nextUpdate by up
+ * to a second.
+ */
+#define HTTPCACHE_CLOCK_MARGIN_S	1
 
 /*
- * Seconds an HTTP cache may keep the answer from this entry at `now`:
- * never past next_update; for OCSP, next_update itself (RFC 5019 6.2: a
+ * Seconds an HTTP cache may keep the answer from this entry at `now`,
+ * less HTTPCACHE_CLOCK_MARGIN_S: never past next_update; for OCSP, next_update itself (RFC 5019 6.2: a
  * signed answer is good to its nextUpdate); for the other kinds also never
  * past the next planned refresh (next_refresh_at), so a new object
  * reaches clients behind a cache as soon as stapled has it, and at most

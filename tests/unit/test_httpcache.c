@@ -1,4 +1,4 @@
-/* Unit tests for proxy/httpcache.c: max-age per kind and refresh class, the ETag, If-None-Match, no-store. */
+/* Unit tests for proxy/httpcache.c: max-age per kind and refresh class (less the clock margin), the ETag, If-None-Match, no-store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,22 +112,24 @@ test_max_age(void **state)
 	m.kind = CACHE_KIND_OCSP;
 	m.next_update = NOW + 20 * HOUR_S;
 	m.next_refresh_at = NOW + HOUR_S;
-	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S);
+	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S - 1);
 	/* Refreshed collateral: to the next planned refresh. */
 	m.kind = CACHE_KIND_PCCS;
-	assert_int_equal(httpcache_max_age(&m, NOW), HOUR_S);
+	assert_int_equal(httpcache_max_age(&m, NOW), HOUR_S - 1);
 	m.next_refresh_at = NOW + 30 * HOUR_S;		/* after nextUpdate */
-	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S);
+	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S - 1);
 	m.next_refresh_at = NOW - 5;			/* overdue */
-	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S);
+	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
 	m.next_update = NOW + 10;
-	assert_int_equal(httpcache_max_age(&m, NOW), 10);
+	assert_int_equal(httpcache_max_age(&m, NOW), 9);
+	m.next_update = NOW + 1;			/* the margin */
+	assert_int_equal(httpcache_max_age(&m, NOW), 0);
 	/* Never refreshed (a VCEK valid for years): 24 h. */
 	m.kind = CACHE_KIND_KDS;
 	m.flags = CACHE_F_NO_REFRESH;
 	m.next_refresh_at = 0;
 	m.next_update = NOW + 7LL * 365 * 24 * HOUR_S;
-	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_NO_REFRESH_MAX_AGE_S);
+	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_NO_REFRESH_MAX_AGE_S - 1);
 	/* Expired, for any kind: 0. */
 	m.next_update = NOW;
 	assert_int_equal(httpcache_max_age(&m, NOW), 0);
@@ -153,9 +155,9 @@ test_headers(void **state)
 	m.next_refresh_at = NOW + 2 * HOUR_S;
 	assert_int_equal(answer(&r, &m, NULL), 200);
 	assert_string_equal(got(&r, "Cache-Control"),
-	    "public, max-age=7200, no-transform, must-revalidate");
+	    "public, max-age=7199, no-transform, must-revalidate");
 	assert_string_equal(got(&r, "ETag"), etag);
-	assert_string_equal(got(&r, "Expires"), "Sun, 15 Jun 2025 17:06:40 GMT");
+	assert_string_equal(got(&r, "Expires"), "Sun, 15 Jun 2025 17:06:39 GMT");
 	assert_string_equal(got(&r, "Last-Modified"), "Sun, 15 Jun 2025 14:06:40 GMT");
 	/* Cache-Control comes before Expires (nginx takes the first). */
 	assert_string_equal(r.name[0], "Cache-Control");

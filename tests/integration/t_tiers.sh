@@ -1,14 +1,18 @@
 #!/bin/bash
 # Tiers (docs/mirror.md): three edge stapleds whose upstream is one regional stapled whose
-# upstream is the vendor. Three edges asking for one cold object make one vendor request;
+# upstream is the vendor (OCSP, KDS; PCCS at the Intel capture's date). Three edges asking
+# for one cold object make one vendor request;
 # with the regional tier and the vendor dead the edges serve what they hold; an edge
 # verifies again against its own pins and never stores what they refuse.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_tiers
+so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
 AV=$top_srcdir/tests/vectors/amd
-for f in vcek_milan.der cert_chain_milan; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
+IV=$top_srcdir/tests/vectors/intel/derived
+for f in "$AV/vcek_milan.der" "$AV/cert_chain_milan" "$IV/tdx_tcb_info.body.json" \
+    "$IV/tdx_tcb_info.TCB-Info-Issuer-Chain.txt"; do
+	[ -s "$f" ] || die "vector $f missing"
 done
 pki_make
 NEDGE=3
@@ -151,6 +155,47 @@ for i in $(seq $NEDGE); do
 	code=$(curl -s -m 30 -o "$T/dvcek$i.der" -w '%{http_code}' "$u$VCEK")
 	check_eq "edge $i, tiers above dead: VCEK HTTP 200" 200 "$code"
 	check "edge $i, tiers above dead: AMD's bytes" cmp -s "$AV/vcek_milan.der" "$T/dvcek$i.der"
+done
+
+
+# ---- PCCS through the tiers, at 2025-06-01 (inside the Intel capture's window) --------
+
+TCB="/tdx/certification/v4/tcb?fmspc=00806F050000"
+mkdir -p "$T/P"
+{ printf 'Content-Type: application/json\n'
+  printf 'TCB-Info-Issuer-Chain: %s\n' "$(cat "$IV/tdx_tcb_info.TCB-Info-Issuer-Chain.txt")"
+} >"$T/h_tcb"
+printf '%s\t200\t%s\t%s\n' "$TCB&update=standard" "$IV/tdx_tcb_info.body.json" "$T/h_tcb" >"$T/P/index"
+upstream_start IUP intel --mode "dir:$T/P" --delay-ms 400
+fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
+export STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+STAPLED_CACHE=$T/iregional stapled_start iregional --pccs-upstream "http://127.0.0.1:$IUP"
+IR_URL=$SURL; IR_PID=$SPID
+for i in $(seq $NEDGE); do
+	STAPLED_CACHE=$T/iedge$i stapled_start "iedge$i" --pccs-upstream "$IR_URL"
+	eval "I${i}_URL=\$SURL"
+done
+clients=""
+for i in $(seq $NEDGE); do
+	eval "u=\$I${i}_URL"
+	curl -s -m 30 -o "$T/tcb$i.json" -w '%{http_code}' "$u$TCB" >"$T/tcb$i.code" &
+	clients="$clients $!"
+done
+for p in $clients; do wait "$p"; done
+for i in $(seq $NEDGE); do
+	check_eq "edge $i, cold TDX TCB info: HTTP 200" 200 "$(cat "$T/tcb$i.code")"
+	check "edge $i, cold TDX TCB info: Intel's bytes" cmp -s "$IV/tdx_tcb_info.body.json" "$T/tcb$i.json"
+done
+check_eq "$NEDGE edges, one cold TCB info: one vendor request" 1 "$(wc -l <"$T/P/requests" | tr -d ' ')"
+bg_kill "$IUP_PID" TERM
+bg_kill "$IR_PID" TERM
+for i in $(seq $NEDGE); do
+	eval "u=\$I${i}_URL"
+	code=$(curl -s -m 30 -D "$T/dtcb$i.hdr" -o "$T/dtcb$i.json" -w '%{http_code}' "$u$TCB")
+	check_eq "edge $i, tiers above dead: TCB info HTTP 200" 200 "$code"
+	check "edge $i, tiers above dead: Intel's bytes" cmp -s "$IV/tdx_tcb_info.body.json" "$T/dtcb$i.json"
+	check "edge $i, tiers above dead: with its TCB-Info-Issuer-Chain" \
+	    [ -n "$(header "$T/dtcb$i.hdr" tcb-info-issuer-chain)" ]
 done
 
 it_done

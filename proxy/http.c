@@ -338,6 +338,7 @@ http_error(struct http_req *r, int status, const char *reason)
 	evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
 	evbuffer_drain(r->out_body, evbuffer_get_length(r->out_body));
 	http_resp_header(r, "Content-Type", "text/plain; charset=utf-8");
+	http_resp_header(r, "Cache-Control", "no-store");	/* about this request only */
 	evbuffer_add_printf(r->out_body, "%d %s\n", status, reason);
 	http_reply(r, status, reason);
 }

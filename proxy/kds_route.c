@@ -14,6 +14,7 @@
 #include "entry/entry.h"
 #include "entry/kds.h"
 #include "proxy/http.h"
+#include "proxy/httpcache.h"
 #include "proxy/metrics.h"
 #include "proxy/kds_route.h"
 #include "proxy/service.h"
@@ -81,8 +82,6 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	const char		*ct = "application/octet-stream";
 
 	(void)s;
-	(void)m;
-	(void)now;
 	/* KDS sends PEM chains and DER certificates and CRLs. */
 	if (strstr(c->path, "/cert_chain") != NULL)
 		ct = "application/x-pem-file";
@@ -105,8 +104,8 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	if (ct != NULL)
 		http_resp_header(req, "Content-Type", ct);
 	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, 200, "OK");
-	return result;
+	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
+	    result;
 }
 
 static void
@@ -167,6 +166,7 @@ refuse(struct http_req *req, int status, const char *why)
 {
 	metrics.requests[METRICS_ROUTE_KDS][METRICS_RES_HTTP_ERROR]++;
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	httpcache_no_store(req);
 	evbuffer_add_printf(http_resp_body(req), "%s\n", why);
 	http_reply(req, status, status == 404 ? "Not Found" : "Bad Request");
 }

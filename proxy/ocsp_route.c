@@ -17,6 +17,7 @@
 #include "entry/ocsp.h"
 #include "proxy/file.h"
 #include "proxy/http.h"
+#include "proxy/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/ocsp_route.h"
@@ -161,47 +162,6 @@ reply_der(struct http_req *req, int code, const uint8_t *der, size_t len,
 	http_reply(req, code, "OK");
 }
 
-static void
-http_date(char *buf, size_t len, time_t t)
-{
-	struct tm	tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
-
-/*
- * RFC 5019 / RFC 9919 caching headers for GET, so an HTTP cache or CDN can
- * front a mirror: max-age never reaches past nextUpdate. Returns 1 when the
- * client's If-None-Match already names this answer.
- */
-static int
-add_cache_headers(struct http_req *req, const struct cache_meta *m,
-    const uint8_t *der, size_t len, time_t now)
-{
-	const char		*inm;
-	unsigned char		 md[32];
-	char			 etag[2 * 32 + 3], hex[2 * 32 + 1], date[64], cc[96];
-	long			 max_age;
-
-	EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL);
-	log_hex(hex, sizeof(hex), md, sizeof(md));
-	snprintf(etag, sizeof(etag), "\"%s\"", hex);
-	max_age = (long)(m->next_update - now);
-	if (max_age < 0)
-		max_age = 0;
-	snprintf(cc, sizeof(cc), "max-age=%ld, public, no-transform, must-revalidate",
-	    max_age);
-	http_resp_header(req, "ETag", etag);
-	http_resp_header(req, "Cache-Control", cc);
-	http_date(date, sizeof(date), (time_t)m->next_update);
-	http_resp_header(req, "Expires", date);
-	http_date(date, sizeof(date), (time_t)m->this_update);
-	http_resp_header(req, "Last-Modified", date);
-	inm = http_req_header(req, "If-None-Match");
-	return inm != NULL && (strstr(inm, etag) != NULL || strcmp(inm, "*") == 0);
-}
-
 static enum metrics_result
 ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *der, size_t len,
@@ -211,16 +171,15 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	(void)s;
 	(void)headers;
 	(void)headers_len;
-	/* Unverifiable and definitive answers have no stored validity to advertise. */
-	if (c->route == METRICS_ROUTE_OCSP_GET && m->next_update > now) {
-		if (add_cache_headers(req, m, der, len, now)) {
-			http_reply(req, 304, "Not Modified");
-			return METRICS_RES_NOT_MODIFIED;
-		}
-		reply_der(req, 200, der, len, NULL);
-	} else
-		reply_der(req, 200, der, len, result == METRICS_RES_UNVERIFIABLE ||
-		    result == METRICS_RES_DEFINITIVE ? "no-store" : NULL);
+	/* GET: RFC 5019 caching headers (or no-store); POST is never cacheable. */
+	if (c->route == METRICS_ROUTE_OCSP_GET) {
+		http_resp_header(req, "Content-Type", "application/ocsp-response");
+		evbuffer_add(http_resp_body(req), der, len);
+		return httpcache_answer(req, m, now) == 304 ?
+		    METRICS_RES_NOT_MODIFIED : result;
+	}
+	reply_der(req, 200, der, len, result == METRICS_RES_UNVERIFIABLE ||
+	    result == METRICS_RES_DEFINITIVE ? "no-store" : NULL);
 	return result;
 }
 

@@ -18,6 +18,7 @@
 #include "entry/pccs.h"
 #include "proxy/file.h"
 #include "proxy/http.h"
+#include "proxy/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/pccs_route.h"
@@ -200,18 +201,14 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	int		crl = w == PCCS_PCK_CRL || w == PCCS_ROOT_CRL;
 
 	(void)s;
-	(void)m;
-	(void)now;
 	add_kept_headers(req, headers, headers_len, crl);
-	if (crl && serve_crl(req, c->variant, body, len) == 0) {
-		http_reply(req, 200, "OK");
-		return result;
+	if (!crl || serve_crl(req, c->variant, body, len) == -1) {
+		if (headers == NULL || crl)
+			http_resp_header(req, "Content-Type", "application/octet-stream");
+		evbuffer_add(http_resp_body(req), body, len);
 	}
-	if (headers == NULL || crl)
-		http_resp_header(req, "Content-Type", "application/octet-stream");
-	evbuffer_add(http_resp_body(req), body, len);
-	http_reply(req, 200, "OK");
-	return result;
+	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
+	    result;
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -288,6 +285,7 @@ answer_text(struct http_req *req, int status, const char *reason,
     const char *text)
 {
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	httpcache_no_store(req);
 	evbuffer_add_printf(http_resp_body(req), "%s\n", text);
 	http_reply(req, status, reason);
 }

@@ -17,6 +17,7 @@
 #include "entry/rim.h"
 #include "proxy/file.h"
 #include "proxy/http.h"
+#include "proxy/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/rim_route.h"
@@ -125,8 +126,9 @@ static void
 reply(struct http_req *req, int code, const char *reason,
     const char *ctype, const uint8_t *body, size_t len)
 {
-	http_resp_header(req, "Content-Type",
-	    ctype);
+	/* Only 200s from a stored entry are cacheable: those go through httpcache_answer. */
+	http_resp_header(req, "Content-Type", ctype);
+	httpcache_no_store(req);
 	evbuffer_add(http_resp_body(req), body, len);
 	http_reply(req, code, reason);
 }
@@ -139,12 +141,12 @@ rim_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 {
 	(void)s;
 	(void)c;
-	(void)m;
 	(void)headers;
 	(void)headers_len;
-	(void)now;
-	reply(req, 200, "OK", "application/json", body, len);
-	return result;
+	http_resp_header(req, "Content-Type", "application/json");
+	evbuffer_add(http_resp_body(req), body, len);
+	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
+	    result;
 }
 
 /* NVIDIA's 404 (no such RIM) is an answer about the id: passed on as sent. */

@@ -19,6 +19,7 @@
 #include "entry/pool.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
+#include "proxy/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/miss_limit.h"
@@ -1045,6 +1046,8 @@ svc_serve_final_as_sent(struct svc *s, struct http_req *req,
 {
 	(void)s;
 	(void)c;
+	/* Remembered for negative_ttl_s here; an HTTP cache must ask again. */
+	httpcache_no_store(req);
 	evbuffer_add(http_resp_body(req), body, len);
 	http_reply(req, http_status, http_reason(http_status));
 }
@@ -1056,6 +1059,7 @@ svc_serve_failed_text(struct svc *s, struct http_req *req,
 {
 	(void)c;
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	httpcache_no_store(req);
 	if (s->ops->retry_after_s != NULL)
 		http_resp_header(req, "Retry-After", s->ops->retry_after_s);
 	evbuffer_add_printf(http_resp_body(req), "%s: not cached and no upstream "

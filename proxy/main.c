@@ -29,6 +29,7 @@
 #include "proxy/refresh.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
+#include "proxy/tls.h"
 
 #define SHUTDOWN_POLL_MS	50
 #define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
@@ -43,6 +44,9 @@ struct cli {
 	int		 log_level;
 	char		*listen[MAX_FLAG_VALUES];
 	size_t		 nlisten;
+	char		*listen_tls[MAX_FLAG_VALUES];
+	size_t		 nlisten_tls;
+	struct config_tls tls;		/* --tls-cert, --tls-key, --tls-client-ca */
 	const char	*cache_dir;
 	char		*upstreams[MAX_FLAG_VALUES];
 	size_t		 nupstreams;
@@ -65,6 +69,7 @@ struct daemon {
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
+	struct tls_server	*tls[CONFIG_MAX_LISTEN];	/* per listen; NULL: plain */
 	struct router		*router;
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
@@ -87,11 +92,17 @@ usage(FILE *f)
 	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
 	    "               [--rim-upstream URL]... [--pccs-upstream URL]...\n"
 	    "               [--kds-upstream URL]...\n"
+	    "               [--listen-tls HOST:PORT --tls-cert PEMFILE --tls-key PEMFILE\n"
+	    "                [--tls-client-ca PEMFILE]]\n"
 	    "\n"
 	    "  -f FILE                   configuration file (JSON, see stapled.conf(5))\n"
 	    "  -n                        check the configuration and exit\n"
 	    "  -d                        debug logging; -v more detail still\n"
 	    "  --listen HOST:PORT        address to serve on (repeatable; default %s)\n"
+	    "  --listen-tls HOST:PORT    address to serve HTTPS on (repeatable), with:\n"
+	    "  --tls-cert PEMFILE        its certificate (then the chain)\n"
+	    "  --tls-key PEMFILE         its private key\n"
+	    "  --tls-client-ca PEMFILE   require client certificates issued by these CAs\n"
 	    "  --cache-dir DIR           LMDB cache directory (default %s)\n"
 	    "  --ocsp-upstream URL       OCSP responder, in failover order (repeatable;\n"
 	    "                            default %s)\n"
@@ -123,7 +134,7 @@ static int
 parse_cli(int argc, char **argv, struct cli *c)
 {
 	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
-	    O_KDS };
+	    O_KDS, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
 	static const struct option	opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "cache-dir", required_argument, NULL, O_CACHE },
@@ -133,6 +144,10 @@ parse_cli(int argc, char **argv, struct cli *c)
 		{ "rim-upstream", required_argument, NULL, O_RIM },
 		{ "pccs-upstream", required_argument, NULL, O_PCCS },
 		{ "kds-upstream", required_argument, NULL, O_KDS },
+		{ "listen-tls", required_argument, NULL, O_LISTEN_TLS },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-client-ca", required_argument, NULL, O_TLS_CA },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -157,6 +172,18 @@ parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case O_LISTEN:
 			rv |= push(c->listen, &c->nlisten, optarg);
+			break;
+		case O_LISTEN_TLS:
+			rv |= push(c->listen_tls, &c->nlisten_tls, optarg);
+			break;
+		case O_TLS_CERT:
+			c->tls.cert = optarg;
+			break;
+		case O_TLS_KEY:
+			c->tls.key = optarg;
+			break;
+		case O_TLS_CA:
+			c->tls.client_ca = optarg;
 			break;
 		case O_CACHE:
 			c->cache_dir = optarg;
@@ -189,6 +216,12 @@ parse_cli(int argc, char **argv, struct cli *c)
 			usage(stderr);
 			return -1;
 		}
+	}
+	if ((c->nlisten_tls > 0) != (c->tls.cert != NULL && c->tls.key != NULL) ||
+	    (c->tls.client_ca != NULL && c->nlisten_tls == 0)) {
+		fprintf(stderr, "stapled: --listen-tls needs --tls-cert and "
+		    "--tls-key, and they (and --tls-client-ca) need --listen-tls\n");
+		return -1;
 	}
 	if (optind != argc) {
 		fprintf(stderr, "stapled: unexpected argument \"%s\"\n", argv[optind]);
@@ -270,8 +303,8 @@ load_config(const struct cli *c, char *err, size_t errlen)
 		goto fail;
 	if (c->log_level >= 0)
 		cfg->log_level = c->log_level;
-	if (c->nlisten > 0 &&
-	    config_set_strlist(&cfg->listen, &cfg->nlisten, c->listen, c->nlisten) == -1)
+	if (c->nlisten + c->nlisten_tls > 0 && config_set_listen(cfg, c->listen,
+	    c->nlisten, c->listen_tls, c->nlisten_tls, &c->tls) == -1)
 		goto oom;
 	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
 		goto oom;
@@ -299,6 +332,68 @@ fail:
 	config_free(cfg);
 	free(cfg);
 	return NULL;
+}
+
+/*
+ * A TLS context for each TLS listener of cfg into tls[] (NULL for plain
+ * ones; free with tls_free_all). 0, or -1 with err naming the file that
+ * does not load or the key that does not match.
+ */
+static int
+tls_open_all(struct tls_server **tls, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	const struct config_tls	*f;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nlisten && i < CONFIG_MAX_LISTEN; i++)
+		if ((f = config_listen_tls(cfg, i)) != NULL &&
+		    (tls[i] = tls_server_new(f, cfg->listen[i], err,
+		    errlen)) == NULL)
+			return -1;
+	return 0;
+}
+
+static void
+tls_free_all(struct tls_server **tls)
+{
+	size_t	i;
+
+	for (i = 0; i < CONFIG_MAX_LISTEN; i++) {
+		tls_server_free(tls[i]);
+		tls[i] = NULL;
+	}
+}
+
+/*
+ * SIGHUP: each TLS listener's files again, from the new configuration
+ * when it names the same address there (listen itself changes only at a
+ * restart), else from the old one. One that fails keeps its context and
+ * is logged as an error. 0, or -1 when any failed.
+ */
+static int
+tls_reload_all(struct tls_server **tls, const struct config *old,
+    const struct config *cfg)
+{
+	const struct config_tls	*f;
+	char			 err[512];
+	size_t			 i;
+	int			 rv = 0;
+
+	for (i = 0; i < old->nlisten && i < CONFIG_MAX_LISTEN; i++) {
+		if (tls[i] == NULL)
+			continue;
+		f = config_listen_tls(old, i);
+		if (i < cfg->nlisten && strcmp(cfg->listen[i], old->listen[i]) == 0 &&
+		    config_listen_tls(cfg, i) != NULL)
+			f = config_listen_tls(cfg, i);
+		if (tls_server_reload(tls[i], f, err, sizeof(err)) == -1) {
+			log_err("SIGHUP: %s; new connections keep the old "
+			    "certificate", err);
+			rv = -1;
+		}
+	}
+	return rv;
 }
 
 static int64_t
@@ -459,6 +554,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
+	(void)tls_reload_all(d->tls, old, gen_config(gen));
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
@@ -505,7 +601,8 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 
 /* Bind every address of the configuration's listen. 0, or -1 with err. */
 static int
-listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
+listen_all(struct http *h, const struct config *cfg, struct tls_server **tls,
+    char *err, size_t errlen)
 {
 	struct http_listen	 spec;
 	size_t			 i;
@@ -514,6 +611,7 @@ listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
 		memset(&spec, 0, sizeof(spec));
 		spec.addr = cfg->listen[i];
 		spec.fd = -1;
+		spec.tls = tls[i];
 		if (http_add_listener(h, &spec, err, errlen) == -1)
 			return -1;
 	}
@@ -651,6 +749,12 @@ main(int argc, char **argv)
 		/* The trust files are part of the configuration: load them too. */
 		struct gen *probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
 
+		if (probe != NULL && tls_open_all(d.tls, cfg, err,
+		    sizeof(err)) == -1) {
+			gen_unref(probe);
+			probe = NULL;
+		}
+		tls_free_all(d.tls);
 		if (probe == NULL)
 			fprintf(stderr, "%s\n", err);
 		else {
@@ -674,7 +778,8 @@ main(int argc, char **argv)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");
-	if (listen_all(d.http, cfg, err, sizeof(err)) == -1) {
+	if (tls_open_all(d.tls, cfg, err, sizeof(err)) == -1 ||
+	    listen_all(d.http, cfg, d.tls, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
@@ -727,6 +832,7 @@ out:
 	if (d.health_ev != NULL)
 		event_free(d.health_ev);
 	http_free(d.http);
+	tls_free_all(d.tls);	/* after the connections that use them */
 	router_free(d.router);
 	refresh_free(d.refresh);
 	gen_unref(d.gen);

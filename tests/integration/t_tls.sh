@@ -41,6 +41,7 @@ cat >"$T/stapled.json" <<EOF
 {
   "cache_dir": "$T/cache",
   "header_timeout_s": 2,
+  "max_connections": 24,
   "ocsp": {
     "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
     "anchors": [ "$ANCHORS" ],
@@ -152,7 +153,92 @@ secs=$(awk '/closed_after/ { print $2 }' "$T/stall.out")
 assert "a stalled handshake is closed at header_timeout_s 2 (after ${secs:-?} s)" \
     'between "${secs:-99}" 1 8'
 
-# ---- 5. SIGHUP: a new certificate for new connections, old ones stay ---------
+# ---- 5. the hostile-client limits hold for TLS connections -------------------
+cat >"$T/hostile.py" <<'EOF'
+import os, socket, ssl, sys, time
+port, ca, pid = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def rss_kb():
+    with open("/proc/%s/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+def nfds():
+    return len(os.listdir("/proc/%s/fd" % pid))
+
+def tls(timeout=5):
+    ctx = ssl.create_default_context(cafile=ca)
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=timeout),
+                        server_hostname="127.0.0.1")
+    s.settimeout(timeout)
+    return s
+
+def get(s):
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = s.recv(4096)
+        if not d:
+            return None
+        buf += d
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+         if l.lower().startswith(b"content-length")][0]
+    while len(body) < n:
+        body += s.recv(4096)
+    return int(head.split()[1])
+
+if sys.argv[1] == "pipeline":
+    # Pipelined GET /metrics over TLS, never read: stapled stops reading.
+    req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 120000
+    bad = tls(timeout=0.5)
+    sent, t0, peak = 0, time.time(), 0
+    while sent < len(req) and time.time() - t0 < 4:
+        try:
+            sent += bad.send(req[sent:sent + 16384])
+        except (socket.timeout, ssl.SSLWantWriteError):
+            pass
+        peak = max(peak, rss_kb())
+    time.sleep(1)
+    t1 = time.time()
+    code = get(tls())
+    print("sent=%d total=%d peak_rss_kb=%d other=%s other_ms=%d" %
+          (sent, len(req), max(peak, rss_kb()), code, int((time.time() - t1) * 1000)))
+elif sys.argv[1] == "flood":
+    # 60 connections that never start their handshake, max_connections 24.
+    base = nfds()
+    ka = tls()
+    before = get(ka)
+    raw = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+    time.sleep(0.5)
+    during = nfds() - base
+    during_ka = get(ka)
+    t0 = time.time()
+    fresh = get(tls(timeout=10))
+    print("extra_fds=%d ka_before=%s ka_during=%s fresh=%s fresh_s=%.1f" %
+          (during, before, during_ka, fresh, time.time() - t0))
+EOF
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+out=$(timeout 60 python3 "$T/hostile.py" pipeline "$TPORT" "$TP/ca.pem" "$PID1" 2>&1)
+note "TLS pipeline: $out"
+rss=$(kv peak_rss_kb "$out")
+assert "TLS no-read pipeline: stapled stopped reading (sent $(kv sent "$out") of $(kv total "$out"))" \
+    '[ -n "$(kv sent "$out")" ] && [ "$(kv sent "$out")" -lt "$(kv total "$out")" ]'
+assert "TLS no-read pipeline: RSS stays under 64 MiB (peak ${rss:-?} KiB)" \
+    '[ -n "$rss" ] && [ "$rss" -gt 0 ] && [ "$rss" -lt 65536 ]'
+check_eq "TLS no-read pipeline: another TLS client is served meanwhile" 200 "$(kv other "$out")"
+out=$(timeout 60 python3 "$T/hostile.py" flood "$TPORT" "$TP/ca.pem" "$PID1" 2>&1)
+note "TLS flood: $out"
+assert "max_connections 24 holds for TLS: at most 24 more fds with 60 stalled handshakes ($(kv extra_fds "$out"))" \
+    '[ -n "$(kv extra_fds "$out")" ] && [ "$(kv extra_fds "$out")" -le 24 ]'
+check_eq "a TLS keep-alive client is served before the flood" 200 "$(kv ka_before "$out")"
+check_eq "... and during it" 200 "$(kv ka_during "$out")"
+check_eq "a new TLS client is served once the stalled ones reach the header deadline" 200 \
+    "$(kv fresh "$out")"
+
+# ---- 6. SIGHUP: a new certificate for new connections, old ones stay ---------
 subject_cn() {
 	openssl s_client -connect "127.0.0.1:$TPORT" </dev/null 2>/dev/null |
 	    sed -n 's/^subject=.*CN *= *//p'
@@ -207,7 +293,7 @@ check "the daemon is still up after the failed reload" kill -0 "$PID1"
 stapled_stop
 cp "$TP/srv.key" "$TP/key.pem"
 
-# ---- 6. client certificates, from the configuration file --------------------
+# ---- 7. client certificates, from the configuration file --------------------
 MPORT=$(free_port)
 MURL=https://127.0.0.1:$MPORT
 PPORT=$(free_port)

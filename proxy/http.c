@@ -584,8 +584,8 @@ conn_update_read(struct conn *c)
 		event_del(c->rev);
 		c->rd_paused = 1;
 	}
-	/* Decrypted bytes already read from the socket: no event announces them. */
-	if (want && c->tls != NULL && tls_pending(c->tls) > 0)
+	/* Bytes the TLS layer already took from the socket: no event announces them. */
+	if (want && c->tls != NULL && tls_pending(c->tls))
 		event_active(c->rev, EV_READ, 1);
 }
 

@@ -110,6 +110,12 @@ tls_ctx_load(const struct config_tls *f, const char *name, char *err,
 	/* A record blocked on a full socket may be retried from a moved buffer. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+	/*
+	 * Read what the socket has, not a record header and then its body:
+	 * one read() per request instead of two. What is read ahead shows in
+	 * tls_pending (SSL_has_pending), which http.c checks.
+	 */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	SSL_CTX_set_alpn_select_cb(ctx, tls_alpn_cb, NULL);
 	SSL_CTX_set_session_id_context(ctx,
 	    (const unsigned char *)TLS_SESSION_ID_CTX,
@@ -255,10 +261,10 @@ tls_write(struct tls_conn *t, const void *buf, size_t len, size_t *done)
 	return TLS_IO_OK;
 }
 
-size_t
+int
 tls_pending(const struct tls_conn *t)
 {
-	return (size_t)SSL_pending(t->ssl);
+	return SSL_has_pending(t->ssl) ? 1 : 0;
 }
 
 void

@@ -60,8 +60,12 @@ enum tls_io	 tls_read(struct tls_conn *, void *buf, size_t len, size_t *done);
  */
 enum tls_io	 tls_write(struct tls_conn *, const void *buf, size_t len,
 		    size_t *done);
-/* Decrypted bytes held inside, which a readable-socket event will not announce. */
-size_t		 tls_pending(const struct tls_conn *);
+/*
+ * 1 when bytes are held inside (decrypted, or read ahead from the socket),
+ * which no readable-socket event will announce; then tls_read may give
+ * data, or TLS_IO_WANT_READ when what is held is part of a record.
+ */
+int		 tls_pending(const struct tls_conn *);
 /*
  * Send close_notify once, without waiting for the peer's (a connection that
  * failed sends nothing), and free. Accepts NULL. The fd stays open.

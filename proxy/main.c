@@ -130,11 +130,44 @@ push(char **list, size_t *n, char *v)
 	return 0;
 }
 
+/* The long options' values for getopt_long. */
+enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
+    O_KDS, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
+
+/* --listen-tls, --tls-cert, --tls-key, --tls-client-ca. 0 or -1. */
+static int
+parse_cli_tls(struct cli *c, int ch, char *v)
+{
+	switch (ch) {
+	case O_LISTEN_TLS:
+		return push(c->listen_tls, &c->nlisten_tls, v);
+	case O_TLS_CERT:
+		c->tls.cert = v;
+		return 0;
+	case O_TLS_KEY:
+		c->tls.key = v;
+		return 0;
+	default:
+		c->tls.client_ca = v;
+		return 0;
+	}
+}
+
+/* The TLS flags go together. 0, or -1 said on stderr. */
+static int
+cli_tls_check(const struct cli *c)
+{
+	if ((c->nlisten_tls > 0) == (c->tls.cert != NULL && c->tls.key != NULL) &&
+	    (c->tls.client_ca == NULL || c->nlisten_tls > 0))
+		return 0;
+	fprintf(stderr, "stapled: --listen-tls needs --tls-cert and --tls-key, "
+	    "and they (and --tls-client-ca) need --listen-tls\n");
+	return -1;
+}
+
 static int
 parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
-	    O_KDS, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
 	static const struct option	opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "cache-dir", required_argument, NULL, O_CACHE },
@@ -174,16 +207,10 @@ parse_cli(int argc, char **argv, struct cli *c)
 			rv |= push(c->listen, &c->nlisten, optarg);
 			break;
 		case O_LISTEN_TLS:
-			rv |= push(c->listen_tls, &c->nlisten_tls, optarg);
-			break;
 		case O_TLS_CERT:
-			c->tls.cert = optarg;
-			break;
 		case O_TLS_KEY:
-			c->tls.key = optarg;
-			break;
 		case O_TLS_CA:
-			c->tls.client_ca = optarg;
+			rv |= parse_cli_tls(c, ch, optarg);
 			break;
 		case O_CACHE:
 			c->cache_dir = optarg;
@@ -217,12 +244,8 @@ parse_cli(int argc, char **argv, struct cli *c)
 			return -1;
 		}
 	}
-	if ((c->nlisten_tls > 0) != (c->tls.cert != NULL && c->tls.key != NULL) ||
-	    (c->tls.client_ca != NULL && c->nlisten_tls == 0)) {
-		fprintf(stderr, "stapled: --listen-tls needs --tls-cert and "
-		    "--tls-key, and they (and --tls-client-ca) need --listen-tls\n");
+	if (cli_tls_check(c) == -1)
 		return -1;
-	}
 	if (optind != argc) {
 		fprintf(stderr, "stapled: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);

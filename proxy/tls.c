@@ -90,21 +90,10 @@ tls_client_auth(SSL_CTX *ctx, const char *ca, const char *name, char *err,
 	return 0;
 }
 
-/* A context with our protocol settings, and the files loaded. NULL with err. */
-static SSL_CTX *
-tls_ctx_load(const struct config_tls *f, const char *name, char *err,
-    size_t errlen)
+/* Our protocol settings on a new context. */
+static void
+tls_ctx_settings(SSL_CTX *ctx)
 {
-	SSL_CTX		*ctx;
-	char		 e[256];
-
-	ERR_clear_error();
-	errno = 0;
-	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL) {
-		snprintf(err, errlen, "listen %s: tls: %s", name,
-		    tls_errstr(e, sizeof(e)));
-		return NULL;
-	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
 	/* A record blocked on a full socket may be retried from a moved buffer. */
@@ -120,6 +109,24 @@ tls_ctx_load(const struct config_tls *f, const char *name, char *err,
 	SSL_CTX_set_session_id_context(ctx,
 	    (const unsigned char *)TLS_SESSION_ID_CTX,
 	    sizeof(TLS_SESSION_ID_CTX) - 1);
+}
+
+/* A context with our protocol settings, and the files loaded. NULL with err. */
+static SSL_CTX *
+tls_ctx_load(const struct config_tls *f, const char *name, char *err,
+    size_t errlen)
+{
+	SSL_CTX		*ctx;
+	char		 e[256];
+
+	ERR_clear_error();
+	errno = 0;
+	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL) {
+		snprintf(err, errlen, "listen %s: tls: %s", name,
+		    tls_errstr(e, sizeof(e)));
+		return NULL;
+	}
+	tls_ctx_settings(ctx);
 	if (SSL_CTX_use_certificate_chain_file(ctx, f->cert) != 1) {
 		snprintf(err, errlen, "listen %s: tls cert %s: %s", name,
 		    f->cert, tls_errstr(e, sizeof(e)));

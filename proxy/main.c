@@ -566,7 +566,9 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	    strcmp(cfg->cache_dir, old->cache_dir) != 0 ||
 	    cfg->map_size != old->map_size;
 	for (i = 0; !changed && i < cfg->nlisten; i++)
-		changed = strcmp(cfg->listen[i], old->listen[i]) != 0;
+		changed = strcmp(cfg->listen[i], old->listen[i]) != 0 ||
+		    (config_listen_tls(cfg, i) == NULL) !=
+		    (config_listen_tls(old, i) == NULL);
 	if (changed)
 		log_warn("SIGHUP: listen, cache_dir and map_size_mb take effect at "
 		    "the next restart");

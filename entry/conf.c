@@ -96,6 +96,44 @@ strlist_free(char **list, size_t n)
 }
 
 static void
+listen_tls_free(struct config_tls *t, size_t n)
+{
+	size_t	i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		free(t[i].cert);
+		free(t[i].key);
+		free(t[i].client_ca);
+	}
+	free(t);
+}
+
+/*
+ * Replace cfg's listen with l and t (both n long, taken over). t is
+ * dropped when no element has TLS, so that a configuration without TLS
+ * has listen_tls NULL.
+ */
+static void
+listen_replace(struct config *cfg, char **l, struct config_tls *t, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; t != NULL && i < n && t[i].cert == NULL; i++)
+		;
+	if (t != NULL && i == n) {
+		listen_tls_free(t, n);
+		t = NULL;
+	}
+	strlist_free(cfg->listen, cfg->nlisten);
+	listen_tls_free(cfg->listen_tls, cfg->nlisten);
+	cfg->listen = l;
+	cfg->listen_tls = t;
+	cfg->nlisten = n;
+}
+
+static void
 upstreams_free(struct config_upstream *u, size_t n)
 {
 	size_t	i;
@@ -127,8 +165,8 @@ config_free(struct config *cfg)
 
 	if (cfg == NULL)
 		return;
-	strlist_free(cfg->listen, cfg->nlisten);
 	strlist_free(cfg->admin_listen, cfg->nadmin_listen);
+	listen_replace(cfg, NULL, NULL, 0);
 	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
 	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
@@ -168,6 +206,60 @@ config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals)
 	*list = l;
 	*n = nvals;
 	return 0;
+}
+
+/* Copy one TLS listener's files; 0 or -1 (out of memory, nothing left allocated). */
+static int
+tls_copy(struct config_tls *dst, const struct config_tls *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (config_set_str(&dst->cert, src->cert) == -1 ||
+	    config_set_str(&dst->key, src->key) == -1 ||
+	    config_set_str(&dst->client_ca, src->client_ca) == -1) {
+		free(dst->cert);
+		free(dst->key);
+		free(dst->client_ca);
+		memset(dst, 0, sizeof(*dst));
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_set_listen(struct config *cfg, char *const *plain, size_t nplain,
+    char *const *tls_addrs, size_t ntls, const struct config_tls *tls)
+{
+	char			**l = NULL;
+	struct config_tls	 *t = NULL;
+	size_t			  i, n = nplain + ntls, done = 0;
+
+	if (n > 0 && ((l = calloc(n, sizeof(*l))) == NULL ||
+	    (t = calloc(n, sizeof(*t))) == NULL))
+		goto fail;
+	for (i = 0; i < n; i++, done++) {
+		if ((l[i] = strdup(i < nplain ? plain[i] :
+		    tls_addrs[i - nplain])) == NULL)
+			goto fail;
+		if (i >= nplain && tls_copy(&t[i], tls) == -1) {
+			free(l[i]);
+			goto fail;
+		}
+	}
+	listen_replace(cfg, l, t, n);
+	return 0;
+fail:
+	strlist_free(l, done);
+	listen_tls_free(t, done);
+	return -1;
+}
+
+const struct config_tls *
+config_listen_tls(const struct config *cfg, size_t i)
+{
+	if (cfg->listen_tls == NULL || i >= cfg->nlisten ||
+	    cfg->listen_tls[i].cert == NULL)
+		return NULL;
+	return &cfg->listen_tls[i];
 }
 
 /* Copy s into buf for a message: printable ASCII kept, the rest as \xNN. */
@@ -463,6 +555,17 @@ cidr_check(const char *s, char *r, size_t rlen)
 	return 0;
 }
 
+/* A file name (its content is read by stapled -n and at start). */
+static int
+file_check(const char *s, char *r, size_t rlen)
+{
+	if (s[0] == '\0') {
+		reason(r, rlen, "must name a file");
+		return -1;
+	}
+	return 0;
+}
+
 static int
 path_check(const char *s, char *r, size_t rlen)
 {
@@ -580,6 +683,7 @@ enum cfg_type {
 	CFG_T_LIST,		/* char ** and size_t at noff: a string or a list */
 	CFG_T_UPSTREAMS,	/* struct config_upstream * and size_t at noff */
 	CFG_T_OBJECT,		/* the keys of sub, in a struct at off */
+	CFG_T_LISTEN,		/* struct config's listen, nlisten and listen_tls */
 };
 
 #define CFG_ROOT	CONFIG_SVC_MAX		/* the top level's section */
@@ -634,13 +738,26 @@ struct up_fields {
 	int		 verify_nonce;
 };
 
+/* A "listen" object's keys, borrowed from the document until ld_listen copies them. */
+struct tls_fields {
+	const char	*cert;
+	const char	*key;
+	const char	*client_ca;
+};
+struct listen_fields {
+	const char		*addr;
+	struct tls_fields	 tls;
+};
+
 static cfg_after_fn	refresh_after;
+static cfg_after_fn	tls_after;
+static int		listen_check(const char *, char *, size_t);
+static int		file_check(const char *, char *, size_t);
 
 #define KEYS(k)		(k), sizeof(k) / sizeof((k)[0])
 
 static const struct cfg_key root_keys[] = {
-	{ "listen", CFG_T_LIST, CFG_IN(CFG_ROOT), offsetof(struct config, listen),
-	    .noff = offsetof(struct config, nlisten), .check = listen_check,
+	{ "listen", CFG_T_LISTEN, CFG_IN(CFG_ROOT), offsetof(struct config, listen),
 	    .def_s = { [CFG_ROOT] = CONFIG_DEFAULT_LISTEN } },
 	/* where /metrics, /healthz and /readyz are served, and only there */
 	{ "admin_listen", CFG_T_LIST, CFG_IN(CFG_ROOT),
@@ -704,6 +821,23 @@ static const struct cfg_key upstream_keys[] = {
 	    .def_l = DEF_ALL(1) },
 };
 static const struct cfg_table upstream_table = { KEYS(upstream_keys), NULL };
+
+#define TF(f)	offsetof(struct tls_fields, f)
+static const struct cfg_key tls_keys[] = {
+	{ "cert", CFG_T_TEXT, CFG_IN(CFG_ROOT), TF(cert), .check = file_check },
+	{ "key", CFG_T_TEXT, CFG_IN(CFG_ROOT), TF(key), .check = file_check },
+	{ "client_ca", CFG_T_TEXT, CFG_IN(CFG_ROOT), TF(client_ca),
+	    .check = file_check },
+};
+static const struct cfg_table tls_table = { KEYS(tls_keys), tls_after };
+
+/* An element of "listen" given as an object. */
+#define LF(f)	offsetof(struct listen_fields, f)
+static const struct cfg_key listen_keys[] = {
+	{ "addr", CFG_T_TEXT, CFG_IN(CFG_ROOT), LF(addr), .check = listen_check },
+	{ "tls", CFG_T_OBJECT, CFG_IN(CFG_ROOT), LF(tls), .sub = &tls_table },
+};
+static const struct cfg_table listen_table = { KEYS(listen_keys), NULL };
 
 #define SF(f)	offsetof(struct config_service, f)
 #define OCSP	CFG_IN(CONFIG_SVC_OCSP)
@@ -832,6 +966,9 @@ key_default(const struct cfg_key *k, void *base, int sec)
 	case CFG_T_UPSTREAMS:
 		(void)upstreams_replace((struct config_upstream **)f,
 		    (size_t *)((char *)base + k->noff), one, one[0] != NULL);
+		break;
+	case CFG_T_LISTEN:
+		(void)config_set_listen(base, one, 1, NULL, 0, NULL);
 		break;
 	case CFG_T_OBJECT:
 	case CFG_T_TEXT:
@@ -1219,6 +1356,83 @@ ld_upstreams(struct ld *ld, json_t *v, struct config_upstream **list,
 	return rv;
 }
 
+/* One element of "listen": "HOST:PORT", or an object of listen_keys. */
+static int
+ld_listen_elem(struct ld *ld, json_t *e, char **addr, struct config_tls *t)
+{
+	struct listen_fields	f;
+	struct config_tls	files;
+
+	if (!json_is_object(e))
+		return ld_strelem(ld, e, listen_check, addr);
+	memset(&f, 0, sizeof(f));
+	if (ld_object(ld, e, &listen_table, &f, CFG_ROOT) == -1)
+		return -1;
+	if (f.addr == NULL)
+		return ld_error(ld, AT_VALUE, "missing key \"addr\"");
+	files.cert = (char *)f.tls.cert;
+	files.key = (char *)f.tls.key;
+	files.client_ca = (char *)f.tls.client_ca;
+	if ((*addr = strdup(f.addr)) == NULL ||
+	    (f.tls.cert != NULL && tls_copy(t, &files) == -1))
+		return ld_error(ld, AT_VALUE, "out of memory");
+	return 0;
+}
+
+/* "listen": an address or object, or a list of them, replacing cfg's. */
+static int
+ld_listen(struct ld *ld, json_t *v, struct config *cfg)
+{
+	char			**l = NULL;
+	struct config_tls	 *t = NULL;
+	size_t			  i, cnt, done = 0;
+	int			  rv = -1;
+
+	if (json_is_array(v))
+		cnt = json_array_size(v);
+	else if (json_is_string(v) || json_is_object(v))
+		cnt = 1;
+	else
+		return ld_error(ld, AT_VALUE, "must be a string or a list of strings");
+	if (cnt > 0 && ((l = calloc(cnt, sizeof(*l))) == NULL ||
+	    (t = calloc(cnt, sizeof(*t))) == NULL)) {
+		ld_error(ld, AT_VALUE, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < cnt; i++) {
+		if (json_is_array(v))
+			ld_push(ld, NULL, i);
+		done++;		/* both freed below from here on */
+		if (ld_listen_elem(ld, json_is_array(v) ? json_array_get(v, i) :
+		    v, &l[i], &t[i]) == -1)
+			goto out;
+		if (json_is_array(v))
+			ld_pop(ld);
+	}
+	listen_replace(cfg, l, t, cnt);
+	l = NULL;
+	t = NULL;
+	rv = 0;
+ out:
+	strlist_free(l, done);
+	listen_tls_free(t, done);
+	return rv;
+}
+
+/* A TLS listener needs a certificate and its key. */
+static int
+tls_after(struct ld *ld, json_t *obj, void *base)
+{
+	const struct tls_fields	*f = base;
+
+	(void)obj;
+	if (f->cert == NULL)
+		return ld_error(ld, AT_VALUE, "missing key \"cert\"");
+	if (f->key == NULL)
+		return ld_error(ld, AT_VALUE, "missing key \"key\"");
+	return 0;
+}
+
 /* One value v of key k into the struct at base, in section sec. */
 static int
 ld_value(struct ld *ld, const struct cfg_key *k, json_t *v, void *base,
@@ -1254,6 +1468,8 @@ ld_value(struct ld *ld, const struct cfg_key *k, json_t *v, void *base,
 		    (size_t *)((char *)base + k->noff), sec);
 	case CFG_T_OBJECT:
 		return ld_object(ld, v, k->sub, f, sec);
+	case CFG_T_LISTEN:
+		return ld_listen(ld, v, base);
 	}
 	return ld_error(ld, AT_VALUE, "unsupported key");
 }
@@ -1273,13 +1489,13 @@ ld_object(struct ld *ld, json_t *obj, const struct cfg_table *t, void *base,
 	int			 rv, svc;
 
 	if (!json_is_object(obj))
-		return ld_error(ld, AT_VALUE, sec == CFG_ROOT ?
+		return ld_error(ld, AT_VALUE, t == &root_table ?
 		    "the top level must be an object" : "must be an object");
 	json_object_foreach(obj, name, v) {
 		ld_push(ld, name, 0);
 		if ((k = key_find(t, sec, name)) != NULL)
 			rv = ld_value(ld, k, v, base, sec);
-		else if (sec == CFG_ROOT && (svc = svc_find(name)) != -1)
+		else if (t == &root_table && (svc = svc_find(name)) != -1)
 			rv = ld_object(ld, v, &service_table,
 			    section(base, svc), svc);
 		else {
@@ -1483,6 +1699,9 @@ addr_list_validate(const char *key, char *const *list, size_t n, char *err,
 static int
 root_validate(const struct config *cfg, char *err, size_t errlen)
 {
+	char	q[CONFIG_QUOTE_BYTES];
+	size_t	i;
+
 	if (cfg->nlisten == 0) {
 		snprintf(err, errlen, "listen: at least one address is required");
 		return -1;
@@ -1491,6 +1710,14 @@ root_validate(const struct config *cfg, char *err, size_t errlen)
 	    errlen) == -1 || addr_list_validate("admin_listen",
 	    cfg->admin_listen, cfg->nadmin_listen, err, errlen) == -1)
 		return -1;
+	for (i = 0; cfg->listen_tls != NULL && i < cfg->nlisten; i++)
+		if ((cfg->listen_tls[i].cert == NULL) !=
+		    (cfg->listen_tls[i].key == NULL)) {
+			snprintf(err, errlen, "listen[%zu]: \"%s\": TLS needs both "
+			    "a certificate and a key file", i,
+			    quote(q, sizeof(q), cfg->listen[i]));
+			return -1;
+		}
 	if (cfg->cache_dir == NULL || cfg->cache_dir[0] == '\0') {
 		snprintf(err, errlen, "cache_dir: must not be empty");
 		return -1;

@@ -87,11 +87,20 @@ struct config_service {
 	long			 max_entries;	/* CONFIG_DEFAULT_MAX_ENTRIES; 0 no cap */
 };
 
+/* A TLS listener's files: a "listen" object's "tls" (stapled.conf(5)). */
+struct config_tls {
+	char	*cert;		/* PEM: the certificate, then its chain; NULL: plain HTTP */
+	char	*key;		/* PEM: its private key */
+	char	*client_ca;	/* PEM: CAs whose client certificates are required, or NULL */
+};
+
 struct config {
 	char			**listen;	/* "HOST:PORT", IPv6 as "[::1]:8090" */
 	size_t			 nlisten;
 	char			**admin_listen;	/* ops endpoints only there; none: everywhere */
 	size_t			 nadmin_listen;
+	/* NULL when every listen is plain, else one per listen (cert NULL: plain); set both with config_set_listen */
+	struct config_tls	*listen_tls;
 	char			*cache_dir;
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
@@ -131,6 +140,15 @@ int	config_validate(const struct config *, char *err, size_t errlen);
 int	config_set_upstreams(struct config_service *, char *const *urls, size_t n);
 int	config_set_strlist(char ***list, size_t *n, char *const *vals, size_t nvals);
 int	config_set_str(char **dst, const char *val);
+/*
+ * Replace listen: the nplain addresses plain, then the ntls addresses with
+ * the files of tls (copied; NULL members stay NULL, config_validate says
+ * what is missing). 0, or -1 out of memory (the old value then stays).
+ */
+int	config_set_listen(struct config *, char *const *plain, size_t nplain,
+	    char *const *tls_addrs, size_t ntls, const struct config_tls *tls);
+/* listen[i]'s TLS files, or NULL when it is plain HTTP. Borrowed from cfg. */
+const struct config_tls *config_listen_tls(const struct config *, size_t i);
 void	config_free(struct config *);	/* accepts NULL members, and NULL */
 /*
  * Added for the command line: config_set_upstreams sets errno to EINVAL

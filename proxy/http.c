@@ -28,6 +28,7 @@
 #include "proxy/http_parse.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/tls.h"
 
 /*
  * Why not evhttp: on the hit path it re-arms epoll for every request and
@@ -41,6 +42,13 @@
  * read or parsed until the client reads), its time by one deadline per
  * phase of a request (set when the phase starts, never re-armed by a
  * byte), and the number of clients by max_connections.
+ *
+ * TLS (tls.c) sits between the socket and `in`/`out` and changes none of
+ * that: the handshake runs inside the first reads, under the header
+ * deadline; the bytes of a record the socket has not taken yet stay in
+ * `out` until tls_write says they left, so they count toward
+ * HTTP_MAX_QUEUED_OUT_BYTES; and a read or write the TLS layer wants
+ * retried on the other readiness is re-run from that event's callback.
  */
 
 /* listen, admin_listen and the sockets systemd passes, each up to CONFIG_MAX_LISTEN. */
@@ -96,6 +104,9 @@ struct conn {
 	int			 rd_paused;	/* read event removed (conn_update_read) */
 	int			 eof;		/* the client shut its side (or half of it) */
 	int			 body_wait;	/* headers parsed, body still arriving */
+	struct tls_conn		*tls;		/* NULL: plain HTTP */
+	int			 tls_rd_want_wr;	/* a TLS read waits for writability */
+	int			 tls_wr_want_rd;	/* a TLS write waits for readability */
 	enum http_phase		 phase;
 	unsigned long		 nreq;		/* requests answered */
 	unsigned long		 armed_nreq;	/* nreq when the deadline was set */
@@ -106,6 +117,7 @@ struct conn {
 struct listener {
 	struct evconnlistener	*lev;
 	unsigned		 flags;		/* HTTP_LISTEN_* */
+	struct tls_server	*tls;		/* borrowed; NULL: plain */
 	char			 name[HTTP_LISTEN_NAME_BYTES];	/* for logs */
 	int			 adopted;	/* passed, not bound here */
 	struct sockaddr_storage	 ss;		/* adopted: its address */
@@ -135,6 +147,7 @@ struct http {
 
 static void	conn_process(struct conn *);
 static void	conn_free(struct conn *);
+static void	conn_update_read(struct conn *);
 
 /* ---- the request API ------------------------------------------------------- */
 
@@ -265,6 +278,48 @@ conn_close(struct conn *c)
 		conn_free(c);
 }
 
+/* One TLS record from the head of `out`: as conn_send. */
+static int
+conn_send_tls(struct conn *c)
+{
+	size_t		 len = evbuffer_get_length(c->out), n;
+	unsigned char	*p;
+
+	if (len > TLS_RECORD_BYTES)
+		len = TLS_RECORD_BYTES;
+	if ((p = evbuffer_pullup(c->out, (ev_ssize_t)len)) == NULL)
+		return -1;
+	switch (tls_write(c->tls, p, len, &n)) {
+	case TLS_IO_OK:
+		evbuffer_drain(c->out, n);
+		return 1;
+	case TLS_IO_WANT_WRITE:
+		event_add(c->wev, NULL);
+		return 0;
+	case TLS_IO_WANT_READ:
+		c->tls_wr_want_rd = 1;	/* conn_read_cb re-runs the write */
+		conn_update_read(c);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Send from `out`: 1 some bytes left, 0 blocked (the event is armed), -1 failed. */
+static int
+conn_send(struct conn *c)
+{
+	if (c->tls != NULL)
+		return conn_send_tls(c);
+	if (evbuffer_write(c->out, c->fd) > 0)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+		event_add(c->wev, NULL);
+		return 0;
+	}
+	return -1;
+}
+
 /*
  * Write what the socket takes. Then, unless it closes, parse on: below
  * HTTP_MAX_QUEUED_OUT_BYTES the next pipelined request may be answered.
@@ -272,14 +327,12 @@ conn_close(struct conn *c)
 static void
 conn_write(struct conn *c)
 {
-	int	progress = 0;
+	int	progress = 0, r;
 
 	while (evbuffer_get_length(c->out) > 0) {
-		if (evbuffer_write(c->out, c->fd) <= 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-				event_add(c->wev, NULL);
-				break;
-			}
+		if ((r = conn_send(c)) == 0)
+			break;
+		if (r == -1) {
 			conn_close(c);
 			return;
 		}
@@ -509,6 +562,7 @@ conn_free(struct conn *c)
 		event_free(c->wev);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	tls_conn_free(c->tls);	/* close_notify, before the socket closes */
 	if (c->out != NULL)
 		evbuffer_free(c->out);
 	if (c->req.out_headers != NULL)
@@ -531,8 +585,9 @@ conn_update_read(struct conn *c)
 {
 	int	want;
 
-	want = !c->eof && c->inlen < HTTP_IN_BYTES &&
-	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES;
+	want = (!c->eof && c->inlen < HTTP_IN_BYTES &&
+	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) ||
+	    c->tls_wr_want_rd;
 	if (want && c->rd_paused) {
 		event_add(c->rev, NULL);
 		c->rd_paused = 0;
@@ -540,6 +595,9 @@ conn_update_read(struct conn *c)
 		event_del(c->rev);
 		c->rd_paused = 1;
 	}
+	/* Bytes the TLS layer already took from the socket: no event announces them. */
+	if (want && c->tls != NULL && tls_pending(c->tls))
+		event_active(c->rev, EV_READ, 1);
 }
 
 /*
@@ -627,19 +685,60 @@ conn_process(struct conn *c)
 	conn_arm(c);
 }
 
+/* Through TLS, as conn_recv. */
+static ssize_t
+conn_recv_tls(struct conn *c)
+{
+	size_t	n;
+
+	switch (tls_read(c->tls, c->in + c->inlen, HTTP_IN_BYTES - c->inlen,
+	    &n)) {
+	case TLS_IO_OK:
+		return (ssize_t)n;
+	case TLS_IO_WANT_READ:
+		return -1;
+	case TLS_IO_WANT_WRITE:
+		c->tls_rd_want_wr = 1;	/* conn_write_cb re-runs the read */
+		event_add(c->wev, NULL);
+		return -1;
+	case TLS_IO_CLOSED:
+		return 0;	/* close_notify: a half-close, as a plain EOF */
+	default:
+		return -2;
+	}
+}
+
+/* Into `in`: the bytes read, 0 the client shut its side, -1 none yet, -2 failed. */
+static ssize_t
+conn_recv(struct conn *c)
+{
+	ssize_t	n;
+
+	if (c->tls != NULL)
+		return conn_recv_tls(c);
+	n = read(c->fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -1 : -2;
+	return n;
+}
+
 static void
 conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 	ssize_t		 n;
 
+	(void)fd;
 	(void)what;
+	if (c->tls_wr_want_rd) {
+		c->tls_wr_want_rd = 0;
+		event_active(c->wev, EV_WRITE, 1);	/* the TLS write's retry */
+	}
 	if (c->inlen >= HTTP_IN_BYTES) {
 		conn_update_read(c);	/* full while an answer is pending */
 		return;
 	}
-	n = read(fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
-	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+	if ((n = conn_recv(c)) == -2) {
 		conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
@@ -662,9 +761,15 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_write_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct conn	*c = arg;
+
 	(void)fd;
 	(void)what;
-	conn_write(arg);
+	if (c->tls_rd_want_wr) {
+		c->tls_rd_want_wr = 0;
+		event_active(c->rev, EV_READ, 1);	/* the TLS read's retry */
+	}
+	conn_write(c);
 }
 
 /* The phase's deadline passed (conn_arm). */
@@ -802,7 +907,9 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	    (c->req.out_body = evbuffer_new()) == NULL ||
 	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||
 	    (c->wev = event_new(h->base, fd, EV_WRITE, conn_write_cb, c)) == NULL ||
-	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL) {
+	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL ||
+	    (c->lis != NULL && c->lis->tls != NULL &&
+	    (c->tls = tls_conn_new(c->lis->tls, fd)) == NULL)) {
 		log_err("http: out of memory for a connection");
 		conn_free(c);
 		return;
@@ -938,6 +1045,7 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 	l = &h->lis[h->nlis];
 	memset(l, 0, sizeof(*l));
 	l->flags = spec->flags;
+	l->tls = spec->tls;
 	if (spec->fd >= 0) {
 		snprintf(l->name, sizeof(l->name), "%s", spec->name != NULL ?
 		    spec->name : "passed socket");
@@ -968,9 +1076,9 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 	if (!h->lis_enabled)
 		evconnlistener_disable(l->lev);
 	h->nlis++;
-	log_info("listening on %s%s%s", l->name, l->adopted ?
-	    " (passed socket)" : "", (l->flags & HTTP_LISTEN_ADMIN) ?
-	    " (admin)" : "");
+	log_info("listening on %s%s%s%s", l->name, l->adopted ?
+	    " (passed socket)" : "", l->tls != NULL ? " (TLS)" : "",
+	    (l->flags & HTTP_LISTEN_ADMIN) ? " (admin)" : "");
 	return 0;
 }
 

@@ -24,6 +24,7 @@ struct sockaddr_storage;
 struct event_base;
 struct http;
 struct http_req;
+struct tls_server;
 
 enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_OTHER };
 
@@ -50,6 +51,8 @@ struct http_listen {
 	int		 fd;	/* a listening socket (systemd), or -1 */
 	const char	*name;	/* for logs when fd >= 0, or NULL */
 	unsigned	 flags;	/* HTTP_LISTEN_* */
+	struct tls_server *tls;	/* TLS on this listener (borrowed: it must outlive
+				   the server, tls.h), or NULL for plain HTTP */
 };
 
 /*

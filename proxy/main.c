@@ -31,6 +31,7 @@
 #include "proxy/router.h"
 #include "proxy/service.h"
 #include "proxy/status.h"
+#include "proxy/tls.h"
 
 #define SHUTDOWN_POLL_MS	50
 #define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
@@ -47,6 +48,9 @@ struct cli {
 	size_t		 nlisten;
 	char		*admin_listen[MAX_FLAG_VALUES];
 	size_t		 nadmin_listen;
+	char		*listen_tls[MAX_FLAG_VALUES];
+	size_t		 nlisten_tls;
+	struct config_tls tls;		/* --tls-cert, --tls-key, --tls-client-ca */
 	const char	*cache_dir;
 	char		*upstreams[MAX_FLAG_VALUES];
 	size_t		 nupstreams;
@@ -69,6 +73,7 @@ struct daemon {
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
+	struct tls_server	*tls[CONFIG_MAX_LISTEN];	/* per listen; NULL: plain */
 	struct router		*router;
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
@@ -137,6 +142,8 @@ usage(FILE *f)
 	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
 	    "               [--rim-upstream URL]... [--pccs-upstream URL]...\n"
 	    "               [--kds-upstream URL]...\n"
+	    "               [--listen-tls HOST:PORT --tls-cert PEMFILE --tls-key PEMFILE\n"
+	    "                [--tls-client-ca PEMFILE]]\n"
 	    "\n"
 	    "  -f FILE                   configuration file (JSON, see stapled.conf(5))\n"
 	    "  -n                        check the configuration and exit\n"
@@ -144,6 +151,10 @@ usage(FILE *f)
 	    "  --listen HOST:PORT        address to serve on (repeatable; default %s)\n"
 	    "  --admin-listen HOST:PORT  serve /metrics, /healthz, /readyz there only\n"
 	    "                            (repeatable; default: on every listener)\n"
+	    "  --listen-tls HOST:PORT    address to serve HTTPS on (repeatable), with:\n"
+	    "  --tls-cert PEMFILE        its certificate (then the chain)\n"
+	    "  --tls-key PEMFILE         its private key\n"
+	    "  --tls-client-ca PEMFILE   require client certificates issued by these CAs\n"
 	    "  --cache-dir DIR           LMDB cache directory (default %s)\n"
 	    "  --ocsp-upstream URL       OCSP responder, in failover order (repeatable;\n"
 	    "                            default %s)\n"
@@ -171,11 +182,44 @@ push(char **list, size_t *n, char *v)
 	return 0;
 }
 
+/* The long options' values for getopt_long. */
+enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
+    O_KDS, O_ADMIN, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
+
+/* --listen-tls, --tls-cert, --tls-key, --tls-client-ca. 0 or -1. */
+static int
+parse_cli_tls(struct cli *c, int ch, char *v)
+{
+	switch (ch) {
+	case O_LISTEN_TLS:
+		return push(c->listen_tls, &c->nlisten_tls, v);
+	case O_TLS_CERT:
+		c->tls.cert = v;
+		return 0;
+	case O_TLS_KEY:
+		c->tls.key = v;
+		return 0;
+	default:
+		c->tls.client_ca = v;
+		return 0;
+	}
+}
+
+/* The TLS flags go together. 0, or -1 said on stderr. */
+static int
+cli_tls_check(const struct cli *c)
+{
+	if ((c->nlisten_tls > 0) == (c->tls.cert != NULL && c->tls.key != NULL) &&
+	    (c->tls.client_ca == NULL || c->nlisten_tls > 0))
+		return 0;
+	fprintf(stderr, "stapled: --listen-tls needs --tls-cert and --tls-key, "
+	    "and they (and --tls-client-ca) need --listen-tls\n");
+	return -1;
+}
+
 static int
 parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
-	    O_KDS, O_ADMIN };
 	static const struct option	opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "admin-listen", required_argument, NULL, O_ADMIN },
@@ -186,6 +230,10 @@ parse_cli(int argc, char **argv, struct cli *c)
 		{ "rim-upstream", required_argument, NULL, O_RIM },
 		{ "pccs-upstream", required_argument, NULL, O_PCCS },
 		{ "kds-upstream", required_argument, NULL, O_KDS },
+		{ "listen-tls", required_argument, NULL, O_LISTEN_TLS },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-client-ca", required_argument, NULL, O_TLS_CA },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -213,6 +261,12 @@ parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case O_ADMIN:
 			rv |= push(c->admin_listen, &c->nadmin_listen, optarg);
+			break;
+		case O_LISTEN_TLS:
+		case O_TLS_CERT:
+		case O_TLS_KEY:
+		case O_TLS_CA:
+			rv |= parse_cli_tls(c, ch, optarg);
 			break;
 		case O_CACHE:
 			c->cache_dir = optarg;
@@ -246,6 +300,8 @@ parse_cli(int argc, char **argv, struct cli *c)
 			return -1;
 		}
 	}
+	if (cli_tls_check(c) == -1)
+		return -1;
 	if (optind != argc) {
 		fprintf(stderr, "stapled: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);
@@ -334,8 +390,8 @@ load_config(const struct cli *c, int *listen_default, char *err,
 		goto fail;
 	if (c->log_level >= 0)
 		cfg->log_level = c->log_level;
-	if (c->nlisten > 0 &&
-	    config_set_strlist(&cfg->listen, &cfg->nlisten, c->listen, c->nlisten) == -1)
+	if (c->nlisten + c->nlisten_tls > 0 && config_set_listen(cfg, c->listen,
+	    c->nlisten, c->listen_tls, c->nlisten_tls, &c->tls) == -1)
 		goto oom;
 	if (c->nadmin_listen > 0 && config_set_strlist(&cfg->admin_listen,
 	    &cfg->nadmin_listen, c->admin_listen, c->nadmin_listen) == -1)
@@ -368,6 +424,68 @@ fail:
 	config_free(cfg);
 	free(cfg);
 	return NULL;
+}
+
+/*
+ * A TLS context for each TLS listener of cfg into tls[] (NULL for plain
+ * ones; free with tls_free_all). 0, or -1 with err naming the file that
+ * does not load or the key that does not match.
+ */
+static int
+tls_open_all(struct tls_server **tls, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	const struct config_tls	*f;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nlisten && i < CONFIG_MAX_LISTEN; i++)
+		if ((f = config_listen_tls(cfg, i)) != NULL &&
+		    (tls[i] = tls_server_new(f, cfg->listen[i], err,
+		    errlen)) == NULL)
+			return -1;
+	return 0;
+}
+
+static void
+tls_free_all(struct tls_server **tls)
+{
+	size_t	i;
+
+	for (i = 0; i < CONFIG_MAX_LISTEN; i++) {
+		tls_server_free(tls[i]);
+		tls[i] = NULL;
+	}
+}
+
+/*
+ * SIGHUP: each TLS listener's files again, from the new configuration
+ * when it names the same address there (listen itself changes only at a
+ * restart), else from the old one. One that fails keeps its context and
+ * is logged as an error. 0, or -1 when any failed.
+ */
+static int
+tls_reload_all(struct tls_server **tls, const struct config *old,
+    const struct config *cfg)
+{
+	const struct config_tls	*f;
+	char			 err[512];
+	size_t			 i;
+	int			 rv = 0;
+
+	for (i = 0; i < old->nlisten && i < CONFIG_MAX_LISTEN; i++) {
+		if (tls[i] == NULL)
+			continue;
+		f = config_listen_tls(old, i);
+		if (i < cfg->nlisten && strcmp(cfg->listen[i], old->listen[i]) == 0 &&
+		    config_listen_tls(cfg, i) != NULL)
+			f = config_listen_tls(cfg, i);
+		if (tls_server_reload(tls[i], f, err, sizeof(err)) == -1) {
+			log_err("SIGHUP: %s; new connections keep the old "
+			    "certificate", err);
+			rv = -1;
+		}
+	}
+	return rv;
 }
 
 static int64_t
@@ -545,7 +663,9 @@ restart_only_changed(const struct config *a, const struct config *b)
 	    strcmp(a->cache_dir, b->cache_dir) != 0 || a->map_size != b->map_size)
 		return 1;
 	for (i = 0; i < a->nlisten; i++)
-		if (strcmp(a->listen[i], b->listen[i]) != 0)
+		if (strcmp(a->listen[i], b->listen[i]) != 0 ||
+		    (config_listen_tls(a, i) == NULL) !=
+		    (config_listen_tls(b, i) == NULL))
 			return 1;
 	for (i = 0; i < a->nadmin_listen; i++)
 		if (strcmp(a->admin_listen[i], b->admin_listen[i]) != 0)
@@ -553,31 +673,38 @@ restart_only_changed(const struct config *a, const struct config *b)
 	return 0;
 }
 
-/* Load the configuration again and swap it in. 0, or -1 with err (the old one stays). */
+/*
+ * Load the configuration again and swap it in. 0; 1 when it is in but a
+ * TLS listener's files did not load (that listener keeps its old
+ * certificate; logged); or -1 with err (the old configuration stays).
+ */
 static int
 reload_apply(struct daemon *d, char *err, size_t errlen)
 {
-	struct config	*cfg;
-	struct gen	*gen;
+	const struct config	*old = gen_config(d->gen);
+	struct config		*cfg;
+	struct gen		*gen;
+	int			 tls_failed;
 
 	if ((cfg = load_config(&d->cli, NULL, err, errlen)) == NULL)
 		return -1;
 	/* The listeners and the cache stay as they are until a restart. */
-	if (restart_only_changed(cfg, gen_config(d->gen)))
-		log_warn("SIGHUP: listen, admin_listen, cache_dir and map_size_mb "
-		    "take effect at the next restart");
+	if (restart_only_changed(cfg, old))
+		log_warn("SIGHUP: listen (and whether each uses TLS), admin_listen, "
+		    "cache_dir and map_size_mb take effect at the next restart");
 	/* gen_new owns cfg from here, on failure too. */
 	if ((gen = gen_new(cfg, d->fetch, d->cache, d->refresh, err,
 	    errlen)) == NULL)
 		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
+	tls_failed = tls_reload_all(d->tls, old, gen_config(gen)) == -1;
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
 	access_log_set_sample(&d->alog, gen_config(gen)->access_log_sample);
 	gen_unref(d->gen);
 	d->gen = gen;
-	return 0;
+	return tls_failed;
 }
 
 /* SIGHUP: reload, telling the service manager (RELOADING=1 ... READY=1) and staplectl. */
@@ -587,6 +714,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	struct daemon	*d = arg;
 	char		 err[CACHE_RELOAD_MSG_BYTES - 64], msg[CACHE_RELOAD_MSG_BYTES];
 	char		 line[UPSTREAMS_LINE_BYTES];
+	int		 rv;
 
 	(void)sig;
 	(void)what;
@@ -596,7 +724,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld%s",
 	    (long long)NOTIFY_EXTEND_TIMEOUT_US,
 	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
-	if (reload_apply(d, err, sizeof(err)) == -1) {
+	if ((rv = reload_apply(d, err, sizeof(err))) == -1) {
 		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
 		    err);
 		snprintf(msg, sizeof(msg), "configuration refused, the old one "
@@ -605,11 +733,16 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 		send_status(d, "READY=1\n");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
-	    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
+	if (rv == 1)
+		snprintf(msg, sizeof(msg), "configuration reloaded, but a TLS "
+		    "certificate or key did not load: that listener keeps its old "
+		    "one (see the log)");
+	else
+		snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
+		    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
 	log_info("SIGHUP: configuration reloaded; upstreams: %s",
 	    upstreams_line(d->gen, line, sizeof(line)));
-	reload_record(d, 1, msg);
+	reload_record(d, rv == 0, msg);
 	send_status(d, "READY=1\n");
 }
 
@@ -650,7 +783,8 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 
 /* Bind every address of the configuration's listen. 0, or -1 with err. */
 static int
-listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
+listen_all(struct http *h, const struct config *cfg, struct tls_server **tls,
+    char *err, size_t errlen)
 {
 	struct http_listen	 spec;
 	size_t			 i;
@@ -659,6 +793,7 @@ listen_all(struct http *h, const struct config *cfg, char *err, size_t errlen)
 		memset(&spec, 0, sizeof(spec));
 		spec.addr = cfg->listen[i];
 		spec.fd = -1;
+		spec.tls = tls[i];
 		if (http_add_listener(h, &spec, err, errlen) == -1)
 			return -1;
 	}
@@ -731,7 +866,7 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 	if (n > 0 && d->listen_default)
 		log_info("listen: not set; serving on the %zu passed socket(s) "
 		    "only", n);
-	else if (listen_all(d->http, cfg, err, errlen) == -1)
+	else if (listen_all(d->http, cfg, d->tls, err, errlen) == -1)
 		return -1;
 	if (listen_admin(d->http, cfg, err, errlen) == -1)
 		return -1;
@@ -883,6 +1018,12 @@ main(int argc, char **argv)
 		/* The trust files are part of the configuration: load them too. */
 		struct gen *probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
 
+		if (probe != NULL && tls_open_all(d.tls, cfg, err,
+		    sizeof(err)) == -1) {
+			gen_unref(probe);
+			probe = NULL;
+		}
+		tls_free_all(d.tls);
 		if (probe == NULL)
 			fprintf(stderr, "%s\n", err);
 		else {
@@ -915,7 +1056,8 @@ main(int argc, char **argv)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");
-	if (listen_every(&d, cfg, err, sizeof(err)) == -1) {
+	if (tls_open_all(d.tls, cfg, err, sizeof(err)) == -1 ||
+	    listen_every(&d, cfg, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
@@ -967,6 +1109,7 @@ out:
 	if (d.health_ev != NULL)
 		event_free(d.health_ev);
 	http_free(d.http);
+	tls_free_all(d.tls);	/* after the connections that use them */
 	router_free(d.router);
 	refresh_free(d.refresh);
 	gen_unref(d.gen);

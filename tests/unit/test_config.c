@@ -1004,6 +1004,57 @@ test_listen_count(void **state)
 	config_free(&cfg);
 }
 
+/* listen objects: TLS files beside their address, in order with plain ones. */
+static void
+test_listen_tls(void **state)
+{
+	struct config		 cfg;
+	const struct config_tls	*t;
+	char			*plain[] = { "127.0.0.1:1" }, *tls[] = { "[::1]:2" };
+	struct config_tls	 files = { "c.pem", "k.pem", NULL };
+
+	(void)state;
+	assert_int_equal(load(&cfg, "{\"listen\": [\"127.0.0.1:8090\", "
+	    "{\"addr\": \"0.0.0.0:8443\", \"tls\": {\"cert\": \"c.pem\", "
+	    "\"key\": \"k.pem\", \"client_ca\": \"ca.pem\"}}, "
+	    "{\"addr\": \"127.0.0.1:8091\"}]}"), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.nlisten, 3);
+	assert_string_equal(cfg.listen[1], "0.0.0.0:8443");
+	assert_null(config_listen_tls(&cfg, 0));
+	assert_non_null(t = config_listen_tls(&cfg, 1));
+	assert_string_equal(t->cert, "c.pem");
+	assert_string_equal(t->key, "k.pem");
+	assert_string_equal(t->client_ca, "ca.pem");
+	assert_string_equal(cfg.listen[2], "127.0.0.1:8091");
+	assert_null(config_listen_tls(&cfg, 2));
+	/* The flags replace the list: plain ones first, then the TLS ones. */
+	assert_int_equal(config_set_listen(&cfg, plain, 1, tls, 1, &files), 0);
+	assert_int_equal(cfg.nlisten, 2);
+	assert_null(config_listen_tls(&cfg, 0));
+	assert_non_null(t = config_listen_tls(&cfg, 1));
+	assert_string_equal(cfg.listen[1], "[::1]:2");
+	assert_null(t->client_ca);
+	/* No TLS left: listen_tls goes away with it. */
+	assert_int_equal(config_set_listen(&cfg, plain, 1, NULL, 0, NULL), 0);
+	assert_null(cfg.listen_tls);
+	config_free(&cfg);
+
+	load_fails("{\"listen\": {\"tls\": {\"cert\": \"c\", \"key\": \"k\"}}}",
+	    NAME ":1:12: listen: missing key \"addr\"");
+	load_fails("{\"listen\": [{\"addr\": \"a:1\", \"tls\": {\"cert\": \"c\"}}]}",
+	    NAME ":1:36: listen[0].tls: missing key \"key\"");
+	load_fails("{\"listen\": [{\"addr\": \"a\"}]}",
+	    NAME ":1:22: listen[0].addr: \"a\": expected HOST:PORT");
+	load_fails("{\"listen\": [{\"addr\": \"a:1\", \"tls\": {\"cert\": \"\", "
+	    "\"key\": \"k\"}}]}",
+	    NAME ":1:45: listen[0].tls.cert: \"\": must name a file");
+	load_fails("{\"listen\": [{\"addr\": \"a:1\", \"ocsp\": {}}]}",
+	    NAME ":1:29: listen[0]: unknown key \"ocsp\"");
+	load_fails("{\"listen\": [{\"addr\": \"a:1\", \"tls\": \"x\"}]}",
+	    NAME ":1:36: listen[0].tls: must be an object");
+}
+
 /* A FIFO (or any non-regular file) is refused at once, never read. */
 static void
 test_load_fifo(void **state)
@@ -1059,6 +1110,7 @@ main(void)
 		cmocka_unit_test(test_load_errno),
 		cmocka_unit_test(test_upstream_bounds),
 		cmocka_unit_test(test_listen_count),
+		cmocka_unit_test(test_listen_tls),
 		cmocka_unit_test(test_load_fifo),
 	};
 

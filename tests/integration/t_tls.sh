@@ -1,0 +1,349 @@
+#!/bin/bash
+# TLS listeners: openssl ocsp and curl over https, protocol floor, ALPN, client
+# certificates, certificate reload on SIGHUP without dropping connections, the
+# handshake under the header deadline, and hits byte-identical to plain HTTP.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_tls
+need_cmd python3
+pki_make
+farm_start UP good -ndays 1 -rother CHAIN
+
+# ---- a throwaway TLS PKI: one CA, two server certificates, one client -------
+TP=$T/tls
+mkdir -p "$TP"
+tls_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+# tls_cert KEY CN OUT CA_CERT CA_KEY EXT: one certificate signed by the CA.
+tls_cert() {
+	openssl req -new -key "$1" -subj "/CN=$2" -out "$3.csr" 2>/dev/null &&
+	    openssl x509 -req -in "$3.csr" -CA "$4" -CAkey "$5" -CAcreateserial \
+	    -days 2 -extfile <(printf '%s\n' "$6") -out "$3" 2>/dev/null
+}
+tls_key "$TP/ca.key"
+openssl req -x509 -new -key "$TP/ca.key" -subj "/CN=Test TLS CA" -days 2 \
+    -out "$TP/ca.pem" 2>/dev/null || die "cannot make the TLS CA"
+SRV_EXT="subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth"
+tls_key "$TP/srv.key"
+tls_cert "$TP/srv.key" "stapled one" "$TP/srv1.pem" "$TP/ca.pem" "$TP/ca.key" "$SRV_EXT" &&
+    tls_cert "$TP/srv.key" "stapled two" "$TP/srv2.pem" "$TP/ca.pem" "$TP/ca.key" "$SRV_EXT" ||
+    die "cannot issue the server certificates"
+tls_key "$TP/cli.key"
+tls_cert "$TP/cli.key" "a client" "$TP/cli.pem" "$TP/ca.pem" "$TP/ca.key" \
+    "extendedKeyUsage=clientAuth" || die "cannot issue the client certificate"
+tls_key "$TP/other.key"
+cp "$TP/srv1.pem" "$TP/cert.pem"
+cp "$TP/srv.key" "$TP/key.pem"
+
+TPORT=$(free_port)
+TURL=https://127.0.0.1:$TPORT
+cat >"$T/stapled.json" <<EOF
+{
+  "cache_dir": "$T/cache",
+  "header_timeout_s": 2,
+  "max_connections": 24,
+  "ocsp": {
+    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
+    "anchors": [ "$ANCHORS" ],
+    "intermediates": [ "$INTERMEDIATES" ]
+  }
+}
+EOF
+
+# ---- 1. -n loads the files and refuses what does not load or match ---------
+# conf_with LISTEN_JSON: the configuration above with this "listen".
+conf_with() {
+	python3 - "$T/stapled.json" "$1" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["listen"] = json.loads(sys.argv[2])
+print(json.dumps(c))
+EOF
+}
+good_tls="{\"cert\": \"$TP/cert.pem\", \"key\": \"$TP/key.pem\"}"
+conf_with "[\"127.0.0.1:1\", {\"addr\": \"127.0.0.1:2\", \"tls\": $good_tls}]" >"$T/n_ok.json"
+check "-n: a listen object with cert and key is accepted" \
+    "$STAPLED" -n -f "$T/n_ok.json"
+conf_with "[{\"addr\": \"127.0.0.1:2\", \"tls\": {\"cert\": \"$TP/cert.pem\", \"key\": \"$TP/other.key\"}}]" >"$T/n_mismatch.json"
+"$STAPLED" -n -f "$T/n_mismatch.json" >"$T/n_mismatch.out" 2>&1
+rc=$?
+check "-n: a key that does not match its certificate is refused" [ $rc -ne 0 ]
+check "-n: ... and the message says so" grep -q "does not match" "$T/n_mismatch.out"
+conf_with "[{\"addr\": \"127.0.0.1:2\", \"tls\": {\"cert\": \"$TP/absent.pem\", \"key\": \"$TP/key.pem\"}}]" >"$T/n_absent.json"
+"$STAPLED" -n -f "$T/n_absent.json" >"$T/n_absent.out" 2>&1
+rc=$?
+assert "-n: a certificate file that does not load is refused, named" \
+    '[ $rc -ne 0 ] && grep -q "absent.pem" "$T/n_absent.out"'
+conf_with "[{\"addr\": \"127.0.0.1:2\", \"tls\": {\"cert\": \"$TP/cert.pem\"}}]" >"$T/n_nokey.json"
+"$STAPLED" -n -f "$T/n_nokey.json" >"$T/n_nokey.out" 2>&1
+check "-n: tls without a key is refused at the key" \
+    grep -q 'listen\[0\].tls: missing key "key"' "$T/n_nokey.out"
+"$STAPLED" -n -f "$T/stapled.json" --listen-tls 127.0.0.1:2 >"$T/n_flags.out" 2>&1
+rc=$?
+check "--listen-tls without --tls-cert and --tls-key is refused" [ $rc -ne 0 ]
+
+# ---- 2. a plain and a TLS listener (the flags) --------------------------------
+stapled_start d1 -f "$T/stapled.json" --listen-tls "127.0.0.1:$TPORT" \
+    --tls-cert "$TP/cert.pem" --tls-key "$TP/key.pem"
+PID1=$SPID
+check "the log names the TLS listener" grep -q "listening on 127.0.0.1:$TPORT (TLS)" "$T/d1.log"
+
+openssl ocsp -url "$TURL/ocsp" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+    -validity_period 5 -issuer "$ICA_CERT" -cert "$LEAF1" -respout "$T/miss.der" \
+    >"$T/o1.out" 2>&1
+rc=$?
+check "openssl ocsp -url https://: the miss verifies (exit 0)" [ $rc -eq 0 ]
+check "openssl ocsp -url https://: good" grep -q ": good" "$T/o1.out"
+openssl ocsp -url "$TURL/ocsp" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+    -validity_period 5 -issuer "$ICA_CERT" -cert "$LEAF1" -respout "$T/hit_tls.der" \
+    >"$T/o2.out" 2>&1
+check "openssl ocsp over https: the hit is the stored answer" cmp -s "$T/miss.der" "$T/hit_tls.der"
+mkreq "$T/r1.der" "$ICA_CERT" "$LEAF1"
+post "$T/r1.der" "$T/hit_plain.der" /ocsp
+check_eq "plain POST of the same question: 200" 200 "$HTTP_CODE"
+check "a hit over TLS is byte-identical to the plain listener's" \
+    cmp -s "$T/hit_plain.der" "$T/hit_tls.der"
+check_eq "one upstream request for all of it" 1 "$(upstream_count good)"
+
+b64=$(openssl base64 -A <"$T/r1.der")
+curl -s -m 10 --cacert "$TP/ca.pem" -o "$T/get_tls.der" -D "$T/get_tls.hdr" \
+    -w '%{http_code}\n' "$TURL/ocsp/$b64" >"$T/get_tls.code"
+check_eq "curl GET OCSP over https: 200" 200 "$(cat "$T/get_tls.code")"
+curl -s -m 10 -o "$T/get_plain.der" -D "$T/get_plain.hdr" "$SURL/ocsp/$b64"
+check "GET over https: the same bytes as over plain HTTP" cmp -s "$T/get_plain.der" "$T/get_tls.der"
+check_eq "GET over https: the same ETag as over plain HTTP" \
+    "$(header "$T/get_plain.hdr" etag)" "$(header "$T/get_tls.hdr" etag)"
+check_eq "curl /healthz over https (verified against the test CA): 200" 200 \
+    "$(curl -s -m 10 --cacert "$TP/ca.pem" -o /dev/null -w '%{http_code}' "$TURL/healthz")"
+check_eq "two requests on one TLS connection (keep-alive): one connect" "200 1 200 0" \
+    "$(curl -s -m 10 --cacert "$TP/ca.pem" -o /dev/null -o /dev/null \
+    -w '%{http_code} %{num_connects} ' "$TURL/healthz" "$TURL/healthz" | sed 's/ $//')"
+
+# ---- 3. protocol floor and ALPN -------------------------------------------------
+openssl s_client -connect "127.0.0.1:$TPORT" -tls1_2 </dev/null >"$T/s12.out" 2>&1
+check "TLS 1.2 is accepted" grep -q "Protocol *: TLSv1.2" "$T/s12.out"
+openssl s_client -connect "127.0.0.1:$TPORT" -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' \
+    </dev/null >"$T/s11.out" 2>&1
+check "TLS 1.1 is refused (protocol version alert)" grep -qi "alert protocol version" "$T/s11.out"
+openssl s_client -connect "127.0.0.1:$TPORT" -alpn h2,http/1.1 </dev/null >"$T/alpn.out" 2>&1
+check "ALPN h2,http/1.1: http/1.1 is selected" grep -q "ALPN protocol: http/1.1" "$T/alpn.out"
+openssl s_client -connect "127.0.0.1:$TPORT" -alpn h2 </dev/null >"$T/alpn2.out" 2>&1
+check "ALPN h2 only: the handshake completes without ALPN" \
+    grep -q "No ALPN negotiated" "$T/alpn2.out"
+check_eq "curl --http2 over TLS falls back to HTTP/1.1" "200 1.1" \
+    "$(curl -s -m 10 --http2 --cacert "$TP/ca.pem" -o /dev/null \
+    -w '%{http_code} %{http_version}' "$TURL/healthz")"
+
+# ---- 4. a handshake that never completes is closed at the header deadline ----
+python3 - "$TPORT" >"$T/stall.out" 2>&1 <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+# The first bytes of a TLS 1.2 ClientHello record, then nothing.
+s.sendall(bytes.fromhex("160301020001"))
+t0 = time.monotonic()
+s.settimeout(30)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+print("closed_after %.1f" % (time.monotonic() - t0))
+EOF
+secs=$(awk '/closed_after/ { print $2 }' "$T/stall.out")
+assert "a stalled handshake is closed at header_timeout_s 2 (after ${secs:-?} s)" \
+    'between "${secs:-99}" 1 8'
+
+# ---- 5. the hostile-client limits hold for TLS connections -------------------
+cat >"$T/hostile.py" <<'EOF'
+import os, socket, ssl, sys, time
+port, ca, pid = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def rss_kb():
+    with open("/proc/%s/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+def nfds():
+    return len(os.listdir("/proc/%s/fd" % pid))
+
+def tls(timeout=5):
+    ctx = ssl.create_default_context(cafile=ca)
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=timeout),
+                        server_hostname="127.0.0.1")
+    s.settimeout(timeout)
+    return s
+
+def get(s):
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = s.recv(4096)
+        if not d:
+            return None
+        buf += d
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+         if l.lower().startswith(b"content-length")][0]
+    while len(body) < n:
+        body += s.recv(4096)
+    return int(head.split()[1])
+
+if sys.argv[1] == "pipeline":
+    # Pipelined GET /metrics over TLS, never read: stapled stops reading.
+    req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 120000
+    bad = tls(timeout=0.5)
+    sent, t0, peak = 0, time.time(), 0
+    while sent < len(req) and time.time() - t0 < 4:
+        try:
+            sent += bad.send(req[sent:sent + 16384])
+        except (socket.timeout, ssl.SSLWantWriteError):
+            pass
+        peak = max(peak, rss_kb())
+    time.sleep(1)
+    t1 = time.time()
+    code = get(tls())
+    print("sent=%d total=%d peak_rss_kb=%d other=%s other_ms=%d" %
+          (sent, len(req), max(peak, rss_kb()), code, int((time.time() - t1) * 1000)))
+elif sys.argv[1] == "slowread":
+    # 400 pipelined GET /metrics, read only after a pause: the answers
+    # outgrow the socket buffers, so records wait and are retried as the
+    # output buffer grows and moves under them.
+    n = 400
+    s = tls(timeout=10)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * n)
+    time.sleep(1.5)
+    buf, ok, t0 = b"", 0, time.time()
+    while ok < n and time.time() - t0 < 30:
+        while b"\r\n\r\n" in buf:
+            head, rest = buf.split(b"\r\n\r\n", 1)
+            clen = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                    if l.lower().startswith(b"content-length")][0]
+            if len(rest) < clen:
+                break
+            ok += head.startswith(b"HTTP/1.1 200 ") and rest[:clen].startswith(b"# ")
+            buf = rest[clen:]
+        if ok < n:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    print("answers=%d of=%d" % (ok, n))
+elif sys.argv[1] == "flood":
+    # 60 connections that never start their handshake, max_connections 24.
+    base = nfds()
+    ka = tls()
+    before = get(ka)
+    raw = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+    time.sleep(0.5)
+    during = nfds() - base
+    during_ka = get(ka)
+    t0 = time.time()
+    fresh = get(tls(timeout=10))
+    print("extra_fds=%d ka_before=%s ka_during=%s fresh=%s fresh_s=%.1f" %
+          (during, before, during_ka, fresh, time.time() - t0))
+EOF
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+out=$(timeout 60 python3 "$T/hostile.py" pipeline "$TPORT" "$TP/ca.pem" "$PID1" 2>&1)
+note "TLS pipeline: $out"
+rss=$(kv peak_rss_kb "$out")
+assert "TLS no-read pipeline: stapled stopped reading (sent $(kv sent "$out") of $(kv total "$out"))" \
+    '[ -n "$(kv sent "$out")" ] && [ "$(kv sent "$out")" -lt "$(kv total "$out")" ]'
+assert "TLS no-read pipeline: RSS stays under 64 MiB (peak ${rss:-?} KiB)" \
+    '[ -n "$rss" ] && [ "$rss" -gt 0 ] && [ "$rss" -lt 65536 ]'
+check_eq "TLS no-read pipeline: another TLS client is served meanwhile" 200 "$(kv other "$out")"
+out=$(timeout 60 python3 "$T/hostile.py" slowread "$TPORT" "$TP/ca.pem" "$PID1" 2>&1)
+note "TLS slow reader: $out"
+check_eq "TLS: 400 pipelined answers read late arrive whole and in order" 400 "$(kv answers "$out")"
+out=$(timeout 60 python3 "$T/hostile.py" flood "$TPORT" "$TP/ca.pem" "$PID1" 2>&1)
+note "TLS flood: $out"
+assert "max_connections 24 holds for TLS: at most 24 more fds with 60 stalled handshakes ($(kv extra_fds "$out"))" \
+    '[ -n "$(kv extra_fds "$out")" ] && [ "$(kv extra_fds "$out")" -le 24 ]'
+check_eq "a TLS keep-alive client is served before the flood" 200 "$(kv ka_before "$out")"
+check_eq "... and during it" 200 "$(kv ka_during "$out")"
+check_eq "a new TLS client is served once the stalled ones reach the header deadline" 200 \
+    "$(kv fresh "$out")"
+
+# ---- 6. SIGHUP: a new certificate for new connections, old ones stay ---------
+subject_cn() {
+	openssl s_client -connect "127.0.0.1:$TPORT" </dev/null 2>/dev/null |
+	    sed -n 's/^subject=.*CN *= *//p'
+}
+check_eq "before the reload the listener shows the first certificate" "stapled one" "$(subject_cn)"
+rm -f "$T/go"
+python3 - "$TPORT" "$TP/ca.pem" "$T/go" >"$T/ka.out" 2>&1 <<'EOF' &
+import os, socket, ssl, sys, time
+port, ca, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.create_default_context(cafile=ca)
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+s.settimeout(10)
+def get():
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += s.recv(4096)
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(body) < n:
+        body += s.recv(4096)
+    return head.split(b"\r\n")[0].decode()
+print("first", get(), flush=True)
+for _ in range(300):
+    if os.path.exists(go):
+        break
+    time.sleep(0.1)
+cn = dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+print("second", get(), "cn=" + cn, flush=True)
+EOF
+KA=$!
+IT_PIDS="$IT_PIDS $KA"
+wait_for_line "$T/ka.out" '^first' >/dev/null || fail "the keep-alive client did not connect"
+cp "$TP/srv2.pem" "$TP/cert.pem"
+kill -HUP "$PID1"
+wait_for_line "$T/d1.log" 'SIGHUP: configuration reloaded' >/dev/null ||
+    fail "no reload line after SIGHUP"
+check_eq "after the reload a new connection shows the new certificate" "stapled two" "$(subject_cn)"
+touch "$T/go"
+bg_wait "$KA"
+check "the connection opened before the reload still answers (keep-alive)" \
+    grep -q "^second HTTP/1.1 200 OK cn=stapled one" "$T/ka.out"
+
+# A reload whose key does not load keeps the old context and says so.
+echo "not a key" >"$TP/key.pem"
+kill -HUP "$PID1"
+wait_for_line "$T/d1.log" 'new connections keep the old certificate' >/dev/null
+check "a failed certificate reload is logged as an error" \
+    grep -q "SIGHUP: listen 127.0.0.1:$TPORT: tls key" "$T/d1.log"
+check_eq "... and the listener keeps serving the last good certificate" "stapled two" "$(subject_cn)"
+check "the daemon is still up after the failed reload" kill -0 "$PID1"
+stapled_stop
+cp "$TP/srv.key" "$TP/key.pem"
+
+# ---- 7. client certificates, from the configuration file --------------------
+MPORT=$(free_port)
+MURL=https://127.0.0.1:$MPORT
+PPORT=$(free_port)
+conf_with "[\"127.0.0.1:$PPORT\", {\"addr\": \"127.0.0.1:$MPORT\", \"tls\": {\"cert\": \"$TP/cert.pem\", \"key\": \"$TP/key.pem\", \"client_ca\": \"$TP/ca.pem\"}}]" >"$T/mtls.json"
+bg_start SPID "$T/d2.log" "$STAPLED" -f "$T/mtls.json"
+i=0
+while ! curl -s -o /dev/null -m 1 "http://127.0.0.1:$PPORT/healthz" && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "the listen object's TLS listener is up" grep -q "listening on 127.0.0.1:$MPORT (TLS)" "$T/d2.log"
+code=$(curl -s -m 10 --cacert "$TP/ca.pem" -o /dev/null -w '%{http_code}' "$MURL/healthz")
+check "client_ca: curl without a client certificate is refused (HTTP ${code})" [ "$code" = 000 ]
+check_eq "client_ca: curl with a client certificate gets 200" 200 \
+    "$(curl -s -m 10 --cacert "$TP/ca.pem" --cert "$TP/cli.pem" --key "$TP/cli.key" \
+    -o /dev/null -w '%{http_code}' "$MURL/healthz")"
+code=$(curl -s -m 10 --cacert "$TP/ca.pem" --cert "$TP/srv1.pem" --key "$TP/srv.key" \
+    -o /dev/null -w '%{http_code}' "$MURL/healthz")
+check_eq "client_ca: the server certificate (no clientAuth) is not a client's" 000 "$code"
+openssl ocsp -url "$MURL/ocsp" -CAfile "$ANCHORS" -verify_other "$INTERMEDIATES" \
+    -validity_period 5 -issuer "$ICA_CERT" -cert "$LEAF1" -respout "$T/m.der" \
+    >"$T/o3.out" 2>&1
+check "client_ca: openssl ocsp without a client certificate gets no answer" \
+    [ ! -s "$T/m.der" ]
+stapled_stop
+
+it_done

@@ -105,10 +105,11 @@ cc=$(header "$T/g1.der.hdr" cache-control)
 etag=$(header "$T/g1.der.hdr" etag)
 maxage=$(printf '%s' "$cc" | sed -n 's/.*max-age=\([0-9]*\).*/\1/p')
 nu=$(date -d "$(next_update "$T/g1.der")" +%s 2>/dev/null)
-now=$(date +%s)
+# The answer's own Date, not the clock after it: a loaded machine takes seconds between.
+now=$(date -d "$(header "$T/g1.der.hdr" date)" +%s 2>/dev/null || date +%s)
 check "GET: Cache-Control has max-age ($cc)" [ -n "$maxage" ]
-assert "GET: max-age > 0 and <= nextUpdate - now (max-age ${maxage:-?}, left $((nu - now)) s)" \
-    '[ "${maxage:-0}" -gt 0 ] && [ "${maxage:-0}" -le $((nu - now + 2)) ]'
+assert "GET: max-age > 0 and <= nextUpdate - Date (max-age ${maxage:-?}, left $((nu - now)) s)" \
+    '[ "${maxage:-0}" -gt 0 ] && [ "${maxage:-0}" -le $((nu - now + 1)) ]'
 check "GET: Expires header" [ -n "$(header "$T/g1.der.hdr" expires)" ]
 check "GET: Last-Modified header" [ -n "$(header "$T/g1.der.hdr" last-modified)" ]
 check "GET: ETag header" [ -n "$etag" ]

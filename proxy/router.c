@@ -114,9 +114,11 @@ reply_ready(struct router *rt, struct http_req *req)
 	http_reply(req, 200, "OK");
 }
 
+/* The ops endpoints: live figures, never to be kept by an HTTP cache in front. */
 static void
 handle_ops(struct router *rt, struct http_req *req, const char *path)
 {
+	http_resp_header(req, "Cache-Control", "no-store");
 	if (strcmp(path, "/healthz") == 0) {
 		reply_text(req, 200, "OK", "ok\n");
 	} else if (strcmp(path, "/readyz") == 0) {

@@ -13,8 +13,13 @@ farm_start UP good -ndays 1 -rother CHAIN
 STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$UP/" $TRUST
 code=$(curl -s -o "$T/healthz" -w '%{http_code}' "$SURL/healthz")
 check_eq "/healthz: 200" 200 "$code"
-code=$(curl -s -o "$T/readyz" -w '%{http_code}' "$SURL/readyz")
+code=$(curl -s -o "$T/readyz" -D "$T/readyz.hdr" -w '%{http_code}' "$SURL/readyz")
 check_eq "/readyz: 200 (cache open and serving)" 200 "$code"
+for p in healthz readyz metrics; do
+	curl -s -o /dev/null -D "$T/$p.hdr" "$SURL/$p"
+	check "/$p: Cache-Control: no-store (never kept by a cache in front)" \
+	    grep -qi '^cache-control: no-store' "$T/$p.hdr"
+done
 code=$(curl -s -o "$T/m0" -D "$T/m0.hdr" -w '%{http_code}' "$SURL/metrics")
 check_eq "/metrics: 200" 200 "$code"
 assert "/metrics: text/plain exposition format ($(header "$T/m0.hdr" content-type))" \

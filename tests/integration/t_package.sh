@@ -27,6 +27,7 @@ else
 	(cd "$top_srcdir" && tar -cf - --exclude='./_build' --exclude='./_inst' .) |
 	    tar -xf - -C "$S" || die "cannot copy the tree"
 fi
+chmod -R u+w "$S" || die "cannot make the copy writable"
 [ -x "$S/debian/rules" ] || die "the copy lacks an executable debian/rules"
 
 # ---- 2. dpkg-buildpackage -b, without the suite ------------------------------------------

@@ -49,11 +49,13 @@ assert "no generated file keeps an @name@ placeholder" \
     '! grep -l "@[a-z_]*@" "$UNITDIR"/* "$P"/lib/*.d/stapled.conf "$IMPORT" "$P/etc/stapled/stapled.json"'
 
 # ---- 2. systemd-analyze verify, every unit ----------------------------------------------
+# On a host with a running systemd, verify also loads the host's units and
+# may warn about them: only lines about our units (all named stapled*) count.
 for u in $UNITS; do
 	systemd-analyze verify --man=no "$UNITDIR/$u" >"$T/verify-$u.log" 2>&1
 	rc=$?
-	if [ $rc -eq 0 ] && [ ! -s "$T/verify-$u.log" ]; then ok "systemd-analyze verify $u: clean"
-	else fail "systemd-analyze verify $u: exit $rc: $(head -n 3 "$T/verify-$u.log")"; fi
+	if ! grep -q stapled "$T/verify-$u.log"; then ok "systemd-analyze verify $u: clean (exit $rc)"
+	else fail "systemd-analyze verify $u: exit $rc: $(grep stapled "$T/verify-$u.log" | head -n 3)"; fi
 done
 # The check has teeth: a unit whose ExecStart= is missing is reported.
 sed "s|^ExecStart=.*|ExecStart=$P/sbin/no-such-stapled|" "$UNITDIR/stapled.service" \

@@ -19,7 +19,10 @@ check_eq "debian/changelog's version is configure.ac's" "$version" \
 # ---- 1. a copy of the tree: the files git knows, or the whole unpacked tarball ------------
 S=$T/src/stapled-$version
 mkdir -p "$S"
-if git -C "$top_srcdir" rev-parse --show-toplevel >/dev/null 2>&1; then
+# A git checkout only when the source directory is its top (distcheck's
+# unpacked tarball may sit inside an ignored directory of one).
+if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = \
+    "$(cd "$top_srcdir" && pwd -P)" ]; then
 	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
 	    xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$S" ||
 	    die "cannot copy the git tree"

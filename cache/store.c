@@ -24,7 +24,10 @@
 #define CACHE_MAXDBS		8	/* meta, body, aux, and room to grow */
 #define CACHE_MAXREADERS	256	/* daemon, staplectl, exporters */
 #define CACHE_DIR_MODE		0750
-#define CACHE_FILE_MODE		0640
+/* Group-writable, less the umask: staplectl run by a member of the daemon's
+ * group opens lock.mdb for writing even to read (stapled.service's
+ * UMask=0007 keeps these bits; the usual 022 or 027 removes them). */
+#define CACHE_FILE_MODE		0660
 #define CACHE_LKEY_BYTES	(1 + CACHE_KEY_MAX_BYTES)
 #define MIB			((size_t)1 << 20)
 

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The Debian package: dpkg-buildpackage -b on a copy of the tree builds stapled_*.deb with the
+# binaries, units, sysusers/tmpfiles entries and example configuration, and lintian finds no error.
+. "$top_srcdir/tests/integration/lib.sh"
+
+# A whole package build: minutes of compiling, bounded here.
+PACKAGE_BUILD_TIMEOUT_S=1200
+
+it_init t_package
+# debian/rules runs the suite unless told nocheck: never nest package builds.
+[ -n "${STAPLED_PACKAGE_TEST:-}" ] && skip "inside a package build"
+need_cmd dpkg-buildpackage dpkg-deb dpkg-parsechangelog lintian fakeroot timeout
+version=$(sed -n 's/^AC_INIT(\[stapled\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
+[ -n "$version" ] || die "no version in configure.ac's AC_INIT"
+check_eq "debian/changelog's version is configure.ac's" "$version" \
+    "$(dpkg-parsechangelog -l "$top_srcdir/debian/changelog" -S Version)"
+
+# ---- 1. a copy of the tree: the files git knows, or the whole unpacked tarball ------------
+S=$T/src/stapled-$version
+mkdir -p "$S"
+# A git checkout only when the source directory is its top (distcheck's
+# unpacked tarball may sit inside an ignored directory of one).
+if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = \
+    "$(cd "$top_srcdir" && pwd -P)" ]; then
+	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
+	    xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$S" ||
+	    die "cannot copy the git tree"
+else
+	(cd "$top_srcdir" && tar -cf - --exclude='./_build' --exclude='./_inst' .) |
+	    tar -xf - -C "$S" || die "cannot copy the tree"
+fi
+chmod -R u+w "$S" || die "cannot make the copy writable"
+[ -x "$S/debian/rules" ] || die "the copy lacks an executable debian/rules"
+
+# ---- 2. dpkg-buildpackage -b, without the suite ------------------------------------------
+(cd "$S" && STAPLED_PACKAGE_TEST=1 DEB_BUILD_OPTIONS="nocheck parallel=2" \
+    DEB_BUILD_PROFILES=nocheck timeout "$PACKAGE_BUILD_TIMEOUT_S" \
+    dpkg-buildpackage -b -uc -us) >"$T/build.log" 2>&1
+check_eq "dpkg-buildpackage -b -uc -us: exit 0" 0 "$?"
+deb=$(ls "$T"/src/stapled_"$version"_*.deb 2>/dev/null | head -n 1)
+[ -n "$deb" ] || die "no stapled_${version}_*.deb built (see build.log)"
+ok "built ${deb##*/}"
+
+# ---- 3. what the package holds ------------------------------------------------------------
+dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/files"
+for f in /usr/sbin/stapled /usr/sbin/staplectl /usr/libexec/stapled/stapled-import \
+    /lib/systemd/system/stapled.service /lib/systemd/system/stapled.socket \
+    /lib/systemd/system/stapled-import.service /lib/systemd/system/stapled-import.path \
+    /lib/systemd/system/stapled-import.timer /usr/lib/sysusers.d/stapled.conf \
+    /usr/lib/tmpfiles.d/stapled.conf /etc/stapled/stapled.json \
+    /usr/share/man/man8/stapled.8.gz /usr/share/man/man8/staplectl.8.gz \
+    /usr/share/man/man5/stapled.conf.5.gz /usr/share/doc/stapled/copyright; do
+	check "the package holds $f" grep -qx "$f" "$T/files"
+done
+# dh_compress compresses the longer documents.
+for f in README.md airgap.md design.md; do
+	check "the package holds the document $f" \
+	    grep -Eqx "/usr/share/doc/stapled/$f(\.gz)?" "$T/files"
+done
+for f in "$top_srcdir"/policy/*.rego; do
+	[ -f "$f" ] || continue
+	check "the package holds the policy ${f##*/}" \
+	    grep -qx "/usr/share/stapled/policy/${f##*/}" "$T/files"
+done
+check "no file under /usr/local" sh -c "! grep -q '^/usr/local' '$T/files'"
+
+dpkg-deb -x "$deb" "$T/root" && dpkg-deb -e "$deb" "$T/control" || die "cannot unpack $deb"
+check_eq "the unit runs the packaged daemon with /etc/stapled/stapled.json" \
+    "ExecStart=/usr/sbin/stapled -f /etc/stapled/stapled.json" \
+    "$(grep '^ExecStart=' "$T/root/lib/systemd/system/stapled.service")"
+check_eq "the example configuration's cache is /var/lib/stapled" /var/lib/stapled \
+    "$(jq -r .cache_dir "$T/root/etc/stapled/stapled.json")"
+check "the example configuration is a conffile" \
+    grep -qx /etc/stapled/stapled.json "$T/control/conffiles"
+check "postinst creates the user (systemd-sysusers)" \
+    grep -q 'systemd-sysusers' "$T/control/postinst"
+check "postinst creates the directories (systemd-tmpfiles --create)" \
+    grep -q 'systemd-tmpfiles .*--create' "$T/control/postinst"
+for u in stapled.service stapled.socket stapled-import.path stapled-import.timer; do
+	check "postinst enables $u" \
+	    grep -q "deb-systemd-helper.* enable .*$u\|enable.*'$u'\|$u.*enable" "$T/control/postinst"
+done
+
+# ---- 4. lintian ----------------------------------------------------------------------------
+changes=$(ls "$T"/src/stapled_"$version"_*.changes 2>/dev/null | head -n 1)
+lintian "${changes:-$deb}" >"$T/lintian.log" 2>&1
+note "lintian: $(grep -c '^W:' "$T/lintian.log") warning(s), $(grep -c '^E:' "$T/lintian.log") error(s)"
+sed 's/^/#   /' "$T/lintian.log"
+check "lintian: no error" sh -c "! grep -q '^E:' '$T/lintian.log'"
+
+it_done

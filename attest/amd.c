@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verify AMD KDS collateral (ASK/ASVK chains, VCEK/VLEK, CRLs) against the pinned ARKs. */
 #include "config.h"
 

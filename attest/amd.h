@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AMD KDS collateral verification: ASK/ASVK chains, VCEK/VLEK and CRLs against pinned ARKs. */
 #ifndef ATTEST_AMD_H
 #define ATTEST_AMD_H

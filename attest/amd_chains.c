@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AMD's published cert_chain bodies (ASK or ASVK, then ARK), built in for checking VCEKs and VLEKs on a cold cache. */
 #include "config.h"
 

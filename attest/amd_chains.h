@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AMD's published cert_chain bodies per product, for a cold cache. */
 #ifndef ATTEST_AMD_CHAINS_H
 #define ATTEST_AMD_CHAINS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict base64 decoding, shared by the RIM and evidence parsers. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict base64 decoding (RFC 4648 alphabet, '=' only as final padding). */
 #ifndef ATTEST_B64_H
 #define ATTEST_B64_H

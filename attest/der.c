@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A strict DER walker, and the raw-byte checks every certificate and CRL in attest/ passes. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DER for attest/: one strict TLV walker, and the raw-byte checks every certificate and CRL passes before it is used. */
 #ifndef ATTEST_DER_H
 #define ATTEST_DER_H

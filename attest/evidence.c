@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* From GPU/NVSwitch evidence or a PEM chain to a manifest: the CertIDs nvattest OCSP-checks and the RIM IDs it fetches. */
 #include "config.h"
 

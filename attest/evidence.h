@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a host needs, from NVIDIA GPU/NVSwitch evidence: the CertIDs nvattest OCSP-checks and the RIM IDs it fetches. */
 #ifndef ATTEST_EVIDENCE_H
 #define ATTEST_EVIDENCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verify Intel PCS/PCCS collateral against the pinned Intel SGX Root CA. */
 #include "config.h"
 

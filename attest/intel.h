@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Intel PCS/PCCS collateral verification: signed JSON, CRLs and PCK certificates. */
 #ifndef ATTEST_INTEL_H
 #define ATTEST_INTEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NVIDIA's pinned roots and public intermediates, compiled in (generated). */
 /*
  * Generated from NVIDIA's published test vectors (NVIDIA/attestation-sdk,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NVIDIA's pinned OCSP trust anchors and public intermediates, compiled in. */
 #ifndef ATTEST_NVIDIA_CERTS_H
 #define ATTEST_NVIDIA_CERTS_H

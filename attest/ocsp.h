@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCSP requests and responses as NVIDIA signs them: cache keys, verification, fixed answers. */
 #ifndef ATTEST_OCSP_H
 #define ATTEST_OCSP_H

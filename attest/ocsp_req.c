@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCSP requests: a non-allocating DER parser, cache keys, re-noncing. */
 #include <limits.h>
 #include <stdlib.h>

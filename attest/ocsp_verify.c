@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCSP response verification against pinned anchors, classified verdicts. */
 #include <limits.h>
 #include <stdint.h>

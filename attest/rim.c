@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NVIDIA RIM service documents: envelope, digest and KeyInfo chain checks before a RIM is stored. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NVIDIA RIM service documents: the JSON envelope, the digest, and the KeyInfo chain to the pinned CoRIM root. */
 #ifndef ATTEST_RIM_H
 #define ATTEST_RIM_H

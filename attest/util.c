@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex. */
 #include "config.h"
 

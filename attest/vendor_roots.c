@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pinned vendor roots for collateral: Intel SGX Root CA and AMD ARKs (generated). */
 /*
  * Made from the vendor files listed in tests/vectors/intel/SOURCES.md and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pinned roots for vendor collateral: the Intel SGX Root CA and AMD's ARKs. */
 #ifndef ATTEST_VENDOR_ROOTS_H
 #define ATTEST_VENDOR_ROOTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stapled.reload (the daemon's reload verdicts, one small text file) and the probe of stapled.lock's holder. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's small files beside the store: who holds the cache directory (stapled.lock) and how its last reload went (stapled.reload). */
 #ifndef CACHE_DAEMON_H
 #define CACHE_DAEMON_H

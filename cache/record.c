@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The on-disk record format: little-endian, versioned, checked on read. */
 #include "config.h"
 

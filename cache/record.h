@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The versioned on-disk record: what one cached vendor object looks like in LMDB. */
 #ifndef CACHE_RECORD_H
 #define CACHE_RECORD_H

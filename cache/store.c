@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LMDB store: metas, bodies and aux records in one durable environment. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LMDB store: one environment, shared with staplectl and other processes. */
 #ifndef CACHE_STORE_H
 #define CACHE_STORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration: one key table (types, ranges, services, defaults), the JSON reader over it, the setters and checks. */
 #include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 

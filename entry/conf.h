@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration model: one table of keys with their types, ranges, services and defaults; the JSON reader; the setters. */
 #ifndef ENTRY_CONF_H
 #define ENTRY_CONF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The position scanner: line and column of a key or value in JSON text jansson already accepted. */
 #include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 

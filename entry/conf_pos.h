@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where a key or value of an already-parsed JSON text starts (line, column), for configuration messages. */
 #ifndef ENTRY_CONF_POS_H
 #define ENTRY_CONF_POS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every kind's rules share: verdict names and the kept-headers block. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every kind's rules share: the verdict on an upstream answer, the entry it would replace, and the headers kept with an entry. */
 #ifndef ENTRY_ENTRY_H
 #define ENTRY_ENTRY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AMD KDS kind: requests parsed into typed fields, the canonical path that keys them, and the rule admitting an answer. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AMD KDS kind: a request's typed fields, its canonical path (the cache key), and whether an answer may be admitted for it. */
 #ifndef ENTRY_KDS_H
 #define ENTRY_KDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OCSP kind's entry rules: the answer bound to the CertIDs asked, definitive statuses, the nonce, the newer stored entry. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OCSP kind's entry rules: an answer is admitted for the CertIDs asked, the definitive unsigned statuses, the nonce. */
 #ifndef ENTRY_OCSP_H
 #define ENTRY_OCSP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Intel PCS/PCCS kind: one table of paths and parameter grammars, the canonical path and key, and the rules an answer must meet. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Intel PCS/PCCS kind: a request's typed fields, its canonical path and key, and whether a signed answer answers it. */
 #ifndef ENTRY_PCCS_H
 #define ENTRY_PCCS_H

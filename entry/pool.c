@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cache's pool of learned intermediates: one name for each record, "pool/<sha256 hex of the DER>". */
 #include "config.h"
 

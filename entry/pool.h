@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cache's pool of learned intermediates: aux records "pool/<sha256 of the DER>", for stapled and staplectl alike. */
 #ifndef ENTRY_POOL_H
 #define ENTRY_POOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A client's query string as name/value pairs (the grammar libevent's evhttp_parse_query_str used, plus repeats refused). */
 #include "config.h"
 

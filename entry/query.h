@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A client's query string ("a=1&b=2") as name/value pairs: values percent-decoded, names exact, none repeated. */
 #ifndef ENTRY_QUERY_H
 #define ENTRY_QUERY_H

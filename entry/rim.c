@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RIM kind's entry rules: the answer bound to the id asked, retention from the fetch, the chain CAs the OCSP pool learns. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RIM kind's entry rules: the answer bound to the id asked, retention, the chain CAs the OCSP pool learns. */
 #ifndef ENTRY_RIM_H
 #define ENTRY_RIM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sampled access log: chooses which answers to log and formats their line. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Socket activation: read LISTEN_FDS/LISTEN_PID/LISTEN_FDNAMES directly (no libsystemd), check each socket, name it for the logs. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Socket activation: the listening sockets a service manager passed (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES), checked and named. */
 #ifndef PROXY_ACTIVATE_H
 #define PROXY_ACTIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Eviction candidates: a bounded max-heap of the least-recently-asked entries of a service. */
 #include <config.h>
 

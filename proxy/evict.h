@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Eviction candidates: the least-recently-asked entries of one service, found by the refresh walk. */
 #ifndef PROXY_EVICT_H
 #define PROXY_EVICT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Upstream fetch: curl multi inside the libevent loop, with failover, hedging, health and single flight. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Upstream fetch: ordered failover, hedging, health and single flight over curl multi. */
 #ifndef PROXY_FETCH_H
 #define PROXY_FETCH_H

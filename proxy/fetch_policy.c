@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Failover policy without I/O: status classes, cooldown lengths and Retry-After. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Failover policy without I/O: what an upstream answer means, and how long an upstream rests. */
 #ifndef PROXY_FETCH_POLICY_H
 #define PROXY_FETCH_POLICY_H

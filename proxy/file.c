@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's one capped whole-file reader, for configured files (attest/ takes bytes only). */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's one way to read a file it is configured with (trust anchors, intermediates): whole, capped. */
 #ifndef PROXY_FILE_H
 #define PROXY_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP/1.1 server: connections, keep-alive, Content-Length bodies, limits and deadlines; routing is router.c's. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP/1.1 server on the event loop: connections, parsing, limits, deadlines, answers. */
 #ifndef PROXY_HTTP_H
 #define PROXY_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP/1.1 request head parser (RFC 9112): request line, field syntax, Host and message framing, refused at the first doubt. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP/1.1 request head parser (RFC 9112), pure: bytes in, a parsed head or a status out; no sockets. */
 #ifndef PROXY_HTTP_PARSE_H
 #define PROXY_HTTP_PARSE_H

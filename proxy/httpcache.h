@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HTTP caching headers for every GET answer, from the entry's own validity (RFC 9111, RFC 5019). */
 #ifndef PROXY_HTTPCACHE_H
 #define PROXY_HTTPCACHE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AMD KDS on the wire: client requests to entry/kds.c's canonical paths, answers judged by kds_admit, entries served. */
 #include "config.h"
 

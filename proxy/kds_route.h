@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AMD KDS routes: /vcek/v1/... and /vlek/v1/..., as kdsintf.amd.com serves them. */
 #ifndef PROXY_KDS_ROUTE_H
 #define PROXY_KDS_ROUTE_H

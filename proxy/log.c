@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging to stderr with a level prefix that journald and humans both read. */
 #include <config.h>
 

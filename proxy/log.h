@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging to stderr (journald picks it up): levels, and once-only state-change lines. */
 #ifndef PROXY_LOG_H
 #define PROXY_LOG_H

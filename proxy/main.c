@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stapled: serve vendor-signed attestation objects from a verified cache. Forks only the store's check walk. */
 #include "config.h"
 

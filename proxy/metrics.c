@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process-wide counters and histograms, and the Prometheus exposition of /metrics (build, process, counters, store gauges, upstream health). */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process-wide counters for /metrics and the rendering of the whole page (Prometheus text format); labels come from the enums' string tables. */
 #ifndef PROXY_METRICS_H
 #define PROXY_METRICS_H

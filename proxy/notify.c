@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The service manager's notify protocol: datagrams to NOTIFY_SOCKET (path or abstract '@' name) and the watchdog timer. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The service manager's notify protocol (sd_notify's datagrams) without libsystemd: readiness, status, watchdog. */
 #ifndef PROXY_NOTIFY_H
 #define PROXY_NOTIFY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OCSP wire: POST and GET requests keyed, answers judged by entry/ocsp.c, DER replies, tryLater when nothing is valid. */
 #include "config.h"
 

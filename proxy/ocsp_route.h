@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OCSP routes: POST on /, /ocsp and configured paths; RFC 6960 GET. */
 #ifndef PROXY_OCSP_ROUTE_H
 #define PROXY_OCSP_ROUTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Intel PCS/PCCS wire: requests parsed and answers judged by entry/pccs.c, vendor bytes served as sent, the API key kept here. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Intel PCS v4 / PCCS routes under /sgx/certification/ and /tdx/certification/. */
 #ifndef PROXY_PCCS_ROUTE_H
 #define PROXY_PCCS_ROUTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refresh scheduler: a chunked walk of the store finds due entries and starts them, rate-limited. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The refresh scheduler: walks the store, refreshes what is due, rate-limited, derived from disk. */
 #ifndef PROXY_REFRESH_H
 #define PROXY_REFRESH_H

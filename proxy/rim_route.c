@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RIM wire: GET /v1/rim/{id}, answers judged by entry/rim.c, the chain's CAs learned, served stale when upstreams fail. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The NVIDIA RIM route: GET /v1/rim/{id} in the RIM service's own format, for nvattest --rim-url. */
 #ifndef PROXY_RIM_ROUTE_H
 #define PROXY_RIM_ROUTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routing: the path and method of a request pick its kind (OCSP, RIM, PCCS, KDS) or an operations endpoint. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routing: which kind answers a request's path and method, and the operations endpoints (/healthz, /readyz, /metrics). */
 #ifndef PROXY_ROUTER_H
 #define PROXY_ROUTER_H

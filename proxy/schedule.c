@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refresh-time arithmetic: refresh by validity share with jitter, floor and ceiling; back off on failure. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refresh-time arithmetic without I/O: when to refresh, how to back off, when to give up. */
 #ifndef PROXY_SCHEDULE_H
 #define PROXY_SCHEDULE_H

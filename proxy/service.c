@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
 #include "config.h"
 

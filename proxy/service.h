@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One vendor service (OCSP, RIM, PCCS, KDS): cache first, verified fetch with failover, refresh. */
 #ifndef PROXY_SERVICE_H
 #define PROXY_SERVICE_H

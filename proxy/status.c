@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The figures STATUS= and /readyz give: entries, expired entries, the earliest expiry, upstreams up per service. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 

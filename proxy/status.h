@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's state in a few figures (entries, upstreams up, the earliest expiry) for STATUS= and /readyz, from what /metrics shows. */
 #ifndef PROXY_STATUS_H
 #define PROXY_STATUS_H

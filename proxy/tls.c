@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* TLS for the listeners: OpenSSL contexts from the configured files, reloaded on SIGHUP, and nonblocking reads and writes for http.c. */
 #include "config.h"
 

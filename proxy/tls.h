@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* TLS for the listeners: a reloadable server context per listener, and nonblocking per-connection I/O. */
 #ifndef PROXY_TLS_H
 #define PROXY_TLS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders or canned answers, or serves canned answers by path. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading and writing stapled bundles (docs/bundle.md): JSON Lines, checked whole before anything is used. */
 #include "config.h"
 

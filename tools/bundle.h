@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The stapled bundle: a versioned JSON Lines file of vendor-signed cache entries, sealed by a SHA-256 trailer. */
 #ifndef TOOLS_BUNDLE_H
 #define TOOLS_BUNDLE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerate attest/nvidia_certs.c from NVIDIA's published test vectors and
 # the material captured from NVIDIA's production services.
 #

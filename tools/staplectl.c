@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl: inspect a stapled cache, and carry its vendor-signed entries across an air gap in bundles. */
 #include "config.h"
 

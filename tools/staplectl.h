@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl: what its command files share (context, exit codes, trust, the cache's pool). */
 #ifndef TOOLS_STAPLECTL_H
 #define TOOLS_STAPLECTL_H

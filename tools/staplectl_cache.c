@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl status, list, purge and check: what the cache holds, how fresh it is, what the daemon last recorded, whether it is damaged. */
 #include "config.h"
 

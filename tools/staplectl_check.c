@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifying one bundle entry by the entry rules (entry/) before it may be stored; signer chains for show. */
 #include "config.h"
 

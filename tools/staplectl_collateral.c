@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl and Intel PCS/PCCS and AMD KDS entries: shown, named from quotes and SNP reports, fetched. */
 #include "config.h"
 

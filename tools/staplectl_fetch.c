@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl manifest, fetch, prefetch and export-rim-store: what hosts need, fetched on a connected machine. */
 #include "config.h"
 

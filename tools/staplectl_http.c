@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl's HTTP client: one GET or POST with curl, bounded in size and time. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl reload: SIGHUP the daemon that holds the cache directory, wait for its verdict on that reload, report it. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl show: one entry, decoded (CertIDs, status, times, responder and its chain, where it came from). */
 #include "config.h"
 

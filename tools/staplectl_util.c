@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl's shared plumbing: the configuration (read by entry/conf.c), the cache, the trust store and the cache's intermediate pool. */
 #include "config.h"
 

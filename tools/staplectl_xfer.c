@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staplectl export, verify and import: bundles out of one cache and, verified again, into another. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* For staplectl: the collateral a TDX/SGX quote or an SEV-SNP report needs, as entry/pccs.c's and entry/kds.c's canonical paths. */
 #include "config.h"
 

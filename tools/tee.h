@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* For staplectl: what a TDX/SGX quote or an SEV-SNP report needs (the canonical paths of both kinds are entry/pccs.h's and entry/kds.h's). */
 #ifndef TOOLS_TEE_H
 #define TOOLS_TEE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the configuration loader and its error positions, on any bytes. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the HTTP/1.1 head parser over whole pipelined byte streams, as one connection's input. */
 #include <stddef.h>
 #include <stdint.h>

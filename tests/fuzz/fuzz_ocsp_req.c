@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the OCSP request parser every client request meets first, then key and re-nonce. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: response verification against the built-in NVIDIA trust, as every upstream answer meets it. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the whole-process tests: temp dirs, background peers, clients, assertions.
 #
 # A test sources this file, calls it_init NAME, and ends with it_done.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A stand-in for the service manager's notify socket: one AF_UNIX datagram socket, each message logged with its time.
 import os
 import socket

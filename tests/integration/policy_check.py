@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # policy_check.py: structural checks of policy/stapled-gpu.rego against the SDK's facts, and its verdicts on real claims.
 #
 # Usage: policy_check.py POLICY SDK_FACTS VECTOR_DIR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Air gap: export a warm cache, import it into a daemon with no upstream, byte-identical answers;
 # rejected bundles change nothing; an import while the daemon serves under load.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Air gap for Intel and AMD collateral: manifests from a real TDX quote and SNP report,
 # export from a warmed daemon, import into one with no upstream (byte-identical
 # answers), fetch --manifest (upstreams from flags or a -f config), prefetch --quote and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/prometheus-alerts.yml passes `promtool check rules` and fires as
 # documented (promtool test rules); docs/grafana-stapled.json parses; every
 # metric either queries is one a running stapled exports.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Boot simulation: the 72 sequential OCSP POSTs of an 8-GPU nvattest run, replayed
 # with (a) a warm cache and every upstream blocked, (b) a cold cache and 50 ms of
 # upstream latency, (c) a cold cache and dead upstreams. Prints time and outcome.

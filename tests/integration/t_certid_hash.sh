@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # CertID hashes: one certificate asked in SHA-1, SHA-256 and SHA-384 is three entries, each served,
 # refreshed in its own hash, and named by staplectl list and show; prefetch --hash.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Stores and bundles written by a released stapled keep working: the current
 # daemon serves a release's store byte for byte with every upstream dead, and the
 # current staplectl verifies, imports and re-exports a release's bundle unchanged.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # staplectl -f reads the configuration as stapled does: a file stapled -n refuses stops every
 # staplectl command with exit 2 and stapled's own file:line:column message; a good file is used.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Definitive OCSP answers: an upstream's unauthorized (NVIDIA's real answer for an FMC leaf),
 # malformedRequest or sigRequired is relayed and remembered, not failed over; internalError and
 # tryLater still are; a stored answer outlives a refresh that gets one; a good answer replaces it.

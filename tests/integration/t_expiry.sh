@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Nothing expired is served: a warm cache of one-minute responses, the upstream gone,
 # and the daemon restarted two minutes in the future under libfaketime.
 . "$top_srcdir/tests/integration/lib.sh"

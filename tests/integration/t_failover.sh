@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Failover: dead, 503, blackholed (hedging) and 429 upstreams; tryLater deadlines;
 # single flight; upstream_first mode.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Freshness: a refresh before nextUpdate, `-n` configuration checks, SIGHUP with a broken and with a valid config.
 . "$top_srcdir/tests/integration/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Hostile clients (the bounded front): a pipeline that never reads, the fd limit
 # with 1,000 connections, a header trickle, half-closed clients on a miss and a hit.
 . "$top_srcdir/tests/integration/lib.sh"

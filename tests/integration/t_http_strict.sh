@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The strict HTTP/1.1 parser, whole process over raw sockets: each refusal gets
 # its status and a close, smuggled second requests are never answered, bare LF
 # is a line end, GET outside the OCSP paths is 404, 100 Continue keeps its

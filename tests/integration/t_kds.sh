@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # AMD KDS through stapled on real VCEKs and chains: ten cold verifications of one
 # chip make one upstream request; forgeries refused; 404 and 429 across endpoints;
 # identical requests paced to one per 10 s per endpoint; dstack's /vcek/v1 bases.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # AMD KDS answers swapped between questions by an upstream: genuine, correctly signed
 # bytes for another product or another chip (Genoa's cert_chain and CRL for Milan's,
 # another chip's VCEK) are refused, counted and logged, the next upstream's genuine

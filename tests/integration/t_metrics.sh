@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # /metrics across a reload: counters keep counting, removed upstreams vanish;
 # upstream_up, build and process metrics, histograms, results by their real
 # names; the warning and the start-up line; the sampled access log.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A GPU family stapled has never seen (root pinned by anchors -> CA1 -> CA2 -> devices), whose
 # answers carry only the delegated responder's certificate: one staplectl manifest, prefetch or
 # fetch learns its whole hierarchy in one pass; a RIM's CAs join the pool before its chain's

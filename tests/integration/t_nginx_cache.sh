@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # nginx proxy_cache in front of stapled (docs/mirror.md's recipe): the second GET of an
 # OCSP, a PCCS, a KDS and a RIM object is a HIT at nginx and never reaches stapled;
 # 304 on If-None-Match, HEAD, no-store on errors; nothing served past nextUpdate.

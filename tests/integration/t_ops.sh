@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Operations: /healthz, /readyz, /metrics after traffic; SIGTERM with a miss in flight;
 # kill -9 during traffic, then the cache opens and serves.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Intel collateral through stapled on real PCS answers (run at a time inside their
 # window): a TDX verifier's requests warmed, then served byte for byte with every
 # upstream dead; forgeries refused; failover, 404, 503 and request canonicalisation.

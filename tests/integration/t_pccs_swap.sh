@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The answer must answer the question: a fake PCS that swaps genuine, correctly signed
 # Intel answers between routes (the Processor-CA CRL for ca=platform, the TDX evaluation
 # numbers for SGX, number 17 for tcbEvaluationDataNumber=19, an SGX TCB info and a TD_QE

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The gate's policy and drop-in: stapled-gpu.rego against the SDK's facts and real claims, the drop-in as systemd reads it.
 #
 # policy_check.py (python3 stdlib) parses policy/stapled-gpu.rego in the few

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The RIM route on real NVIDIA RIM documents: a good one is stored and served (also
 # with every upstream gone); a tampered sha256, a mismatched id and a chain that
 # does not reach the pinned CoRIM root are refused and never stored.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Serving: miss then hit, POST paths, CertID hash algorithms, GET with caching headers,
 # HTTP errors, hits after the upstream dies, restarts, unverifiable and forged upstreams.
 . "$top_srcdir/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The store survives damage: truncated, page-corrupted and zero-length data.mdb
 # are moved aside and stapled serves from an empty store, never killed by a
 # signal; staplectl refuses a damaged store with exit 3 (a reader killed by

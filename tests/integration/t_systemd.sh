@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The systemd protocol, against systemd's own tools and a stand-in notify
 # socket: socket activation (the first request queued before stapled runs,
 # a passed admin socket, a listen entry equal to a passed socket),

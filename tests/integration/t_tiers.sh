@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Tiers (docs/mirror.md): three edge stapleds whose upstream is one regional stapled whose
 # upstream is the vendor (OCSP, KDS; PCCS at the Intel capture's date). Three edges asking
 # for one cold object make one vendor request;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # TLS listeners: openssl ocsp and curl over https, protocol floor, ALPN, client
 # certificates, certificate reload on SIGHUP without dropping connections, the
 # handshake under the header deadline, and hits byte-identical to plain HTTP.

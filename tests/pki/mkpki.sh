@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Make a test PKI shaped like NVIDIA's device identity PKI, for OCSP tests.
 #
 # usage: tests/pki/mkpki.sh OUTDIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for attest/amd.c: real KDS chains, VCEKs and CRLs; pinned ARKs; tampering; hostile input. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for tools/bundle.c: round trip, and every truncation, flipped byte and unknown version refused. */
 #include "config.h"
 

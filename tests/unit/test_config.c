@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/conf.c and entry/conf_pos.c: defaults, the JSON file, positions, setters. */
 #include <errno.h>
 #include <setjmp.h>

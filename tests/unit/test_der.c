@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for attest/der.c: the walker's DER rules, the signatureAlgorithm rule on crafted variants, and every vendor certificate and CRL under tests/vectors. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/kds.c: client requests and canonical paths, keys as they have always been, answers admitted only for the question asked (real AMD vectors). */
 #include "config.h"
 

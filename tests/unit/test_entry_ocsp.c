@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/ocsp.c: an OCSP answer admitted for the CertIDs asked, definitive statuses, the nonce, on the daemon's and the bundle's path. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/pccs.c: client requests, canonical paths and keys, and admit on genuine Intel answers swapped between questions. */
 #include "config.h"
 

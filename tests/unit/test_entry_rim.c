@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/rim.c: a RIM answer admitted for the id asked, the upstream path, its retention, the chain CAs the OCSP pool learns, on the daemon's and the bundle's path. */
 #include "config.h"
 

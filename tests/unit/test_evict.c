@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/evict.c: which entries are eviction candidates, and in what order. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/fetch_policy.c: status classes, cooldowns, Retry-After. */
 #include "config.h"
 

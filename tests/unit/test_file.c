@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/file.c: the daemon's capped whole-file reader and the messages it gives for a bad file. */
 #include "config.h"
 

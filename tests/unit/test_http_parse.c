@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/http_parse.c: the Connection field's tokens decide keep-alive. */
 #include <setjmp.h>
 #include <stdarg.h>

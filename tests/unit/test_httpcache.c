@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/httpcache.c: max-age per kind and refresh class (less the clock margin), the ETag, If-None-Match, no-store. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for attest/intel.c: real PCS/PCCS collateral, tampering, freshness, hostile input. */
 #include "config.h"
 

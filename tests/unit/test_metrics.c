@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/metrics.c: histogram buckets, the exposition page, failure results by route, notes and hit latency. */
 #include "config.h"
 

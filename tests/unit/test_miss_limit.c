@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for proxy/miss_limit.c: the token bucket, the bounded table, X-Forwarded-For hops and trusted ranges. */
 #include <sys/socket.h>
 

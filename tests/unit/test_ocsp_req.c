@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests for attest/ocsp_req.c: NVAT requests, keys, renonce, hostile input. */
 #include <stdarg.h>
 #include <stddef.h>

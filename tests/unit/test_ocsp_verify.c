@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests for attest/ocsp_verify.c on responses `openssl ocsp` signs. */
 #include <sys/stat.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for entry/query.c: the query grammar the PCCS and KDS routes read (evhttp's, with repeats refused). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for cache/record.c: the byte layout and every rejection. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for attest/rim.c: RIM IDs, the service envelope, KeyInfo extraction and the chain to the pinned CoRIM root. */
 #include "config.h"
 

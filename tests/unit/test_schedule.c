@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refresh-time arithmetic: share of validity, jitter, floor, ceiling, expiry, backoff, idleness. */
 #include <setjmp.h>
 #include <stdarg.h>

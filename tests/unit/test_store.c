@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for cache/store.c against a real LMDB environment in a tmp dir. */
 #include "config.h"
 

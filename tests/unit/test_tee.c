@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for tools/tee.c: the collateral paths of quotes and SNP reports on real vectors (the kinds' own paths: test_entry_pccs.c, test_entry_kds.c). */
 #include "config.h"
 

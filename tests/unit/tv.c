@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole files for the unit tests: vectors and fixtures read into memory. */
 #include <setjmp.h>
 #include <stdarg.h>

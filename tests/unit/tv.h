@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole files for the unit tests: vectors and fixtures read into memory. */
 #ifndef TESTS_UNIT_TV_H
 #define TESTS_UNIT_TV_H

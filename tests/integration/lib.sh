@@ -620,3 +620,17 @@ vcek_ext() {
 	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
 	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
 }
+# vcek_spl DER N: SPL 1.3.6.1.4.1.3704.1.3.N, a DER INTEGER, in decimal.
+vcek_spl() {
+	local _h
+	_h=$(vcek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2")
+	[ -n "$_h" ] || return 1
+	echo $(( 16#${_h:4} ))
+}
+vcek_hwid() { vcek_ext "$1" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f'; }
+# vcek_url DER PRODUCT: the canonical KDS path and query of the VCEK in DER.
+vcek_url() {
+	printf '/vcek/v1/%s/%s?blSPL=%s&teeSPL=%s&snpSPL=%s&ucodeSPL=%s' "$2" \
+	    "$(vcek_hwid "$1")" "$(vcek_spl "$1" 1)" "$(vcek_spl "$1" 2)" \
+	    "$(vcek_spl "$1" 3)" "$(vcek_spl "$1" 8)"
+}

@@ -72,11 +72,9 @@ check_eq "manifest --quote on a truncated quote: exit 1" 1 "$CTL_RC"
 
 # ---- 2. manifest from an SNP report: the chip and TCB it carries ----------------------
 
-vcek_spl() { local _h; _h=$(vcek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2"); echo $(( 16#${_h:4} )); }
 for pair in "report_milan.hex:vcek_milan.der" "attestation.bin:vcek.testcer"; do
 	rep=${pair%%:*}; vek=${pair#*:}
-	hw=$(vcek_ext "$AV/$vek" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
-	url="/vcek/v1/Milan/$hw?blSPL=$(vcek_spl "$AV/$vek" 1)&teeSPL=$(vcek_spl "$AV/$vek" 2)&snpSPL=$(vcek_spl "$AV/$vek" 3)&ucodeSPL=$(vcek_spl "$AV/$vek" 8)"
+	url=$(vcek_url "$AV/$vek" Milan)
 	ctl -C "$T/none" manifest --snp-report "$AV/$rep" --product Milan --out "$T/m_$rep.json"
 	check_eq "manifest --snp-report $rep: exit 0" 0 "$CTL_RC"
 	check "manifest --snp-report $rep: the VCEK of its chip ID and reported TCB (as $vek names them)" \

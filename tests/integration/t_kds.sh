@@ -13,14 +13,6 @@ done
 
 # ---- the fake upstream's answers (tests/upstream --mode dir:DIR) ----------------
 
-# vcek_spl DER N: SPL 1.3.6.1.4.1.3704.1.3.N, a DER INTEGER, in decimal.
-vcek_spl() {
-	local _h
-	_h=$(vcek_ext "$1" "1.3.6.1.4.1.3704.1.3.$2")
-	[ -n "$_h" ] || return 1
-	echo $(( 16#${_h:4} ))
-}
-vcek_hwid() { vcek_ext "$1" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f'; }
 
 # flip_last IN OUT: the last byte (in a certificate: its signature) XOR 1.
 flip_last() {

@@ -34,14 +34,9 @@ farm_start UP ocsp -nmin 1 -rother CHAIN
 printf 'Content-Type: application/pkix-cert\n' >"$T/h_der"
 printf 'Content-Type: application/x-pem-file\n' >"$T/h_pem"
 # The upstream is asked the canonical form; find it from the VCEK's own SPLs.
-vcek_ext() {
-	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
-	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
-	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
-}
-spl() { _h=$(vcek_ext "$AV/vcek_milan.der" "1.3.6.1.4.1.3704.1.3.$1"); echo $(( 16#${_h:4} )); }
-VCEK_PATH=/vcek/v1/Milan/$(vcek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
-VCEK_Q="blSPL=$(spl 1)&teeSPL=$(spl 2)&snpSPL=$(spl 3)&ucodeSPL=$(spl 8)"
+VCEK_URL=$(vcek_url "$AV/vcek_milan.der" Milan)
+VCEK_PATH=${VCEK_URL%%\?*}
+VCEK_Q=${VCEK_URL#*\?}
 dir_put "$T/K" "$VCEK_PATH?$VCEK_Q" 200 "$AV/vcek_milan.der" "$T/h_der"
 dir_put "$T/K" /vcek/v1/Milan/cert_chain 200 "$AV/cert_chain_milan" "$T/h_pem"
 upstream_start UK kds --mode "dir:$T/K"

@@ -21,14 +21,7 @@ NEDGE=3
 # ---- the vendors: an OCSP farm (slow, so the three asks overlap) and a KDS ---------
 
 FARM_UPSTREAM_OPTS="--delay-ms 400" farm_start VUP vendor -ndays 1 -rother CHAIN
-vcek_ext() {
-	openssl asn1parse -inform DER -in "$1" | awk -v oid=":$2" '
-	    want && /OCTET STRING/ { sub(/.*\[HEX DUMP\]:/, ""); print; exit }
-	    { n = length(oid); want = /OBJECT/ && substr($0, length($0) - n + 1) == oid }'
-}
-spl() { _h=$(vcek_ext "$AV/vcek_milan.der" "1.3.6.1.4.1.3704.1.3.$1"); echo $(( 16#${_h:4} )); }
-VCEK=/vcek/v1/Milan/$(vcek_ext "$AV/vcek_milan.der" 1.3.6.1.4.1.3704.1.4 | tr 'A-F' 'a-f')
-VCEK="$VCEK?blSPL=$(spl 1)&teeSPL=$(spl 2)&snpSPL=$(spl 3)&ucodeSPL=$(spl 8)"
+VCEK=$(vcek_url "$AV/vcek_milan.der" Milan)
 mkdir -p "$T/K"
 printf 'Content-Type: application/pkix-cert\n' >"$T/h_der"
 printf '%s\t200\t%s\t%s\n' "$VCEK" "$AV/vcek_milan.der" "$T/h_der" >"$T/K/index"

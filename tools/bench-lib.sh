@@ -6,7 +6,7 @@
 # exit). Nothing here kills a process it was not given.
 
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
-note() { echo "$BENCH_NAME: $*" >&2; }
+note() { echo "$BENCH_NAME: $(date -u +%T) $*" >&2; }
 
 find_nginx() {
 	command -v nginx 2>/dev/null ||

@@ -1,4 +1,4 @@
-/* bench-fill: write N synthetic OCSP entries into a cache, for tools/bench. */
+/* bench-fill: write N OCSP entries into a cache, synthetic (tools/bench) or signed under a test CA (tools/bench-scale). */
 #include <config.h>
 
 #include <errno.h>
@@ -7,18 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cache/store.h"
+#include "tools/bench-fill.h"
 
 #define FILL_RESPONSE_BYTES	1536	/* about one NVIDIA OCSP response */
 #define FILL_REQUEST_BYTES	120	/* one SHA-1 CertID and a 16-byte nonce */
 #define FILL_KEY_BYTES		32	/* as attest/ocsp.h: SHA-256 of the CertID list */
 #define FILL_FILE_MAX_BYTES	(64u * 1024)
+#define FILL_VALIDITY_S		86400	/* NVIDIA's OCSP window */
+#define FILL_FRACTION		0.5	/* stapled's default refresh.fraction */
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench-fill DIR COUNT [RESPONSE.der [REQUEST.der]]\n");
+	fprintf(stderr, "usage: bench-fill DIR COUNT [RESPONSE.der [REQUEST.der]]\n"
+	    "       bench-fill -s PKIDIR [-o OUTDIR] [-v VALIDITY_S] [-f FRACTION] "
+	    "DIR COUNT\n");
 	exit(2);
 }
 
@@ -74,12 +80,27 @@ out:
 	return buf;
 }
 
-int
-main(int argc, char **argv)
+/* BENCH_FILL_MAP_MB: the map size (0 or unset: the default). */
+static struct cache *
+fill_open(const char *dir)
 {
-	struct cache		*c = NULL;
-	const char		*env;
-	size_t			 map_bytes = 0;
+	struct cache	*c;
+	const char	*env;
+	size_t		 map_bytes = 0;
+	char		 err[512];
+
+	if ((env = getenv("BENCH_FILL_MAP_MB")) != NULL)
+		map_bytes = (size_t)strtoul(env, NULL, 10) << 20;
+	if ((c = cache_open(dir, map_bytes, 0, err, sizeof(err))) == NULL)
+		fprintf(stderr, "bench-fill: %s\n", err);
+	return c;
+}
+
+/* The same answer under N random keys: tools/bench's start-to-ready store. */
+static int
+fill_synthetic(struct cache *c, unsigned long count, const char *resp_path,
+    const char *req_path)
+{
 	struct cache_meta	 m;
 	struct cache_body	 b = { 0 };
 	uint8_t			 key[FILL_KEY_BYTES];
@@ -87,37 +108,20 @@ main(int argc, char **argv)
 	size_t			 resp_len = FILL_RESPONSE_BYTES;
 	size_t			 req_len = FILL_REQUEST_BYTES;
 	uint64_t		 seed = 0x5eed;
-	char			 err[512];
 	time_t			 now = time(NULL);
-	unsigned long		 count, i;
-	char			*end;
-	int			 rv = 1;
+	unsigned long		 i;
+	int			 rv = -1;
 
-	if (argc < 3 || argc > 5)
-		usage();
-	errno = 0;
-	count = strtoul(argv[2], &end, 10);
-	if (errno != 0 || *end != '\0' || count == 0)
-		usage();
-
-	if (argc > 3)
-		resp = read_file(argv[3], &resp_len);
+	if (resp_path != NULL)
+		resp = read_file(resp_path, &resp_len);
 	else if ((resp = malloc(resp_len)) != NULL)
 		fill_rand(&seed, resp, resp_len);
-	if (argc > 4)
-		req = read_file(argv[4], &req_len);
+	if (req_path != NULL)
+		req = read_file(req_path, &req_len);
 	else if ((req = malloc(req_len)) != NULL)
 		fill_rand(&seed, req, req_len);
 	if (resp == NULL || req == NULL)
 		goto out;
-
-	/* BENCH_FILL_MAP_MB: a small map, to fill it up (0 or unset: default). */
-	if ((env = getenv("BENCH_FILL_MAP_MB")) != NULL)
-		map_bytes = (size_t)strtoul(env, NULL, 10) << 20;
-	if ((c = cache_open(argv[1], map_bytes, 0, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "bench-fill: %s\n", err);
-		goto out;
-	}
 
 	/*
 	 * Valid for a week, refresh planned in three days: the daemon finds
@@ -148,8 +152,69 @@ main(int argc, char **argv)
 	}
 	rv = 0;
 out:
-	cache_close(c);
 	free(req);
 	free(resp);
+	return rv;
+}
+
+static unsigned long
+parse_count(const char *s)
+{
+	unsigned long	 n;
+	char		*end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n == 0)
+		usage();
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cache		*c = NULL;
+	struct fill_plan	 p = { 0 };
+	char			*end;
+	int			 ch, rv = 1;
+
+	p.validity_s = FILL_VALIDITY_S;
+	p.fraction = FILL_FRACTION;
+	while ((ch = getopt(argc, argv, "f:o:s:v:")) != -1) {
+		switch (ch) {
+		case 'f':
+			p.fraction = strtod(optarg, &end);
+			if (*end != '\0' || p.fraction <= 0 || p.fraction >= 1)
+				usage();
+			break;
+		case 'o':
+			p.outdir = optarg;
+			break;
+		case 's':
+			p.pkidir = optarg;
+			break;
+		case 'v':
+			p.validity_s = strtol(optarg, &end, 10);
+			if (*end != '\0' || p.validity_s < 60)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 2 || argc > (p.pkidir != NULL ? 2 : 4))
+		usage();
+	p.count = parse_count(argv[1]);
+	p.now = time(NULL);
+	if ((c = fill_open(argv[0])) == NULL)
+		return 1;
+	if (p.pkidir != NULL)
+		rv = fill_signed(c, &p) == 0 ? 0 : 1;
+	else
+		rv = fill_synthetic(c, p.count, argc > 2 ? argv[2] : NULL,
+		    argc > 3 ? argv[3] : NULL) == 0 ? 0 : 1;
+	cache_close(c);
 	return rv;
 }

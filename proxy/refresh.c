@@ -17,6 +17,13 @@
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
 #define UNSCHEDULED_MAX		256	/* entries given a schedule per walk chunk */
 #define TOUCH_FLUSH_MS		5000
+/*
+ * A due entry that finds no free slot or no token holds the walk at its
+ * key; the walk tries again from there this much later. A token comes
+ * every 1000 / rate_limit_per_s ms (50 at the default 20), a slot when a
+ * refresh ends.
+ */
+#define REFRESH_HOLD_MS		20
 
 struct inflight {
 	int		used;
@@ -58,6 +65,8 @@ struct refresh {
 	struct event		*touch_ev;
 	int			 stopped;
 	int			 walking;
+	int			 held;	/* the last chunk stopped at a due entry it could not start */
+	int			 hold_counted;	/* that entry is in cur.backlog already */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -191,8 +200,12 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 	f->used = 0;
 }
 
-/* Entries whose refresh is due and may start now. */
-static void
+/*
+ * Claim the entry's refresh if it is due and may start now. Returns 1 when
+ * it is due but finds no free slot or no token (the walk holds there),
+ * else 0.
+ */
+static int
 consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m, time_t now)
 {
@@ -201,14 +214,14 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 	time_t				 last_used;
 
 	if (!r->have[kind] || kc->start == NULL || (m->flags & CACHE_F_NO_REFRESH))
-		return;
+		return 0;
 	if (m->next_update <= now)
-		return;		/* expired: never served, a client miss refetches */
+		return 0;	/* expired: never served, a client miss refetches */
 	/* Entries stored by a client miss are touched then; imports set it. */
 	last_used = m->last_served_at ? m->last_served_at : m->fetched_at;
 	if (schedule_is_idle(last_used, kc->idle_expire_s, now)) {
 		r->cur.idle++;
-		return;
+		return 0;
 	}
 	if (m->next_refresh_at == 0) {
 		/* Imported by staplectl: it joins the schedule here. */
@@ -222,24 +235,29 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 			u->meta.next_refresh_at = schedule_refresh_at(&kc->sched,
 			    m->this_update, m->next_update, now, refresh_rand());
 		}
-		return;
+		return 0;
 	}
 	if (m->next_refresh_at > now)
-		return;
+		return 0;
 	if (inflight_find(r, kind, key, klen) != NULL) {
 		r->cur.inflight++;
-		return;
+		return 0;
 	}
-	if (r->stopped || (f = inflight_slot(r, kind)) == NULL ||
-	    klen > sizeof(f->key)) {
+	if (r->stopped || klen > sizeof(f->key)) {
 		r->cur.backlog++;
-		return;
+		return 0;
 	}
-	if (!bucket_take(r, kind)) {
-		metrics.refresh_rate_limited++;
-		r->cur.backlog++;
-		return;
+	if ((f = inflight_slot(r, kind)) == NULL || !bucket_take(r, kind)) {
+		/* Counted once per entry, however long it waits. */
+		if (!r->hold_counted) {
+			r->cur.backlog++;
+			if (f != NULL)
+				metrics.refresh_rate_limited++;
+		}
+		r->hold_counted = 1;
+		return 1;
 	}
+	r->hold_counted = 0;
 	/* Claimed now, started after the walk: the walk callback may not use the cache. */
 	f->used = 1;
 	f->started = 0;
@@ -249,6 +267,7 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 	f->r = r;
 	memcpy(f->key, key, klen);
 	r->cur.inflight++;
+	return 0;
 }
 
 /* Start the refreshes claimed during the last walk chunk, and plan the unscheduled. */
@@ -289,6 +308,16 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	struct walk_arg	*wa = arg;
 	struct refresh	*r = wa->r;
 
+	/*
+	 * A due entry that cannot start yet holds the walk here: the next
+	 * chunk starts after the previous key, so this one is seen again and
+	 * counted once.
+	 */
+	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES &&
+	    consider(r, kind, key, klen, m, wa->now) == 1) {
+		r->held = 1;
+		return 1;
+	}
 	r->after[0] = (uint8_t)kind;
 	memcpy(r->after + 1, key, klen);
 	r->afterlen = 1 + klen;
@@ -320,7 +349,6 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		if (r->building[kind] != NULL &&
 		    evict_offer(r->building[kind], key, klen, m) == -1)
 			log_debug("refresh: no memory for an eviction candidate");
-		consider(r, kind, key, klen, m, wa->now);
 	}
 	return 0;
 }
@@ -406,6 +434,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		evict_pass_begin(r);
 	}
 	/* The walk key is kind||key; cache_walk wants the same form. */
+	r->held = 0;
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
@@ -414,6 +443,12 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	start_claimed(r);
 	/* The walk touches every meta page: do not keep them as our RSS. */
 	cache_release_pages(r->cache);
+	if (r->held && !r->stopped) {
+		/* Due entries wait for a slot or a token: go on from here soon. */
+		tv.tv_usec = REFRESH_HOLD_MS * 1000;
+		evtimer_add(r->walk_ev, &tv);
+		return;
+	}
 	if (n == REFRESH_WALK_CHUNK) {
 		evtimer_add(r->walk_ev, &tv);	/* more: next loop turn */
 		return;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-fill's signed mode: OCSP answers to distinct CertIDs, signed in-process under a test CA, stored as stapled stores them. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-fill: write N OCSP entries into a cache, synthetic (tools/bench) or signed under a test CA (tools/bench-scale). */
 #include <config.h>
 

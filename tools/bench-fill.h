@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-fill: the plan of a signed fill, shared by its two files. */
 #ifndef TOOLS_BENCH_FILL_H
 #define TOOLS_BENCH_FILL_H

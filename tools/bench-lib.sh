@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench-lib.sh: helpers of the benchmark scripts (sourced by tools/bench-scale):
 # tools, processes started and stopped by pid, free ports, /proc figures, medians.
 #

@@ -21,7 +21,9 @@
  * A due entry that finds no free slot or no token holds the walk at its
  * key; the walk tries again from there this much later. A token comes
  * every 1000 / rate_limit_per_s ms (50 at the default 20), a slot when a
- * refresh ends.
+ * refresh ends. A pass holds for at most as long as the pause between
+ * passes (refresh_pause_ms), then skips what is still due, so its figures
+ * stay fresh; after a pass that skipped some, the next starts at once.
  */
 #define REFRESH_HOLD_MS		20
 
@@ -67,6 +69,8 @@ struct refresh {
 	int			 walking;
 	int			 held;	/* the last chunk stopped at a due entry it could not start */
 	int			 hold_counted;	/* that entry is in cur.backlog already */
+	int			 may_hold;	/* this chunk may hold (the pass's budget lasts) */
+	int64_t			 pass_start_ms;	/* monotonic */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -254,8 +258,8 @@ consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 			if (f != NULL)
 				metrics.refresh_rate_limited++;
 		}
-		r->hold_counted = 1;
-		return 1;
+		r->hold_counted = r->may_hold;
+		return r->may_hold;
 	}
 	r->hold_counted = 0;
 	/* Claimed now, started after the walk: the walk callback may not use the cache. */
@@ -416,25 +420,43 @@ evict_pass_end(struct refresh *r)
 	}
 }
 
+/*
+ * The pause between passes, and a pass's budget for holding: a second, or
+ * N / 20 ms for a store of N entries (100,000 entries: 5 s).
+ */
+static long
+refresh_pause_ms(const struct refresh *r)
+{
+	size_t	k, total = 0;
+
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		total += r->last.entries[k];
+	return total / 20 > (size_t)REFRESH_PASS_MS ? (long)(total / 20) :
+	    REFRESH_PASS_MS;
+}
+
 static void
 walk_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
 	struct timeval	 tv = { 0, 0 };
+	struct timespec	 ts;
 	long		 n, pass_ms;
-	size_t		 k, total = 0;
 
 	(void)fd;
 	(void)what;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (!r->walking) {
 		memset(&r->cur, 0, sizeof(r->cur));
 		r->afterlen = 0;
 		r->walking = 1;
+		r->pass_start_ms = mono_ms(&ts);
 		evict_pass_begin(r);
 	}
 	/* The walk key is kind||key; cache_walk wants the same form. */
 	r->held = 0;
+	r->may_hold = mono_ms(&ts) - r->pass_start_ms < refresh_pause_ms(r);
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
@@ -457,12 +479,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	r->cur.complete = 1;
 	r->last = r->cur;
 	evict_pass_end(r);
-	/* Big stores are walked less often: 100,000 entries every 5 s. */
-	pass_ms = REFRESH_PASS_MS;
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		total += r->last.entries[k];
-	if (total / 20 > (size_t)pass_ms)
-		pass_ms = (long)(total / 20);
+	/* Entries skipped for want of a slot or a token: go on at once. */
+	pass_ms = r->last.backlog > 0 ? REFRESH_PASS_MS : refresh_pause_ms(r);
 	tv.tv_sec = pass_ms / 1000;
 	tv.tv_usec = (pass_ms % 1000) * 1000;
 	evtimer_add(r->walk_ev, &tv);

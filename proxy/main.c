@@ -996,6 +996,76 @@ announce_ready(struct daemon *d)
 		fatal("cannot start the watchdog timer");
 }
 
+/* stapled -n: the configuration with its trust and TLS files loaded. The exit status. */
+static int
+check_only(struct daemon *d, struct config *cfg)
+{
+	struct gen	*probe;
+	char		 err[1024];
+
+	probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
+	if (probe != NULL && tls_open_all(d->tls, cfg, err, sizeof(err)) == -1) {
+		gen_unref(probe);
+		probe = NULL;
+	}
+	tls_free_all(d->tls);
+	if (probe == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	check_disk(cfg);
+	printf("configuration OK\n");
+	gen_unref(probe);
+	return 0;
+}
+
+/* The signals and timers of the daemon's life; exits when they cannot be made. */
+static void
+install_events(struct daemon *d)
+{
+	d->sig_term = evsignal_new(d->base, SIGTERM, on_term, d);
+	d->sig_int = evsignal_new(d->base, SIGINT, on_term, d);
+	d->sig_hup = evsignal_new(d->base, SIGHUP, on_hup, d);
+	d->shutdown_ev = evtimer_new(d->base, shutdown_poll, d);
+	d->health_ev = evtimer_new(d->base, record_health, d);
+	if (d->sig_term == NULL || d->sig_int == NULL || d->sig_hup == NULL ||
+	    d->shutdown_ev == NULL || d->health_ev == NULL ||
+	    evsignal_add(d->sig_term, NULL) == -1 ||
+	    evsignal_add(d->sig_int, NULL) == -1 ||
+	    evsignal_add(d->sig_hup, NULL) == -1)
+		fatal("cannot install signal handlers");
+}
+
+/* Everything main made, in the order that keeps each user before what it uses. */
+static void
+daemon_free(struct daemon *d)
+{
+	if (d->sig_term != NULL)
+		event_free(d->sig_term);
+	if (d->sig_int != NULL)
+		event_free(d->sig_int);
+	if (d->sig_hup != NULL)
+		event_free(d->sig_hup);
+	if (d->shutdown_ev != NULL)
+		event_free(d->shutdown_ev);
+	if (d->health_ev != NULL)
+		event_free(d->health_ev);
+	http_free(d->http);
+	tls_free_all(d->tls);	/* after the connections that use them */
+	router_free(d->router);
+	refresh_free(d->refresh);
+	gen_unref(d->gen);
+	fetch_ctx_free(d->fetch);
+	store_check_stop(d);
+	cache_close(d->cache);
+	if (d->lock_fd != -1)
+		close(d->lock_fd);
+	notify_close();
+	free(d->cache_dir);
+	if (d->base != NULL)
+		event_base_free(d->base);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1015,25 +1085,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_set_level(LOG_LVL_INFO + cfg->log_level);
-	if (d.cli.check_only) {
-		/* The trust files are part of the configuration: load them too. */
-		struct gen *probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
-
-		if (probe != NULL && tls_open_all(d.tls, cfg, err,
-		    sizeof(err)) == -1) {
-			gen_unref(probe);
-			probe = NULL;
-		}
-		tls_free_all(d.tls);
-		if (probe == NULL)
-			fprintf(stderr, "%s\n", err);
-		else {
-			check_disk(cfg);
-			printf("configuration OK\n");
-		}
-		gen_unref(probe);
-		return probe ? 0 : 1;
-	}
+	if (d.cli.check_only)
+		return check_only(&d, cfg);
 	if ((d.base = event_base_new()) == NULL)
 		fatal("cannot create the event loop");
 	if ((d.cache_dir = strdup(cfg->cache_dir)) == NULL)
@@ -1074,15 +1127,7 @@ main(int argc, char **argv)
 	http_set_config(d.http, gen_config(d.gen));
 	access_log_set_sample(&d.alog, gen_config(d.gen)->access_log_sample);
 	http_set_reply_cb(d.http, on_reply, &d);
-	d.sig_term = evsignal_new(d.base, SIGTERM, on_term, &d);
-	d.sig_int = evsignal_new(d.base, SIGINT, on_term, &d);
-	d.sig_hup = evsignal_new(d.base, SIGHUP, on_hup, &d);
-	d.shutdown_ev = evtimer_new(d.base, shutdown_poll, &d);
-	d.health_ev = evtimer_new(d.base, record_health, &d);
-	if (d.sig_term == NULL || d.sig_int == NULL || d.sig_hup == NULL ||
-	    d.shutdown_ev == NULL || d.health_ev == NULL || evsignal_add(d.sig_term, NULL) == -1 ||
-	    evsignal_add(d.sig_int, NULL) == -1 || evsignal_add(d.sig_hup, NULL) == -1)
-		fatal("cannot install signal handlers");
+	install_events(&d);
 	/* Ready as soon as the cache is open: the refresh walk runs behind. */
 	d.started = time(NULL);
 	store_check_start(&d);
@@ -1099,29 +1144,6 @@ main(int argc, char **argv)
 	log_info("stopped");
 	rv = 0;
 out:
-	if (d.sig_term != NULL)
-		event_free(d.sig_term);
-	if (d.sig_int != NULL)
-		event_free(d.sig_int);
-	if (d.sig_hup != NULL)
-		event_free(d.sig_hup);
-	if (d.shutdown_ev != NULL)
-		event_free(d.shutdown_ev);
-	if (d.health_ev != NULL)
-		event_free(d.health_ev);
-	http_free(d.http);
-	tls_free_all(d.tls);	/* after the connections that use them */
-	router_free(d.router);
-	refresh_free(d.refresh);
-	gen_unref(d.gen);
-	fetch_ctx_free(d.fetch);
-	store_check_stop(&d);
-	cache_close(d.cache);
-	if (d.lock_fd != -1)
-		close(d.lock_fd);
-	notify_close();
-	free(d.cache_dir);
-	if (d.base != NULL)
-		event_base_free(d.base);
+	daemon_free(&d);
 	return rv;
 }

@@ -71,6 +71,7 @@ struct refresh {
 	int			 hold_counted;	/* that entry is in cur.backlog already */
 	int			 may_hold;	/* this chunk may hold (the pass's budget lasts) */
 	int64_t			 pass_start_ms;	/* monotonic */
+	int64_t			 released_ms;	/* last cache_release_pages, monotonic */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -463,8 +464,16 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	start_claimed(r);
-	/* The walk touches every meta page: do not keep them as our RSS. */
-	cache_release_pages(r->cache);
+	/*
+	 * The walk touches every meta page: do not keep them as our RSS. A
+	 * held walk retries 50 times a second and each release drops the
+	 * hits' pages too, so while held, at most once a second.
+	 */
+	if (n == REFRESH_WALK_CHUNK || !r->held ||
+	    mono_ms(&ts) - r->released_ms >= REFRESH_PASS_MS) {
+		cache_release_pages(r->cache);
+		r->released_ms = mono_ms(&ts);
+	}
 	if (r->held && !r->stopped) {
 		/* Due entries wait for a slot or a token: go on from here soon. */
 		tv.tv_usec = REFRESH_HOLD_MS * 1000;

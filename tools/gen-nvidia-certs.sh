@@ -156,6 +156,7 @@ printf '%s\n%s\n' "$DEV_FP" "$RIM_FP" > "$T/anchors"
 sort -u "$T/pool" -o "$T/pool"
 
 cat <<'HDR'
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NVIDIA's pinned roots and public intermediates, compiled in (generated). */
 /*
  * Generated from NVIDIA's published test vectors (NVIDIA/attestation-sdk,

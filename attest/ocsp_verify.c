@@ -48,6 +48,7 @@ struct ocsp_trust {
 	X509_STORE	*store;		/* the anchors: the only trust */
 	STACK_OF(X509)	*anchors;	/* the same certs, to count and name */
 	STACK_OF(X509)	*pool;		/* untrusted, only to build chains */
+	int		 builtin_pending;	/* nvidia_pool not parsed yet */
 };
 
 struct ocsp_trust *
@@ -213,10 +214,32 @@ ocsp_trust_add_builtin_anchors(struct ocsp_trust *t)
 	return trust_add_builtin(t, nvidia_anchors, nvidia_anchors_count, 1);
 }
 
+/*
+ * The compiled-in intermediates are parsed when a chain is first built,
+ * not here: parsing them is about 40 % of stapled's start-up CPU (OpenSSL
+ * 3.0 decodes each public key through a new decoder context), and a hit
+ * never needs them. They are the generator's checked output, so only
+ * memory can fail them; trust_pool says so then.
+ */
 int
 ocsp_trust_add_builtin_pool(struct ocsp_trust *t)
 {
-	return trust_add_builtin(t, nvidia_pool, nvidia_pool_count, 0);
+	if (t == NULL)
+		return -1;
+	t->builtin_pending = 1;
+	return (int)nvidia_pool_count;
+}
+
+/* The pool, with the compiled-in intermediates parsed if they are pending. 0 or -1. */
+static int
+trust_pool(struct ocsp_trust *t)
+{
+	if (!t->builtin_pending)
+		return 0;
+	if (trust_add_builtin(t, nvidia_pool, nvidia_pool_count, 0) == -1)
+		return -1;
+	t->builtin_pending = 0;
+	return 0;
 }
 
 int
@@ -244,9 +267,11 @@ ocsp_trust_anchor_count(const struct ocsp_trust *t)
 }
 
 size_t
-ocsp_trust_pool_count(const struct ocsp_trust *t)
+ocsp_trust_pool_count(struct ocsp_trust *t)
 {
-	return t == NULL ? 0 : (size_t)sk_X509_num(t->pool);
+	if (t == NULL || trust_pool(t) == -1)
+		return 0;
+	return (size_t)sk_X509_num(t->pool);
 }
 
 /* Does x chain to an anchor with `untrusted` at hand, dates not checked? */
@@ -284,7 +309,8 @@ ocsp_trust_chaining_cas(struct ocsp_trust *t, const uint8_t *const der[],
 	size_t		 i;
 	int		 count = 0, rv = -1;
 
-	if (t == NULL || (n > 0 && (der == NULL || len == NULL || ok == NULL)))
+	if (t == NULL || (n > 0 && (der == NULL || len == NULL || ok == NULL)) ||
+	    trust_pool(t) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
 		ok[i] = 0;
@@ -1131,6 +1157,10 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 	if (t == NULL || resp == NULL || req == NULL || opts == NULL ||
 	    req->ncertids == 0 || req->ncertids > OCSP_MAX_CERTIDS) {
 		set_detail(out, "bad arguments");
+		goto out;
+	}
+	if (trust_pool(t) == -1) {
+		set_detail(out, "out of memory parsing the built-in intermediates");
 		goto out;
 	}
 	if ((bs = resp_basic(resp, len, out)) == NULL ||

@@ -1128,9 +1128,12 @@ main(int argc, char **argv)
 	access_log_set_sample(&d.alog, gen_config(d.gen)->access_log_sample);
 	http_set_reply_cb(d.http, on_reply, &d);
 	install_events(&d);
-	/* Ready as soon as the cache is open: the refresh walk runs behind. */
+	/*
+	 * Ready as soon as the cache is open: the refresh walk runs behind,
+	 * after the store's check, which a forked child starts only now so
+	 * its fork is not on the way to READY=1.
+	 */
 	d.started = time(NULL);
-	store_check_start(&d);
 	{
 		struct timeval	tv = { HEALTH_RECORD_S, 0 };
 
@@ -1139,6 +1142,7 @@ main(int argc, char **argv)
 	log_info("ready: cache %s; upstreams: %s", gen_config(d.gen)->cache_dir,
 	    upstreams_line(d.gen, line, sizeof(line)));
 	announce_ready(&d);
+	store_check_start(&d);
 	event_base_dispatch(d.base);
 	record_health(-1, 0, &d);
 	log_info("stopped");

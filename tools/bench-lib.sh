@@ -107,6 +107,35 @@ median() {
 		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# notify_listen LOG: a stand-in for systemd's notify socket (the test suite's
+# notify_recv.py), stamping each message with the wall clock; sets $notify_sock.
+# stapled started with NOTIFY_SOCKET=$notify_sock sends READY=1 the moment it
+# serves: what a unit ordered After= it waits for, with no client in between.
+notify_listen() {
+	notify_sock=@stapled-bench-$$
+	python3 "$here/tests/integration/notify_recv.py" "$notify_sock" "$1" realtime \
+	    >/dev/null 2>&1 &
+	pids+=("$!")
+	local i
+	for i in $(seq 100); do
+		grep -q '^LISTENING' "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	die "the notify receiver did not start"
+}
+# notify_ready_ms LOG T0: ms from $EPOCHREALTIME value T0 to the first READY=1
+# stamped after T0 (waits up to 10 s for it), or "nan".
+notify_ready_ms() {
+	local i v
+	for i in $(seq 200); do
+		v=$(awk -v a="$2" '$1 > a && /READY=1/ {
+			printf "%.1f\n", ($1 - a) * 1000; exit }' "$1")
+		[ -n "$v" ] && { echo "$v"; return 0; }
+		sleep 0.05
+	done
+	echo nan
+}
+
 # ms_since T0: milliseconds from $EPOCHREALTIME value T0 to now.
 ms_since() {
 	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", (b - a) * 1000 }'

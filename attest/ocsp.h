@@ -85,7 +85,7 @@ int	ocsp_trust_add_pem(struct ocsp_trust *, int anchors, const char *pem,
 	    size_t len, const char **why);
 /*
  * The compiled-in NVIDIA roots and public intermediates (attest/nvidia_certs.c).
- * Both return how many; the intermediates are parsed when first needed.
+ * Both return how many; the certificates are parsed when first needed.
  */
 int	ocsp_trust_add_builtin_anchors(struct ocsp_trust *);
 int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
@@ -94,7 +94,7 @@ int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
  * Every certificate added, here or from PEM, passes der_cert_check.
  */
 int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len);
-size_t	ocsp_trust_anchor_count(const struct ocsp_trust *);
+size_t	ocsp_trust_anchor_count(struct ocsp_trust *);
 size_t	ocsp_trust_pool_count(struct ocsp_trust *);
 
 /*

@@ -48,8 +48,11 @@ struct ocsp_trust {
 	X509_STORE	*store;		/* the anchors: the only trust */
 	STACK_OF(X509)	*anchors;	/* the same certs, to count and name */
 	STACK_OF(X509)	*pool;		/* untrusted, only to build chains */
-	int		 builtin_pending;	/* nvidia_pool not parsed yet */
+	int		 pending;	/* TRUST_PENDING_*: compiled-in certificates not parsed yet */
 };
+
+#define TRUST_PENDING_ANCHORS	0x1
+#define TRUST_PENDING_POOL	0x2
 
 struct ocsp_trust *
 ocsp_trust_new(void)
@@ -208,37 +211,44 @@ trust_add_builtin(struct ocsp_trust *t, const struct vendor_root *certs,
 	return total;
 }
 
+/*
+ * The compiled-in roots and intermediates are parsed when a chain is
+ * first built or they are counted, not when added: parsing them was
+ * two thirds of stapled's start-up CPU (OpenSSL 3.0 decodes each public
+ * key through a new decoder context), and a hit never needs them. They
+ * are the generator's checked output, so only memory can fail them;
+ * trust_builtin says so then.
+ */
 int
 ocsp_trust_add_builtin_anchors(struct ocsp_trust *t)
 {
-	return trust_add_builtin(t, nvidia_anchors, nvidia_anchors_count, 1);
+	if (t == NULL)
+		return -1;
+	t->pending |= TRUST_PENDING_ANCHORS;
+	return (int)nvidia_anchors_count;
 }
 
-/*
- * The compiled-in intermediates are parsed when a chain is first built,
- * not here: parsing them is about 40 % of stapled's start-up CPU (OpenSSL
- * 3.0 decodes each public key through a new decoder context), and a hit
- * never needs them. They are the generator's checked output, so only
- * memory can fail them; trust_pool says so then.
- */
 int
 ocsp_trust_add_builtin_pool(struct ocsp_trust *t)
 {
 	if (t == NULL)
 		return -1;
-	t->builtin_pending = 1;
+	t->pending |= TRUST_PENDING_POOL;
 	return (int)nvidia_pool_count;
 }
 
-/* The pool, with the compiled-in intermediates parsed if they are pending. 0 or -1. */
+/* Parse the pending compiled-in certificates. 0, or -1 (out of memory). */
 static int
-trust_pool(struct ocsp_trust *t)
+trust_builtin(struct ocsp_trust *t)
 {
-	if (!t->builtin_pending)
-		return 0;
-	if (trust_add_builtin(t, nvidia_pool, nvidia_pool_count, 0) == -1)
+	if ((t->pending & TRUST_PENDING_ANCHORS) &&
+	    trust_add_builtin(t, nvidia_anchors, nvidia_anchors_count, 1) == -1)
 		return -1;
-	t->builtin_pending = 0;
+	t->pending &= ~TRUST_PENDING_ANCHORS;
+	if ((t->pending & TRUST_PENDING_POOL) &&
+	    trust_add_builtin(t, nvidia_pool, nvidia_pool_count, 0) == -1)
+		return -1;
+	t->pending = 0;
 	return 0;
 }
 
@@ -261,15 +271,17 @@ ocsp_trust_add_pool_der(struct ocsp_trust *t, const uint8_t *der, size_t len)
 }
 
 size_t
-ocsp_trust_anchor_count(const struct ocsp_trust *t)
+ocsp_trust_anchor_count(struct ocsp_trust *t)
 {
-	return t == NULL ? 0 : (size_t)sk_X509_num(t->anchors);
+	if (t == NULL || trust_builtin(t) == -1)
+		return 0;
+	return (size_t)sk_X509_num(t->anchors);
 }
 
 size_t
 ocsp_trust_pool_count(struct ocsp_trust *t)
 {
-	if (t == NULL || trust_pool(t) == -1)
+	if (t == NULL || trust_builtin(t) == -1)
 		return 0;
 	return (size_t)sk_X509_num(t->pool);
 }
@@ -310,7 +322,7 @@ ocsp_trust_chaining_cas(struct ocsp_trust *t, const uint8_t *const der[],
 	int		 count = 0, rv = -1;
 
 	if (t == NULL || (n > 0 && (der == NULL || len == NULL || ok == NULL)) ||
-	    trust_pool(t) == -1)
+	    trust_builtin(t) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
 		ok[i] = 0;
@@ -1159,8 +1171,8 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		set_detail(out, "bad arguments");
 		goto out;
 	}
-	if (trust_pool(t) == -1) {
-		set_detail(out, "out of memory parsing the built-in intermediates");
+	if (trust_builtin(t) == -1) {
+		set_detail(out, "out of memory parsing the built-in certificates");
 		goto out;
 	}
 	if ((bs = resp_basic(resp, len, out)) == NULL ||

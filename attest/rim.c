@@ -45,6 +45,7 @@ const char *const rim_verdict_str[RIM_VERDICT_MAX] = {
 struct rim_trust {
 	X509_STORE	*store;
 	STACK_OF(X509)	*anchors;
+	const char	*builtin_pem;	/* the compiled-in root, until parsed */
 };
 
 int
@@ -171,13 +172,30 @@ rim_trust_add_builtin(struct rim_trust *t)
 {
 	size_t	 i;
 
-	for (i = 0; i < nvidia_anchors_count; i++) {
+	/*
+	 * Parsed when a chain is first verified (trust_builtin): a start-up
+	 * that only serves hits never pays OpenSSL's first-certificate setup.
+	 */
+	for (i = 0; t != NULL && i < nvidia_anchors_count; i++) {
 		if (strcmp(nvidia_anchors[i].sha256, RIM_ROOT_SHA256) != 0)
 			continue;
-		return rim_trust_add_anchors_pem(t, nvidia_anchors[i].pem,
-		    strlen(nvidia_anchors[i].pem)) < 0 ? -1 : 0;
+		t->builtin_pem = nvidia_anchors[i].pem;
+		return 0;
 	}
 	return -1;
+}
+
+/* Parse the compiled-in root if it is pending. 0, or -1 (out of memory). */
+static int
+trust_builtin(struct rim_trust *t)
+{
+	if (t->builtin_pem == NULL)
+		return 0;
+	if (rim_trust_add_anchors_pem(t, t->builtin_pem,
+	    strlen(t->builtin_pem)) < 0)
+		return -1;
+	t->builtin_pem = NULL;
+	return 0;
 }
 
 void
@@ -467,7 +485,7 @@ verify_chain(struct rim_trust *t, const struct rim_certs *kc, time_t now,
 	size_t		 i;
 	int		 li, n, err, rv = -1;
 
-	if ((certs = sk_X509_new_null()) == NULL ||
+	if (trust_builtin(t) == -1 || (certs = sk_X509_new_null()) == NULL ||
 	    (ctx = X509_STORE_CTX_new()) == NULL) {
 		set_verdict(out, RIM_ERR_CHAIN, "out of memory");
 		goto out;

@@ -15,6 +15,7 @@
 
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
@@ -420,12 +421,8 @@ job_new(struct svc *s, const struct svc_call *c)
 static struct neg *
 neg_slot(struct svc *s, const uint8_t *key, size_t klen)
 {
-	uint32_t	h = 2166136261u;
-	size_t		i;
 
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return &s->neg[h % NEG_SLOTS];
+	return &s->neg[util_fnv1a32(key, klen) % NEG_SLOTS];
 }
 
 /*

@@ -45,6 +45,55 @@ const char *const metrics_route_str[METRICS_ROUTE_MAX] = {
 	[METRICS_ROUTE_KDS] = "kds",
 };
 
+const char *const metrics_tls_fail_str[METRICS_TLS_FAIL_MAX] = {
+	[METRICS_TLS_PLAIN_HTTP] = "plain_http",
+	[METRICS_TLS_NOT_TLS] = "not_tls",
+	[METRICS_TLS_PROTOCOL_VERSION] = "protocol_version",
+	[METRICS_TLS_NO_SHARED_CIPHER] = "no_shared_cipher",
+	[METRICS_TLS_NO_CLIENT_CERT] = "no_client_cert",
+	[METRICS_TLS_BAD_CLIENT_CERT] = "bad_client_cert",
+	[METRICS_TLS_CLIENT_ALERT] = "client_alert",
+	[METRICS_TLS_CLOSED] = "closed",
+	[METRICS_TLS_OTHER] = "other",
+};
+
+unsigned long *
+metrics_tls_listener(const char *name)
+{
+	struct metrics_tls_listener	*l;
+	size_t				 i;
+
+	for (i = 0; i < metrics.ntls; i++)
+		if (strcmp(metrics.tls[i].name, name) == 0)
+			return metrics.tls[i].handshake_failures;
+	if (metrics.ntls == METRICS_MAX_TLS_LISTENERS ||
+	    strlen(name) >= sizeof(l->name))
+		return NULL;
+	l = &metrics.tls[metrics.ntls++];
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	return l->handshake_failures;
+}
+
+/* stapled_tls_handshake_failures_total, every reason of every TLS listener. */
+static void
+render_tls(struct evbuffer *b)
+{
+	size_t	i;
+	int	r;
+
+	if (metrics.ntls == 0)
+		return;
+	evbuffer_add_printf(b,
+	    "# HELP stapled_tls_handshake_failures_total TLS handshakes that failed, by listener and reason.\n"
+	    "# TYPE stapled_tls_handshake_failures_total counter\n");
+	for (i = 0; i < metrics.ntls; i++)
+		for (r = 0; r < METRICS_TLS_FAIL_MAX; r++)
+			evbuffer_add_printf(b, "stapled_tls_handshake_failures_total"
+			    "{listener=\"%s\",reason=\"%s\"} %lu\n",
+			    metrics.tls[i].name, metrics_tls_fail_str[r],
+			    metrics.tls[i].handshake_failures[r]);
+}
+
 /* max_entries, per service (a service is a cache kind). */
 static void
 render_evictions(struct evbuffer *b)
@@ -490,6 +539,7 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 	render_build(b);
 	render_process(b);
 	render_counters(b);
+	render_tls(b);
 	render_store(b, rs, now);
 	if (pools == NULL)
 		return;

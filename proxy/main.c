@@ -1074,6 +1074,7 @@ main(int argc, char **argv)
 	char		 err[1024], line[UPSTREAMS_LINE_BYTES];
 	int		 rv = 1;
 
+	metrics_mark_start();	/* process_start_time_seconds, before anything slow */
 	memset(&d, 0, sizeof(d));
 	d.lock_fd = d.check_fd = -1;
 	signal(SIGPIPE, SIG_IGN);

@@ -290,26 +290,18 @@ count_fds(void)
 	return n;
 }
 
-/* The boot time (btime of /proc/stat) in Unix seconds; 0 unknown. */
-static long long
-boot_time(void)
+void
+metrics_mark_start(void)
 {
-	FILE		*f;
-	char		 line[256];
-	long long	 bt = 0;
+	struct timespec	ts;
 
-	if ((f = fopen("/proc/stat", "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "btime %lld", &bt) == 1)
-			break;
-	fclose(f);
-	return bt;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		metrics.start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* utime, stime and starttime (clock ticks) and rss (pages) from /proc/self/stat; 0 or -1. */
+/* utime and stime (clock ticks) and rss (pages) from /proc/self/stat; 0 or -1. */
 static int
-read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
+read_stat(unsigned long long *ticks, long *rss_pages)
 {
 	FILE			*f;
 	char			 buf[1024], *p;
@@ -324,8 +316,7 @@ read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
 	/* after the command name, which may hold spaces and parentheses: field 3 on */
 	if ((p = strrchr(buf, ')')) == NULL ||
 	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &ut, &st, start,
-	    rss_pages) != 4)
+	    "%*d %*d %*d %*d %*d %*d %*u %*u %ld", &ut, &st, rss_pages) != 3)
 		return -1;
 	*ticks = ut + st;
 	return 0;
@@ -335,13 +326,12 @@ read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
 static void
 render_process(struct evbuffer *b)
 {
-	unsigned long long	 ticks, start;
+	unsigned long long	 ticks;
 	long			 rss, tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	long			 fds = count_fds();
-	long long		 bt = boot_time();
 	struct rlimit		 rl;
 
-	if (tck > 0 && page > 0 && read_stat(&ticks, &start, &rss) == 0) {
+	if (tck > 0 && page > 0 && read_stat(&ticks, &rss) == 0)
 		evbuffer_add_printf(b,
 		    "# HELP process_cpu_seconds_total User and system CPU time spent in seconds.\n"
 		    "# TYPE process_cpu_seconds_total counter\n"
@@ -350,13 +340,11 @@ render_process(struct evbuffer *b)
 		    "# TYPE process_resident_memory_bytes gauge\n"
 		    "process_resident_memory_bytes %lld\n",
 		    (double)ticks / (double)tck, (long long)rss * page);
-		if (bt > 0)
-			evbuffer_add_printf(b,
-			    "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
-			    "# TYPE process_start_time_seconds gauge\n"
-			    "process_start_time_seconds %.2f\n",
-			    (double)bt + (double)start / (double)tck);
-	}
+	if (metrics.start_time > 0)
+		evbuffer_add_printf(b,
+		    "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
+		    "# TYPE process_start_time_seconds gauge\n"
+		    "process_start_time_seconds %.2f\n", metrics.start_time);
 	if (fds >= 0)
 		evbuffer_add_printf(b,
 		    "# HELP process_open_fds Number of open file descriptors.\n"

@@ -104,6 +104,7 @@ struct metrics {
 	unsigned long	refresh_rate_limited;
 	struct metrics_hist hit_latency[CACHE_KIND_MAX];	/* by the route's kind */
 	struct metrics_hist verify_time[CACHE_KIND_MAX];
+	double		start_time;	/* process start, Unix seconds (metrics_mark_start); 0: unknown */
 	struct metrics_tls_listener tls[METRICS_MAX_TLS_LISTENERS];
 	size_t		ntls;	/* of tls[], in use */
 };
@@ -118,6 +119,13 @@ extern struct metrics	metrics;
  * METRICS_MAX_TLS_LISTENERS names are taken or the name is too long.
  */
 unsigned long	*metrics_tls_listener(const char *name);
+
+/*
+ * Record the realtime clock as the process's start (process_start_time_seconds).
+ * Call first thing in main: the clock needs no /proc, which the shipped
+ * unit's ProcSubset=pid hides in part. Cannot fail.
+ */
+void	metrics_mark_start(void);
 
 /* The cache kind (service) a route serves. */
 enum cache_kind	metrics_route_kind(enum metrics_route);
@@ -145,8 +153,8 @@ int64_t	metrics_now_us(void);
 
 /*
  * Append the whole /metrics page in exposition format (version 0.0.4):
- * stapled_build_info, the process_* metrics (from /proc/self; left out
- * where it cannot be read), the counters and histograms above, the
+ * stapled_build_info, the process_* metrics (from /proc/self, left out
+ * where it cannot be read; the start time from metrics_mark_start), the counters and histograms above, the
  * store's gauges from rs (the refresher's last pass, borrowed; deadlines
  * relative to now), and the health of each of the npools upstream pools
  * (borrowed; a NULL entry is skipped; none and no upstream section when

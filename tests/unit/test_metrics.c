@@ -231,6 +231,29 @@ test_start_time(void **state)
 	free(s);
 }
 
+/* A TLS listener's counters: one set per name, every reason shown. */
+static void
+test_tls_listener(void **state)
+{
+	struct refresh_stats	 rs;
+	unsigned long		*a, *b;
+	char			*s;
+
+	(void)state;
+	memset(&rs, 0, sizeof(rs));
+	assert_non_null(a = metrics_tls_listener("127.0.0.1:8443"));
+	assert_non_null(b = metrics_tls_listener("[::1]:8443"));
+	assert_ptr_equal(metrics_tls_listener("127.0.0.1:8443"), a);
+	assert_ptr_not_equal(a, b);
+	a[METRICS_TLS_PLAIN_HTTP] += 2;
+	s = page(&rs, NULL, 1750000000);
+	assert_true(has_line(s, "stapled_tls_handshake_failures_total"
+	    "{listener=\"127.0.0.1:8443\",reason=\"plain_http\"} 2"));
+	assert_true(has_line(s, "stapled_tls_handshake_failures_total"
+	    "{listener=\"[::1]:8443\",reason=\"no_client_cert\"} 0"));
+	free(s);
+}
+
 static void
 test_page(void **state)
 {
@@ -284,6 +307,7 @@ main(void)
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_page),
 		cmocka_unit_test(test_start_time),
+		cmocka_unit_test(test_tls_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -791,14 +791,9 @@ static int
 listen_one(struct http *h, const char *addr, int fd, const char *name,
     unsigned flags, struct tls_server *tls, char *err, size_t errlen)
 {
-	struct http_listen	spec;
+	const struct http_listen	spec = { .addr = addr, .fd = fd,
+	    .name = name, .flags = flags, .tls = tls };
 
-	memset(&spec, 0, sizeof(spec));
-	spec.addr = addr;
-	spec.fd = fd;
-	spec.name = name;
-	spec.flags = flags;
-	spec.tls = tls;
 	return http_add_listener(h, &spec, err, errlen);
 }
 

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex. */
+/* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex, FNV-1a. */
 #include "config.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
 
 #include "attest/util.h"
+
+/* FNV-1a, 32 bits: the offset basis and the prime of the published parameters. */
+#define UTIL_FNV32_BASIS	2166136261u
+#define UTIL_FNV32_PRIME	16777619u
 
 long long
 util_days_from_civil(long long y, unsigned m, unsigned d)
@@ -93,4 +97,16 @@ util_hex(const uint8_t *buf, size_t len, char *out)
 		out[2 * i + 1] = digits[buf[i] & 0xf];
 	}
 	out[2 * len] = '\0';
+}
+
+uint32_t
+util_fnv1a32(const void *buf, size_t len)
+{
+	const uint8_t	*p = buf;
+	uint32_t	 h = UTIL_FNV32_BASIS;
+	size_t		 i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * UTIL_FNV32_PRIME;
+	return h;
 }

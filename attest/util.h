@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex. */
+/* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex, FNV-1a. */
 #ifndef ATTEST_UTIL_H
 #define ATTEST_UTIL_H
 
@@ -25,5 +25,11 @@ int		util_hexval(int c);
 int		util_unhex(const char *s, size_t n, uint8_t *out, size_t outlen);
 /* len bytes as lower-case hex into out (2 * len + 1 bytes, NUL-terminated). */
 void		util_hex(const uint8_t *buf, size_t len, char *out);
+/*
+ * The 32-bit FNV-1a hash of buf[0..len) (len 0: the offset basis). For
+ * spreading keys over hash slots, never for anything a peer could attack
+ * for more than a slower slot; cannot fail.
+ */
+uint32_t	util_fnv1a32(const void *buf, size_t len);
 
 #endif

@@ -782,22 +782,35 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 		log_debug("cache: the damage note was cut short");
 }
 
-/* Bind every address of the configuration's listen. 0, or -1 with err. */
+/*
+ * One listener: the address addr to bind (fd -1), or the passed socket fd
+ * named name; tls (borrowed, may be NULL) as struct http_listen says. 0,
+ * or -1 with err (http_add_listener's).
+ */
 static int
-listen_all(struct http *h, const struct config *cfg, struct tls_server **tls,
-    char *err, size_t errlen)
+listen_one(struct http *h, const char *addr, int fd, const char *name,
+    unsigned flags, struct tls_server *tls, char *err, size_t errlen)
 {
-	struct http_listen	 spec;
-	size_t			 i;
+	const struct http_listen	spec = { .addr = addr, .fd = fd,
+	    .name = name, .flags = flags, .tls = tls };
 
-	for (i = 0; i < cfg->nlisten; i++) {
-		memset(&spec, 0, sizeof(spec));
-		spec.addr = cfg->listen[i];
-		spec.fd = -1;
-		spec.tls = tls[i];
-		if (http_add_listener(h, &spec, err, errlen) == -1)
+	return http_add_listener(h, &spec, err, errlen);
+}
+
+/*
+ * Bind the n addresses addrs with flags; tls NULL, or one per address
+ * (NULL: plain). listen and admin_listen alike. 0, or -1 with err.
+ */
+static int
+listen_addrs(struct http *h, char *const *addrs, size_t n, unsigned flags,
+    struct tls_server *const *tls, char *err, size_t errlen)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (listen_one(h, addrs[i], -1, NULL, flags,
+		    tls != NULL ? tls[i] : NULL, err, errlen) == -1)
 			return -1;
-	}
 	return 0;
 }
 
@@ -811,39 +824,15 @@ static int
 listen_passed(struct http *h, struct activate_sock *socks, size_t n,
     char *err, size_t errlen)
 {
-	struct http_listen	spec;
-	size_t			i;
+	size_t	i;
 
-	for (i = 0; i < n; i++) {
-		memset(&spec, 0, sizeof(spec));
-		spec.fd = socks[i].fd;
-		spec.name = socks[i].name;
-		spec.flags = socks[i].flags;
-		if (http_add_listener(h, &spec, err, errlen) == -1) {
+	for (i = 0; i < n; i++)
+		if (listen_one(h, NULL, socks[i].fd, socks[i].name,
+		    socks[i].flags, NULL, err, errlen) == -1) {
 			for (; i < n; i++)
 				close(socks[i].fd);
 			return -1;
 		}
-	}
-	return 0;
-}
-
-/* Bind admin_listen's addresses as admin listeners. 0, or -1 with err. */
-static int
-listen_admin(struct http *h, const struct config *cfg, char *err,
-    size_t errlen)
-{
-	struct http_listen	spec;
-	size_t			i;
-
-	for (i = 0; i < cfg->nadmin_listen; i++) {
-		memset(&spec, 0, sizeof(spec));
-		spec.addr = cfg->admin_listen[i];
-		spec.fd = -1;
-		spec.flags = HTTP_LISTEN_ADMIN;
-		if (http_add_listener(h, &spec, err, errlen) == -1)
-			return -1;
-	}
 	return 0;
 }
 
@@ -867,9 +856,11 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 	if (n > 0 && d->listen_default)
 		log_info("listen: not set; serving on the %zu passed socket(s) "
 		    "only", n);
-	else if (listen_all(d->http, cfg, d->tls, err, errlen) == -1)
+	else if (listen_addrs(d->http, cfg->listen, cfg->nlisten, 0, d->tls,
+	    err, errlen) == -1)
 		return -1;
-	if (listen_admin(d->http, cfg, err, errlen) == -1)
+	if (listen_addrs(d->http, cfg->admin_listen, cfg->nadmin_listen,
+	    HTTP_LISTEN_ADMIN, NULL, err, errlen) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
 		admin |= (socks[i].flags & HTTP_LISTEN_ADMIN) != 0;
@@ -1074,6 +1065,7 @@ main(int argc, char **argv)
 	char		 err[1024], line[UPSTREAMS_LINE_BYTES];
 	int		 rv = 1;
 
+	metrics_mark_start();	/* process_start_time_seconds, before anything slow */
 	memset(&d, 0, sizeof(d));
 	d.lock_fd = d.check_fd = -1;
 	signal(SIGPIPE, SIG_IGN);

@@ -45,6 +45,55 @@ const char *const metrics_route_str[METRICS_ROUTE_MAX] = {
 	[METRICS_ROUTE_KDS] = "kds",
 };
 
+const char *const metrics_tls_fail_str[METRICS_TLS_FAIL_MAX] = {
+	[METRICS_TLS_PLAIN_HTTP] = "plain_http",
+	[METRICS_TLS_NOT_TLS] = "not_tls",
+	[METRICS_TLS_PROTOCOL_VERSION] = "protocol_version",
+	[METRICS_TLS_NO_SHARED_CIPHER] = "no_shared_cipher",
+	[METRICS_TLS_NO_CLIENT_CERT] = "no_client_cert",
+	[METRICS_TLS_BAD_CLIENT_CERT] = "bad_client_cert",
+	[METRICS_TLS_CLIENT_ALERT] = "client_alert",
+	[METRICS_TLS_CLOSED] = "closed",
+	[METRICS_TLS_OTHER] = "other",
+};
+
+unsigned long *
+metrics_tls_listener(const char *name)
+{
+	struct metrics_tls_listener	*l;
+	size_t				 i;
+
+	for (i = 0; i < metrics.ntls; i++)
+		if (strcmp(metrics.tls[i].name, name) == 0)
+			return metrics.tls[i].handshake_failures;
+	if (metrics.ntls == METRICS_MAX_TLS_LISTENERS ||
+	    strlen(name) >= sizeof(l->name))
+		return NULL;
+	l = &metrics.tls[metrics.ntls++];
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	return l->handshake_failures;
+}
+
+/* stapled_tls_handshake_failures_total, every reason of every TLS listener. */
+static void
+render_tls(struct evbuffer *b)
+{
+	size_t	i;
+	int	r;
+
+	if (metrics.ntls == 0)
+		return;
+	evbuffer_add_printf(b,
+	    "# HELP stapled_tls_handshake_failures_total TLS handshakes that failed, by listener and reason.\n"
+	    "# TYPE stapled_tls_handshake_failures_total counter\n");
+	for (i = 0; i < metrics.ntls; i++)
+		for (r = 0; r < METRICS_TLS_FAIL_MAX; r++)
+			evbuffer_add_printf(b, "stapled_tls_handshake_failures_total"
+			    "{listener=\"%s\",reason=\"%s\"} %lu\n",
+			    metrics.tls[i].name, metrics_tls_fail_str[r],
+			    metrics.tls[i].handshake_failures[r]);
+}
+
 /* max_entries, per service (a service is a cache kind). */
 static void
 render_evictions(struct evbuffer *b)
@@ -241,26 +290,18 @@ count_fds(void)
 	return n;
 }
 
-/* The boot time (btime of /proc/stat) in Unix seconds; 0 unknown. */
-static long long
-boot_time(void)
+void
+metrics_mark_start(void)
 {
-	FILE		*f;
-	char		 line[256];
-	long long	 bt = 0;
+	struct timespec	ts;
 
-	if ((f = fopen("/proc/stat", "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "btime %lld", &bt) == 1)
-			break;
-	fclose(f);
-	return bt;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		metrics.start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* utime, stime and starttime (clock ticks) and rss (pages) from /proc/self/stat; 0 or -1. */
+/* utime and stime (clock ticks) and rss (pages) from /proc/self/stat; 0 or -1. */
 static int
-read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
+read_stat(unsigned long long *ticks, long *rss_pages)
 {
 	FILE			*f;
 	char			 buf[1024], *p;
@@ -275,8 +316,7 @@ read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
 	/* after the command name, which may hold spaces and parentheses: field 3 on */
 	if ((p = strrchr(buf, ')')) == NULL ||
 	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &ut, &st, start,
-	    rss_pages) != 4)
+	    "%*d %*d %*d %*d %*d %*d %*u %*u %ld", &ut, &st, rss_pages) != 3)
 		return -1;
 	*ticks = ut + st;
 	return 0;
@@ -286,13 +326,12 @@ read_stat(unsigned long long *ticks, unsigned long long *start, long *rss_pages)
 static void
 render_process(struct evbuffer *b)
 {
-	unsigned long long	 ticks, start;
+	unsigned long long	 ticks;
 	long			 rss, tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	long			 fds = count_fds();
-	long long		 bt = boot_time();
 	struct rlimit		 rl;
 
-	if (tck > 0 && page > 0 && read_stat(&ticks, &start, &rss) == 0) {
+	if (tck > 0 && page > 0 && read_stat(&ticks, &rss) == 0)
 		evbuffer_add_printf(b,
 		    "# HELP process_cpu_seconds_total User and system CPU time spent in seconds.\n"
 		    "# TYPE process_cpu_seconds_total counter\n"
@@ -301,13 +340,11 @@ render_process(struct evbuffer *b)
 		    "# TYPE process_resident_memory_bytes gauge\n"
 		    "process_resident_memory_bytes %lld\n",
 		    (double)ticks / (double)tck, (long long)rss * page);
-		if (bt > 0)
-			evbuffer_add_printf(b,
-			    "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
-			    "# TYPE process_start_time_seconds gauge\n"
-			    "process_start_time_seconds %.2f\n",
-			    (double)bt + (double)start / (double)tck);
-	}
+	if (metrics.start_time > 0)
+		evbuffer_add_printf(b,
+		    "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
+		    "# TYPE process_start_time_seconds gauge\n"
+		    "process_start_time_seconds %.2f\n", metrics.start_time);
 	if (fds >= 0)
 		evbuffer_add_printf(b,
 		    "# HELP process_open_fds Number of open file descriptors.\n"
@@ -490,6 +527,7 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 	render_build(b);
 	render_process(b);
 	render_counters(b);
+	render_tls(b);
 	render_store(b, rs, now);
 	if (pools == NULL)
 		return;

@@ -63,6 +63,31 @@ void	metrics_hist_render(struct evbuffer *, const char *name,
 	    const char *labels, const struct metrics_hist *,
 	    enum metrics_hist_kind);
 
+/* Why a TLS handshake failed: the reason label of stapled_tls_handshake_failures_total. */
+enum metrics_tls_fail {
+	METRICS_TLS_PLAIN_HTTP,		/* an HTTP request on the TLS port */
+	METRICS_TLS_NOT_TLS,		/* other bytes that are not a TLS record */
+	METRICS_TLS_PROTOCOL_VERSION,	/* no TLS version both sides speak (TLS 1.2 is the floor) */
+	METRICS_TLS_NO_SHARED_CIPHER,	/* no cipher suite, group or signature algorithm in common */
+	METRICS_TLS_NO_CLIENT_CERT,	/* client_ca set and no certificate sent */
+	METRICS_TLS_BAD_CLIENT_CERT,	/* a client certificate that does not verify against client_ca */
+	METRICS_TLS_CLIENT_ALERT,	/* the client gave up with an alert (it does not trust ours, say) */
+	METRICS_TLS_CLOSED,		/* the client closed the connection mid-handshake */
+	METRICS_TLS_OTHER,
+	METRICS_TLS_FAIL_MAX
+};
+extern const char *const metrics_tls_fail_str[METRICS_TLS_FAIL_MAX];
+
+/* TLS listeners with handshake counters; more are not counted. */
+#define METRICS_MAX_TLS_LISTENERS	32
+/* A listener's address as a label, NUL included; a longer one is not counted. */
+#define METRICS_LISTENER_NAME_BYTES	128
+
+struct metrics_tls_listener {
+	char		name[METRICS_LISTENER_NAME_BYTES];
+	unsigned long	handshake_failures[METRICS_TLS_FAIL_MAX];
+};
+
 struct metrics {
 	unsigned long	requests[METRICS_ROUTE_MAX][METRICS_RES_MAX];
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
@@ -79,9 +104,28 @@ struct metrics {
 	unsigned long	refresh_rate_limited;
 	struct metrics_hist hit_latency[CACHE_KIND_MAX];	/* by the route's kind */
 	struct metrics_hist verify_time[CACHE_KIND_MAX];
+	double		start_time;	/* process start, Unix seconds (metrics_mark_start); 0: unknown */
+	struct metrics_tls_listener tls[METRICS_MAX_TLS_LISTENERS];
+	size_t		ntls;	/* of tls[], in use */
 };
 
 extern struct metrics	metrics;
+
+/*
+ * The handshake-failure counters of the TLS listener `name` (its address):
+ * METRICS_TLS_FAIL_MAX of them, indexed by enum metrics_tls_fail, in the
+ * metrics block (they live as long as the process; the same name gets the
+ * same counters, so a reload keeps counting). NULL when
+ * METRICS_MAX_TLS_LISTENERS names are taken or the name is too long.
+ */
+unsigned long	*metrics_tls_listener(const char *name);
+
+/*
+ * Record the realtime clock as the process's start (process_start_time_seconds).
+ * Call first thing in main: the clock needs no /proc, which the shipped
+ * unit's ProcSubset=pid hides in part. Cannot fail.
+ */
+void	metrics_mark_start(void);
 
 /* The cache kind (service) a route serves. */
 enum cache_kind	metrics_route_kind(enum metrics_route);
@@ -109,8 +153,8 @@ int64_t	metrics_now_us(void);
 
 /*
  * Append the whole /metrics page in exposition format (version 0.0.4):
- * stapled_build_info, the process_* metrics (from /proc/self; left out
- * where it cannot be read), the counters and histograms above, the
+ * stapled_build_info, the process_* metrics (from /proc/self, left out
+ * where it cannot be read; the start time from metrics_mark_start), the counters and histograms above, the
  * store's gauges from rs (the refresher's last pass, borrowed; deadlines
  * relative to now), and the health of each of the npools upstream pools
  * (borrowed; a NULL entry is skipped; none and no upstream section when

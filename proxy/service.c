@@ -15,6 +15,7 @@
 
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
@@ -57,6 +58,11 @@ struct svc {
 	char				**urls;	/* upstream bases, suffixes removed */
 	struct neg			*neg;	/* NEG_SLOTS, or NULL */
 	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
+	/* When each rate-limited state line was last logged (SVC_STATE_LOG_S apart). */
+	time_t				 last_fail_log;
+	time_t				 last_definitive_log;	/* negative_ttl_s 0 */
+	time_t				 last_limited_log;
+	time_t				 last_capped_log;	/* max_entries */
 };
 
 struct gen {
@@ -102,10 +108,6 @@ struct refresh_wait {
 };
 
 static size_t	npending;
-static time_t	last_fail_log[CACHE_KIND_MAX];	/* per kind */
-static time_t	last_definitive_log[CACHE_KIND_MAX];	/* per kind, negative_ttl_s 0 */
-static time_t	last_limited_log[CACHE_KIND_MAX];	/* per kind */
-static time_t	last_capped_log[CACHE_KIND_MAX];	/* per kind, max_entries */
 
 static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
 	[CONFIG_SVC_OCSP] = &ocsp_ops,
@@ -420,12 +422,8 @@ job_new(struct svc *s, const struct svc_call *c)
 static struct neg *
 neg_slot(struct svc *s, const uint8_t *key, size_t klen)
 {
-	uint32_t	h = 2166136261u;
-	size_t		i;
 
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return &s->neg[h % NEG_SLOTS];
+	return &s->neg[util_fnv1a32(key, klen) % NEG_SLOTS];
 }
 
 /*
@@ -512,8 +510,8 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 	if (refresh_make_room(s->gen->refresh, s->ops->kind) == 0)
 		return 1;
 	metrics.store_capped[s->ops->kind]++;
-	if (now - last_capped_log[s->ops->kind] >= SVC_STATE_LOG_S) {
-		last_capped_log[s->ops->kind] = now;
+	if (now - s->last_capped_log >= SVC_STATE_LOG_S) {
+		s->last_capped_log = now;
 		log_warn("%s: %s: not stored: max_entries (%ld) reached and no "
 		    "entry may be evicted now (imported and not yet asked, or "
 		    "asked since the last walk); the answer is passed on",
@@ -608,13 +606,13 @@ job_definitive(struct svc_job *j, const struct fetch_res *res, const char *why,
 		snprintf(kept, sizeof(kept), "remembered %ld s",
 		    s->conf->negative_ttl_s);
 	if (rep == 1 || (rep == -1 &&
-	    now - last_definitive_log[s->ops->kind] < SVC_STATE_LOG_S)) {
+	    now - s->last_definitive_log < SVC_STATE_LOG_S)) {
 		log_debug("%s: %s: answered %s for %s again", s->ops->name,
 		    res->upstream, why, hex);
 		return;
 	}
 	if (rep == -1)
-		last_definitive_log[s->ops->kind] = now;
+		s->last_definitive_log = now;
 	log_warn("%s: %s: answered %s for %s: %s, %s", s->ops->name,
 	    res->upstream, why, hex, stored ? "the stored answer is served "
 	    "until its nextUpdate" : "relayed to the client", kept);
@@ -851,8 +849,8 @@ pending_done(const struct fetch_res *res, void *arg)
 		    res->body_len);
 	} else {
 		/* A line per state, not per client: at most one every 10 s. */
-		if (now - last_fail_log[s->ops->kind] >= SVC_STATE_LOG_S) {
-			last_fail_log[s->ops->kind] = now;
+		if (now - s->last_fail_log >= SVC_STATE_LOG_S) {
+			s->last_fail_log = now;
 			log_warn("%s: every upstream failed, answering without them: %s",
 			    s->ops->name, res->summary ? res->summary :
 			    fetch_err_str[res->err]);
@@ -884,8 +882,8 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 		snprintf(why, sizeof(why), "no upstream answer within %ld ms",
 		    p->svc->conf->client_budget_ms);
 		/* Like the all-failed line: a state, not one line per client. */
-		if (now - last_fail_log[p->svc->ops->kind] >= SVC_STATE_LOG_S) {
-			last_fail_log[p->svc->ops->kind] = now;
+		if (now - p->svc->last_fail_log >= SVC_STATE_LOG_S) {
+			p->svc->last_fail_log = now;
 			log_warn("%s: %s: answering clients without it, the fetch "
 			    "goes on", p->svc->ops->name, why);
 		}
@@ -1002,8 +1000,8 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	    miss_limit_take(s->misses, &a, mono_ms()))
 		return 0;
 	now = time(NULL);
-	if (now - last_limited_log[s->ops->kind] >= SVC_STATE_LOG_S) {
-		last_limited_log[s->ops->kind] = now;
+	if (now - s->last_limited_log >= SVC_STATE_LOG_S) {
+		s->last_limited_log = now;
 		log_info("%s: a client is over client_miss_rate_per_s (%g/s): "
 		    "answering its misses without asking upstream",
 		    s->ops->name, s->conf->client_miss_rate_per_s);

@@ -13,6 +13,7 @@
 
 #include "entry/conf.h"
 #include "proxy/log.h"
+#include "proxy/metrics.h"
 #include "proxy/tls.h"
 
 /* Session-cache context: required once client certificates are verified. */
@@ -27,13 +28,16 @@ static const unsigned char tls_alpn_http11[] = "\x08http/1.1";
  * alive until the last of them closes.
  */
 struct tls_server {
-	SSL_CTX	*ctx;
-	char	*name;
+	SSL_CTX		*ctx;
+	char		*name;
+	unsigned long	*fails;	/* the listener's handshake failures; NULL: not counted */
 };
 
 struct tls_conn {
-	SSL	*ssl;
-	int	 failed;	/* a fatal error: no close_notify */
+	SSL		*ssl;
+	int		 failed;	/* a fatal error: no close_notify */
+	int		 established;	/* the handshake completed once */
+	unsigned long	*fails;		/* the server's, in the metrics block */
 };
 
 /* The most recent OpenSSL error as text, and the queue cleared. */
@@ -97,6 +101,16 @@ tls_ctx_settings(SSL_CTX *ctx)
 {
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+	/*
+	 * A TCP close without close_notify (curl, a killed s_client, load
+	 * balancers) reads as close_notify: an end of input like a plain EOF,
+	 * not a fatal error. HTTP/1.1 frames every request itself, so a cut
+	 * one is never taken for whole (the truncation RFC 8446 6.1 guards
+	 * against), and a half-closed client still gets its answer.
+	 */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
 	/* A record blocked on a full socket may be retried from a moved buffer. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
@@ -165,6 +179,7 @@ tls_server_new(const struct config_tls *files, const char *name, char *err,
 		snprintf(err, errlen, "listen %s: out of memory", name);
 		goto fail;
 	}
+	s->fails = metrics_tls_listener(name);
 	if ((s->ctx = tls_ctx_load(files, name, err, errlen)) == NULL)
 		goto fail;
 	return s;
@@ -210,15 +225,96 @@ tls_conn_new(struct tls_server *s, int fd)
 		return NULL;
 	}
 	SSL_set_accept_state(t->ssl);
+	t->fails = s->fails;
 	return t;
+}
+
+/*
+ * Why the handshake failed, from SSL_get_error's se and the queue's last
+ * error e (OpenSSL's reason codes; an alert the client sent is its reason
+ * plus SSL_AD_REASON_OFFSET).
+ */
+static enum metrics_tls_fail
+tls_fail_reason(int se, unsigned long e)
+{
+	int	r = ERR_GET_REASON(e);
+
+	if (se == SSL_ERROR_ZERO_RETURN || (se == SSL_ERROR_SYSCALL && e == 0))
+		return METRICS_TLS_CLOSED;
+	if (ERR_GET_LIB(e) != ERR_LIB_SSL)
+		return METRICS_TLS_OTHER;
+	switch (r) {
+	case SSL_R_HTTP_REQUEST:
+	case SSL_R_HTTPS_PROXY_REQUEST:
+		return METRICS_TLS_PLAIN_HTTP;
+	case SSL_R_WRONG_VERSION_NUMBER:
+	case SSL_R_UNKNOWN_PROTOCOL:
+	case SSL_R_PACKET_LENGTH_TOO_LONG:
+	case SSL_R_BAD_PACKET_LENGTH:
+	case SSL_R_RECORD_LENGTH_MISMATCH:
+		return METRICS_TLS_NOT_TLS;
+	case SSL_R_UNSUPPORTED_PROTOCOL:
+	case SSL_R_VERSION_TOO_LOW:
+	case SSL_R_NO_PROTOCOLS_AVAILABLE:
+	case SSL_R_WRONG_SSL_VERSION:
+	case SSL_R_INAPPROPRIATE_FALLBACK:
+	case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
+		return METRICS_TLS_PROTOCOL_VERSION;
+	case SSL_R_NO_SHARED_CIPHER:
+	case SSL_R_NO_SHARED_GROUPS:
+	case SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS:
+	case SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM:
+		return METRICS_TLS_NO_SHARED_CIPHER;
+	case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+		return METRICS_TLS_NO_CLIENT_CERT;
+	case SSL_R_CERTIFICATE_VERIFY_FAILED:
+		return METRICS_TLS_BAD_CLIENT_CERT;
+	case SSL_R_UNEXPECTED_EOF_WHILE_READING:
+		return METRICS_TLS_CLOSED;
+	default:
+		break;
+	}
+	if (r > SSL_AD_REASON_OFFSET && r < SSL_AD_REASON_OFFSET + 256)
+		return METRICS_TLS_CLIENT_ALERT;
+	return METRICS_TLS_OTHER;
+}
+
+/*
+ * Count a failed handshake under its reason. A connection that closes
+ * before sending a byte is not one: port probes and TCP health checks do
+ * that.
+ */
+static void
+tls_count_failure(struct tls_conn *t, enum metrics_tls_fail reason)
+{
+	if (t->fails == NULL || (reason == METRICS_TLS_CLOSED &&
+	    BIO_number_read(SSL_get_rbio(t->ssl)) == 0))
+		return;
+	t->fails[reason]++;
+}
+
+/*
+ * 1 once the handshake has completed. Remembered: post-handshake messages
+ * (TLS 1.3 session tickets) put OpenSSL back "in init" for a while, and a
+ * client that leaves then has not failed a handshake.
+ */
+static int
+tls_established(struct tls_conn *t)
+{
+	if (!t->established && SSL_is_init_finished(t->ssl))
+		t->established = 1;
+	return t->established;
 }
 
 /* What SSL_get_error says of a call that returned r <= 0. */
 static enum tls_io
 tls_result(struct tls_conn *t, int r, const char *op)
 {
-	char	e[256];
-	int	se = SSL_get_error(t->ssl, r);
+	char			 e[256];
+	int			 se = SSL_get_error(t->ssl, r);
+	int			 hs = !tls_established(t);
+	unsigned long		 last = ERR_peek_last_error();
+	enum metrics_tls_fail	 reason = tls_fail_reason(se, last);
 
 	switch (se) {
 	case SSL_ERROR_WANT_READ:
@@ -226,16 +322,22 @@ tls_result(struct tls_conn *t, int r, const char *op)
 	case SSL_ERROR_WANT_WRITE:
 		return TLS_IO_WANT_WRITE;
 	case SSL_ERROR_ZERO_RETURN:
-		return TLS_IO_CLOSED;
+		/* close_notify, or a TCP close without it: an end of input */
+		if (!hs)
+			return TLS_IO_CLOSED;
+		break;
 	default:
-		/* A client's failed handshake is its business: debug, not a warning. */
-		log_debug("tls: %s: %s", op, se == SSL_ERROR_SYSCALL &&
-		    ERR_peek_last_error() == 0 ? "connection closed" :
-		    tls_errstr(e, sizeof(e)));
-		ERR_clear_error();
-		t->failed = 1;
-		return TLS_IO_ERROR;
+		break;
 	}
+	if (hs)
+		tls_count_failure(t, reason);
+	/* A client's failed handshake is its business: debug, not a warning. */
+	log_debug("tls: %s%s%s: %s", op, hs ? " failed, " : "",
+	    hs ? metrics_tls_fail_str[reason] : "", last == 0 ?
+	    "connection closed" : tls_errstr(e, sizeof(e)));
+	ERR_clear_error();
+	t->failed = 1;
+	return TLS_IO_ERROR;
 }
 
 enum tls_io
@@ -247,8 +349,9 @@ tls_read(struct tls_conn *t, void *buf, size_t len, size_t *done)
 	*done = 0;
 	ERR_clear_error();
 	if ((r = SSL_read_ex(t->ssl, buf, len, &n)) <= 0)
-		return tls_result(t, r, SSL_is_init_finished(t->ssl) ?
-		    "read" : "handshake");
+		return tls_result(t, r, tls_established(t) ? "read" :
+		    "handshake");
+	t->established = 1;	/* application data: the handshake is done */
 	*done = n;
 	return TLS_IO_OK;
 }

@@ -17,7 +17,8 @@ struct tls_conn;
  * A listener's TLS settings: TLS 1.2 or later, OpenSSL's default ciphers,
  * ALPN "http/1.1" or none, no renegotiation; client certificates required
  * when files->client_ca is set. `name` (the listener's address) is used in
- * messages. Returns the server (free with tls_server_free), or NULL with
+ * messages and as the listener label of the handshake failures each
+ * connection counts in the metrics block (metrics_tls_listener). Returns the server (free with tls_server_free), or NULL with
  * err naming the file that does not load, or a key that does not match
  * its certificate.
  */
@@ -38,8 +39,8 @@ enum tls_io {
 	TLS_IO_OK,		/* *done bytes moved (at least 1) */
 	TLS_IO_WANT_READ,	/* retry when the socket is readable */
 	TLS_IO_WANT_WRITE,	/* retry when the socket is writable */
-	TLS_IO_CLOSED,		/* the peer sent close_notify */
-	TLS_IO_ERROR,		/* handshake or record failure, or the peer vanished */
+	TLS_IO_CLOSED,		/* after the handshake, the peer sent close_notify or closed TCP */
+	TLS_IO_ERROR,		/* handshake (counted) or record failure, or a reset */
 };
 
 /*

@@ -47,6 +47,19 @@ imported() { "$CTL" -C "$1" list 2>/dev/null | grep -c 'import:'; }
 # every 5 s, a pass runs every second).
 pass_after() { sleep 6.5; }
 
+# start_imported NAME CAP: a fresh store $T/NAME holding the bundle's one
+# import, and daemon NAME on it with max_entries CAP, once its first pass
+# has counted the import.
+start_imported() {
+	rm -rf "$T/$1"
+	"$CTL" -C "$T/$1" -f "$T/w.json" import "$T/b.jsonl" >"$T/ctl.out" 2>&1 ||
+	    die "import failed: $(cat "$T/ctl.out")"
+	conf "$T/$1.json" "$T/$1" "$URL" "$2"
+	STAPLED_CACHE=$T/$1 stapled_start "$1" -f "$T/$1.json"
+	metric_wait "$T/m" 'stapled_cache_entries\{kind="ocsp"\}' 1 ||
+	    fail "the first pass did not count the imported entry"
+}
+
 farm_start FARM farm -ndays 1 -rother CHAIN
 URL=http://127.0.0.1:$FARM/
 
@@ -59,12 +72,7 @@ stapled_stop
     die "export failed: $(cat "$T/ctl.out")"
 
 # ---- cap 3: one import, then misses ----------------------------------------
-"$CTL" -C "$T/c" -f "$T/w.json" import "$T/b.jsonl" >"$T/ctl.out" 2>&1 ||
-    die "import failed: $(cat "$T/ctl.out")"
-conf "$T/c.json" "$T/c" "$URL" 3
-STAPLED_CACHE=$T/c stapled_start c -f "$T/c.json"
-metric_wait "$T/m" 'stapled_cache_entries\{kind="ocsp"\}' 1 ||
-    fail "the first pass did not count the imported entry"
+start_imported c 3
 
 check "miss leaf 1" ask 1
 sleep 1.1
@@ -91,13 +99,7 @@ check_eq "leaf 2 (asked least recently) was the one evicted" \
 stapled_stop
 
 # ---- cap 1, the only entry imported and unasked: nothing evictable ----------
-rm -rf "$T/d"
-"$CTL" -C "$T/d" -f "$T/w.json" import "$T/b.jsonl" >"$T/ctl.out" 2>&1 ||
-    die "import failed: $(cat "$T/ctl.out")"
-conf "$T/d.json" "$T/d" "$URL" 1
-STAPLED_CACHE=$T/d stapled_start d -f "$T/d.json"
-metric_wait "$T/m" 'stapled_cache_entries\{kind="ocsp"\}' 1 ||
-    fail "the first pass did not count the imported entry"
+start_imported d 1
 for i in 4 5 6; do
 	check "miss leaf $i with nothing evictable: still answered" ask $i
 	check "... byte for byte what the upstream signed" \

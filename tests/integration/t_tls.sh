@@ -347,4 +347,87 @@ check "client_ca: openssl ocsp without a client certificate gets no answer" \
     [ ! -s "$T/m.der" ]
 stapled_stop
 
+# ---- 8. handshake failures are counted; a close without close_notify is not one -
+# A client certificate from a CA that client_ca does not name.
+tls_key "$TP/rogue_ca.key"
+openssl req -x509 -new -key "$TP/rogue_ca.key" -subj "/CN=Rogue CA" -days 2 \
+    -out "$TP/rogue_ca.pem" 2>/dev/null &&
+    tls_cert "$TP/cli.key" "a rogue client" "$TP/rogue_cli.pem" "$TP/rogue_ca.pem" \
+    "$TP/rogue_ca.key" "extendedKeyUsage=clientAuth" || die "cannot make the rogue client"
+MPORT=$(free_port)
+PPORT=$(free_port)
+conf_with "[\"127.0.0.1:$PPORT\", {\"addr\": \"127.0.0.1:$MPORT\", \"tls\": {\"cert\": \"$TP/cert.pem\", \"key\": \"$TP/key.pem\", \"client_ca\": \"$TP/ca.pem\"}}]" >"$T/fail.json"
+bg_start SPID "$T/d3.log" "$STAPLED" -d -f "$T/fail.json"
+i=0
+while ! curl -s -o /dev/null -m 1 "http://127.0.0.1:$PPORT/healthz" && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+SURL=http://127.0.0.1:$PPORT
+# hs_failures REASON: the TLS listener's counter for REASON ("" when absent).
+hs_failures() {
+	metrics_get "$T/hs.prom"
+	sed -n "s/^stapled_tls_handshake_failures_total{listener=\"127.0.0.1:$MPORT\",reason=\"$1\"} //p" \
+	    "$T/hs.prom"
+}
+check_eq "handshake failures: the counter is there at 0 before any client" 0 "$(hs_failures plain_http)"
+
+# Clients that are answered, then drop the TCP connection without close_notify.
+python3 - "$MPORT" "$TP/ca.pem" "$TP/cli.pem" "$TP/cli.key" >"$T/nonotify.out" 2>&1 <<'PY'
+import socket, ssl, sys
+port, ca, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ok = 0
+for _ in range(3):
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.load_cert_chain(cert, key)
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                        server_hostname="127.0.0.1")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += s.recv(4096)
+    ok += buf.startswith(b"HTTP/1.1 200 ")
+    s.close()    # no unwrap(): the TCP connection ends without close_notify
+print("answered=%d" % ok)
+PY
+check "clients that close without close_notify were answered first" \
+    grep -q "answered=3" "$T/nonotify.out"
+# openssl s_client, answered, then killed: its pid is $! (the fifo holds its stdin).
+mkfifo "$T/sc.in"
+openssl s_client -connect "127.0.0.1:$MPORT" -cert "$TP/cli.pem" \
+    -key "$TP/cli.key" -CAfile "$TP/ca.pem" -quiet <"$T/sc.in" >"$T/sclient_kill.out" 2>&1 &
+SC=$!
+IT_PIDS="$IT_PIDS $SC"
+exec 7>"$T/sc.in"
+printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' >&7
+wait_for_line "$T/sclient_kill.out" '^HTTP/1.1 200' >/dev/null ||
+    fail "openssl s_client was not answered"
+kill -KILL "$SC" 2>/dev/null
+wait "$SC" 2>/dev/null
+exec 7>&-
+sleep 0.5
+check_eq "a close without close_notify after the answer: no TLS error in the debug log" "" \
+    "$(grep -iE 'tls: .*(error|eof|closed)' "$T/d3.log")"
+check_eq "... and it is not counted as a handshake failure" 0 "$(hs_failures closed)"
+
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/healthz")
+check_eq "plain HTTP to the TLS port gets no HTTP answer" 000 "$code"
+check_eq "... and counts as reason plain_http" 1 "$(hs_failures plain_http)"
+code=$(curl -s -m 10 --cacert "$TP/ca.pem" -o /dev/null -w '%{http_code}' \
+    "https://127.0.0.1:$MPORT/healthz")
+check_eq "a client without the required certificate gets no HTTP answer" 000 "$code"
+check_eq "... and counts as reason no_client_cert" 1 "$(hs_failures no_client_cert)"
+code=$(curl -s -m 10 --cacert "$TP/ca.pem" --cert "$TP/rogue_cli.pem" \
+    --key "$TP/cli.key" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$MPORT/healthz")
+check_eq "a client certificate client_ca did not issue gets no HTTP answer" 000 "$code"
+check_eq "... and counts as reason bad_client_cert" 1 "$(hs_failures bad_client_cert)"
+openssl s_client -connect "127.0.0.1:$MPORT" -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' \
+    </dev/null >/dev/null 2>&1
+check_eq "TLS 1.1 counts as reason protocol_version" 1 "$(hs_failures protocol_version)"
+# The server's key is EC: a TLS 1.2 client offering only RSA-signed suites.
+openssl s_client -connect "127.0.0.1:$MPORT" -tls1_2 -cipher aRSA </dev/null >/dev/null 2>&1
+check_eq "no shared cipher counts as reason no_shared_cipher" 1 "$(hs_failures no_shared_cipher)"
+check_eq "the answered clients still count nothing as closed" 0 "$(hs_failures closed)"
+check "the daemon is up after all of it" kill -0 "$SPID"
+stapled_stop
+
 it_done

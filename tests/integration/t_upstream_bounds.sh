@@ -47,6 +47,7 @@ limited() {
 
 cat >"$T/misses.py" <<'PYEOF'
 import socket, sys, threading, time
+from netstat import upstream_conns
 
 def get(host, port, path, timeout, out, i):
     t0 = time.monotonic()
@@ -68,20 +69,6 @@ def get(host, port, path, timeout, out, i):
     except OSError:
         pass
     out[i] = (status, (time.monotonic() - t0) * 1000)
-
-def upstream_conns(uport):
-    n = 0
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(f) as fh:
-                next(fh)
-                for line in fh:
-                    c = line.split()
-                    if c[3] == "01" and int(c[2].split(":")[1], 16) == uport:
-                        n += 1
-        except OSError:
-            pass
-    return n
 
 host, port, uport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 n, timeout = int(sys.argv[4]), float(sys.argv[5])
@@ -112,7 +99,7 @@ cat >"$T/cap.json" <<JSON
 JSON
 STAPLED_CACHE=$T/c1 stapled_start d1 -f "$T/cap.json" \
     --rim-upstream "http://127.0.0.1:$UHANG"
-"$PY" "$T/misses.py" 127.0.0.1 "$SPORT" "$UHANG" "$NCLIENTS" 15 >"$T/misses.out" ||
+PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/misses.py" 127.0.0.1 "$SPORT" "$UHANG" "$NCLIENTS" 15 >"$T/misses.out" ||
     fail "the client script failed"
 note "$(tr '\n' ' ' <"$T/misses.out")"
 val() { sed -n "s/^$1=//p" "$T/misses.out"; }
@@ -253,22 +240,9 @@ JSON
 	    --ocsp-upstream "http://127.0.0.1:$UHALF/"
 	cat >"$T/half.py" <<'PYEOF'
 import socket, sys, threading, time
+from netstat import upstream_conns
 
 port, uport, n, tmp = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-
-def upstream_conns(uport):
-    n = 0
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(f) as fh:
-                next(fh)
-                for line in fh:
-                    c = line.split()
-                    if c[3] == "01" and int(c[2].split(":")[1], 16) == uport:
-                        n += 1
-        except OSError:
-            pass
-    return n
 
 def watch(secs):
     m, t0 = 0, time.monotonic()
@@ -314,7 +288,7 @@ print("total_max=%d" % max(total, watch(0.5)))
 for t in ts:
     t.join()
 PYEOF
-	"$PY" "$T/half.py" "$SPORT" "$UHALF" $((CAP + 4)) "$T" >"$T/half.out" ||
+	PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/half.py" "$SPORT" "$UHALF" $((CAP + 4)) "$T" >"$T/half.out" ||
 	    fail "the half-cap client script failed"
 	note "$(tr '\n' ' ' <"$T/half.out")"
 	hval() { sed -n "s/^$1=//p" "$T/half.out"; }

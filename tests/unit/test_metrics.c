@@ -209,6 +209,51 @@ test_note(void **state)
 	assert_int_equal(metrics.hit_latency[CACHE_KIND_PCCS].count, 0);
 }
 
+/* The start time comes from the clock main read, not from /proc: there only once marked. */
+static void
+test_start_time(void **state)
+{
+	struct refresh_stats	 rs;
+	char			*s, *p;
+	double			 t;
+
+	(void)state;
+	memset(&rs, 0, sizeof(rs));
+	metrics.start_time = 0;
+	s = page(&rs, NULL, 1750000000);
+	assert_null(strstr(s, "\nprocess_start_time_seconds "));
+	free(s);
+	metrics_mark_start();
+	s = page(&rs, NULL, 1750000000);
+	assert_non_null(p = strstr(s, "\nprocess_start_time_seconds "));
+	t = strtod(p + strlen("\nprocess_start_time_seconds "), NULL);
+	assert_true(t > (double)time(NULL) - 5 && t <= (double)time(NULL) + 1);
+	free(s);
+}
+
+/* A TLS listener's counters: one set per name, every reason shown. */
+static void
+test_tls_listener(void **state)
+{
+	struct refresh_stats	 rs;
+	unsigned long		*a, *b;
+	char			*s;
+
+	(void)state;
+	memset(&rs, 0, sizeof(rs));
+	assert_non_null(a = metrics_tls_listener("127.0.0.1:8443"));
+	assert_non_null(b = metrics_tls_listener("[::1]:8443"));
+	assert_ptr_equal(metrics_tls_listener("127.0.0.1:8443"), a);
+	assert_ptr_not_equal(a, b);
+	a[METRICS_TLS_PLAIN_HTTP] += 2;
+	s = page(&rs, NULL, 1750000000);
+	assert_true(has_line(s, "stapled_tls_handshake_failures_total"
+	    "{listener=\"127.0.0.1:8443\",reason=\"plain_http\"} 2"));
+	assert_true(has_line(s, "stapled_tls_handshake_failures_total"
+	    "{listener=\"[::1]:8443\",reason=\"no_client_cert\"} 0"));
+	free(s);
+}
+
 static void
 test_page(void **state)
 {
@@ -223,6 +268,7 @@ test_page(void **state)
 	rs.earliest_by_kind[CACHE_KIND_OCSP] = now + 100;
 	metrics_hist_observe(&pool.latency, METRICS_HIST_UPSTREAM, 0.02);
 	metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_UNAVAILABLE] = 3;
+	metrics_mark_start();
 	s = page(&rs, &pool, now);
 	snprintf(build, sizeof(build), "stapled_build_info{version=\"%s\","
 	    "openssl=\"%s\",libcurl=\"7.88.1\",lmdb=\"0.9.24\"} 1",
@@ -260,6 +306,8 @@ main(void)
 		cmocka_unit_test(test_failed_result),
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_page),
+		cmocka_unit_test(test_start_time),
+		cmocka_unit_test(test_tls_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,6 +86,12 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 	size_t		used, map;
 
 	c->map_full = rc == MDB_MAP_FULL;
+	/* LMDB found a page that is not what its tree says. */
+	if (rc == MDB_PAGE_NOTFOUND || rc == MDB_CORRUPTED) {
+		cache_seterr(c, "%s: %s: the store is damaged", op,
+		    mdb_strerror(rc));
+		return;
+	}
 	if (rc != MDB_MAP_FULL) {
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
 		return;

@@ -411,10 +411,11 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		da->stop = DUE_STOPPED;
 		return 1;
 	}
-	if (klen > CACHE_KEY_MAX_BYTES || due_set_aside(da, kind, key, klen, m))
-		return da->stop != DUE_GO;
-	if (inflight_find(r, kind, key, klen) != NULL)
+	/* In flight: its refresh ends by writing a new schedule. */
+	if (klen > CACHE_KEY_MAX_BYTES || inflight_find(r, kind, key, klen) != NULL)
 		return 0;
+	if (due_set_aside(da, kind, key, klen, m))
+		return da->stop != DUE_GO;
 	if ((f = inflight_slot(r, kind)) == NULL) {
 		da->stop = DUE_NO_SLOT;
 		return 1;

@@ -3,6 +3,7 @@
 # A refresh storm taken soonest first: with every entry due at once and a
 # rate limit that suffices for a round in time, refreshes start in order of
 # nextUpdate (the due index, design.md 7.5) and no entry expires first.
+# Idle entries due are set aside, and a hit brings one back.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_refresh_order
@@ -112,6 +113,45 @@ note "$inorder% of the pairs of refreshes were started in nextUpdate order"
 # order); any order unrelated to nextUpdate gives about half.
 assert "refreshes started soonest first: $inorder% of pairs in order >= 90%" \
     '[ "$inorder" -ge 90 ]'
+stapled_stop
+check_eq "SIGTERM: exit 0" 0 "$BG_RC"
+bg_kill "$RPID" TERM
+
+# ---- idle entries are set aside, and a hit takes one back --------------------
+# Every entry due but none asked for within idle_expire_s: none is refreshed
+# (the due turn parks them). A hit on one makes it due again: the next full
+# walk after the hit is written takes it back and it alone is refreshed.
+N2=8
+V2=7200			# interval 3600 s: all last used long before the clock
+mkdir -p "$T/out2/www"
+"$FILL" -s "$P" -o "$T/out2" -v "$V2" -f 0.5 "$T/cache2" "$N2" >"$T/fill2.out" ||
+    die "bench-fill -s (idle) failed"
+fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill2.out")
+off=$(( fill_now + V2 / 2 - 1 - $(date +%s) ))
+WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+bg_start RPID "$T/responder2.log" $WRAP stdbuf -oL openssl ocsp -port 0 \
+    -index "$T/out2/index.txt" -CA "$P/ica.pem" -rsigner "$P/resp.pem" \
+    -rkey "$P/resp.key" -rother "$P/ica.pem" -nmin 60 -req_text
+line=$(wait_for_line "$T/responder2.log" '^ACCEPT ') || die "openssl ocsp did not start"
+RP=$(printf '%s\n' "$line" | sed -E 's/^ACCEPT .*:([0-9]+)( .*)?$/\1/')
+printf '{"ocsp": {"anchors": ["%s"], "intermediates": ["%s"], "idle_expire_s": 60}}\n' \
+    "$P/root.pem" "$P/ica.pem" >"$T/conf2.json"
+STAPLED_CACHE=$T/cache2 STAPLED_WRAP=$WRAP stapled_start d2 -f "$T/conf2.json" \
+    --ocsp-upstream "http://127.0.0.1:$RP/"
+sleep 3
+check_eq "idle entries due at once: none refreshed" 0 \
+    "$(grep -c 'Serial Number' "$T/responder2.log")"
+path=$(head -n 1 "$T/out2/paths")
+code=$(curl -s -o "$T/hit.der" -w '%{http_code}' "$SURL$path")
+check_eq "a GET of one idle entry is served" 200 "$code"
+# Hits are written every 5 s; then a pass (a second apart) takes it back.
+i=0
+while [ $i -lt 150 ] && ! grep -q 'Serial Number' "$T/responder2.log"; do
+	sleep 0.1; i=$((i + 1))
+done
+sleep 1
+check_eq "the entry asked for was refreshed, and it alone" 1 \
+    "$(grep -c 'Serial Number' "$T/responder2.log")"
 stapled_stop
 check_eq "SIGTERM: exit 0" 0 "$BG_RC"
 it_done

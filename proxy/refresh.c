@@ -218,7 +218,7 @@ kind_refreshed(const struct refresh *r, int kind)
 	    r->kinds[kind].start != NULL;
 }
 
-/* Not asked for within idle_expire_s: left to expire (design.md 7.5). */
+/* Not asked for within idle_expire_s: left to expire (design.md 7.4). */
 static int
 entry_idle(const struct refresh *r, int kind, const struct cache_meta *m,
     time_t now)

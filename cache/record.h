@@ -48,6 +48,14 @@ struct cache_meta {
  * entry keeps it. Records of 0.1.0 have it clear: "not imported".
  */
 #define CACHE_F_IMPORTED	0x0002
+/*
+ * Set aside by the refresh scheduler (design.md 7.5): idle, expired, or of
+ * a kind nobody refreshes when it came due. Its next_refresh_at was moved
+ * to when it next matters (its nextUpdate, or when it is purged) so that
+ * it no longer heads the due index; the full walk takes it back when it
+ * may be refreshed again. A put clears it (the caller's flags win).
+ */
+#define CACHE_F_PARKED		0x0004
 
 /* The bodies: the request that refreshes the entry and the vendor's bytes. */
 struct cache_body {

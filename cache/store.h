@@ -106,6 +106,57 @@ long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
 size_t	cache_walk_skipped(const struct cache *);
 
 /*
+ * The due index: a database "due" whose keys are kind (1 byte) ||
+ * next_refresh_at (8 bytes, big-endian; a negative time as 0) || key, with
+ * empty values, one per entry without CACHE_F_NO_REFRESH. Every write of
+ * an entry's meta (put, put_many, put_meta, touch, reschedule, del) moves
+ * its index key in the same write transaction, so the index is as durable
+ * and as consistent as the metas, whichever process writes. Within a kind
+ * the keys sort by when the entry is due; unscheduled entries (imports,
+ * next_refresh_at 0) first. A store without the database (written by an
+ * older stapled) gets it built by the first read-write cache_open, in
+ * that open's write transaction.
+ *
+ * cache_due_walk visits the entries of `kind` whose next_refresh_at is
+ * at most `now`, soonest first, at most `max` (0: no limit), with the
+ * meta read from the meta database (borrowed for the callback). The
+ * callback must not call into the same handle; returning non-zero stops
+ * the walk. An index key whose entry is gone, does not decode or has
+ * another schedule is skipped, and up to CACHE_DUE_REPAIR_MAX of them are
+ * repaired after the walk (in a write transaction of their own, unless
+ * the handle is read-only). Returns the number visited, or -1
+ * (cache_strerror; also when a read-only handle's store has no index).
+ */
+#define CACHE_DUE_REPAIR_MAX	64	/* stale index keys mended per walk */
+long	cache_due_walk(struct cache *, enum cache_kind kind, int64_t now,
+	    size_t max, cache_walk_cb *, void *arg);
+/* Stale index keys the last cache_due_walk skipped. */
+size_t	cache_due_skipped(const struct cache *);
+/*
+ * How many index keys this handle's open built for a store that had no
+ * index, or -1 when the store had one (or the handle is read-only).
+ */
+long	cache_due_built(const struct cache *);
+
+/*
+ * Schedule changes, batched in one write transaction: for each item whose
+ * entry exists and still has next_refresh_at == expect_at (so a write by
+ * another process since the caller read it wins), set next_refresh_at and
+ * the flags (flags | set_flags) & ~clear_flags, and move its index key.
+ * Returns the number changed, or -1 (cache_strerror; nothing changed).
+ */
+struct cache_sched {
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+	int64_t		expect_at;
+	int64_t		next_refresh_at;
+	uint16_t	set_flags;
+	uint16_t	clear_flags;
+};
+long	cache_reschedule(struct cache *, const struct cache_sched *, size_t n);
+
+/*
  * Let go of the map pages this process has touched (MADV_DONTNEED on
  * LMDB's read-only map): they stay in the page cache, but no longer count
  * as this process's resident memory. For after a walk over every entry.
@@ -129,9 +180,13 @@ typedef int cache_aux_cb(const char *name, const uint8_t *val, size_t len,
 long	cache_aux_walk(struct cache *, const char *prefix, cache_aux_cb *,
 	    void *arg);
 
-/* Entry counts and map usage; entries[0] counts records that do not decode. */
+/*
+ * Entry counts and map usage; entries[0] counts records that do not
+ * decode; due_keys the due index's keys (0 when the store has none).
+ */
 struct cache_stat {
 	size_t	entries[CACHE_KIND_MAX];
+	size_t	due_keys;
 	size_t	map_bytes;
 	size_t	used_bytes;
 };

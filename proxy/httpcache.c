@@ -28,9 +28,11 @@ httpcache_max_age(const struct cache_meta *m, time_t now)
 		if (m->flags & CACHE_F_NO_REFRESH) {
 			if (end > (int64_t)now + HTTPCACHE_NO_REFRESH_MAX_AGE_S)
 				end = (int64_t)now + HTTPCACHE_NO_REFRESH_MAX_AGE_S;
-		} else if (m->next_refresh_at > (int64_t)now) {
+		} else if (m->next_refresh_at > (int64_t)now &&
+		    !(m->flags & CACHE_F_PARKED)) {
 			if (end > m->next_refresh_at)
 				end = m->next_refresh_at;
+		/* overdue, or parked (design.md 7.5): no refresh planned */
 		} else if (end > (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S)
 			end = (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S;
 	}

@@ -902,6 +902,10 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
 	    errlen)) == NULL)
 		return -1;
+	/* A store an older stapled wrote: its due index was built just now. */
+	if (cache_due_built(d->cache) > 0)
+		log_info("cache %s: built the refresh due index: %ld entries",
+		    cfg->cache_dir, cache_due_built(d->cache));
 	if (note[0] != '\0')
 		cache_note_damage(d->cache, note);
 	return 0;

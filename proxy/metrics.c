@@ -457,7 +457,7 @@ render_store(struct evbuffer *b, const struct refresh_stats *rs, time_t now)
 	    "# HELP stapled_entries_expired Entries past nextUpdate, no longer served.\n"
 	    "# TYPE stapled_entries_expired gauge\n"
 	    "stapled_entries_expired %zu\n"
-	    "# HELP stapled_refresh_backlog Entries of the last pass that came due and waited for a slot or a token.\n"
+	    "# HELP stapled_refresh_backlog Entries the last pass found due and not yet started (waiting for a token or a slot).\n"
 	    "# TYPE stapled_refresh_backlog gauge\n"
 	    "stapled_refresh_backlog %zu\n"
 	    "# HELP stapled_refresh_inflight Refreshes in progress.\n"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Refresh scheduler: a chunked walk of the store finds due entries and starts them, rate-limited. */
+/* Refresh scheduler: the store's due index starts refreshes soonest first, rate-limited; a paced walk keeps the figures. */
 #include <config.h>
 
 #include <stdlib.h>
@@ -15,17 +15,24 @@
 #include "proxy/refresh.h"
 
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
-#define UNSCHEDULED_MAX		256	/* entries given a schedule per walk chunk */
 #define TOUCH_FLUSH_MS		5000
 /*
- * A due entry that finds no free slot or no token holds the walk at its
- * key; the walk tries again from there this much later. A token comes
- * every 1000 / rate_limit_per_s ms (50 at the default 20), a slot when a
- * refresh ends. A pass holds for at most as long as the pause between
- * passes (refresh_pause_ms), then skips what is still due, so its figures
- * stay fresh; after a pass that skipped some, the next starts at once.
+ * The due turn: per kind, the due index from its soonest entry on, at most
+ * REFRESH_DUE_CHUNK entries a loop turn. It stops at the first entry that
+ * finds no token (back when the bucket has one: 1000 / rate_limit_per_s
+ * ms) or no slot (back when a refresh ends); with nothing more due it
+ * looks again after REFRESH_DUE_IDLE_MS (next_refresh_at has seconds).
  */
-#define REFRESH_HOLD_MS		20
+#define REFRESH_DUE_CHUNK	256
+#define REFRESH_DUE_IDLE_MS	1000
+#define REFRESH_SCHED_MAX	256	/* schedule changes written per turn */
+/*
+ * The full walk (figures, eviction candidates, purge, taking parked
+ * entries back) pauses this long between chunks, so a pass over 1,000,000
+ * entries is spread over about 20 s instead of one burst, and lets go of
+ * the map pages it read at most once per REFRESH_PASS_MS, and at its end.
+ */
+#define REFRESH_WALK_GAP_MS	20
 
 struct inflight {
 	int		used;
@@ -35,14 +42,6 @@ struct inflight {
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
 	struct refresh	*r;
-};
-
-/* An entry written without a schedule (an import): planned after the chunk. */
-struct unscheduled {
-	uint8_t			kind;
-	uint8_t			key[CACHE_KEY_MAX_BYTES];
-	size_t			klen;
-	struct cache_meta	meta;
 };
 
 /* An entry long expired, deleted after the chunk that found it. */
@@ -64,13 +63,12 @@ struct refresh {
 	int			 have[CACHE_KIND_MAX];
 	struct bucket		 buckets[CACHE_KIND_MAX];
 	struct event		*walk_ev;
+	struct event		*due_ev;
 	struct event		*touch_ev;
 	int			 stopped;
 	int			 walking;
-	int			 held;	/* the last chunk stopped at a due entry it could not start */
-	int			 hold_counted;	/* that entry is in cur.backlog already */
-	int			 may_hold;	/* this chunk may hold (the pass's budget lasts) */
-	int64_t			 pass_start_ms;	/* monotonic */
+	int			 slot_wait;	/* the due turn waits for a free slot */
+	uint32_t		 deferred[CACHE_KIND_MAX];	/* hash of the entry last rate-limited */
 	int64_t			 released_ms;	/* last cache_release_pages, monotonic */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
@@ -79,8 +77,8 @@ struct refresh {
 	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
 	struct cache_touch	*touches;
 	size_t			 ntouches;
-	struct unscheduled	*unsched;
-	size_t			 nunsched;
+	struct cache_sched	*sched;		/* REFRESH_SCHED_MAX changes to write */
+	size_t			 nsched;
 	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
 	size_t			 npurge;
 	/* max_entries: candidates of the pass in progress, and of the last one */
@@ -203,162 +201,86 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 			    why ? why : "unknown");
 	}
 	f->used = 0;
+	/* The due turn waits for this slot: its turn now. */
+	if (r->slot_wait && !r->stopped) {
+		struct timeval	tv = { 0, 0 };
+
+		r->slot_wait = 0;
+		evtimer_add(r->due_ev, &tv);
+	}
 }
 
-/*
- * Claim the entry's refresh if it is due and may start now. Returns 1 when
- * it is due but finds no free slot or no token (the walk holds there),
- * else 0.
- */
+/* kind may be refreshed by this daemon (the entry itself aside). */
 static int
-consider(struct refresh *r, int kind, const uint8_t *key, size_t klen,
-    const struct cache_meta *m, time_t now)
+kind_refreshed(const struct refresh *r, int kind)
 {
-	const struct refresh_kind_conf	*kc = &r->kinds[kind];
-	struct inflight			*f;
-	time_t				 last_used;
+	return kind > 0 && kind < CACHE_KIND_MAX && r->have[kind] &&
+	    r->kinds[kind].start != NULL;
+}
 
-	if (!r->have[kind] || kc->start == NULL || (m->flags & CACHE_F_NO_REFRESH))
-		return 0;
-	if (m->next_update <= now)
-		return 0;	/* expired: never served, a client miss refetches */
+/* Not asked for within idle_expire_s: left to expire (design.md 7.4). */
+static int
+entry_idle(const struct refresh *r, int kind, const struct cache_meta *m,
+    time_t now)
+{
 	/* Entries stored by a client miss are touched then; imports set it. */
-	last_used = m->last_served_at ? m->last_served_at : m->fetched_at;
-	if (schedule_is_idle(last_used, kc->idle_expire_s, now)) {
-		r->cur.idle++;
-		return 0;
-	}
-	if (m->next_refresh_at == 0) {
-		/* Imported by staplectl: it joins the schedule here. */
-		if (r->nunsched < UNSCHEDULED_MAX) {
-			struct unscheduled *u = &r->unsched[r->nunsched++];
+	time_t	last_used = m->last_served_at ? m->last_served_at : m->fetched_at;
 
-			u->kind = (uint8_t)kind;
-			u->klen = klen;
-			memcpy(u->key, key, klen);
-			u->meta = *m;
-			u->meta.next_refresh_at = schedule_refresh_at(&kc->sched,
-			    m->this_update, m->next_update, now, refresh_rand());
-		}
-		return 0;
-	}
-	if (m->next_refresh_at > now)
-		return 0;
-	if (inflight_find(r, kind, key, klen) != NULL) {
-		r->cur.inflight++;
-		return 0;
-	}
-	if (r->stopped || klen > sizeof(f->key)) {
-		r->cur.backlog++;
-		return 0;
-	}
-	if ((f = inflight_slot(r, kind)) == NULL || !bucket_take(r, kind)) {
-		/* Counted once per entry, however long it waits. */
-		if (!r->hold_counted) {
-			r->cur.backlog++;
-			if (f != NULL)
-				metrics.refresh_rate_limited++;
-		}
-		r->hold_counted = r->may_hold;
-		return r->may_hold;
-	}
-	r->hold_counted = 0;
-	/* Claimed now, started after the walk: the walk callback may not use the cache. */
-	f->used = 1;
-	f->started = 0;
-	f->failures = m->refresh_failures;
-	f->kind = kind;
-	f->klen = klen;
-	f->r = r;
-	memcpy(f->key, key, klen);
-	r->cur.inflight++;
-	return 0;
+	return schedule_is_idle(last_used, r->kinds[kind].idle_expire_s, now);
 }
 
-/* Start the refreshes claimed during the last walk chunk, and plan the unscheduled. */
-static void
-start_claimed(struct refresh *r)
-{
-	struct inflight	*f;
-	size_t		 i;
-
-	for (i = 0; i < r->nunsched; i++)
-		if (cache_put_meta(r->cache, r->unsched[i].key, r->unsched[i].klen,
-		    &r->unsched[i].meta) == -1)
-			log_err("refresh: scheduling an imported entry: %s",
-			    cache_strerror(r->cache));
-	r->nunsched = 0;
-
-	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++) {
-		f = &r->inflight[i];
-		if (!f->used || f->started)
-			continue;
-		f->started = 1;
-		/* A refresh that cannot start backs off like one that failed. */
-		if (r->kinds[f->kind].start(r->kinds[f->kind].arg, f->kind, f->key,
-		    f->klen, refresh_done, f) == -1)
-			refresh_done(r, 0, "could not build its upstream request", f);
-	}
-}
-
-struct walk_arg {
-	struct refresh	*r;
-	time_t		 now;
-};
-
+/* Queue a schedule change for after the walk. 0, or -1 when the queue is full. */
 static int
-walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
-    const struct cache_meta *m, void *arg)
+sched_add(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, int64_t at, uint16_t set, uint16_t clear)
 {
-	struct walk_arg	*wa = arg;
-	struct refresh	*r = wa->r;
+	struct cache_sched	*s;
 
-	/*
-	 * A due entry that cannot start yet holds the walk here: the next
-	 * chunk starts after the previous key, so this one is seen again and
-	 * counted once.
-	 */
-	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES &&
-	    consider(r, kind, key, klen, m, wa->now) == 1) {
-		r->held = 1;
-		return 1;
-	}
-	r->after[0] = (uint8_t)kind;
-	memcpy(r->after + 1, key, klen);
-	r->afterlen = 1 + klen;
-	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S &&
-	    r->npurge < REFRESH_WALK_CHUNK && klen <= CACHE_KEY_MAX_BYTES) {
-		struct purge_key *p = &r->purge[r->npurge++];
+	if (r->nsched >= REFRESH_SCHED_MAX || klen > sizeof(s->key))
+		return -1;
+	s = &r->sched[r->nsched++];
+	s->kind = (uint8_t)kind;
+	s->klen = klen;
+	memcpy(s->key, key, klen);
+	s->expect_at = m->next_refresh_at;
+	s->next_refresh_at = at;
+	s->set_flags = set;
+	s->clear_flags = clear;
+	return 0;
+}
 
-		p->kind = (uint8_t)kind;
-		p->klen = klen;
-		memcpy(p->key, key, klen);
-		return 0;	/* gone after this chunk: counted nowhere */
-	}
-	if (kind < CACHE_KIND_MAX)
-		r->cur.entries[kind]++;
-	if (m->next_update <= wa->now)
-		r->cur.expired++;
-	else {
-		if (r->cur.earliest_next_update == 0 ||
-		    m->next_update < r->cur.earliest_next_update)
-			r->cur.earliest_next_update = m->next_update;
-		if (kind < CACHE_KIND_MAX &&
-		    (r->cur.earliest_by_kind[kind] == 0 ||
-		    m->next_update < r->cur.earliest_by_kind[kind]))
-			r->cur.earliest_by_kind[kind] = m->next_update;
-		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
-			r->cur.expiring++;
-	}
-	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES) {
-		if (r->building[kind] != NULL &&
-		    evict_offer(r->building[kind], key, klen, m) == -1)
-			log_debug("refresh: no memory for an eviction candidate");
+/* Write the queued schedule changes. 0, or -1 (logged). */
+static int
+sched_apply(struct refresh *r)
+{
+	long	n = 0;
+
+	if (r->nsched > 0)
+		n = cache_reschedule(r->cache, r->sched, r->nsched);
+	r->nsched = 0;
+	if (n == -1) {
+		log_err("refresh: rescheduling entries: %s",
+		    cache_strerror(r->cache));
+		return -1;
 	}
 	return 0;
 }
 
-/* Delete the long-expired entries the last chunk found. */
+/* Queue a long-expired entry for deletion after the walk. */
+static void
+purge_add(struct refresh *r, int kind, const uint8_t *key, size_t klen)
+{
+	struct purge_key	*p;
+
+	if (r->npurge >= REFRESH_WALK_CHUNK || klen > sizeof(p->key))
+		return;
+	p = &r->purge[r->npurge++];
+	p->kind = (uint8_t)kind;
+	p->klen = klen;
+	memcpy(p->key, key, klen);
+}
+
+/* Delete the long-expired entries the last walk found. */
 static void
 purge_claimed(struct refresh *r)
 {
@@ -379,6 +301,275 @@ purge_claimed(struct refresh *r)
 		    "than %d days", done, done == 1 ? "y" : "ies",
 		    REFRESH_PURGE_GRACE_S / 86400);
 	r->npurge = 0;
+}
+
+/* Claim a slot for the entry's refresh, started after the walk. */
+static void
+claim(struct refresh *r, struct inflight *f, int kind, const uint8_t *key,
+    size_t klen, const struct cache_meta *m)
+{
+	f->used = 1;
+	f->started = 0;
+	f->failures = m->refresh_failures;
+	f->kind = (uint8_t)kind;
+	f->klen = klen;
+	f->r = r;
+	memcpy(f->key, key, klen);
+}
+
+/* Start the refreshes claimed during the last walk. */
+static void
+start_claimed(struct refresh *r)
+{
+	struct inflight	*f;
+	size_t		 i;
+
+	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++) {
+		f = &r->inflight[i];
+		if (!f->used || f->started)
+			continue;
+		f->started = 1;
+		/* A refresh that cannot start backs off like one that failed. */
+		if (r->kinds[f->kind].start(r->kinds[f->kind].arg, f->kind, f->key,
+		    f->klen, refresh_done, f) == -1)
+			refresh_done(r, 0, "could not build its upstream request", f);
+	}
+}
+
+enum due_stop {
+	DUE_GO = 0,
+	DUE_NO_TOKEN,		/* back when the bucket has one */
+	DUE_NO_SLOT,		/* back when a refresh ends */
+	DUE_FULL,		/* the schedule queue is full: back at once */
+	DUE_STOPPED,
+};
+
+struct due_arg {
+	struct refresh	*r;
+	time_t		 now;
+	enum due_stop	 stop;
+};
+
+static uint32_t
+key_hash(const uint8_t *key, size_t klen)
+{
+	uint32_t	h = 2166136261u;
+	size_t		i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * Entries in the way of the due index's order, moved out of it (parked):
+ * an expired one until it is purged, an idle one until its nextUpdate.
+ * Imports without a schedule are given one. Returns 1 when handled here.
+ */
+static int
+due_set_aside(struct due_arg *da, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m)
+{
+	struct refresh			*r = da->r;
+	const struct refresh_kind_conf	*kc = &r->kinds[kind];
+	int64_t				 at;
+	int				 rc = 0;
+
+	if (m->next_update <= da->now - REFRESH_PURGE_GRACE_S) {
+		purge_add(r, kind, key, klen);
+		return 1;
+	}
+	if (m->next_update <= da->now)	/* expired: a client miss refetches */
+		rc = sched_add(r, kind, key, klen, m,
+		    m->next_update + REFRESH_PURGE_GRACE_S, CACHE_F_PARKED, 0);
+	else if (entry_idle(r, kind, m, da->now))
+		rc = sched_add(r, kind, key, klen, m, m->next_update,
+		    CACHE_F_PARKED, 0);
+	else if (m->next_refresh_at == 0) {
+		/* Imported by staplectl: it joins the schedule here. */
+		at = schedule_refresh_at(&kc->sched, m->this_update,
+		    m->next_update, da->now, refresh_rand());
+		rc = sched_add(r, kind, key, klen, m, at != 0 ? at : 1, 0, 0);
+	} else
+		return 0;
+	if (rc == -1)
+		da->stop = DUE_FULL;
+	return 1;
+}
+
+/* One due entry, soonest first: start it, or stop the turn. */
+static int
+due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct due_arg	*da = arg;
+	struct refresh	*r = da->r;
+	struct inflight	*f;
+	uint32_t	 h;
+
+	if (r->stopped) {
+		da->stop = DUE_STOPPED;
+		return 1;
+	}
+	/* In flight: its refresh ends by writing a new schedule. */
+	if (klen > CACHE_KEY_MAX_BYTES || inflight_find(r, kind, key, klen) != NULL)
+		return 0;
+	if (due_set_aside(da, kind, key, klen, m))
+		return da->stop != DUE_GO;
+	if ((f = inflight_slot(r, kind)) == NULL) {
+		da->stop = DUE_NO_SLOT;
+		return 1;
+	}
+	if (!bucket_take(r, kind)) {
+		/* Counted once per entry, however long it waits. */
+		if ((h = key_hash(key, klen)) != r->deferred[kind])
+			metrics.refresh_rate_limited++;
+		r->deferred[kind] = h;
+		da->stop = DUE_NO_TOKEN;
+		return 1;
+	}
+	claim(r, f, kind, key, klen, m);
+	return 0;
+}
+
+/* How long until kind's bucket holds a token, in ms (at least 1). */
+static long
+bucket_wait_ms(const struct refresh *r, int kind)
+{
+	const struct bucket	*b = &r->buckets[kind];
+	double			 rate = r->kinds[kind].rate_limit_per_s;
+	double			 ms;
+
+	if (rate <= 0)
+		return REFRESH_DUE_IDLE_MS;
+	ms = (1 - b->tokens) * 1000.0 / rate;
+	return ms < 1 ? 1 : ms > REFRESH_DUE_IDLE_MS ? REFRESH_DUE_IDLE_MS :
+	    (long)ms + 1;
+}
+
+/* One chunk of kind's due entries. Returns ms until this kind wants a turn again. */
+static long
+due_kind(struct refresh *r, int kind)
+{
+	struct due_arg	da = { r, time(NULL), DUE_GO };
+	long		n;
+
+	n = cache_due_walk(r->cache, kind, da.now, REFRESH_DUE_CHUNK, due_one,
+	    &da);
+	if (n == -1)
+		log_err("refresh: walking the due %s entries: %s",
+		    cache_kind_str[kind], cache_strerror(r->cache));
+	purge_claimed(r);
+	if (sched_apply(r) == -1 || n == -1)
+		return REFRESH_DUE_IDLE_MS;
+	start_claimed(r);
+	switch (da.stop) {
+	case DUE_NO_TOKEN:
+		return bucket_wait_ms(r, kind);
+	case DUE_NO_SLOT:
+		if (inflight_slot(r, kind) != NULL)
+			return 0;	/* a start failed at once and freed it */
+		r->slot_wait = 1;
+		return REFRESH_DUE_IDLE_MS;
+	case DUE_FULL:
+		return 0;
+	case DUE_STOPPED:
+		return REFRESH_DUE_IDLE_MS;
+	case DUE_GO:
+		break;
+	}
+	return n == REFRESH_DUE_CHUNK ? 0 : REFRESH_DUE_IDLE_MS;
+}
+
+/* The due turn: every refreshed kind's due entries, then wait (see above). */
+static void
+due_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct refresh	*r = arg;
+	struct timeval	 tv;
+	long		 wait_ms = REFRESH_DUE_IDLE_MS, w;
+	int		 k;
+
+	(void)fd;
+	(void)what;
+	if (r->stopped)
+		return;
+	r->slot_wait = 0;
+	for (k = 1; k < CACHE_KIND_MAX; k++) {
+		if (!kind_refreshed(r, k))
+			continue;
+		if ((w = due_kind(r, k)) < wait_ms)
+			wait_ms = w;
+	}
+	tv.tv_sec = wait_ms / 1000;
+	tv.tv_usec = (wait_ms % 1000) * 1000;
+	evtimer_add(r->due_ev, &tv);
+}
+
+struct walk_arg {
+	struct refresh	*r;
+	time_t		 now;
+};
+
+/*
+ * The figures of the due-index side: due and waiting (backlog), idle; a
+ * parked entry that may be refreshed again is put back in the schedule,
+ * due now (it was due when it was parked).
+ */
+static void
+walk_schedule(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, time_t now)
+{
+	if (!kind_refreshed(r, kind) || (m->flags & CACHE_F_NO_REFRESH) ||
+	    m->next_update <= now)
+		return;
+	if (entry_idle(r, kind, m, now)) {
+		r->cur.idle++;
+		return;
+	}
+	if (m->flags & CACHE_F_PARKED) {
+		(void)sched_add(r, kind, key, klen, m, now, 0, CACHE_F_PARKED);
+		return;
+	}
+	if (m->next_refresh_at != 0 && m->next_refresh_at <= now &&
+	    inflight_find(r, kind, key, klen) == NULL)
+		r->cur.backlog++;
+}
+
+static int
+walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct walk_arg	*wa = arg;
+	struct refresh	*r = wa->r;
+
+	r->after[0] = (uint8_t)kind;
+	memcpy(r->after + 1, key, klen);
+	r->afterlen = 1 + klen;
+	if (kind >= CACHE_KIND_MAX || klen > CACHE_KEY_MAX_BYTES)
+		return 0;
+	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S) {
+		purge_add(r, kind, key, klen);
+		return 0;	/* gone after this chunk: counted nowhere */
+	}
+	walk_schedule(r, kind, key, klen, m, wa->now);
+	r->cur.entries[kind]++;
+	if (m->next_update <= wa->now)
+		r->cur.expired++;
+	else {
+		if (r->cur.earliest_next_update == 0 ||
+		    m->next_update < r->cur.earliest_next_update)
+			r->cur.earliest_next_update = m->next_update;
+		if (r->cur.earliest_by_kind[kind] == 0 ||
+		    m->next_update < r->cur.earliest_by_kind[kind])
+			r->cur.earliest_by_kind[kind] = m->next_update;
+		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
+			r->cur.expiring++;
+	}
+	if (r->building[kind] != NULL &&
+	    evict_offer(r->building[kind], key, klen, m) == -1)
+		log_debug("refresh: no memory for an eviction candidate");
+	return 0;
 }
 
 /* A pass begins: capped kinds collect their eviction candidates afresh. */
@@ -422,8 +613,8 @@ evict_pass_end(struct refresh *r)
 }
 
 /*
- * The pause between passes, and a pass's budget for holding: a second, or
- * N / 20 ms for a store of N entries (100,000 entries: 5 s).
+ * The pause between passes: a second, or N / 20 ms for a store of N
+ * entries (100,000 entries: 5 s; 1,000,000: 50 s).
  */
 static long
 refresh_pause_ms(const struct refresh *r)
@@ -436,60 +627,53 @@ refresh_pause_ms(const struct refresh *r)
 	    REFRESH_PASS_MS;
 }
 
+/*
+ * The full walk, one chunk a turn: figures, eviction candidates, purge,
+ * parked entries taken back. It starts no refresh and never waits on one.
+ */
 static void
 walk_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
-	struct timeval	 tv = { 0, 0 };
+	struct timeval	 tv = { 0, REFRESH_WALK_GAP_MS * 1000 };
 	struct timespec	 ts;
 	long		 n, pass_ms;
 
 	(void)fd;
 	(void)what;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (!r->walking) {
 		memset(&r->cur, 0, sizeof(r->cur));
 		r->afterlen = 0;
 		r->walking = 1;
-		r->pass_start_ms = mono_ms(&ts);
 		evict_pass_begin(r);
 	}
 	/* The walk key is kind||key; cache_walk wants the same form. */
-	r->held = 0;
-	r->may_hold = mono_ms(&ts) - r->pass_start_ms < refresh_pause_ms(r);
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
-	start_claimed(r);
+	(void)sched_apply(r);
 	/*
-	 * The walk touches every meta page: do not keep them as our RSS. A
-	 * held walk retries 50 times a second and each release drops the
-	 * hits' pages too, so while held, at most once a second.
+	 * The walk touches every meta page: do not keep them as our RSS.
+	 * Each release drops the hits' pages too: at most once a second.
 	 */
-	if (n == REFRESH_WALK_CHUNK || !r->held ||
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (n != REFRESH_WALK_CHUNK ||
 	    mono_ms(&ts) - r->released_ms >= REFRESH_PASS_MS) {
 		cache_release_pages(r->cache);
 		r->released_ms = mono_ms(&ts);
 	}
-	if (r->held && !r->stopped) {
-		/* Due entries wait for a slot or a token: go on from here soon. */
-		tv.tv_usec = REFRESH_HOLD_MS * 1000;
-		evtimer_add(r->walk_ev, &tv);
-		return;
-	}
 	if (n == REFRESH_WALK_CHUNK) {
-		evtimer_add(r->walk_ev, &tv);	/* more: next loop turn */
+		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
 	evict_pass_end(r);
-	/* Entries skipped for want of a slot or a token: go on at once. */
-	pass_ms = r->last.backlog > 0 ? REFRESH_PASS_MS : refresh_pause_ms(r);
+	pass_ms = refresh_pause_ms(r);
 	tv.tv_sec = pass_ms / 1000;
 	tv.tv_usec = (pass_ms % 1000) * 1000;
 	evtimer_add(r->walk_ev, &tv);
@@ -638,13 +822,13 @@ refresh_new(struct event_base *base, struct cache *cache)
 	r->base = base;
 	r->cache = cache;
 	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
-	r->unsched = calloc(UNSCHEDULED_MAX, sizeof(*r->unsched));
+	r->sched = calloc(REFRESH_SCHED_MAX, sizeof(*r->sched));
 	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));
 	r->walk_ev = evtimer_new(base, walk_cb, r);
+	r->due_ev = evtimer_new(base, due_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
-	if (r->touches == NULL || r->unsched == NULL || r->purge == NULL ||
-	    r->walk_ev == NULL ||
-	    r->touch_ev == NULL) {
+	if (r->touches == NULL || r->sched == NULL || r->purge == NULL ||
+	    r->walk_ev == NULL || r->due_ev == NULL || r->touch_ev == NULL) {
 		refresh_free(r);
 		return NULL;
 	}
@@ -662,10 +846,12 @@ refresh_free(struct refresh *r)
 		refresh_flush_touches(r);
 	if (r->walk_ev != NULL)
 		event_free(r->walk_ev);
+	if (r->due_ev != NULL)
+		event_free(r->due_ev);
 	if (r->touch_ev != NULL)
 		event_free(r->touch_ev);
 	free(r->touches);
-	free(r->unsched);
+	free(r->sched);
 	free(r->purge);
 	for (k = 0; k < CACHE_KIND_MAX; k++) {
 		evict_free(r->building[k]);
@@ -695,6 +881,7 @@ refresh_start(struct refresh *r)
 	struct timeval	tt = { TOUCH_FLUSH_MS / 1000, 0 };
 
 	r->stopped = 0;
+	evtimer_add(r->due_ev, &tv);
 	evtimer_add(r->walk_ev, &tv);
 	evtimer_add(r->touch_ev, &tt);
 }
@@ -704,6 +891,7 @@ refresh_stop(struct refresh *r)
 {
 	r->stopped = 1;
 	evtimer_del(r->walk_ev);
+	evtimer_del(r->due_ev);
 	evtimer_del(r->touch_ev);
 	refresh_flush_touches(r);
 }

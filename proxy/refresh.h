@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The refresh scheduler: walks the store, refreshes what is due, rate-limited, derived from disk. */
+/* The refresh scheduler: starts what the store's due index says is due, rate-limited; a paced walk keeps the figures. */
 #ifndef PROXY_REFRESH_H
 #define PROXY_REFRESH_H
 

@@ -68,6 +68,8 @@ for r in pccs kds rim; do
 	hits=$((hits + $(metric_sum "$T/m1" "stapled_requests_total{route=\"$r\",result=\"hit\"}")))
 done
 check_eq "the release's store: every answer a hit" 8 "$hits"
+check "the release's store got a refresh due index at start (logged with its count)" \
+    grep -q 'built the refresh due index: [1-9][0-9]* entries' "$T/d1.log"
 stapled_stop
 ctl -C "$T/c1" list
 check_eq "staplectl list of the release's store: 9 entries" 9 "$(grep -c . "$T/ctl.out")"

@@ -121,6 +121,12 @@ test_max_age(void **state)
 	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S - 1);
 	m.next_refresh_at = NOW - 5;			/* overdue */
 	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
+	/* Parked (idle): its next_refresh_at is its nextUpdate, no plan. */
+	m.next_refresh_at = m.next_update;
+	m.flags = CACHE_F_PARKED;
+	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
+	m.flags = 0;
+	m.next_refresh_at = NOW - 5;
 	m.next_update = NOW + 10;
 	assert_int_equal(httpcache_max_age(&m, NOW), 9);
 	m.next_update = NOW + 1;			/* the margin */

@@ -2,9 +2,11 @@
 /* Refresh scheduler: a chunked walk of the store finds due entries and starts them, rate-limited. */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <openssl/rand.h>
@@ -17,6 +19,24 @@
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
 #define UNSCHEDULED_MAX		256	/* entries given a schedule per walk chunk */
 #define TOUCH_FLUSH_MS		5000
+/*
+ * A hit on an entry whose last use the store already holds as this recent
+ * is not written again (refresh_hit); shorter when idle_expire_s / 4 is.
+ * Not near max_entries: from TOUCH_EXACT_PCT of it on, eviction picks by
+ * the last use, and every hit is written.
+ */
+#define TOUCH_RESOLUTION_S	3600
+#define TOUCH_RESOLUTION_DIV	4
+#define TOUCH_EXACT_PCT		90
+/*
+ * The map's pages are released (release_pages) while hits come at most
+ * this fast, measured over the time since the last check: re-reading what
+ * so few hits need costs little. Checked after a walk chunk at most once
+ * per RELEASE_CHECK_MS, and at a pass's end over at least RELEASE_MIN_MS.
+ */
+#define RELEASE_QUIET_HITS_PER_S	1000
+#define RELEASE_CHECK_MS		1000
+#define RELEASE_MIN_MS			100
 /*
  * A due entry that finds no free slot or no token holds the walk at its
  * key; the walk tries again from there this much later. A token comes
@@ -71,7 +91,10 @@ struct refresh {
 	int			 hold_counted;	/* that entry is in cur.backlog already */
 	int			 may_hold;	/* this chunk may hold (the pass's budget lasts) */
 	int64_t			 pass_start_ms;	/* monotonic */
-	int64_t			 released_ms;	/* last cache_release_pages, monotonic */
+	unsigned long		 hits;		/* refresh_hit calls, ever */
+	unsigned long		 hits_at_check;	/* `hits` at the last release check */
+	int64_t			 check_ms;	/* that check, monotonic */
+	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -436,6 +459,43 @@ refresh_pause_ms(const struct refresh *r)
 	    REFRESH_PASS_MS;
 }
 
+/* The process's resident file-backed pages (RssFile + RssShmem), in bytes; 0 unknown. */
+static size_t
+rss_file_bytes(void)
+{
+	unsigned long	size, resident, shared;
+	long		page = sysconf(_SC_PAGESIZE);
+	FILE		*f;
+	int		 n;
+
+	if (page <= 0 || (f = fopen("/proc/self/statm", "r")) == NULL)
+		return 0;
+	n = fscanf(f, "%lu %lu %lu", &size, &resident, &shared);
+	fclose(f);
+	return n == 3 ? (size_t)shared * (size_t)page : 0;
+}
+
+/*
+ * Let go of the map's pages (design.md 7.6) while hits are few, so that
+ * the walk's reading does not stay resident, or when the file pages
+ * resident exceed map_resident_max_mb. Under hit load the pages stay
+ * mapped: dropping them costs each following hit its page faults again.
+ */
+static void
+release_pages(struct refresh *r, int64_t now_ms, int pass_end)
+{
+	int64_t		el = now_ms - r->check_ms;
+	unsigned long	n = r->hits - r->hits_at_check;
+
+	if (el < (pass_end ? RELEASE_MIN_MS : RELEASE_CHECK_MS))
+		return;
+	r->check_ms = now_ms;
+	r->hits_at_check = r->hits;
+	if ((double)n <= RELEASE_QUIET_HITS_PER_S * (double)el / 1000 ||
+	    (r->map_cap > 0 && rss_file_bytes() > r->map_cap))
+		cache_release_pages(r->cache);
+}
+
 static void
 walk_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -464,16 +524,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	start_claimed(r);
-	/*
-	 * The walk touches every meta page: do not keep them as our RSS. A
-	 * held walk retries 50 times a second and each release drops the
-	 * hits' pages too, so while held, at most once a second.
-	 */
-	if (n == REFRESH_WALK_CHUNK || !r->held ||
-	    mono_ms(&ts) - r->released_ms >= REFRESH_PASS_MS) {
-		cache_release_pages(r->cache);
-		r->released_ms = mono_ms(&ts);
-	}
+	release_pages(r, mono_ms(&ts), n != REFRESH_WALK_CHUNK && !r->held);
 	if (r->held && !r->stopped) {
 		/* Due entries wait for a slot or a token: go on from here soon. */
 		tv.tv_usec = REFRESH_HOLD_MS * 1000;
@@ -553,6 +604,37 @@ refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 	t->last_served_at = now;
 	if (r->ntouches > TOUCH_SLOTS * 3 / 4)
 		refresh_flush_touches(r);
+}
+
+static const struct cache_touch *touch_find(const struct refresh *, int,
+		    const uint8_t *, size_t);
+
+void
+refresh_hit(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, const struct cache_meta *m, time_t now)
+{
+	const struct refresh_kind_conf	*kc = &r->kinds[kind];
+	time_t				 res = TOUCH_RESOLUTION_S, idle;
+	int				 exact;
+
+	r->hits++;
+	idle = (time_t)kc->idle_expire_s / TOUCH_RESOLUTION_DIV;
+	if (idle > 0 && idle < res)
+		res = idle;
+	exact = kc->max_entries > 0 &&
+	    r->count[kind] >= kc->max_entries / 100 * TOUCH_EXACT_PCT;
+	/* Recorded recently, not an import's first use, not already counted here. */
+	if (!exact && m->last_served_at != 0 && !(m->flags & CACHE_F_IMPORTED) &&
+	    now - m->last_served_at < res && now >= m->last_served_at &&
+	    touch_find(r, kind, key, klen) == NULL)
+		return;
+	refresh_touch(r, kind, key, klen, now);
+}
+
+void
+refresh_set_map_cap(struct refresh *r, size_t bytes)
+{
+	r->map_cap = bytes;
 }
 
 /* The hit not yet written for kind+key, or NULL. */

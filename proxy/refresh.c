@@ -29,10 +29,12 @@
 #define TOUCH_RESOLUTION_DIV	4
 #define TOUCH_EXACT_PCT		90
 /*
- * The map's pages are released (release_pages) while hits come at most
- * this fast, measured over the time since the last check: re-reading what
- * so few hits need costs little. Checked after a walk chunk at most once
- * per RELEASE_CHECK_MS, and at a pass's end over at least RELEASE_MIN_MS.
+ * The map's pages are released after each walk chunk (release_pages)
+ * while hits come at most this fast, measured over at least
+ * RELEASE_CHECK_MS (RELEASE_MIN_MS at a pass's end): re-reading what so
+ * few hits need costs little. A held walk retries every REFRESH_HOLD_MS;
+ * its retries release only at these checks (each release costs a read of
+ * /proc/self/maps and the unmapping of what the walk has just read).
  */
 #define RELEASE_QUIET_HITS_PER_S	1000
 #define RELEASE_CHECK_MS		1000
@@ -94,6 +96,8 @@ struct refresh {
 	unsigned long		 hits;		/* refresh_hit calls, ever */
 	unsigned long		 hits_at_check;	/* `hits` at the last release check */
 	int64_t			 check_ms;	/* that check, monotonic */
+	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
+	int			 over_cap;	/* it found more than map_cap resident */
 	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
@@ -482,18 +486,23 @@ rss_file_bytes(void)
  * mapped: dropping them costs each following hit its page faults again.
  */
 static void
-release_pages(struct refresh *r, int64_t now_ms, int pass_end)
+release_pages(struct refresh *r, int64_t now_ms, int chunk_done, int pass_end)
 {
 	int64_t		el = now_ms - r->check_ms;
 	unsigned long	n = r->hits - r->hits_at_check;
+	int		checked = 0;
 
-	if (el < (pass_end ? RELEASE_MIN_MS : RELEASE_CHECK_MS))
-		return;
-	r->check_ms = now_ms;
-	r->hits_at_check = r->hits;
-	if ((double)n <= RELEASE_QUIET_HITS_PER_S * (double)el / 1000 ||
-	    (r->map_cap > 0 && rss_file_bytes() > r->map_cap))
+	if (el >= (pass_end ? RELEASE_MIN_MS : RELEASE_CHECK_MS)) {
+		r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;
+		r->over_cap = r->map_cap > 0 && rss_file_bytes() > r->map_cap;
+		r->check_ms = now_ms;
+		r->hits_at_check = r->hits;
+		checked = 1;
+	}
+	if ((!r->busy && (chunk_done || pass_end || checked)) || r->over_cap) {
 		cache_release_pages(r->cache);
+		r->over_cap = 0;
+	}
 }
 
 static void
@@ -524,7 +533,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	start_claimed(r);
-	release_pages(r, mono_ms(&ts), n != REFRESH_WALK_CHUNK && !r->held);
+	release_pages(r, mono_ms(&ts), n == REFRESH_WALK_CHUNK,
+	    n != REFRESH_WALK_CHUNK && !r->held);
 	if (r->held && !r->stopped) {
 		/* Due entries wait for a slot or a token: go on from here soon. */
 		tv.tv_usec = REFRESH_HOLD_MS * 1000;

@@ -771,6 +771,10 @@ static const struct cfg_key root_keys[] = {
 	{ "map_size_mb", CFG_T_MIB, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, map_size), .lmin = 1,
 	    .lmax = CONFIG_MAX_MAP_MB, .def_l = { [CFG_ROOT] = 1024 } },
+	/* resident map pages past which a walk pass releases them under hits; 0: none */
+	{ "map_resident_max_mb", CFG_T_MIB, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, map_resident_max), .lmin = 0,
+	    .lmax = CONFIG_MAX_MAP_MB },
 	{ "log_level", CFG_T_ENUM, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, log_level), .names = log_level_str,
 	    .nnames = 3, .choices = "\"info\", \"debug\", \"trace\"" },

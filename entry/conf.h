@@ -104,6 +104,7 @@ struct config {
 	struct config_tls	*listen_tls;
 	char			*cache_dir;
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
+	size_t			 map_resident_max;	/* bytes; "map_resident_max_mb", 0: no cap */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
 	long			 max_connections;	/* 0: from the fd limit (http.c) */
 	long			 header_timeout_s;	/* request line and headers: 10 */

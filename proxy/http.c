@@ -75,7 +75,7 @@ struct http_req {
 	struct http_head head;		/* its pointers into conn's hdr */
 	int		 keepalive;
 	const char	*query;		/* raw, after '?', or NULL */
-	char		 path[HTTP_MAX_HEADER_BYTES];	/* percent-decoded */
+	char		*path;		/* percent-decoded, in conn's bufs */
 	const uint8_t	*body;
 	size_t		 body_len;
 	struct evbuffer	*out_headers;
@@ -91,9 +91,9 @@ struct conn {
 	const struct listener	*lis;		/* accepted on */
 	evutil_socket_t		 fd;
 	struct event		*rev, *wev, *timer;
-	char			*in;
+	struct conn_bufs	*bufs;		/* while a request is in: conn_bufs_get */
+	char			*in;		/* bufs->in, or NULL */
 	size_t			 inlen;		/* bytes in `in` */
-	char			 hdr[HTTP_MAX_HEADER_BYTES + 1];	/* parsed copy */
 	size_t			 reqlen;	/* bytes of the request in progress, once parsed */
 	struct evbuffer		*out;
 	struct http_req		 req;
@@ -112,6 +112,18 @@ struct conn {
 	unsigned long		 nreq;		/* requests answered */
 	unsigned long		 armed_nreq;	/* nreq when the deadline was set */
 	TAILQ_ENTRY(conn)	 entry;
+};
+
+/*
+ * What a connection needs only while a request is in: its input, the
+ * parsed copy of the head, the decoded path. Allocated at the first byte
+ * of a request and freed once the connection has nothing read and nothing
+ * pending (conn_process), so an idle keep-alive client holds none of it.
+ */
+struct conn_bufs {
+	char	in[HTTP_IN_BYTES + 1];
+	char	hdr[HTTP_MAX_HEADER_BYTES + 1];
+	char	path[HTTP_MAX_HEADER_BYTES];
 };
 
 /* One listening socket: bound from an address, or adopted (systemd). */
@@ -379,7 +391,8 @@ http_reply(struct http_req *r, int status, const char *reason)
 	c->pending = 0;
 	c->nreq++;
 	/* The request's bytes are consumed: what follows may be the next one. */
-	memmove(c->in, c->in + c->reqlen, c->inlen - c->reqlen);
+	if (c->reqlen > 0)
+		memmove(c->in, c->in + c->reqlen, c->inlen - c->reqlen);
 	c->inlen -= c->reqlen;
 	c->reqlen = 0;
 	c->continued = 0;
@@ -496,7 +509,7 @@ parse_target(struct conn *c)
 		r->query = q + 1;
 	}
 	if ((t = origin_form(r->head.target)) == NULL ||
-	    path_decode(t, strlen(t), r->path, sizeof(r->path)) == -1) {
+	    path_decode(t, strlen(t), r->path, sizeof(c->bufs->path)) == -1) {
 		c->pending = 1;
 		c->close_after = 1;
 		http_error(r, 400, "Bad Request");
@@ -522,7 +535,7 @@ parse_request(struct conn *c)
 	r->body = NULL;
 	r->body_len = 0;
 	/* Cut up a copy: the input stays whole until the body has arrived. */
-	if ((rc = http_parse_head(c->in, c->inlen, c->hdr, &r->head)) == 0)
+	if ((rc = http_parse_head(c->in, c->inlen, c->bufs->hdr, &r->head)) == 0)
 		return 0;
 	if (rc != 1) {
 		conn_fail(c, rc, http_reason(rc));
@@ -572,8 +585,35 @@ conn_free(struct conn *c)
 		evbuffer_free(c->req.out_body);
 	evutil_closesocket(c->fd);
 	listeners_update(c->http);	/* below max_connections again */
-	free(c->in);
+	free(c->bufs);
 	free(c);
+}
+
+/* The request buffers, from the first byte of a request on: 0, or -1 out of memory. */
+static int
+conn_bufs_get(struct conn *c)
+{
+	if (c->bufs != NULL)
+		return 0;
+	if ((c->bufs = malloc(sizeof(*c->bufs))) == NULL)
+		return -1;
+	c->in = c->bufs->in;
+	c->req.path = c->bufs->path;
+	c->req.path[0] = '\0';
+	return 0;
+}
+
+/* Free them when nothing is read or pending (the parsed head points into them). */
+static void
+conn_bufs_put(struct conn *c)
+{
+	free(c->bufs);
+	c->bufs = NULL;
+	c->in = NULL;
+	c->req.path = NULL;
+	c->req.body = NULL;
+	c->req.query = NULL;
+	memset(&c->req.head, 0, sizeof(c->req.head));
 }
 
 /*
@@ -682,6 +722,8 @@ conn_process(struct conn *c)
 		conn_free(c);
 		return;
 	}
+	if (!c->pending && c->inlen == 0)
+		conn_bufs_put(c);	/* between requests: hold no buffers */
 	conn_update_read(c);
 	conn_arm(c);
 }
@@ -739,12 +781,20 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_update_read(c);	/* full while an answer is pending */
 		return;
 	}
+	if (conn_bufs_get(c) == -1) {
+		log_err("http: out of memory for a request");
+		conn_free(c);
+		return;
+	}
 	if ((n = conn_recv(c)) == -2) {
 		conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
-	if (n < 0)
+	if (n < 0) {
+		if (c->inlen == 0 && !c->pending)
+			conn_bufs_put(c);	/* nothing came (a TLS handshake record) */
 		return;
+	}
 	if (n == 0) {
 		/*
 		 * shutdown(SHUT_WR) after a request is a way to send one: the
@@ -902,8 +952,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->req.conn = c;
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
 	h->nconns++;
-	if ((c->in = malloc(HTTP_IN_BYTES + 1)) == NULL ||
-	    (c->out = evbuffer_new()) == NULL ||
+	if ((c->out = evbuffer_new()) == NULL ||
 	    (c->req.out_headers = evbuffer_new()) == NULL ||
 	    (c->req.out_body = evbuffer_new()) == NULL ||
 	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||

@@ -2,9 +2,11 @@
 /* Refresh scheduler: the store's due index starts refreshes soonest first, rate-limited; a paced walk keeps the figures. */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <openssl/rand.h>
@@ -16,6 +18,25 @@
 
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
 #define TOUCH_FLUSH_MS		5000
+/*
+ * A hit on an entry whose last use the store already holds as this recent
+ * is not written again (refresh_hit); shorter when idle_expire_s / 4 is.
+ * Not near max_entries: from TOUCH_EXACT_PCT of it on, eviction picks by
+ * the last use, and every hit is written.
+ */
+#define TOUCH_RESOLUTION_S	3600
+#define TOUCH_RESOLUTION_DIV	4
+#define TOUCH_EXACT_PCT		90
+/*
+ * The map's pages are released after each walk chunk (release_pages)
+ * while hits come at most this fast, measured over at least
+ * RELEASE_CHECK_MS (RELEASE_MIN_MS at a pass's end): re-reading what so
+ * few hits need costs little (each release costs a read of
+ * /proc/self/maps and the unmapping of what the walk has just read).
+ */
+#define RELEASE_QUIET_HITS_PER_S	1000
+#define RELEASE_CHECK_MS		1000
+#define RELEASE_MIN_MS			100
 /*
  * The due turn: per kind, the due index from its soonest entry on, at most
  * REFRESH_DUE_CHUNK entries a loop turn. It stops at the first entry that
@@ -29,8 +50,8 @@
 /*
  * The full walk (figures, eviction candidates, purge, taking parked
  * entries back) pauses this long between chunks, so a pass over 1,000,000
- * entries is spread over about 20 s instead of one burst, and lets go of
- * the map pages it read at most once per REFRESH_PASS_MS, and at its end.
+ * entries is spread over about 20 s instead of one burst; it lets go of
+ * the map pages it read as release_pages decides.
  */
 #define REFRESH_WALK_GAP_MS	20
 
@@ -69,7 +90,12 @@ struct refresh {
 	int			 walking;
 	int			 slot_wait;	/* the due turn waits for a free slot */
 	uint32_t		 deferred[CACHE_KIND_MAX];	/* hash of the entry last rate-limited */
-	int64_t			 released_ms;	/* last cache_release_pages, monotonic */
+	unsigned long		 hits;		/* refresh_hit calls, ever */
+	unsigned long		 hits_at_check;	/* `hits` at the last release check */
+	int64_t			 check_ms;	/* that check, monotonic */
+	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
+	int			 over_cap;	/* it found more than map_cap resident */
+	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -627,6 +653,48 @@ refresh_pause_ms(const struct refresh *r)
 	    REFRESH_PASS_MS;
 }
 
+/* The process's resident file-backed pages (RssFile + RssShmem), in bytes; 0 unknown. */
+static size_t
+rss_file_bytes(void)
+{
+	unsigned long	size, resident, shared;
+	long		page = sysconf(_SC_PAGESIZE);
+	FILE		*f;
+	int		 n;
+
+	if (page <= 0 || (f = fopen("/proc/self/statm", "r")) == NULL)
+		return 0;
+	n = fscanf(f, "%lu %lu %lu", &size, &resident, &shared);
+	fclose(f);
+	return n == 3 ? (size_t)shared * (size_t)page : 0;
+}
+
+/*
+ * Let go of the map's pages (design.md 7.6) while hits are few, so that
+ * the walk's reading does not stay resident, or when the file pages
+ * resident exceed map_resident_max_mb. Under hit load the pages stay
+ * mapped: dropping them costs each following hit its page faults again.
+ */
+static void
+release_pages(struct refresh *r, int64_t now_ms, int chunk_done, int pass_end)
+{
+	int64_t		el = now_ms - r->check_ms;
+	unsigned long	n = r->hits - r->hits_at_check;
+	int		checked = 0;
+
+	if (el >= (pass_end ? RELEASE_MIN_MS : RELEASE_CHECK_MS)) {
+		r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;
+		r->over_cap = r->map_cap > 0 && rss_file_bytes() > r->map_cap;
+		r->check_ms = now_ms;
+		r->hits_at_check = r->hits;
+		checked = 1;
+	}
+	if ((!r->busy && (chunk_done || pass_end || checked)) || r->over_cap) {
+		cache_release_pages(r->cache);
+		r->over_cap = 0;
+	}
+}
+
 /*
  * The full walk, one chunk a turn: figures, eviction candidates, purge,
  * parked entries taken back. It starts no refresh and never waits on one.
@@ -655,16 +723,9 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	(void)sched_apply(r);
-	/*
-	 * The walk touches every meta page: do not keep them as our RSS.
-	 * Each release drops the hits' pages too: at most once a second.
-	 */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (n != REFRESH_WALK_CHUNK ||
-	    mono_ms(&ts) - r->released_ms >= REFRESH_PASS_MS) {
-		cache_release_pages(r->cache);
-		r->released_ms = mono_ms(&ts);
-	}
+	release_pages(r, mono_ms(&ts), n == REFRESH_WALK_CHUNK,
+	    n != REFRESH_WALK_CHUNK);
 	if (n == REFRESH_WALK_CHUNK) {
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
@@ -737,6 +798,37 @@ refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 	t->last_served_at = now;
 	if (r->ntouches > TOUCH_SLOTS * 3 / 4)
 		refresh_flush_touches(r);
+}
+
+static const struct cache_touch *touch_find(const struct refresh *, int,
+		    const uint8_t *, size_t);
+
+void
+refresh_hit(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, const struct cache_meta *m, time_t now)
+{
+	const struct refresh_kind_conf	*kc = &r->kinds[kind];
+	time_t				 res = TOUCH_RESOLUTION_S, idle;
+	int				 exact;
+
+	r->hits++;
+	idle = (time_t)kc->idle_expire_s / TOUCH_RESOLUTION_DIV;
+	if (idle > 0 && idle < res)
+		res = idle;
+	exact = kc->max_entries > 0 &&
+	    r->count[kind] >= kc->max_entries / 100 * TOUCH_EXACT_PCT;
+	/* Recorded recently, not an import's first use, not already counted here. */
+	if (!exact && m->last_served_at != 0 && !(m->flags & CACHE_F_IMPORTED) &&
+	    now - m->last_served_at < res && now >= m->last_served_at &&
+	    touch_find(r, kind, key, klen) == NULL)
+		return;
+	refresh_touch(r, kind, key, klen, now);
+}
+
+void
+refresh_set_map_cap(struct refresh *r, size_t bytes)
+{
+	r->map_cap = bytes;
 }
 
 /* The hit not yet written for kind+key, or NULL. */

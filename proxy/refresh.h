@@ -68,6 +68,21 @@ void		 refresh_stats(const struct refresh *, struct refresh_stats *);
 void		 refresh_touch(struct refresh *, enum cache_kind, const uint8_t *key,
 		    size_t klen, time_t now);
 void		 refresh_flush_touches(struct refresh *);
+/*
+ * A hit served from the stored entry m: counted toward the page release
+ * policy, and recorded with refresh_touch unless the store already holds a
+ * use of it within the last hour (or idle_expire_s / 4 if shorter), so
+ * that hits spread over many entries do not each cost a write. An import
+ * not asked since is always recorded, and so is every hit of a kind at 90%
+ * of its max_entries or more (eviction goes by the last use).
+ */
+void		 refresh_hit(struct refresh *, enum cache_kind, const uint8_t *key,
+		    size_t klen, const struct cache_meta *m, time_t now);
+/*
+ * map_resident_max_mb: above this many bytes of resident file pages, a
+ * pass's end releases the map even while hits are served; 0: never then.
+ */
+void		 refresh_set_map_cap(struct refresh *, size_t bytes);
 
 /*
  * Before storing a NEW entry of a kind with max_entries: make room by

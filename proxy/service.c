@@ -722,7 +722,7 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 	result = s->ops->serve(s, req, c, &m, b.response, b.response_len,
 	    b.headers, b.headers_len, now, result);
 	metrics.requests[c->route][result]++;
-	refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen, now);
+	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, &m, now);
 	return 1;
 }
 
@@ -1179,4 +1179,5 @@ gen_install_refresh(struct gen *g)
 		kc.arg = &g->svcs[i];
 		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);
 	}
+	refresh_set_map_cap(g->refresh, gen_config(g)->map_resident_max);
 }

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Idle keep-alive clients hold no request buffers: stapled's RSS per idle
+# connection stays small, and the connections still answer afterwards
+# (split, pipelined and plain requests on connections that went idle).
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_idle_conns
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY not installed"
+
+NCONN=2000
+# Bytes of RSS per idle connection: a connection holding its input, head
+# and path buffers (about 40 KiB, 20 KiB or more of it touched) fails this.
+MAX_PER_CONN_BYTES=6144
+
+# Each client is a socket here and one in stapled, which inherits this limit.
+ulimit -n $((NCONN + 512)) 2>/dev/null ||
+    skip "cannot raise the fd limit to $((NCONN + 512))"
+
+cat >"$T/client.py" <<'EOF'
+import socket, sys, time
+
+port, pid, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+GET = b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+
+def rss_kb():
+    with open("/proc/%s/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+def connect():
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.settimeout(10)
+    return s
+
+def answers(s, count):
+    """Read count answers (by Content-Length); their status codes."""
+    buf, codes = b"", []
+    while len(codes) < count:
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(65536)
+            if not d:
+                return codes
+            buf += d
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        clen = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                clen = int(v)
+        while len(buf) < clen:
+            d = s.recv(65536)
+            if not d:
+                return codes
+            buf += d
+        buf = buf[clen:]
+        codes.append(int(head.split(b" ")[1]))
+    return codes
+
+# Warm up the allocator with connections that come and go.
+for i in range(100):
+    s = connect()
+    s.sendall(GET)
+    answers(s, 1)
+    s.close()
+time.sleep(0.3)
+before = rss_kb()
+conns, bad = [], 0
+for i in range(n):
+    s = connect()
+    s.sendall(GET)
+    if answers(s, 1) != [200]:
+        bad += 1
+    conns.append(s)
+time.sleep(0.5)
+after = rss_kb()
+print("per_conn_bytes=%d rss_before_kb=%d rss_after_kb=%d first_bad=%d" %
+      ((after - before) * 1024 // n, before, after, bad))
+
+# Idle connections answer again: a plain request, a split one, two pipelined.
+bad = 0
+for i, s in enumerate(conns):
+    if i % 3 == 0:
+        s.sendall(GET)
+        bad += answers(s, 1) != [200]
+    elif i % 3 == 1:
+        s.sendall(GET[:12])
+        if i < 60:
+            time.sleep(0.01)
+        s.sendall(GET[12:])
+        bad += answers(s, 1) != [200]
+    else:
+        s.sendall(GET + GET)
+        bad += answers(s, 2) != [200, 200]
+print("again_bad=%d" % bad)
+for s in conns:
+    s.close()
+EOF
+
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+stapled_start idle --ocsp-upstream "http://127.0.0.1:$(free_port)/"
+out=$(timeout 120 "$PY" "$T/client.py" "$SPORT" "$SPID" "$NCONN" 2>&1)
+note "$out"
+per=$(kv per_conn_bytes "$out")
+assert "every first request on $NCONN connections answered 200" \
+    '[ "$(kv first_bad "$out")" = 0 ]'
+assert "idle keep-alive connections cost under $MAX_PER_CONN_BYTES bytes of RSS each (${per:-?})" \
+    '[ -n "$per" ] && [ "$per" -lt "$MAX_PER_CONN_BYTES" ]'
+assert "idle connections answer plain, split and pipelined requests again" \
+    '[ "$(kv again_bad "$out")" = 0 ]'
+kill -0 "$SPID" 2>/dev/null && ok "stapled still runs" || fail "stapled died"
+stapled_stop
+it_done

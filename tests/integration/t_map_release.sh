@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The release of LMDB's map pages (design.md 7.6): under hit load the pages
+# the hits read stay mapped (a second round over the same keys faults
+# little), a quiet daemon lets them go at the end of a walk pass, and with
+# map_resident_max_mb they go under load too.
+. "$top_srcdir/tests/integration/lib.sh"
+
+it_init t_map_release
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY not installed"
+FILL=$top_builddir/tools/bench-fill
+[ -x "$FILL" ] || skip "tools/bench-fill not built"
+
+NENT=8000
+MAP_MB=256
+
+# A P-384 root and issuing CA, a P-256 responder: what bench-fill -s signs with.
+pki=$T/pki
+mkdir -p "$pki"
+cat >"$pki/ext.cnf" <<'EOF'
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[responder]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = OCSPSigning
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+for k in root:P-384 ica:P-384 resp:P-256; do
+	openssl genpkey -algorithm EC -pkeyopt "ec_paramgen_curve:${k#*:}" \
+	    -out "$pki/${k%%:*}.key" 2>/dev/null || die "openssl genpkey"
+done
+openssl req -x509 -new -key "$pki/root.key" -subj "/O=t/CN=t root" -days 30 \
+    -sha384 -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$pki/root.pem" \
+    2>/dev/null || die "openssl req (root)"
+issue() {	# name subject section serial
+	openssl req -new -key "$pki/$1.key" -subj "$2" -out "$pki/$1.csr" 2>/dev/null &&
+	openssl x509 -req -in "$pki/$1.csr" -CA "$pki/${5:-root}.pem" \
+	    -CAkey "$pki/${5:-root}.key" -set_serial "$4" -days 30 -sha384 \
+	    -extfile "$pki/ext.cnf" -extensions "$3" -out "$pki/$1.pem" 2>/dev/null
+}
+issue ica "/O=t/CN=t issuing CA" ca 1 || die "openssl x509 (ica)"
+issue resp "/O=t/CN=t responder" responder 2 ica || die "openssl x509 (resp)"
+
+mkdir -p "$T/store" "$T/out"
+BENCH_FILL_MAP_MB=$MAP_MB "$FILL" -s "$pki" -o "$T/out" "$T/store" "$NENT" \
+    >"$T/fill.log" 2>&1 || die "bench-fill: $(tail -3 "$T/fill.log")"
+
+cat >"$T/client.py" <<'EOF'
+import socket, sys
+
+def status(pid):
+    f = {}
+    with open("/proc/%s/status" % pid) as fh:
+        for line in fh:
+            k, _, v = line.partition(":")
+            f[k] = v.split()[0] if v.split() else ""
+    with open("/proc/%s/stat" % pid) as fh:
+        minflt = int(fh.read().rsplit(")", 1)[1].split()[7])
+    return minflt, int(f["RssFile"])
+
+def round_over(port, paths):
+    """GET every path on one keep-alive connection: the 200 answers."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.settimeout(10)
+    ok, buf = 0, b""
+    for p in paths:
+        s.sendall(b"GET " + p + b" HTTP/1.1\r\nHost: t\r\n\r\n")
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(65536)
+            if not d:
+                return ok
+            buf += d
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        clen = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                clen = int(v)
+        while len(buf) < clen:
+            d = s.recv(65536)
+            if not d:
+                return ok
+            buf += d
+        buf = buf[clen:]
+        ok += head.startswith(b"HTTP/1.1 200 ")
+    s.close()
+    return ok
+
+port, pid, nrounds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+paths = [l.strip().encode() for l in open(sys.argv[4]) if l.strip()]
+f0, r0 = status(pid)
+faults, ok = [], 0
+for i in range(nrounds):
+    ok += round_over(port, paths)
+    f, r = status(pid)
+    faults.append(f - f0)
+    f0 = f
+print("ok=%d of=%d rssfile_start_kb=%d rssfile_end_kb=%d faults=%s" %
+      (ok, nrounds * len(paths), r0, r, ",".join(map(str, faults))))
+EOF
+
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+rss_file_kb() { awk '/^RssFile:/ { print $2 }' "/proc/$1/status"; }
+
+# conf NAME [EXTRA-JSON]: a config on the filled store, the upstream dead
+conf() {
+	cat >"$T/$1.conf" <<-EOF
+	{
+	  "cache_dir": "$T/store",
+	  "map_size_mb": $MAP_MB,
+	  "ocsp": {
+	    "upstreams": ["http://127.0.0.1:$(free_port)"],
+	    "anchors": ["$pki/root.pem"],
+	    "intermediates": ["$pki/ica.pem"]
+	  }${2:-}
+	}
+	EOF
+}
+
+# 1. Hits keep their pages; a quiet daemon drops them at a pass's end.
+conf plain
+STAPLED_CACHE=$T/store stapled_start plain -f "$T/plain.conf"
+out=$(timeout 120 "$PY" "$T/client.py" "$SPORT" "$SPID" 2 "$T/out/paths" 2>&1)
+note "$out"
+assert "every GET over $NENT entries answered 200, twice" \
+    '[ -n "$(kv ok "$out")" ] && [ "$(kv ok "$out")" = "$(kv of "$out")" ]'
+f1=$(kv faults "$out" | cut -d, -f1)
+f2=$(kv faults "$out" | cut -d, -f2)
+assert "a second round over the same keys faults under a third as often ($f2 vs $f1)" \
+    '[ -n "$f2" ] && [ "$f1" -gt 0 ] && [ $((f2 * 3)) -lt "$f1" ]'
+loaded=$(kv rssfile_end_kb "$out")
+base=$(kv rssfile_start_kb "$out")
+# Quiet: a pass ends (a second apart at most, plus the pass) and releases.
+dropped=
+for i in $(seq 100); do
+	now=$(rss_file_kb "$SPID")
+	if [ $((now - base)) -lt $(((loaded - base) / 2)) ]; then
+		dropped=$now
+		break
+	fi
+	sleep 0.1
+done
+assert "quiet, the mapped pages are released (RssFile ${loaded:-?} KiB -> ${dropped:-not dropped})" \
+    '[ -n "$dropped" ]'
+stapled_stop
+
+# 2. map_resident_max_mb: past it, pages are released under load too.
+conf capped ', "map_resident_max_mb": 1'
+STAPLED_CACHE=$T/store stapled_start capped -f "$T/capped.conf"
+out=$(timeout 120 "$PY" "$T/client.py" "$SPORT" "$SPID" 4 "$T/out/paths" 2>&1)
+note "$out"
+f1=$(kv faults "$out" | cut -d, -f1)
+rest=$(kv faults "$out" | cut -d, -f2- | tr ',' '\n' | awk '{ s += $1 } END { print s + 0 }')
+assert "with map_resident_max_mb 1, later rounds fault again ($rest after $f1)" \
+    '[ -n "$f1" ] && [ "$f1" -gt 0 ] && [ $((rest * 2)) -ge "$f1" ]'
+stapled_stop
+it_done

@@ -11,6 +11,7 @@
 #include <event2/event.h>
 #include <openssl/rand.h>
 
+#include "attest/util.h"
 #include "proxy/evict.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
@@ -18,6 +19,7 @@
 
 #define TOUCH_SLOTS		4096	/* distinct keys hit between two flushes */
 #define TOUCH_FLUSH_MS		5000
+#define TOUCH_HASH_BYTES	16	/* of a key, hashed for its touch slot */
 /*
  * A hit on an entry whose last use the store already holds as this recent
  * is not written again (refresh_hit); shorter when idle_expire_s / 4 is.
@@ -376,17 +378,6 @@ struct due_arg {
 	enum due_stop	 stop;
 };
 
-static uint32_t
-key_hash(const uint8_t *key, size_t klen)
-{
-	uint32_t	h = 2166136261u;
-	size_t		i;
-
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h;
-}
-
 /*
  * Entries in the way of the due index's order, moved out of it (parked):
  * an expired one until it is purged, an idle one until its nextUpdate.
@@ -448,7 +439,7 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	}
 	if (!bucket_take(r, kind)) {
 		/* Counted once per entry, however long it waits. */
-		if ((h = key_hash(key, klen)) != r->deferred[kind])
+		if ((h = util_fnv1a32(key, klen)) != r->deferred[kind])
 			metrics.refresh_rate_limited++;
 		r->deferred[kind] = h;
 		da->stop = DUE_NO_TOKEN;
@@ -764,18 +755,24 @@ touch_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(r->touch_ev, &tv);
 }
 
+/* A touch table slot's hash: the key's first bytes suffice (keys are digests). */
+static uint32_t
+touch_hash(const uint8_t *key, size_t klen)
+{
+	return util_fnv1a32(key, klen < TOUCH_HASH_BYTES ? klen : TOUCH_HASH_BYTES);
+}
+
 void
 refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
     size_t klen, time_t now)
 {
 	struct cache_touch	*t;
-	uint32_t		 h = 2166136261u;
+	uint32_t		 h;
 	size_t			 i, slot;
 
 	if (klen > CACHE_KEY_MAX_BYTES)
 		return;
-	for (i = 0; i < klen && i < 16; i++)
-		h = (h ^ key[i]) * 16777619u;
+	h = touch_hash(key, klen);
 	for (i = 0; i < TOUCH_SLOTS; i++) {
 		slot = (h + i) % TOUCH_SLOTS;
 		t = &r->touches[slot];
@@ -836,11 +833,9 @@ static const struct cache_touch *
 touch_find(const struct refresh *r, int kind, const uint8_t *key, size_t klen)
 {
 	const struct cache_touch	*t;
-	uint32_t			 h = 2166136261u;
+	uint32_t			 h = touch_hash(key, klen);
 	size_t				 i;
 
-	for (i = 0; i < klen && i < 16; i++)
-		h = (h ^ key[i]) * 16777619u;
 	for (i = 0; i < TOUCH_SLOTS; i++) {
 		t = &r->touches[(h + i) % TOUCH_SLOTS];
 		if (t->klen == 0)

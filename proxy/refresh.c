@@ -30,9 +30,13 @@
  * The full walk (figures, eviction candidates, purge, taking parked
  * entries back) pauses this long between chunks, so a pass over 1,000,000
  * entries is spread over about 20 s instead of one burst, and lets go of
- * the map pages it read at most once per REFRESH_PASS_MS, and at its end.
+ * the map pages it read every REFRESH_RELEASE_CHUNKS chunks and at its end.
+ * Each release drops the hits' pages too: 25 a second while a pass runs
+ * (the walk used to release after every chunk); 100,000 entries measured
+ * 21 MiB VmHWM this way, 35 MiB releasing every 8 chunks.
  */
 #define REFRESH_WALK_GAP_MS	20
+#define REFRESH_RELEASE_CHUNKS	2
 
 struct inflight {
 	int		used;
@@ -69,7 +73,7 @@ struct refresh {
 	int			 walking;
 	int			 slot_wait;	/* the due turn waits for a free slot */
 	uint32_t		 deferred[CACHE_KIND_MAX];	/* hash of the entry last rate-limited */
-	int64_t			 released_ms;	/* last cache_release_pages, monotonic */
+	unsigned		 unreleased;	/* chunks walked since cache_release_pages */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -637,7 +641,6 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
 	struct timeval	 tv = { 0, REFRESH_WALK_GAP_MS * 1000 };
-	struct timespec	 ts;
 	long		 n, pass_ms;
 
 	(void)fd;
@@ -655,15 +658,11 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	(void)sched_apply(r);
-	/*
-	 * The walk touches every meta page: do not keep them as our RSS.
-	 * Each release drops the hits' pages too: at most once a second.
-	 */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* The walk touches every meta page: do not keep them as our RSS. */
 	if (n != REFRESH_WALK_CHUNK ||
-	    mono_ms(&ts) - r->released_ms >= REFRESH_PASS_MS) {
+	    ++r->unreleased >= REFRESH_RELEASE_CHUNKS) {
 		cache_release_pages(r->cache);
-		r->released_ms = mono_ms(&ts);
+		r->unreleased = 0;
 	}
 	if (n == REFRESH_WALK_CHUNK) {
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */

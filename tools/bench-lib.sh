@@ -94,6 +94,13 @@ mem_of() {
 	    END { print r, h, a }' "/proc/$1/status" 2>/dev/null
 }
 
+# map_rss_of PID: KiB of the LMDB map (data.mdb) resident in PID, from smaps:
+# what of VmRSS is the store's page cache rather than libraries or heap.
+map_rss_of() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($NF ~ /\/data\.mdb$/) }
+	    m && /^Rss:/ { s += $2 } END { print s + 0 }' "/proc/$1/smaps" 2>/dev/null
+}
+
 # cpu_ticks PID: user + system CPU time so far, in clock ticks.
 cpu_ticks() {
 	# the command name (field 2) may hold spaces: count from its ')'

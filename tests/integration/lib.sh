@@ -360,6 +360,19 @@ fill_pki() {
 	fill_pki_issue resp "/O=$TEST/CN=$TEST responder" ica responder 2
 }
 
+# fill_signed OUT CACHE N VALIDITY_S: N OCSP answers signed now by
+# fill_pki's responder (tools/bench-fill -s), valid for VALIDITY_S, their
+# thisUpdate spread over the last half of it (refresh.fraction 0.5), put
+# into the store CACHE; OUT gets bench-fill's index.txt and paths. Sets
+# FILL_NOW, the clock bench-fill signed at.
+fill_signed() {
+	mkdir -p "$1/www"
+	"$top_builddir/tools/bench-fill" -s "$FILL_PKI" -o "$1" -v "$4" -f 0.5 \
+	    "$2" "$3" >"$1/fill.out" || die "bench-fill -s failed"
+	FILL_NOW=$(awk '$1 == "now" { print $2 }' "$1/fill.out")
+	[ -n "$FILL_NOW" ] || die "bench-fill did not say its clock"
+}
+
 # fill_pki_issue NAME SUBJECT ISSUER SECTION SERIAL: $FILL_PKI/NAME.pem for
 # NAME.key, signed by ISSUER with ext.cnf's SECTION.
 fill_pki_issue() {

@@ -28,11 +28,8 @@ fill_pki "$T/pki"
 P=$FILL_PKI
 
 # N answers signed now, thisUpdate spread over the last INTERVAL_S.
-mkdir -p "$T/out/www"
-"$FILL" -s "$P" -o "$T/out" -v "$VALIDITY_S" -f 0.5 "$T/cache" "$N" >"$T/fill.out" ||
-    die "bench-fill -s failed"
-fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill.out")
-[ -n "$fill_now" ] || die "bench-fill did not say its clock"
+fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
+fill_now=$FILL_NOW
 # The outage ends when the soonest entry has MARGIN_S left: nearly all are due.
 off=$(( fill_now + INTERVAL_S - MARGIN_S - $(date +%s) ))
 WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
@@ -95,10 +92,8 @@ bg_kill "$RP_PID" TERM
 # walk after the hit is written takes it back and it alone is refreshed.
 N2=8
 V2=7200			# interval 3600 s: all last used long before the clock
-mkdir -p "$T/out2/www"
-"$FILL" -s "$P" -o "$T/out2" -v "$V2" -f 0.5 "$T/cache2" "$N2" >"$T/fill2.out" ||
-    die "bench-fill -s (idle) failed"
-fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill2.out")
+fill_signed "$T/out2" "$T/cache2" "$N2" "$V2"
+fill_now=$FILL_NOW
 off=$(( fill_now + V2 / 2 - 1 - $(date +%s) ))
 WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder2 "$T/out2/index.txt" \

@@ -21,11 +21,8 @@ P=$FILL_PKI
 
 # N answers signed now, their thisUpdate spread over the last INTERVAL_S, so
 # each comes due at its own time within the next INTERVAL_S.
-mkdir -p "$T/out/www"
-"$FILL" -s "$P" -o "$T/out" -v "$VALIDITY_S" -f 0.5 "$T/cache" "$N" >"$T/fill.out" ||
-    die "bench-fill -s failed"
-fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill.out")
-[ -n "$fill_now" ] || die "bench-fill did not say its clock"
+fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
+fill_now=$FILL_NOW
 # The outage ends just before the oldest entry would expire: every one is due.
 off=$(( fill_now + INTERVAL_S - $(date +%s) - 1 ))
 WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"

@@ -24,7 +24,7 @@ SERIAL_BASE=268435456	# bench-fill's first serial, 0x10000000
 # INTERVAL_S = 2/3 (r - MARGIN_S) s: always in time. In any order unrelated
 # to nextUpdate (key order), about a sixth of them expire first.
 
-fill_pki "$T/pki"
+fill_pki "$T/pki" P-256	# refreshes at the rate the test needs
 P=$FILL_PKI
 
 # N answers signed now, thisUpdate spread over the last INTERVAL_S.

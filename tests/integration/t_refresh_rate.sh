@@ -16,7 +16,7 @@ WINDOW_S=4		# the upstream's requests are counted over this
 VALIDITY_S=86400
 INTERVAL_S=43200	# VALIDITY_S x refresh.fraction (0.5)
 
-fill_pki "$T/pki"
+fill_pki "$T/pki" P-256	# refreshes at the rate the test needs
 P=$FILL_PKI
 
 # N answers signed now, their thisUpdate spread over the last INTERVAL_S, so

@@ -17,6 +17,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/metrics_page.h"
 
 void
 access_log_set_sample(struct access_log *al, double sample)

@@ -27,6 +27,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/metrics_page.h"
 #include "proxy/notify.h"
 #include "proxy/refresh.h"
 #include "proxy/router.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The process-wide counters for /metrics and the rendering of the whole page (Prometheus text format); labels come from the enums' string tables. */
+/* The process-wide counters, gauges and histograms (the metrics block) and their label tables; a leaf: the page that shows them is metrics_page.h. */
 #ifndef PROXY_METRICS_H
 #define PROXY_METRICS_H
 
@@ -10,9 +10,6 @@
 #include "cache/record.h"
 
 struct evbuffer;
-struct fetch_pool;
-struct http_req;
-struct refresh_stats;
 
 enum metrics_result {
 	METRICS_RES_HIT,		/* served from the cache */
@@ -131,37 +128,10 @@ void	metrics_mark_start(void);
 enum cache_kind	metrics_route_kind(enum metrics_route);
 /* What a route answers when nothing valid can be served: TRYLATER or UNAVAILABLE. */
 enum metrics_result metrics_failed_result(enum metrics_route);
-/*
- * Note on req how it is being answered, before the answer is queued (the
- * request may be gone after): the access log prints the result, and a
- * hit's latency goes into hit_latency when the answer is queued.
- */
-struct metrics_note {
-	enum metrics_route	route;
-	enum metrics_result	result;
-};
-void	metrics_note(struct http_req *, enum metrics_route, enum metrics_result);
-/* req's note, or NULL when none was made (refused before routing, /metrics). */
-const struct metrics_note *metrics_note_get(const struct http_req *);
-/* For http_reply's callback: a noted hit's latency since it was parsed. */
-void	metrics_on_reply(const struct http_req *);
 /* Monotonic microseconds, the clock of the histograms. */
 int64_t	metrics_now_us(void);
 
-/* Upstreams listed per service by metrics_render; more are left out. */
+/* Upstreams listed per service by metrics_render and /healthz; more are left out. */
 #define METRICS_MAX_UPSTREAMS	64
-
-/*
- * Append the whole /metrics page in exposition format (version 0.0.4):
- * stapled_build_info, the process_* metrics (from /proc/self, left out
- * where it cannot be read; the start time from metrics_mark_start), the counters and histograms above, the
- * store's gauges from rs (the refresher's last pass, borrowed; deadlines
- * relative to now), and the health of each of the npools upstream pools
- * (borrowed; a NULL entry is skipped; none and no upstream section when
- * pools is NULL). Cannot fail short of evbuffer's allocation failures,
- * which leave the page cut short.
- */
-void	metrics_render(struct evbuffer *, const struct refresh_stats *rs,
-	    struct fetch_pool *const *pools, size_t npools, time_t now);
 
 #endif

@@ -30,11 +30,13 @@
 #define TOUCH_RESOLUTION_DIV	4
 #define TOUCH_EXACT_PCT		90
 /*
- * The map's pages are released after each walk chunk (release_pages)
- * while hits come at most this fast, measured over at least
- * RELEASE_CHECK_MS (RELEASE_MIN_MS at a pass's end): re-reading what so
- * few hits need costs little (each release costs a read of
- * /proc/self/maps and the unmapping of what the walk has just read).
+ * The map's pages are released (design.md 7.6) while hits come at most
+ * this fast: re-reading what so few hits need costs little (each release
+ * costs a read of /proc/self/maps and the unmapping of what was read).
+ * The hit rate is measured by a timer of its own every RELEASE_CHECK_MS,
+ * which releases when it finds hits few or the cap exceeded, and at a
+ * pass's end when the last check is RELEASE_MIN_MS old; the walk
+ * releases after each chunk by the last check's verdict.
  */
 #define RELEASE_QUIET_HITS_PER_S	1000
 #define RELEASE_CHECK_MS		1000
@@ -53,7 +55,7 @@
  * The full walk (figures, eviction candidates, purge, taking parked
  * entries back) pauses this long between chunks, so a pass over 1,000,000
  * entries is spread over about 20 s instead of one burst; it lets go of
- * the map pages it read as release_pages decides.
+ * the map pages it read while the load check finds hits few.
  */
 #define REFRESH_WALK_GAP_MS	20
 
@@ -88,6 +90,7 @@ struct refresh {
 	struct event		*walk_ev;
 	struct event		*due_ev;
 	struct event		*touch_ev;
+	struct event		*release_ev;	/* the load check, RELEASE_CHECK_MS */
 	int			 stopped;
 	int			 walking;
 	int			 slot_wait;	/* the due turn waits for a free slot */
@@ -96,7 +99,6 @@ struct refresh {
 	unsigned long		 hits_at_check;	/* `hits` at the last release check */
 	int64_t			 check_ms;	/* that check, monotonic */
 	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
-	int			 over_cap;	/* it found more than map_cap resident */
 	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
@@ -114,9 +116,6 @@ struct refresh {
 	struct evict_set	*ready[CACHE_KIND_MAX];
 	size_t			 count[CACHE_KIND_MAX];	/* entries, as far as we know */
 };
-
-static void	release_pages(struct refresh *, int64_t now_ms, int chunk_done,
-		    int pass_end);
 
 double
 refresh_rand(void)
@@ -507,7 +506,6 @@ due_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct refresh	*r = arg;
 	struct timeval	 tv;
-	struct timespec	 ts;
 	long		 wait_ms = REFRESH_DUE_IDLE_MS, w;
 	int		 k;
 
@@ -522,13 +520,6 @@ due_cb(evutil_socket_t fd, short what, void *arg)
 		if ((w = due_kind(r, k)) < wait_ms)
 			wait_ms = w;
 	}
-	/*
-	 * Between the full walk's passes (50 s at 1,000,000 entries) the
-	 * refreshes' reads and writes and these turns bring pages in too:
-	 * the once-a-second check lets them go while hits are few.
-	 */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	release_pages(r, mono_ms(&ts), 0, 0);
 	tv.tv_sec = wait_ms / 1000;
 	tv.tv_usec = (wait_ms % 1000) * 1000;
 	evtimer_add(r->due_ev, &tv);
@@ -672,29 +663,50 @@ rss_file_bytes(void)
 }
 
 /*
- * Let go of the map's pages (design.md 7.6) while hits are few, so that
- * the walk's reading does not stay resident, or when the file pages
- * resident exceed map_resident_max_mb. Under hit load the pages stay
- * mapped: dropping them costs each following hit its page faults again.
+ * The load check: whether to let go of the map's pages now (design.md
+ * 7.6). 1 while hits are few, so that what the walk and the refreshes
+ * read does not stay resident, or when the file pages resident exceed
+ * map_resident_max_mb; 0 under hit load, where dropping the pages costs
+ * each following hit its page faults again. Measured over the time since
+ * the last check; one less than RELEASE_MIN_MS after it keeps that
+ * check's verdict (too short to measure a rate over).
+ */
+static int
+release_check(struct refresh *r)
+{
+	struct timespec	ts;
+	int64_t		now_ms, el;
+	unsigned long	n = r->hits - r->hits_at_check;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ms = mono_ms(&ts);
+	if ((el = now_ms - r->check_ms) < RELEASE_MIN_MS)
+		return !r->busy;
+	r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;
+	r->check_ms = now_ms;
+	r->hits_at_check = r->hits;
+	return !r->busy || (r->map_cap > 0 && rss_file_bytes() > r->map_cap);
+}
+
+/*
+ * The load check's timer: between the full walk's passes (50 s at
+ * 1,000,000 entries) the refreshes' reads and writes and the due turns
+ * bring pages in too, and a quiet daemon lets them go within a second.
  */
 static void
-release_pages(struct refresh *r, int64_t now_ms, int chunk_done, int pass_end)
+release_cb(evutil_socket_t fd, short what, void *arg)
 {
-	int64_t		el = now_ms - r->check_ms;
-	unsigned long	n = r->hits - r->hits_at_check;
-	int		checked = 0;
+	struct refresh	*r = arg;
+	struct timeval	 tv = { RELEASE_CHECK_MS / 1000,
+			    (RELEASE_CHECK_MS % 1000) * 1000 };
 
-	if (el >= (pass_end ? RELEASE_MIN_MS : RELEASE_CHECK_MS)) {
-		r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;
-		r->over_cap = r->map_cap > 0 && rss_file_bytes() > r->map_cap;
-		r->check_ms = now_ms;
-		r->hits_at_check = r->hits;
-		checked = 1;
-	}
-	if ((!r->busy && (chunk_done || pass_end || checked)) || r->over_cap) {
+	(void)fd;
+	(void)what;
+	if (r->stopped)
+		return;
+	if (release_check(r))
 		cache_release_pages(r->cache);
-		r->over_cap = 0;
-	}
+	evtimer_add(r->release_ev, &tv);
 }
 
 /*
@@ -707,7 +719,6 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
 	struct timeval	 tv = { 0, REFRESH_WALK_GAP_MS * 1000 };
-	struct timespec	 ts;
 	long		 n, pass_ms;
 
 	(void)fd;
@@ -725,13 +736,18 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
 	purge_claimed(r);
 	(void)sched_apply(r);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	release_pages(r, mono_ms(&ts), n == REFRESH_WALK_CHUNK,
-	    n != REFRESH_WALK_CHUNK);
 	if (n == REFRESH_WALK_CHUNK) {
+		/*
+		 * What the chunk read goes at once while hits are few: a
+		 * release once a second lets fault-around keep far more.
+		 */
+		if (!r->busy)
+			cache_release_pages(r->cache);
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}
+	if (release_check(r))
+		cache_release_pages(r->cache);
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
@@ -925,8 +941,10 @@ refresh_new(struct event_base *base, struct cache *cache)
 	r->walk_ev = evtimer_new(base, walk_cb, r);
 	r->due_ev = evtimer_new(base, due_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
+	r->release_ev = evtimer_new(base, release_cb, r);
 	if (r->touches == NULL || r->sched == NULL || r->purge == NULL ||
-	    r->walk_ev == NULL || r->due_ev == NULL || r->touch_ev == NULL) {
+	    r->walk_ev == NULL || r->due_ev == NULL || r->touch_ev == NULL ||
+	    r->release_ev == NULL) {
 		refresh_free(r);
 		return NULL;
 	}
@@ -948,6 +966,8 @@ refresh_free(struct refresh *r)
 		event_free(r->due_ev);
 	if (r->touch_ev != NULL)
 		event_free(r->touch_ev);
+	if (r->release_ev != NULL)
+		event_free(r->release_ev);
 	free(r->touches);
 	free(r->sched);
 	free(r->purge);
@@ -977,11 +997,14 @@ refresh_start(struct refresh *r)
 {
 	struct timeval	tv = { 0, 0 };
 	struct timeval	tt = { TOUCH_FLUSH_MS / 1000, 0 };
+	struct timeval	tr = { RELEASE_CHECK_MS / 1000,
+			    (RELEASE_CHECK_MS % 1000) * 1000 };
 
 	r->stopped = 0;
 	evtimer_add(r->due_ev, &tv);
 	evtimer_add(r->walk_ev, &tv);
 	evtimer_add(r->touch_ev, &tt);
+	evtimer_add(r->release_ev, &tr);
 }
 
 void
@@ -991,6 +1014,7 @@ refresh_stop(struct refresh *r)
 	evtimer_del(r->walk_ev);
 	evtimer_del(r->due_ev);
 	evtimer_del(r->touch_ev);
+	evtimer_del(r->release_ev);
 	refresh_flush_touches(r);
 }
 

@@ -11,6 +11,7 @@
 #include "proxy/http.h"
 #include "proxy/kds_route.h"
 #include "proxy/metrics.h"
+#include "proxy/metrics_page.h"
 #include "proxy/ocsp_route.h"
 #include "proxy/pccs_route.h"
 #include "proxy/refresh.h"
@@ -73,7 +74,7 @@ reply_text(struct http_req *req, int code, const char *reason, const char *text)
 	http_reply(req, code, reason);
 }
 
-/* GET /metrics: the page metrics.c renders, from the store and the pools. */
+/* GET /metrics: the page metrics_page.c renders, from the store and the pools. */
 static void
 reply_metrics(struct router *rt, struct http_req *req)
 {

@@ -24,6 +24,7 @@
 #include "proxy/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
+#include "proxy/metrics_page.h"
 #include "proxy/miss_limit.h"
 #include "proxy/refresh.h"
 #include "proxy/service.h"

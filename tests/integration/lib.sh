@@ -327,21 +327,93 @@ key_hash_hex() {
 	    openssl dgst -"${2:-sha1}" -binary | od -An -v -tx1 | tr -d ' \n'
 }
 
+# fill_pki DIR [CA_CURVE]: the PKI tools/bench-fill -s signs with, into DIR
+# (and FILL_PKI): shaped like NVIDIA's, a P-384 root (root.pem) and issuing
+# CA (ica.pem, ica.key), and under the CA a delegated OCSP responder
+# (resp.pem, resp.key) with a P-256 key, so that thousands of answers sign
+# in seconds. CA_CURVE P-256 makes the CAs P-256 too: stapled verifies
+# each refreshed answer's chain, and P-384 CAs take about a third off the
+# refreshes a second it reaches on a small machine.
+fill_pki() {
+	local _ca=${2:-P-384} _k
+	FILL_PKI=$1
+	mkdir -p "$FILL_PKI"
+	cat >"$FILL_PKI/ext.cnf" <<-'EOF'
+	[ca]
+	basicConstraints = critical, CA:TRUE
+	keyUsage = critical, keyCertSign, cRLSign
+	subjectKeyIdentifier = hash
+	authorityKeyIdentifier = keyid
+	[responder]
+	basicConstraints = critical, CA:FALSE
+	keyUsage = critical, digitalSignature
+	extendedKeyUsage = OCSPSigning
+	subjectKeyIdentifier = hash
+	authorityKeyIdentifier = keyid
+	EOF
+	for _k in root:$_ca ica:$_ca resp:P-256; do
+		openssl genpkey -algorithm EC -pkeyopt "ec_paramgen_curve:${_k#*:}" \
+		    -out "$FILL_PKI/${_k%%:*}.key" 2>/dev/null || die "openssl genpkey (${_k%%:*})"
+	done
+	openssl req -x509 -new -key "$FILL_PKI/root.key" -subj "/O=$TEST/CN=$TEST root" \
+	    -days 30 -sha384 -addext "basicConstraints=critical,CA:TRUE" \
+	    -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$FILL_PKI/root.pem" \
+	    2>/dev/null || die "openssl req (root)"
+	fill_pki_issue ica "/O=$TEST/CN=$TEST issuing CA" root ca 1
+	fill_pki_issue resp "/O=$TEST/CN=$TEST responder" ica responder 2
+}
+
+# fill_signed OUT CACHE N VALIDITY_S: N OCSP answers signed now by
+# fill_pki's responder (tools/bench-fill -s), valid for VALIDITY_S, their
+# thisUpdate spread over the last half of it (refresh.fraction 0.5), put
+# into the store CACHE; OUT gets bench-fill's index.txt and paths. Sets
+# FILL_NOW, the clock bench-fill signed at.
+fill_signed() {
+	mkdir -p "$1/www"
+	"$top_builddir/tools/bench-fill" -s "$FILL_PKI" -o "$1" -v "$4" -f 0.5 \
+	    "$2" "$3" >"$1/fill.out" || die "bench-fill -s failed"
+	FILL_NOW=$(awk '$1 == "now" { print $2 }' "$1/fill.out")
+	[ -n "$FILL_NOW" ] || die "bench-fill did not say its clock"
+}
+
+# fill_pki_issue NAME SUBJECT ISSUER SECTION SERIAL: $FILL_PKI/NAME.pem for
+# NAME.key, signed by ISSUER with ext.cnf's SECTION.
+fill_pki_issue() {
+	openssl req -new -key "$FILL_PKI/$1.key" -subj "$2" -out "$FILL_PKI/$1.csr" \
+	    2>/dev/null &&
+	openssl x509 -req -in "$FILL_PKI/$1.csr" -CA "$FILL_PKI/$3.pem" \
+	    -CAkey "$FILL_PKI/$3.key" -set_serial "$5" -days 30 -sha384 \
+	    -extfile "$FILL_PKI/ext.cnf" -extensions "$4" -out "$FILL_PKI/$1.pem" \
+	    2>/dev/null || die "openssl x509 ($1)"
+}
+
 # ---- peers ----------------------------------------------------------------------
 
 # responder_start VAR NAME CA_CERT INDEX RSIGNER RKEY [openssl ocsp options...]
-# An `openssl ocsp` responder on a port of its choosing; port into $VAR.
-# One responder serves one CA. It is never probed with a bare connect.
+# An `openssl ocsp` responder on a port of its choosing; port into $VAR,
+# PID into ${VAR}_PID, its output in $T/NAME.log. One responder serves one
+# CA. It is never probed with a bare connect. RESPONDER_WRAP runs it under
+# a command (a libfaketime clock; stdbuf -oL for a log read as it grows).
 responder_start() {
 	local _ca _idx _line _name _port _rk _rs _rv
 	_rv=$1; _name=$2; _ca=$3; _idx=$4; _rs=$5; _rk=$6; shift 6
-	bg_start _rpid "$T/$_name.log" openssl ocsp -port 0 -index "$_idx" \
-	    -CA "$_ca" -rsigner "$_rs" -rkey "$_rk" "$@"
+	bg_start _rpid "$T/$_name.log" ${RESPONDER_WRAP:-} openssl ocsp -port 0 \
+	    -index "$_idx" -CA "$_ca" -rsigner "$_rs" -rkey "$_rk" "$@"
 	_line=$(wait_for_line "$T/$_name.log" '^ACCEPT ') ||
 	    die "openssl ocsp responder $_name did not start"
 	_port=$(printf '%s\n' "$_line" | sed -E 's/^ACCEPT .*:([0-9]+)( .*)?$/\1/')
 	eval "$_rv=$_port"
 	eval "${_rv}_PID=$_rpid"
+}
+
+# fill_responder VAR NAME INDEX [openssl ocsp options...]: responder_start
+# for fill_pki's issuing CA with its responder, embedding the CA as
+# bench-fill -s does, answering from INDEX (bench-fill -o's index.txt).
+fill_responder() {
+	local _idx _name _rv
+	_rv=$1; _name=$2; _idx=$3; shift 3
+	responder_start "$_rv" "$_name" "$FILL_PKI/ica.pem" "$_idx" \
+	    "$FILL_PKI/resp.pem" "$FILL_PKI/resp.key" -rother "$FILL_PKI/ica.pem" "$@"
 }
 
 # upstream_start VAR NAME [tests/upstream options...]: port into $VAR,

@@ -7,12 +7,14 @@
 it_init t_hostile
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 pki_make
 farm_start UP good -ndays 1 -rother CHAIN
 
 # The clients: stdlib only, 127.0.0.1 only, bounded in time and count.
 cat >"$T/client.py" <<'EOF'
 import os, resource, select, socket, sys, time
+import http1
 
 def stat_cpu(pid):
     # utime + stime in seconds (fields 14 and 15 of /proc/PID/stat).
@@ -33,26 +35,9 @@ def connect(port, timeout=5):
     return s
 
 def read_answer(s):
-    """One HTTP answer (status, body) from s, by Content-Length."""
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(65536)
-        if not d:
-            return None, b""
-        buf += d
-    head, body = buf.split(b"\r\n\r\n", 1)
-    lines = head.split(b"\r\n")
-    clen = 0
-    for l in lines[1:]:
-        k, _, v = l.partition(b":")
-        if k.strip().lower() == b"content-length":
-            clen = int(v.strip())
-    while len(body) < clen:
-        d = s.recv(65536)
-        if not d:
-            break
-        body += d
-    return int(lines[0].split()[1]), body[:clen]
+    """One HTTP answer (status, body) from s; (None, b"") when it closes first."""
+    a = http1.read_answer(s)
+    return (None, b"") if a is None else (a[0], a[2])
 
 def get(s, path, keepalive=True):
     s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" %

@@ -8,6 +8,7 @@
 it_init t_idle_conns
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 
 NCONN=2000
 # Bytes of RSS per idle connection: a connection holding its input, head
@@ -20,9 +21,10 @@ ulimit -n $((NCONN + 512)) 2>/dev/null ||
 
 cat >"$T/client.py" <<'EOF'
 import socket, sys, time
+from http1 import request, statuses as answers
 
 port, pid, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-GET = b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+GET = request("/healthz")
 
 def rss_kb():
     with open("/proc/%s/status" % pid) as f:
@@ -35,30 +37,6 @@ def connect():
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.settimeout(10)
     return s
-
-def answers(s, count):
-    """Read count answers (by Content-Length); their status codes."""
-    buf, codes = b"", []
-    while len(codes) < count:
-        while b"\r\n\r\n" not in buf:
-            d = s.recv(65536)
-            if not d:
-                return codes
-            buf += d
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        clen = 0
-        for line in head.split(b"\r\n")[1:]:
-            k, _, v = line.partition(b":")
-            if k.strip().lower() == b"content-length":
-                clen = int(v)
-        while len(buf) < clen:
-            d = s.recv(65536)
-            if not d:
-                return codes
-            buf += d
-        buf = buf[clen:]
-        codes.append(int(head.split(b" ")[1]))
-    return codes
 
 # Warm up the allocator with connections that come and go.
 for i in range(100):

@@ -9,44 +9,15 @@
 it_init t_map_release
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 FILL=$top_builddir/tools/bench-fill
 [ -x "$FILL" ] || skip "tools/bench-fill not built"
 
 NENT=8000
 MAP_MB=256
 
-# A P-384 root and issuing CA, a P-256 responder: what bench-fill -s signs with.
-pki=$T/pki
-mkdir -p "$pki"
-cat >"$pki/ext.cnf" <<'EOF'
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-[responder]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature
-extendedKeyUsage = OCSPSigning
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-for k in root:P-384 ica:P-384 resp:P-256; do
-	openssl genpkey -algorithm EC -pkeyopt "ec_paramgen_curve:${k#*:}" \
-	    -out "$pki/${k%%:*}.key" 2>/dev/null || die "openssl genpkey"
-done
-openssl req -x509 -new -key "$pki/root.key" -subj "/O=t/CN=t root" -days 30 \
-    -sha384 -addext "basicConstraints=critical,CA:TRUE" \
-    -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$pki/root.pem" \
-    2>/dev/null || die "openssl req (root)"
-issue() {	# name subject section serial
-	openssl req -new -key "$pki/$1.key" -subj "$2" -out "$pki/$1.csr" 2>/dev/null &&
-	openssl x509 -req -in "$pki/$1.csr" -CA "$pki/${5:-root}.pem" \
-	    -CAkey "$pki/${5:-root}.key" -set_serial "$4" -days 30 -sha384 \
-	    -extfile "$pki/ext.cnf" -extensions "$3" -out "$pki/$1.pem" 2>/dev/null
-}
-issue ica "/O=t/CN=t issuing CA" ca 1 || die "openssl x509 (ica)"
-issue resp "/O=t/CN=t responder" responder 2 ica || die "openssl x509 (resp)"
+fill_pki "$T/pki"
+pki=$FILL_PKI
 
 mkdir -p "$T/store" "$T/out"
 BENCH_FILL_MAP_MB=$MAP_MB "$FILL" -s "$pki" -o "$T/out" "$T/store" "$NENT" \
@@ -54,6 +25,7 @@ BENCH_FILL_MAP_MB=$MAP_MB "$FILL" -s "$pki" -o "$T/out" "$T/store" "$NENT" \
 
 cat >"$T/client.py" <<'EOF'
 import socket, sys, time
+from http1 import read_answer, request
 
 def status(pid):
     f = {}
@@ -71,30 +43,17 @@ def round_over(port, paths):
     s.settimeout(10)
     ok, buf = 0, b""
     for p in paths:
-        s.sendall(b"GET " + p + b" HTTP/1.1\r\nHost: t\r\n\r\n")
-        while b"\r\n\r\n" not in buf:
-            d = s.recv(65536)
-            if not d:
-                return ok
-            buf += d
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        clen = 0
-        for line in head.split(b"\r\n")[1:]:
-            k, _, v = line.partition(b":")
-            if k.strip().lower() == b"content-length":
-                clen = int(v)
-        while len(buf) < clen:
-            d = s.recv(65536)
-            if not d:
-                return ok
-            buf += d
-        buf = buf[clen:]
-        ok += head.startswith(b"HTTP/1.1 200 ")
+        s.sendall(request(p))
+        a = read_answer(s, buf)
+        if a is None:
+            return ok
+        ok += a[0] == 200
+        buf = a[3]
     s.close()
     return ok
 
 port, pid, nrounds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-paths = [l.strip().encode() for l in open(sys.argv[4]) if l.strip()]
+paths = [l.strip() for l in open(sys.argv[4]) if l.strip()]
 pause = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 f0, r0 = status(pid)
 faults, ok = [], 0

@@ -24,50 +24,19 @@ SERIAL_BASE=268435456	# bench-fill's first serial, 0x10000000
 # INTERVAL_S = 2/3 (r - MARGIN_S) s: always in time. In any order unrelated
 # to nextUpdate (key order), about a sixth of them expire first.
 
-P=$T/pki
-mkdir -p "$P"
-cat >"$P/ext.cnf" <<'EOF'
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-[responder]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature
-extendedKeyUsage = OCSPSigning
-EOF
-for k in root ica resp; do
-	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
-	    -out "$P/$k.key" 2>/dev/null || die "openssl genpkey"
-done
-openssl req -x509 -new -key "$P/root.key" -subj "/CN=t_refresh_order root" -days 30 \
-    -addext "basicConstraints=critical,CA:TRUE" \
-    -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$P/root.pem" 2>/dev/null ||
-    die "openssl req (root)"
-issue() {	# NAME SUBJECT ISSUER SECTION SERIAL
-	openssl req -new -key "$P/$1.key" -subj "$2" -out "$P/$1.csr" 2>/dev/null &&
-	openssl x509 -req -in "$P/$1.csr" -CA "$P/$3.pem" -CAkey "$P/$3.key" \
-	    -set_serial "$5" -days 30 -extfile "$P/ext.cnf" -extensions "$4" \
-	    -out "$P/$1.pem" 2>/dev/null || die "openssl x509 ($1)"
-}
-issue ica "/CN=t_refresh_order issuing CA" root ca 1
-issue resp "/CN=t_refresh_order responder" ica responder 2
+fill_pki "$T/pki" P-256	# refreshes at the rate the test needs
+P=$FILL_PKI
 
 # N answers signed now, thisUpdate spread over the last INTERVAL_S.
-mkdir -p "$T/out/www"
-"$FILL" -s "$P" -o "$T/out" -v "$VALIDITY_S" -f 0.5 "$T/cache" "$N" >"$T/fill.out" ||
-    die "bench-fill -s failed"
-fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill.out")
-[ -n "$fill_now" ] || die "bench-fill did not say its clock"
+fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
+fill_now=$FILL_NOW
 # The outage ends when the soonest entry has MARGIN_S left: nearly all are due.
 off=$(( fill_now + INTERVAL_S - MARGIN_S - $(date +%s) ))
 WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
 
 # The signing upstream prints each request (its serial) in the order asked.
-bg_start RPID "$T/responder.log" $WRAP stdbuf -oL openssl ocsp -port 0 \
-    -index "$T/out/index.txt" -CA "$P/ica.pem" -rsigner "$P/resp.pem" \
-    -rkey "$P/resp.key" -rother "$P/ica.pem" -nmin 60 -req_text
-line=$(wait_for_line "$T/responder.log" '^ACCEPT ') || die "openssl ocsp did not start"
-RP=$(printf '%s\n' "$line" | sed -E 's/^ACCEPT .*:([0-9]+)( .*)?$/\1/')
+RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder "$T/out/index.txt" \
+    -nmin 60 -req_text
 
 cat >"$T/conf.json" <<EOF
 {"ocsp": {"anchors": ["$P/root.pem"], "intermediates": ["$P/ica.pem"],
@@ -115,7 +84,7 @@ assert "refreshes started soonest first: $inorder% of pairs in order >= 90%" \
     '[ "$inorder" -ge 90 ]'
 stapled_stop
 check_eq "SIGTERM: exit 0" 0 "$BG_RC"
-bg_kill "$RPID" TERM
+bg_kill "$RP_PID" TERM
 
 # ---- idle entries are set aside, and a hit takes one back --------------------
 # Every entry due but none asked for within idle_expire_s: none is refreshed
@@ -123,17 +92,12 @@ bg_kill "$RPID" TERM
 # walk after the hit is written takes it back and it alone is refreshed.
 N2=8
 V2=7200			# interval 3600 s: all last used long before the clock
-mkdir -p "$T/out2/www"
-"$FILL" -s "$P" -o "$T/out2" -v "$V2" -f 0.5 "$T/cache2" "$N2" >"$T/fill2.out" ||
-    die "bench-fill -s (idle) failed"
-fill_now=$(awk '$1 == "now" { print $2 }' "$T/fill2.out")
+fill_signed "$T/out2" "$T/cache2" "$N2" "$V2"
+fill_now=$FILL_NOW
 off=$(( fill_now + V2 / 2 - 1 - $(date +%s) ))
 WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
-bg_start RPID "$T/responder2.log" $WRAP stdbuf -oL openssl ocsp -port 0 \
-    -index "$T/out2/index.txt" -CA "$P/ica.pem" -rsigner "$P/resp.pem" \
-    -rkey "$P/resp.key" -rother "$P/ica.pem" -nmin 60 -req_text
-line=$(wait_for_line "$T/responder2.log" '^ACCEPT ') || die "openssl ocsp did not start"
-RP=$(printf '%s\n' "$line" | sed -E 's/^ACCEPT .*:([0-9]+)( .*)?$/\1/')
+RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder2 "$T/out2/index.txt" \
+    -nmin 60 -req_text
 printf '{"ocsp": {"anchors": ["%s"], "intermediates": ["%s"], "idle_expire_s": 60}}\n' \
     "$P/root.pem" "$P/ica.pem" >"$T/conf2.json"
 STAPLED_CACHE=$T/cache2 STAPLED_WRAP=$WRAP stapled_start d2 -f "$T/conf2.json" \

@@ -7,6 +7,7 @@
 
 it_init t_tls
 need_cmd python3
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 pki_make
 farm_start UP good -ndays 1 -rother CHAIN
 
@@ -157,6 +158,7 @@ assert "a stalled handshake is closed at header_timeout_s 2 (after ${secs:-?} s)
 # ---- 5. the hostile-client limits hold for TLS connections -------------------
 cat >"$T/hostile.py" <<'EOF'
 import os, socket, ssl, sys, time
+import http1
 port, ca, pid = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 
 def rss_kb():
@@ -177,19 +179,8 @@ def tls(timeout=5):
     return s
 
 def get(s):
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(4096)
-        if not d:
-            return None
-        buf += d
-    head, body = buf.split(b"\r\n\r\n", 1)
-    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
-         if l.lower().startswith(b"content-length")][0]
-    while len(body) < n:
-        body += s.recv(4096)
-    return int(head.split()[1])
+    a = http1.get(s, "/healthz", "x")
+    return None if a is None else a[0]
 
 if sys.argv[1] == "pipeline":
     # Pipelined GET /metrics over TLS, never read: stapled stops reading.
@@ -215,21 +206,14 @@ elif sys.argv[1] == "slowread":
     s = tls(timeout=10)
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * n)
     time.sleep(1.5)
-    buf, ok, t0 = b"", 0, time.time()
-    while ok < n and time.time() - t0 < 30:
-        while b"\r\n\r\n" in buf:
-            head, rest = buf.split(b"\r\n\r\n", 1)
-            clen = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
-                    if l.lower().startswith(b"content-length")][0]
-            if len(rest) < clen:
-                break
-            ok += head.startswith(b"HTTP/1.1 200 ") and rest[:clen].startswith(b"# ")
-            buf = rest[clen:]
-        if ok < n:
-            d = s.recv(65536)
-            if not d:
-                break
-            buf += d
+    buf, read, ok, t0 = b"", 0, 0, time.time()
+    while read < n and time.time() - t0 < 30:
+        a = http1.read_answer(s, buf)
+        if a is None:
+            break
+        status, _, body, buf = a
+        read += 1
+        ok += status == 200 and body.startswith(b"# ")
     print("answers=%d of=%d" % (ok, n))
 elif sys.argv[1] == "flood":
     # 60 connections that never start their handshake, max_connections 24.
@@ -275,20 +259,14 @@ check_eq "before the reload the listener shows the first certificate" "stapled o
 rm -f "$T/go"
 python3 - "$TPORT" "$TP/ca.pem" "$T/go" >"$T/ka.out" 2>&1 <<'EOF' &
 import os, socket, ssl, sys, time
+import http1
 port, ca, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 ctx = ssl.create_default_context(cafile=ca)
 s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
 s.settimeout(10)
 def get():
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        buf += s.recv(4096)
-    head, body = buf.split(b"\r\n\r\n", 1)
-    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
-    while len(body) < n:
-        body += s.recv(4096)
-    return head.split(b"\r\n")[0].decode()
+    a = http1.get(s, "/healthz", "x")
+    return None if a is None else a[1].split(b"\r\n")[0].decode()
 print("first", get(), flush=True)
 for _ in range(300):
     if os.path.exists(go):
@@ -374,6 +352,7 @@ check_eq "handshake failures: the counter is there at 0 before any client" 0 "$(
 # Clients that are answered, then drop the TCP connection without close_notify.
 python3 - "$MPORT" "$TP/ca.pem" "$TP/cli.pem" "$TP/cli.key" >"$T/nonotify.out" 2>&1 <<'PY'
 import socket, ssl, sys
+import http1
 port, ca, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 ok = 0
 for _ in range(3):
@@ -381,11 +360,8 @@ for _ in range(3):
     ctx.load_cert_chain(cert, key)
     s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
                         server_hostname="127.0.0.1")
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        buf += s.recv(4096)
-    ok += buf.startswith(b"HTTP/1.1 200 ")
+    a = http1.get(s, "/healthz", "x")
+    ok += a is not None and a[0] == 200
     s.close()    # no unwrap(): the TCP connection ends without close_notify
 print("answered=%d" % ok)
 PY

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/metrics.c: histogram buckets, the exposition page, failure results by route, notes and hit latency. */
+/* Unit tests for proxy/metrics.c and proxy/metrics_page.c: histogram buckets, the exposition page, failure results by route, notes and hit latency. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -18,9 +18,10 @@
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/metrics.h"
+#include "proxy/metrics_page.h"
 #include "proxy/refresh.h"
 
-/* ---- fakes of what metrics.c reads from http.c, fetch.c, cache/ ---------------- */
+/* ---- fakes of what metrics_page.c reads from http.c, fetch.c, cache/ ----------- */
 
 struct http_req {
 	int64_t		 parsed_us;

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <lmdb.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -25,77 +24,11 @@
 #include "cache/daemon.h"
 #include "cache/store.h"
 
+#include "store_fixture.h"
+
 #define MIB		((size_t)1 << 20)
 #define WALK_ENTRIES	1000
 #define CRASH_ROUNDS	20
-
-struct fixture {
-	char	tmp[256];	/* from mkdtemp, removed afterwards */
-	char	dir[300];	/* tmp/db, made by cache_open */
-};
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
-setup(void **state)
-{
-	struct fixture	*f;
-	const char	*t;
-
-	if ((f = calloc(1, sizeof(*f))) == NULL)
-		return -1;
-	if ((t = getenv("TMPDIR")) == NULL || *t == '\0')
-		t = "/tmp";
-	snprintf(f->tmp, sizeof(f->tmp), "%s/test_store.XXXXXX", t);
-	if (mkdtemp(f->tmp) == NULL) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->dir, sizeof(f->dir), "%s/db", f->tmp);
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture	*f = *state;
-
-	nftw(f->tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
-
-static struct cache *
-open_ok(const char *dir, size_t map, int ro)
-{
-	struct cache	*c;
-	char		 err[256];
-
-	c = cache_open(dir, map, ro, err, sizeof(err));
-	if (c == NULL)
-		fail_msg("cache_open: %s", err);
-	return c;
-}
-
-static void
-mkmeta(struct cache_meta *m, uint8_t kind, int64_t this_update)
-{
-	memset(m, 0, sizeof(*m));
-	m->kind = kind;
-	m->this_update = this_update;
-	m->next_update = this_update + 3600;
-	m->produced_at = this_update;
-	m->fetched_at = this_update + 1;
-	snprintf(m->source, sizeof(m->source), "test-upstream");
-}
 
 /* A response whose bytes depend on the key and a tag, to catch mix-ups. */
 static void
@@ -118,13 +51,6 @@ check_fill(const uint8_t *buf, size_t len, unsigned seed)
 	return 0;
 }
 
-static size_t
-mkkey(uint8_t *key, unsigned i)
-{
-	return (size_t)snprintf((char *)key, CACHE_KEY_MAX_BYTES, "key-%06u",
-	    i);
-}
-
 static int
 put_n(struct cache *c, uint8_t kind, unsigned i, int64_t tu, size_t resplen)
 {
@@ -134,8 +60,8 @@ put_n(struct cache *c, uint8_t kind, unsigned i, int64_t tu, size_t resplen)
 	size_t			klen;
 	int			rc;
 
-	klen = mkkey(key, i);
-	mkmeta(&m, kind, tu);
+	klen = store_key(key, i);
+	store_meta(&m, kind, tu);
 	if ((resp = malloc(resplen)) == NULL)
 		return -1;
 	fill(resp, resplen, i);
@@ -159,7 +85,7 @@ get_n(struct cache *c, uint8_t kind, unsigned i, size_t resplen)
 	size_t			klen;
 	int			rc;
 
-	klen = mkkey(key, i);
+	klen = store_key(key, i);
 	if ((rc = cache_get(c, kind, key, klen, &m, &b)) != 1)
 		return rc;
 	if (m.kind != kind || b.response_len != resplen ||
@@ -172,7 +98,7 @@ get_n(struct cache *c, uint8_t kind, unsigned i, size_t resplen)
 static void
 test_put_get(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
 	struct cache_body	 b = { 0 }, gb;
@@ -180,8 +106,8 @@ test_put_get(void **state)
 	static const uint8_t	 resp[] = "vendor-signed bytes";
 	const uint8_t		*first;
 
-	c = open_ok(f->dir, 0, 0);
-	mkmeta(&m, CACHE_KIND_OCSP, 1000);
+	c = store_open_ok(f->dir, 0, 0);
+	store_meta(&m, CACHE_KIND_OCSP, 1000);
 	m.status = 1;
 	m.next_refresh_at = 1500;
 	b.request = NULL;
@@ -238,14 +164,14 @@ test_put_get(void **state)
 static void
 test_kept_when_older(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
 	struct cache_body	 b = { 0 }, gb;
 	static const uint8_t	 key[] = "serial-1";
 
-	c = open_ok(f->dir, 0, 0);
-	mkmeta(&m, CACHE_KIND_OCSP, 2000);
+	c = store_open_ok(f->dir, 0, 0);
+	store_meta(&m, CACHE_KIND_OCSP, 2000);
 	b.request = NULL;
 	b.request_len = 0;
 	b.response = (const uint8_t *)"new";
@@ -253,7 +179,7 @@ test_kept_when_older(void **state)
 	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
 	    CACHE_PUT_STORED);
 
-	mkmeta(&m, CACHE_KIND_OCSP, 1999);
+	store_meta(&m, CACHE_KIND_OCSP, 1999);
 	b.response = (const uint8_t *)"old!";
 	b.response_len = 4;
 	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
@@ -265,7 +191,7 @@ test_kept_when_older(void **state)
 	assert_memory_equal(gb.response, "new", 3);
 
 	/* Same this_update replaces (a re-fetch with a new producedAt). */
-	mkmeta(&m, CACHE_KIND_OCSP, 2000);
+	store_meta(&m, CACHE_KIND_OCSP, 2000);
 	m.produced_at = 2500;
 	b.response = (const uint8_t *)"same";
 	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
@@ -275,7 +201,7 @@ test_kept_when_older(void **state)
 	assert_int_equal(g.produced_at, 2500);
 	assert_memory_equal(gb.response, "same", 4);
 
-	mkmeta(&m, CACHE_KIND_OCSP, 3000);
+	store_meta(&m, CACHE_KIND_OCSP, 3000);
 	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b),
 	    CACHE_PUT_STORED);
 	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, key, sizeof(key),
@@ -287,17 +213,17 @@ test_kept_when_older(void **state)
 static void
 test_counters_carried(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
 	struct cache_touch	 t;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(put_n(c, CACHE_KIND_KDS, 1, 100, 50),
 	    CACHE_PUT_STORED);
 	memset(&t, 0, sizeof(t));
 	t.kind = CACHE_KIND_KDS;
-	t.klen = mkkey(t.key, 1);
+	t.klen = store_key(t.key, 1);
 	t.served = 5;
 	t.last_served_at = 150;
 	assert_int_equal(cache_touch(c, &t, 1), 0);
@@ -313,7 +239,7 @@ test_counters_carried(void **state)
 	assert_int_equal(get_n(c, CACHE_KIND_KDS, 1, 60), 1);
 
 	/* A caller's copy that is ahead keeps its values (max, not sum). */
-	mkmeta(&m, CACHE_KIND_KDS, 300);
+	store_meta(&m, CACHE_KIND_KDS, 300);
 	m.served_count = 7;
 	m.last_served_at = 120;
 	{
@@ -334,21 +260,21 @@ test_counters_carried(void **state)
 static void
 test_imported_flag(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g;
 	struct cache_touch	 t;
 	struct cache_body	 b = { NULL, 0, (const uint8_t *)"x", 1, NULL, 0 };
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	memset(&t, 0, sizeof(t));
 	t.kind = CACHE_KIND_OCSP;
-	t.klen = mkkey(t.key, 1);
-	mkmeta(&m, CACHE_KIND_OCSP, 100);
+	t.klen = store_key(t.key, 1);
+	store_meta(&m, CACHE_KIND_OCSP, 100);
 	m.flags = CACHE_F_IMPORTED;
 	assert_int_equal(cache_put(c, t.key, t.klen, &m, &b), CACHE_PUT_STORED);
 	/* a refresh's put does not know of it: kept */
-	mkmeta(&m, CACHE_KIND_OCSP, 200);
+	store_meta(&m, CACHE_KIND_OCSP, 200);
 	assert_int_equal(cache_put(c, t.key, t.klen, &m, &b), CACHE_PUT_STORED);
 	assert_int_equal(cache_get_meta(c, CACHE_KIND_OCSP, t.key, t.klen, &g), 1);
 	assert_int_equal(g.flags & CACHE_F_IMPORTED, CACHE_F_IMPORTED);
@@ -379,28 +305,28 @@ test_imported_flag(void **state)
 static void
 test_touch_batch(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 g;
 	struct cache_touch	 t[5];
 	unsigned		 i;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 10),
 		    CACHE_PUT_STORED);
 	memset(t, 0, sizeof(t));
 	for (i = 0; i < 3; i++) {
 		t[i].kind = CACHE_KIND_OCSP;
-		t[i].klen = mkkey(t[i].key, i);
+		t[i].klen = store_key(t[i].key, i);
 		t[i].served = i + 1;
 		t[i].last_served_at = 1000 + i;
 	}
 	t[3].kind = CACHE_KIND_OCSP;		/* not stored: skipped */
-	t[3].klen = mkkey(t[3].key, 99);
+	t[3].klen = store_key(t[3].key, 99);
 	t[3].served = 1;
 	t[4].kind = 0;				/* invalid: skipped */
-	t[4].klen = mkkey(t[4].key, 0);
+	t[4].klen = store_key(t[4].key, 0);
 	t[4].served = 1000;
 	assert_int_equal(cache_touch(c, t, 5), 0);
 	t[0].last_served_at = 10;	/* older: must not move it back */
@@ -476,7 +402,7 @@ walk_kind(unsigned i)
 static void
 test_walk_chunks(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct walk_state	*w;
 	uint8_t			 k;
@@ -484,7 +410,7 @@ test_walk_chunks(void **state)
 	unsigned		 i;
 
 	assert_non_null(w = calloc(1, sizeof(*w)));
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	for (i = 0; i < WALK_ENTRIES; i++) {
 		assert_int_equal(put_n(c, walk_kind(i), i, 100 + i, 8),
 		    CACHE_PUT_STORED);
@@ -552,7 +478,7 @@ test_walk_chunks(void **state)
 static void
 test_walk_skips_garbage(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_stat	 st;
 	struct cache_meta	 g;
@@ -566,7 +492,7 @@ test_walk_skips_garbage(void **state)
 				    RECORD_VERSION + 1 };
 
 	assert_non_null(w = calloc(1, sizeof(*w)));
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 101, 8),
 	    CACHE_PUT_STORED);
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 102, 8),
@@ -586,7 +512,7 @@ test_walk_skips_garbage(void **state)
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(cache_walk(c, CACHE_KIND_OCSP, NULL, 0, 0, walk_cb, w),
 	    2);
 	assert_int_equal(cache_walk_skipped(c), 1);
@@ -603,16 +529,16 @@ test_walk_skips_garbage(void **state)
 static void
 test_put_meta(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_meta	 m, g, stale;
 	struct cache_touch	 t;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 klen;
 
-	c = open_ok(f->dir, 0, 0);
-	klen = mkkey(key, 7);
-	mkmeta(&m, CACHE_KIND_RIM, 100);
+	c = store_open_ok(f->dir, 0, 0);
+	klen = store_key(key, 7);
+	store_meta(&m, CACHE_KIND_RIM, 100);
 	assert_int_equal(cache_put_meta(c, key, klen, &m), -1);
 	assert_non_null(strstr(cache_strerror(c), "not found"));
 
@@ -660,18 +586,18 @@ test_put_meta(void **state)
 static void
 test_del(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_stat	 st;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 klen;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 1, 100, 10),
 	    CACHE_PUT_STORED);
 	assert_int_equal(put_n(c, CACHE_KIND_PCCS, 2, 100, 10),
 	    CACHE_PUT_STORED);
-	klen = mkkey(key, 1);
+	klen = store_key(key, 1);
 	assert_int_equal(cache_del(c, CACHE_KIND_PCCS, key, klen), 0);
 	assert_int_equal(get_n(c, CACHE_KIND_PCCS, 1, 10), 0);
 	assert_int_equal(get_n(c, CACHE_KIND_PCCS, 2, 10), 1);
@@ -689,12 +615,12 @@ test_del(void **state)
 static void
 test_aux(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	struct cache	*c;
 	uint8_t		*v;
 	size_t		 len;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(cache_aux_get(c, "upstream:nvidia", &v, &len), 0);
 	assert_null(v);
 	assert_int_equal(cache_aux_put(c, "upstream:nvidia",
@@ -730,21 +656,21 @@ test_aux(void **state)
 static void
 test_reopen_persists(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_stat	 st;
 	uint8_t			*v;
 	size_t			 len;
 	unsigned		 i;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	for (i = 0; i < 50; i++)
 		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 300),
 		    CACHE_PUT_STORED);
 	assert_int_equal(cache_aux_put(c, "pool", (const uint8_t *)"p", 1), 0);
 	cache_close(c);
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	for (i = 0; i < 50; i++)
 		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 300), 1);
 	assert_int_equal(cache_aux_get(c, "pool", &v, &len), 1);
@@ -761,7 +687,7 @@ test_reopen_persists(void **state)
 static void
 test_readonly_cross_process(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c, *ro;
 	struct cache_stat	 st;
 	char			 err[256];
@@ -773,12 +699,12 @@ test_readonly_cross_process(void **state)
 	assert_null(cache_open(f->dir, 0, 1, err, sizeof(err)));
 	assert_non_null(strstr(err, f->dir));
 
-	c = open_ok(f->dir, 1 * MIB, 0);
+	c = store_open_ok(f->dir, 1 * MIB, 0);
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 0, 100, 100),
 	    CACHE_PUT_STORED);
 	cache_close(c);
 
-	ro = open_ok(f->dir, 1 * MIB, 1);
+	ro = store_open_ok(f->dir, 1 * MIB, 1);
 	assert_int_equal(get_n(ro, CACHE_KIND_OCSP, 0, 100), 1);
 	assert_int_equal(put_n(ro, CACHE_KIND_OCSP, 1, 100, 100), -1);
 	assert_non_null(strstr(cache_strerror(ro), "read-only"));
@@ -819,7 +745,7 @@ test_readonly_cross_process(void **state)
 static void
 test_open_errors(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 dir[400], err[512];
 	int		 fd;
 
@@ -852,13 +778,13 @@ test_open_errors(void **state)
 static void
 test_open_creates_dir(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	struct cache	*c;
 	struct stat	 sb;
 	mode_t		 old;
 
 	old = umask(0);
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	umask(old);
 	assert_int_equal(stat(f->dir, &sb), 0);
 	assert_true(S_ISDIR(sb.st_mode));
@@ -869,12 +795,12 @@ test_open_creates_dir(void **state)
 static void
 test_map_full(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	unsigned		 i, n;
 	int			 rc = 0;
 
-	c = open_ok(f->dir, 1 * MIB, 0);
+	c = store_open_ok(f->dir, 1 * MIB, 0);
 	for (n = 0; n < 1000; n++)
 		if ((rc = put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024)) != 0)
 			break;
@@ -898,13 +824,13 @@ test_map_full(void **state)
 		uint8_t	key[CACHE_KEY_MAX_BYTES];
 
 		assert_int_equal(cache_del(c, CACHE_KIND_OCSP, key,
-		    mkkey(key, i)), 0);
+		    store_key(key, i)), 0);
 	}
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, n, 100, 16 * 1024), 0);
 	assert_false(cache_map_full(c));
 	cache_close(c);
 
-	c = open_ok(f->dir, 1 * MIB, 0);
+	c = store_open_ok(f->dir, 1 * MIB, 0);
 	for (i = 4; i <= n; i++)
 		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 16 * 1024), 1);
 	cache_close(c);
@@ -914,18 +840,18 @@ test_map_full(void **state)
 static void
 test_map_honoured(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache		*c;
 	struct cache_stat	 st;
 	unsigned		 i;
 
-	c = open_ok(f->dir, 8 * MIB, 0);
+	c = store_open_ok(f->dir, 8 * MIB, 0);
 	for (i = 0; i < 20; i++)
 		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 100 * 1024),
 		    CACHE_PUT_STORED);
 	cache_close(c);
 
-	c = open_ok(f->dir, 1 * MIB, 0);
+	c = store_open_ok(f->dir, 1 * MIB, 0);
 	assert_int_equal(cache_stat(c, &st), 0);
 	assert_int_equal(st.map_bytes, 8 * MIB);
 	assert_true(st.used_bytes > 2 * MIB);
@@ -934,7 +860,7 @@ test_map_honoured(void **state)
 	cache_close(c);
 
 	/* Asking for more than is on disk grows it. */
-	c = open_ok(f->dir, 32 * MIB, 0);
+	c = store_open_ok(f->dir, 32 * MIB, 0);
 	assert_int_equal(cache_stat(c, &st), 0);
 	assert_int_equal(st.map_bytes, 32 * MIB);
 	cache_close(c);
@@ -964,7 +890,7 @@ crash_child(const char *dir, unsigned round, int fd)
 static void
 test_crash_safety(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	struct cache	*c;
 	unsigned	 round, id, last, seed, total = 0;
 	ssize_t		 r;
@@ -991,7 +917,7 @@ test_crash_safety(void **state)
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFSIGNALED(status));
 
-		c = open_ok(f->dir, 64 * MIB, 0);
+		c = store_open_ok(f->dir, 64 * MIB, 0);
 		last = id;
 		do {
 			if (get_n(c, walk_kind(id), id, 64 + id % 3000) != 1)
@@ -1022,9 +948,9 @@ test_crash_safety(void **state)
 
 /* A closed store of DAMAGE_ENTRIES entries; its data.mdb path into path. */
 static void
-damage_fill(struct fixture *f, char *path, size_t len)
+damage_fill(struct store_fixture *f, char *path, size_t len)
 {
-	struct cache	*c = open_ok(f->dir, 0, 0);
+	struct cache	*c = store_open_ok(f->dir, 0, 0);
 	unsigned	 i;
 
 	for (i = 0; i < DAMAGE_ENTRIES; i++)
@@ -1050,7 +976,7 @@ scribble(const char *path, off_t off, size_t len, int byte)
 static void
 test_check_sound(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
 
 	/* No store yet: nothing to judge. */
@@ -1064,7 +990,7 @@ test_check_sound(void **state)
 static void
 test_check_truncated(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
 	struct stat	 st;
 
@@ -1085,7 +1011,7 @@ test_check_truncated(void **state)
 static void
 test_check_meta(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
 
 	damage_fill(f, path, sizeof(path));
@@ -1099,7 +1025,7 @@ test_check_meta(void **state)
 static void
 test_check_root(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
 	struct stat	 st;
 	off_t		 off;
@@ -1116,7 +1042,7 @@ test_check_root(void **state)
 static void
 test_check_forked_pages(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES];
 	struct stat	 st;
 	off_t		 pages, p;
@@ -1135,12 +1061,12 @@ test_check_forked_pages(void **state)
 static void
 test_reset(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	struct cache	*c;
 	char		 aside[400];
 	struct stat	 st;
 
-	c = open_ok(f->dir, 0, 0);
+	c = store_open_ok(f->dir, 0, 0);
 	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 700), 0);
 	assert_null(cache_damage(c));
 	assert_int_equal(cache_reset(c, "found damaged", aside, sizeof(aside)),
@@ -1158,7 +1084,7 @@ test_reset(void **state)
 static void
 test_lock_dir(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 err[512];
 	int		 a, b;
 
@@ -1174,7 +1100,7 @@ test_lock_dir(void **state)
 static void
 test_lock_holder(void **state)
 {
-	struct fixture	*f = *state;
+	struct store_fixture	*f = *state;
 	char		 err[512];
 	int		 a;
 
@@ -1191,7 +1117,7 @@ test_lock_holder(void **state)
 static void
 test_reload_record(void **state)
 {
-	struct fixture		*f = *state;
+	struct store_fixture		*f = *state;
 	struct cache_reload	 w, r;
 	char			 path[512];
 	FILE			*fp;
@@ -1225,7 +1151,7 @@ test_reload_record(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
-#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f)	cmocka_unit_test_setup_teardown(f, store_setup, store_teardown)
 
 int
 main(void)

@@ -981,14 +981,19 @@ store_check_stop(struct daemon *d)
 		event_free(d->check_ev);
 }
 
-/* Ready: the start-up verdict for staplectl reload, READY=1, the watchdog. */
+/*
+ * Ready: READY=1, the watchdog, then the start-up verdict for staplectl
+ * reload, which waits for it (the SIGHUP handler is in place before
+ * either): a file write and a rename, which a busy disk can hold up, need
+ * not stand before READY=1.
+ */
 static void
 announce_ready(struct daemon *d)
 {
-	reload_record(d, 1, "started");
 	send_status(d, "READY=1\n");
 	if (notify_watchdog_start(d->base) == -1)
 		fatal("cannot start the watchdog timer");
+	reload_record(d, 1, "started");
 }
 
 /*

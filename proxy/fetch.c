@@ -1390,8 +1390,12 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 		TAILQ_INSERT_TAIL(&pool->queue, job, queue_entry);
 		return w;
 	}
-	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
-		/* Each upstream had this very request just now: fail soon, saying so. */
+	if (started == -1 && (job->last_err == FETCH_ERR_PACED ||
+	    pool->ctx->multi == NULL)) {
+		/*
+		 * Each upstream had this very request just now, or libcurl
+		 * is not loaded: fail soon, saying so.
+		 */
 		struct timeval	soon = { 0, 0 };
 
 		job->check = check;

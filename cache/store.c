@@ -342,6 +342,43 @@ cache_open_due(struct cache *c, MDB_txn *txn)
 	return cache_due_build(c, txn);
 }
 
+/*
+ * A store that has every database opens in a read transaction: a write
+ * transaction would wait for the writer lock, which a staplectl import
+ * may hold for as long as its commit takes, and the daemon's start with
+ * it. 1 when done, 0 when a database is missing (the caller creates it in
+ * a write transaction), -1 (c->err).
+ */
+static int
+cache_open_dbis_read(struct cache *c)
+{
+	MDB_txn	*txn;
+	int	 rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)) != 0) {
+		cache_setmdberr(c, "open", rc);
+		return -1;
+	}
+	if ((rc = mdb_dbi_open(txn, "meta", 0, &c->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "body", 0, &c->body)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "aux", 0, &c->aux)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "due", 0, &c->due)) != 0) {
+		mdb_txn_abort(txn);
+		if (rc == MDB_NOTFOUND)
+			return 0;
+		cache_setmdberr(c, "open", rc);
+		return -1;
+	}
+	/* Committing a read-only transaction keeps its handles for later ones. */
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		cache_setmdberr(c, "open", rc);
+		return -1;
+	}
+	c->have_due = 1;
+	c->due_built = -1;
+	return 1;
+}
+
 static int
 cache_open_dbis(struct cache *c)
 {
@@ -349,6 +386,8 @@ cache_open_dbis(struct cache *c)
 	unsigned	 flags = c->readonly ? 0 : MDB_CREATE;
 	int		 rc, rv = -1;
 
+	if (!c->readonly && (rc = cache_open_dbis_read(c)) != 0)
+		return rc == 1 ? 0 : -1;
 	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &txn);
 	if (rc != 0) {
 		cache_setmdberr(c, "open", rc);
@@ -1751,8 +1790,9 @@ cache_map_full(const struct cache *c)
 int
 cache_lock_dir(const char *dir, char *err, size_t errlen)
 {
-	char	path[PATH_MAX], pid[32];
-	int	fd, n;
+	struct stat	st;
+	char		path[PATH_MAX], pid[32];
+	int		fd, n;
 
 	if (snprintf(path, sizeof(path), "%s/stapled.lock", dir) >=
 	    (int)sizeof(path)) {
@@ -1775,8 +1815,14 @@ cache_lock_dir(const char *dir, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
+	/*
+	 * Overwrite in place and cut only a longer leftover: truncating to
+	 * zero first frees the block and allocates another, metadata work
+	 * that waits behind a busy journal on the way to READY=1.
+	 */
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, n, 0) != n) {
+	if (pwrite(fd, pid, n, 0) != n || fstat(fd, &st) == -1 ||
+	    (st.st_size > n && ftruncate(fd, n) == -1)) {
 		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
 		    strerror(errno));
 		close(fd);

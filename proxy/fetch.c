@@ -17,6 +17,7 @@
 #include <event2/event_struct.h>
 
 #include "proxy/fetch.h"
+#include "proxy/fetch_curl.h"
 #include "proxy/log.h"
 
 /*
@@ -148,7 +149,9 @@ struct fetch_pool {
 
 struct fetch_ctx {
 	struct event_base	*base;
-	CURLM			*multi;
+	const struct fetch_curl	*cu;		/* NULL until libcurl is loaded */
+	CURLM			*multi;		/* made with it */
+	int			 load_logged;	/* a failed load was logged */
 	struct event		 timer_ev;
 	TAILQ_HEAD(, fetch_job)	 jobs;
 	size_t			 njobs;
@@ -204,7 +207,7 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 		action |= CURL_CSELECT_IN;
 	if (what & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(ctx->multi, fd, action, &running);
+	ctx->cu->multi_socket_action(ctx->multi, fd, action, &running);
 	/*
 	 * No timer cleanup here: process_done may start the next upstream,
 	 * and curl arms the timer that transfer needs through timer_fn.
@@ -220,7 +223,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	curl_multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	ctx->cu->multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
+	    &running);
 	process_done(ctx);
 }
 
@@ -262,7 +266,7 @@ socket_fn(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 		if ((fs = calloc(1, sizeof(*fs))) == NULL)
 			return -1;
 		LIST_INSERT_HEAD(&ctx->socks, fs, entry);
-		curl_multi_assign(ctx->multi, s, fs);
+		ctx->cu->multi_assign(ctx->multi, s, fs);
 	} else
 		event_del(&fs->ev);
 	if (what & CURL_POLL_IN)
@@ -366,8 +370,9 @@ attempt_free(struct fetch_attempt *a)
 	if (a == NULL)
 		return;
 	if (a->easy != NULL)
-		curl_easy_cleanup(a->easy);
-	curl_slist_free_all(a->reqhdrs);
+		a->job->ctx->cu->easy_cleanup(a->easy);
+	if (a->reqhdrs != NULL)
+		a->job->ctx->cu->slist_free_all(a->reqhdrs);
 	hdrs_clear(a);
 	free(a->buf);
 	free(a->url);
@@ -381,20 +386,21 @@ attempt_cancel(struct fetch_attempt *a)
 	struct fetch_job	*job = a->job;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy);
 	slot_release(a);
 	attempt_free(a);
 }
 
 static int
-add_header(struct curl_slist **list, const char *name, const char *value)
+add_header(const struct fetch_curl *cu, struct curl_slist **list,
+    const char *name, const char *value)
 {
 	struct curl_slist	*n;
 	char			*h;
 
 	if (asprintf(&h, "%s%s", name, value) == -1)
 		return -1;
-	n = curl_slist_append(*list, h);
+	n = cu->slist_append(*list, h);
 	free(h);
 	if (n == NULL)
 		return -1;
@@ -407,6 +413,7 @@ attempt_start(struct fetch_job *job, size_t idx)
 {
 	struct fetch_pool	*pool = job->pool;
 	struct fetch_upstream	*up = &pool->ups[idx];
+	const struct fetch_curl	*cu = job->ctx->cu;
 	struct fetch_attempt	*a;
 	size_t			 ulen = strlen(up->url);
 	CURL			*e;
@@ -423,62 +430,62 @@ attempt_start(struct fetch_job *job, size_t idx)
 		a->url = NULL;
 		goto out;
 	}
-	if ((a->easy = e = curl_easy_init()) == NULL)
+	if ((a->easy = e = cu->easy_init()) == NULL)
 		goto out;
 
 	/* An empty Expect: keeps curl from waiting for 100-continue. */
-	if (add_header(&a->reqhdrs, "Expect:", "") == -1)
+	if (add_header(cu, &a->reqhdrs, "Expect:", "") == -1)
 		goto out;
 	if (job->content_type != NULL && strcmp(job->method, "POST") == 0 &&
-	    add_header(&a->reqhdrs, "Content-Type: ", job->content_type) == -1)
+	    add_header(cu, &a->reqhdrs, "Content-Type: ", job->content_type) == -1)
 		goto out;
 	if (job->accept != NULL &&
-	    add_header(&a->reqhdrs, "Accept: ", job->accept) == -1)
+	    add_header(cu, &a->reqhdrs, "Accept: ", job->accept) == -1)
 		goto out;
 	if (job->extra_header != NULL &&
-	    add_header(&a->reqhdrs, job->extra_header, "") == -1)
+	    add_header(cu, &a->reqhdrs, job->extra_header, "") == -1)
 		goto out;
 
-	if (curl_easy_setopt(e, CURLOPT_URL, a->url) != CURLE_OK)
+	if (cu->easy_setopt(e, CURLOPT_URL, a->url) != CURLE_OK)
 		goto out;
-	curl_easy_setopt(e, CURLOPT_PRIVATE, a);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	cu->easy_setopt(e, CURLOPT_PRIVATE, a);
+	cu->easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
+	cu->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS,
+	cu->easy_setopt(e, CURLOPT_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS,
+	cu->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	cu->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)pool->conf.connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, FETCH_USER_AGENT);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->reqhdrs);
+	cu->easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
+	cu->easy_setopt(e, CURLOPT_USERAGENT, FETCH_USER_AGENT);
+	cu->easy_setopt(e, CURLOPT_HTTPHEADER, a->reqhdrs);
 	/* Refused early when Content-Length says so; write_fn catches the rest. */
-	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	cu->easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
 	    (curl_off_t)pool->conf.max_response_bytes);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_fn);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_fn);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
+	cu->easy_setopt(e, CURLOPT_WRITEFUNCTION, write_fn);
+	cu->easy_setopt(e, CURLOPT_WRITEDATA, a);
+	cu->easy_setopt(e, CURLOPT_HEADERFUNCTION, header_fn);
+	cu->easy_setopt(e, CURLOPT_HEADERDATA, a);
 	if (strcmp(job->method, "POST") == 0) {
-		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		cu->easy_setopt(e, CURLOPT_POST, 1L);
 		/* job->body outlives every attempt of the job */
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+		cu->easy_setopt(e, CURLOPT_POSTFIELDS,
 		    job->body != NULL ? (const char *)job->body : "");
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		cu->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)job->body_len);
 	} else if (strcmp(job->method, "GET") == 0)
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		cu->easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	else
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, job->method);
+		cu->easy_setopt(e, CURLOPT_CUSTOMREQUEST, job->method);
 
-	if (curl_multi_add_handle(job->ctx->multi, e) != CURLM_OK)
+	if (cu->multi_add_handle(job->ctx->multi, e) != CURLM_OK)
 		goto out;
 	a->started_ms = now_ms();
 	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
@@ -658,7 +665,7 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 	if (a == NULL)
 		return;
 	up = &job->pool->ups[a->up];
-	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	job->ctx->cu->easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
 	res->http_status = (int)status;
 	res->body = a->buf;
 	res->body_len = a->len;
@@ -746,11 +753,12 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
     const struct fetch_attempt *a)
 {
 	const struct fetch_pool_conf	*conf = &a->job->pool->conf;
+	const struct fetch_curl		*cu = a->job->ctx->cu;
 	const char			*msg;
 	curl_off_t			 connected = 0;
 	long				 oserr = 0;
 
-	msg = a->errbuf[0] != '\0' ? a->errbuf : curl_easy_strerror(code);
+	msg = a->errbuf[0] != '\0' ? a->errbuf : cu->easy_strerror(code);
 	switch (err) {
 	case FETCH_ERR_DNS:
 		snprintf(buf, len, "dns: %s", msg);
@@ -759,13 +767,13 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 		snprintf(buf, len, "tls: %s", msg);
 		break;
 	case FETCH_ERR_CONNECT:
-		curl_easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
+		cu->easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
 		if (code == CURLE_COULDNT_CONNECT && oserr != 0)
 			msg = strerror((int)oserr);
 		snprintf(buf, len, "connect: %s", msg);
 		break;
 	case FETCH_ERR_TIMEOUT:
-		curl_easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
+		cu->easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
 		if (connected == 0)
 			snprintf(buf, len, "connect timeout after %d ms",
 			    conf->connect_timeout_ms);
@@ -798,7 +806,7 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	int			 status;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	curl_multi_remove_handle(job->ctx->multi, a->easy);
+	job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy);
 	slot_release(a);
 	res_from(&res, job, a);
 	status = res.http_status;
@@ -873,12 +881,12 @@ process_done(struct fetch_ctx *ctx)
 	char			*priv;
 	int			 left;
 
-	while ((msg = curl_multi_info_read(ctx->multi, &left)) != NULL) {
+	while ((msg = ctx->cu->multi_info_read(ctx->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		priv = NULL;
 		code = msg->data.result;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		ctx->cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
 		if ((a = (struct fetch_attempt *)(void *)priv) != NULL)
 			attempt_done(a, code);
 	}
@@ -951,6 +959,12 @@ job_advance(struct fetch_job *job)
 			summary_add(job, pool->ups[idx].name, why);
 			pool->ups[idx].st->failures[FETCH_ERR_PACED]++;
 			job->last_err = FETCH_ERR_PACED;
+			continue;
+		}
+		if (fetch_ctx_load(job->ctx) == -1) {
+			summary_add(job, pool->ups[idx].name,
+			    "libcurl is not loaded");
+			job->last_err = FETCH_ERR_TRANSPORT;
 			continue;
 		}
 		if (attempt_start(job, idx) == 0) {
@@ -1175,25 +1189,43 @@ fetch_res_header_line(const struct fetch_res *res, size_t i)
 	return a->hdr[i];
 }
 
+int
+fetch_ctx_load(struct fetch_ctx *ctx)
+{
+	const struct fetch_curl	*cu;
+	char			 why[512];
+
+	if (ctx->multi != NULL)
+		return 0;
+	if ((cu = fetch_curl_load(why, sizeof(why))) == NULL) {
+		if (!ctx->load_logged)
+			log_err("fetch: cannot load libcurl (%s): every upstream "
+			    "transfer fails until it is installed", why);
+		ctx->load_logged = 1;
+		return -1;
+	}
+	if ((ctx->multi = cu->multi_init()) == NULL) {
+		log_err("fetch: curl_multi_init failed");
+		return -1;
+	}
+	ctx->cu = cu;
+	cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx);
+	cu->multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	cu->multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx);
+	if (ctx->load_logged)
+		log_info("fetch: libcurl loaded");
+	ctx->load_logged = 0;
+	return 0;
+}
+
 struct fetch_ctx *
 fetch_ctx_new(struct event_base *base)
 {
-	static int		 curl_ready;
 	struct fetch_ctx	*ctx;
 
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			log_err("fetch: curl_global_init failed");
-			return NULL;
-		}
-		curl_ready = 1;
-	}
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return NULL;
-	if ((ctx->multi = curl_multi_init()) == NULL) {
-		free(ctx);
-		return NULL;
-	}
 	ctx->base = base;
 	ctx->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
 	    (uint64_t)(uintptr_t)ctx;
@@ -1204,10 +1236,6 @@ fetch_ctx_new(struct event_base *base)
 	LIST_INIT(&ctx->socks);
 	LIST_INIT(&ctx->stats);
 	evtimer_assign(&ctx->timer_ev, base, timer_cb, ctx);
-	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx);
-	curl_multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	curl_multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx);
 	return ctx;
 }
 
@@ -1236,7 +1264,8 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 		pool->ctx = NULL;
 	}
 	evtimer_del(&ctx->timer_ev);
-	curl_multi_cleanup(ctx->multi);
+	if (ctx->multi != NULL)
+		ctx->cu->multi_cleanup(ctx->multi);
 	while ((fs = LIST_FIRST(&ctx->socks)) != NULL) {
 		event_del(&fs->ev);
 		LIST_REMOVE(fs, entry);
@@ -1361,8 +1390,12 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 		TAILQ_INSERT_TAIL(&pool->queue, job, queue_entry);
 		return w;
 	}
-	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
-		/* Each upstream had this very request just now: fail soon, saying so. */
+	if (started == -1 && (job->last_err == FETCH_ERR_PACED ||
+	    pool->ctx->multi == NULL)) {
+		/*
+		 * Each upstream had this very request just now, or libcurl
+		 * is not loaded: fail soon, saying so.
+		 */
 		struct timeval	soon = { 0, 0 };
 
 		job->check = check;
@@ -1475,7 +1508,13 @@ fetch_pool_describe(const struct fetch_pool *pool, char *buf, size_t len)
 const char *
 fetch_curl_version(void)
 {
-	const curl_version_info_data	*v = curl_version_info(CURLVERSION_NOW);
+	const struct fetch_curl		*cu;
+	const curl_version_info_data	*v;
+	char				 why[512];
 
+	/* Loads it when no transfer has yet: the version this process runs with. */
+	if ((cu = fetch_curl_load(why, sizeof(why))) == NULL)
+		return "unavailable";
+	v = cu->version_info(CURLVERSION_NOW);
 	return v != NULL && v->version != NULL ? v->version : "unknown";
 }

@@ -80,8 +80,16 @@ typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *job_ar
 typedef void fetch_done_cb(const struct fetch_res *, void *waiter_arg);
 typedef void fetch_free_cb(void *job_arg);
 
+/* No libcurl yet: it is loaded by fetch_ctx_load or the first transfer. */
 struct fetch_ctx	*fetch_ctx_new(struct event_base *);
 void			 fetch_ctx_free(struct fetch_ctx *);	/* cancels all jobs */
+/*
+ * Load libcurl (proxy/fetch_curl.h) and make the multi handle, if not done
+ * yet: the first transfer does it, and main calls it once the daemon is
+ * ready so that no transfer waits for the load. 0, or -1 after logging
+ * why (once, until a load succeeds); every transfer tries again first.
+ */
+int			 fetch_ctx_load(struct fetch_ctx *);
 size_t			 fetch_ctx_inflight(const struct fetch_ctx *);
 
 /* Upstream order is failover order. Strings are copied. */
@@ -133,7 +141,8 @@ const char *fetch_pool_service(const struct fetch_pool *);
 size_t	fetch_pool_queued(const struct fetch_pool *);
 /* "upstream1 (URL), upstream2 (URL)" into buf (truncated to fit); returns buf. */
 char	*fetch_pool_describe(const struct fetch_pool *, char *buf, size_t len);
-/* The libcurl version string ("7.88.1"), for stapled_build_info. */
+/* The libcurl version string ("7.88.1"), for stapled_build_info; loads
+ * libcurl if no transfer has; "unavailable" when it cannot be loaded. */
 const char *fetch_curl_version(void);
 
 #endif

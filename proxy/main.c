@@ -982,14 +982,34 @@ store_check_stop(struct daemon *d)
 		event_free(d->check_ev);
 }
 
-/* Ready: the start-up verdict for staplectl reload, READY=1, the watchdog. */
+/*
+ * Ready: READY=1, the watchdog, then the start-up verdict for staplectl
+ * reload, which waits for it (the SIGHUP handler is in place before
+ * either): a file write and a rename, which a busy disk can hold up, need
+ * not stand before READY=1.
+ */
 static void
 announce_ready(struct daemon *d)
 {
-	reload_record(d, 1, "started");
 	send_status(d, "READY=1\n");
 	if (notify_watchdog_start(d->base) == -1)
 		fatal("cannot start the watchdog timer");
+	reload_record(d, 1, "started");
+}
+
+/*
+ * The loop's first turn after READY=1: libcurl and its libraries (about
+ * 8 ms here), which no answer from the store needs, so that the first
+ * refresh or miss does not wait for them; a missing library is logged now.
+ */
+static void
+load_curl(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+
+	(void)fd;
+	(void)what;
+	(void)fetch_ctx_load(d->fetch);
 }
 
 /* stapled -n: the configuration with its trust and TLS files loaded. The exit status. */
@@ -1140,6 +1160,13 @@ main(int argc, char **argv)
 	    upstreams_line(d.gen, line, sizeof(line)));
 	announce_ready(&d);
 	store_check_start(&d);
+	{
+		struct timeval	now = { 0, 0 };
+
+		if (event_base_once(d.base, -1, EV_TIMEOUT, load_curl, &d,
+		    &now) == -1)
+			fatal("out of memory");
+	}
 	event_base_dispatch(d.base);
 	record_health(-1, 0, &d);
 	log_info("stopped");

@@ -342,6 +342,18 @@ cache_open_due(struct cache *c, MDB_txn *txn)
 	return cache_due_build(c, txn);
 }
 
+/* The meta, body and aux databases in txn, with mdb_dbi_open's flags. An LMDB code. */
+static int
+cache_open_main_dbis(struct cache *c, MDB_txn *txn, unsigned flags)
+{
+	int	rc;
+
+	if ((rc = mdb_dbi_open(txn, "meta", flags, &c->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "body", flags, &c->body)) != 0)
+		return rc;
+	return mdb_dbi_open(txn, "aux", flags, &c->aux);
+}
+
 /*
  * A store that has every database opens in a read transaction: a write
  * transaction would wait for the writer lock, which a staplectl import
@@ -359,9 +371,7 @@ cache_open_dbis_read(struct cache *c)
 		cache_setmdberr(c, "open", rc);
 		return -1;
 	}
-	if ((rc = mdb_dbi_open(txn, "meta", 0, &c->meta)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "body", 0, &c->body)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "aux", 0, &c->aux)) != 0 ||
+	if ((rc = cache_open_main_dbis(c, txn, 0)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "due", 0, &c->due)) != 0) {
 		mdb_txn_abort(txn);
 		if (rc == MDB_NOTFOUND)
@@ -393,9 +403,7 @@ cache_open_dbis(struct cache *c)
 		cache_setmdberr(c, "open", rc);
 		goto out;
 	}
-	if ((rc = mdb_dbi_open(txn, "meta", flags, &c->meta)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "body", flags, &c->body)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "aux", flags, &c->aux)) != 0) {
+	if ((rc = cache_open_main_dbis(c, txn, flags)) != 0) {
 		if (rc == MDB_NOTFOUND)
 			cache_seterr(c, "not a stapled cache (no meta, body "
 			    "or aux database)");

@@ -96,6 +96,11 @@ int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
 int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len);
 size_t	ocsp_trust_anchor_count(struct ocsp_trust *);
 size_t	ocsp_trust_pool_count(struct ocsp_trust *);
+/*
+ * How many verifications found their responder judged sound before and
+ * checked only the answer's own signature (see ocsp_verify).
+ */
+size_t	ocsp_trust_reuses(const struct ocsp_trust *);
 
 /*
  * The pool's admission rule, for every path that learns intermediates
@@ -164,7 +169,11 @@ struct ocsp_result {
 /*
  * Verify a DER OCSPResponse against the request it answers (RFC 6960 and
  * OCSP_basic_verify semantics; the anchors are the only trust store).
- * Pure: the clock is opts->now. Returns 0 when verdict is OCSP_OK,
+ * The clock is opts->now. The verdict depends on the arguments alone:
+ * the trust remembers the responders it judged sound (up to 16, each
+ * with the span in which its chain is within its dates, all forgotten
+ * when a certificate is added), so that a later answer from one of them
+ * has only its own signature checked. Returns 0 when verdict is OCSP_OK,
  * otherwise -1 with out->verdict and out->detail set.
  */
 int	ocsp_verify(struct ocsp_trust *, const uint8_t *resp, size_t len,

@@ -410,6 +410,59 @@ test_wrong_certid(void **state)
 	expect(full, "good384.req", "good.resp", &r, OCSP_ERR_CERTID);
 }
 
+/*
+ * A responder judged sound is remembered: its next answers have only
+ * their own signature checked (ocsp_trust_reuses counts them). What the
+ * reuse leaves out must still stop every answer that is not sound.
+ */
+static void
+test_judged_reuse(void **state)
+{
+	struct ocsp_trust	*t;
+	struct run		 r;
+	char			 path[1024];
+
+	(void)state;
+	assert_non_null(t = ocsp_trust_new());
+	snprintf(path, sizeof(path), "%s/anchors.pem", pki);
+	assert_int_equal(add_pem_file(t, path, 1, NULL), 1);
+	snprintf(path, sizeof(path), "%s/intermediates.pem", pki);
+	assert_int_equal(add_pem_file(t, path, 0, NULL), 2);
+
+	opts_now(&r);
+	expect(t, "good.req", "good.resp", &r, OCSP_OK);
+	assert_int_equal(ocsp_trust_reuses(t), 0);
+	expect(t, "good.req", "good.resp", &r, OCSP_OK);
+	assert_int_equal(ocsp_trust_reuses(t), 1);
+	/* another answer of the same responder about the same issuer */
+	expect(t, "leaf2.req", "leaf2.resp", &r, OCSP_OK);
+	assert_int_equal(ocsp_trust_reuses(t), 2);
+	/* its signature is still checked */
+	expect(t, "good.req", "badsig.resp", &r, OCSP_ERR_SIGNATURE);
+	assert_int_equal(ocsp_trust_reuses(t), 3);
+	/* the same responder about another issuer's certificate: judged, refused */
+	mkresp("other-issuer.resp", "ica.req", "identity", "ica/responder",
+	    "-ndays 1");
+	expect(t, "ica.req", "other-issuer.resp", &r, OCSP_ERR_SIGNER);
+	expect(t, "ica.req", "other-issuer.resp", &r, OCSP_ERR_SIGNER);
+	assert_int_equal(ocsp_trust_reuses(t), 3);
+	/* outside the chain's dates (2020..2049): judged, refused */
+	r.opts.now = 2556143999 + 86400;
+	expect(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN);
+	r.opts.now = 1546300800;
+	expect(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN);
+	assert_int_equal(ocsp_trust_reuses(t), 3);
+	/* a certificate added to the trust: every responder judged afresh */
+	snprintf(path, sizeof(path), "%s/rogue/responder.pem", pki);
+	assert_int_equal(add_pem_file(t, path, 0, NULL), 1);
+	opts_now(&r);
+	expect(t, "good.req", "good.resp", &r, OCSP_OK);
+	assert_int_equal(ocsp_trust_reuses(t), 3);
+	expect(t, "good.req", "good.resp", &r, OCSP_OK);
+	assert_int_equal(ocsp_trust_reuses(t), 4);
+	ocsp_trust_free(t);
+}
+
 static void
 test_nonce(void **state)
 {
@@ -1372,6 +1425,7 @@ main(void)
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_no_next_update),
 		cmocka_unit_test(test_wrong_certid),
+		cmocka_unit_test(test_judged_reuse),
 		cmocka_unit_test(test_nonce),
 		cmocka_unit_test(test_unverifiable),
 		cmocka_unit_test(test_not_responses),

@@ -55,6 +55,7 @@ struct cache {
 	size_t		 walk_skipped;
 	size_t		 map_bytes;	/* asked at open, for a reset */
 	int		 map_full;	/* the last error was MDB_MAP_FULL */
+	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
 	char		*dir;
 	char		 err[256];
 	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
@@ -517,10 +518,28 @@ cache_close(struct cache *c)
 	if (c == NULL)
 		return;
 	mdb_txn_abort(c->rtxn);
+	/* the last commit's meta page, left to a later sync */
+	if (c->env != NULL && c->lazy_meta)
+		(void)mdb_env_sync(c->env, 1);
 	if (c->env != NULL)
 		mdb_env_close(c->env);
 	free(c->dir);
 	free(c);
+}
+
+int
+cache_set_lazy_meta(struct cache *c, int on)
+{
+	int	rc;
+
+	if (c == NULL || c->env == NULL || c->readonly)
+		return -1;
+	if ((rc = mdb_env_set_flags(c->env, MDB_NOMETASYNC, on ? 1 : 0)) != 0) {
+		cache_setmdberr(c, "set flags", rc);
+		return -1;
+	}
+	c->lazy_meta = on != 0;
+	return 0;
 }
 
 const char *

@@ -26,6 +26,16 @@ struct cache;
 struct cache	*cache_open(const char *dir, size_t map_bytes, int readonly,
 		    char *err, size_t errlen);
 void		 cache_close(struct cache *);	/* accepts NULL */
+/*
+ * One sync a commit instead of two (MDB_NOMETASYNC): the meta page that
+ * makes a commit the current one is written with the commit but synced
+ * by the next commit (of any process), or at cache_close. The store stays
+ * whole; a power loss or kernel crash may undo this handle's last write
+ * transaction, and kill -9 loses nothing. For the daemon, whose writes
+ * can all be made again (a refresh, a batch of hits); staplectl keeps
+ * both syncs. 0, or -1 (a read-only handle, or LMDB refused).
+ */
+int		 cache_set_lazy_meta(struct cache *, int on);
 /* The last error on this handle, e.g. "map full (1024 MiB): raise map_size". */
 const char	*cache_strerror(const struct cache *);
 

@@ -903,6 +903,10 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
 	    errlen)) == NULL)
 		return -1;
+	/* Every write of the daemon can be made again: one sync a commit. */
+	if (cache_set_lazy_meta(d->cache, 1) == -1)
+		log_warn("cache %s: %s; every commit syncs twice",
+		    cfg->cache_dir, cache_strerror(d->cache));
 	/* A store an older stapled wrote: its due index was built just now. */
 	if (cache_due_built(d->cache) > 0)
 		log_info("cache %s: built the refresh due index: %ld entries",

@@ -683,6 +683,29 @@ test_reopen_persists(void **state)
 	cache_close(c);
 }
 
+/* The meta page left to the next sync: nothing lost across close and reopen. */
+static void
+test_lazy_meta(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	unsigned		 i;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(cache_set_lazy_meta(c, 1), 0);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 300),
+		    CACHE_PUT_STORED);
+	cache_close(c);
+	c = store_open_ok(f->dir, 0, 1);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 300), 1);
+	/* a read-only handle writes nothing: there is nothing to sync */
+	assert_int_equal(cache_set_lazy_meta(c, 1), -1);
+	cache_close(c);
+	assert_int_equal(cache_set_lazy_meta(NULL, 1), -1);
+}
+
 /* Another process writes; a read-only handle opened before sees it all. */
 static void
 test_readonly_cross_process(void **state)
@@ -876,6 +899,9 @@ crash_child(const char *dir, unsigned round, int fd)
 
 	if ((c = cache_open(dir, 64 * MIB, 0, err, sizeof(err))) == NULL)
 		_exit(2);
+	/* Every other round as the daemon writes: the meta page synced later. */
+	if (cache_set_lazy_meta(c, round % 2) != 0)
+		_exit(5);
 	for (i = 0; i < 100000; i++) {
 		id = round * 100000 + i;
 		if (put_n(c, walk_kind(id), id, 100, 64 + id % 3000) !=
@@ -1168,6 +1194,7 @@ main(void)
 		T(test_del),
 		T(test_aux),
 		T(test_reopen_persists),
+		T(test_lazy_meta),
 		T(test_readonly_cross_process),
 		T(test_open_errors),
 		T(test_open_creates_dir),

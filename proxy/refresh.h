@@ -14,7 +14,7 @@ struct event_base;
 struct refresh;
 
 #define REFRESH_MAX_INFLIGHT	8	/* parallel refreshes (mod_md uses 6) */
-#define REFRESH_WALK_CHUNK	1024	/* entries examined per loop turn */
+#define REFRESH_WALK_CHUNK	128	/* entries examined per loop turn */
 #define REFRESH_PASS_MS		1000	/* a pass over the store at most this often (more for big stores) */
 #define REFRESH_EXPIRING_S	(6 * 3600)
 /* An entry past its nextUpdate by more than this is deleted by the walk. */

@@ -410,6 +410,12 @@ test_wrong_certid(void **state)
 	expect(full, "good384.req", "good.resp", &r, OCSP_ERR_CERTID);
 }
 
+/* expect(), then the trust's count of reused responders. */
+#define expect_reuses(t, req, resp, r, want, n) do {			\
+	expect((t), (req), (resp), (r), (want));			\
+	assert_int_equal(ocsp_trust_reuses(t), (n));			\
+} while (0)
+
 /*
  * A responder judged sound is remembered: its next answers have only
  * their own signature checked (ocsp_trust_reuses counts them). What the
@@ -430,36 +436,28 @@ test_judged_reuse(void **state)
 	assert_int_equal(add_pem_file(t, path, 0, NULL), 2);
 
 	opts_now(&r);
-	expect(t, "good.req", "good.resp", &r, OCSP_OK);
-	assert_int_equal(ocsp_trust_reuses(t), 0);
-	expect(t, "good.req", "good.resp", &r, OCSP_OK);
-	assert_int_equal(ocsp_trust_reuses(t), 1);
+	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 0);
+	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 1);
 	/* another answer of the same responder about the same issuer */
-	expect(t, "leaf2.req", "leaf2.resp", &r, OCSP_OK);
-	assert_int_equal(ocsp_trust_reuses(t), 2);
+	expect_reuses(t, "leaf2.req", "leaf2.resp", &r, OCSP_OK, 2);
 	/* its signature is still checked */
-	expect(t, "good.req", "badsig.resp", &r, OCSP_ERR_SIGNATURE);
-	assert_int_equal(ocsp_trust_reuses(t), 3);
+	expect_reuses(t, "good.req", "badsig.resp", &r, OCSP_ERR_SIGNATURE, 3);
 	/* the same responder about another issuer's certificate: judged, refused */
 	mkresp("other-issuer.resp", "ica.req", "identity", "ica/responder",
 	    "-ndays 1");
 	expect(t, "ica.req", "other-issuer.resp", &r, OCSP_ERR_SIGNER);
-	expect(t, "ica.req", "other-issuer.resp", &r, OCSP_ERR_SIGNER);
-	assert_int_equal(ocsp_trust_reuses(t), 3);
+	expect_reuses(t, "ica.req", "other-issuer.resp", &r, OCSP_ERR_SIGNER, 3);
 	/* outside the chain's dates (2020..2049): judged, refused */
 	r.opts.now = 2556143999 + 86400;
 	expect(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN);
 	r.opts.now = 1546300800;
-	expect(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN);
-	assert_int_equal(ocsp_trust_reuses(t), 3);
+	expect_reuses(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN, 3);
 	/* a certificate added to the trust: every responder judged afresh */
 	snprintf(path, sizeof(path), "%s/rogue/responder.pem", pki);
 	assert_int_equal(add_pem_file(t, path, 0, NULL), 1);
 	opts_now(&r);
-	expect(t, "good.req", "good.resp", &r, OCSP_OK);
-	assert_int_equal(ocsp_trust_reuses(t), 3);
-	expect(t, "good.req", "good.resp", &r, OCSP_OK);
-	assert_int_equal(ocsp_trust_reuses(t), 4);
+	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 3);
+	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 4);
 	ocsp_trust_free(t);
 }
 

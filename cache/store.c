@@ -56,6 +56,7 @@ struct cache {
 	size_t		 map_bytes;	/* asked at open, for a reset */
 	int		 map_full;	/* the last error was MDB_MAP_FULL */
 	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
+	struct cache	*of;		/* a twin: the handle whose environment it shares */
 	char		*dir;
 	char		 err[256];
 	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
@@ -518,6 +519,12 @@ cache_close(struct cache *c)
 	if (c == NULL)
 		return;
 	mdb_txn_abort(c->rtxn);
+	if (c->of != NULL) {
+		/* a twin: the environment is its original's */
+		free(c->dir);
+		free(c);
+		return;
+	}
 	/* the last commit's meta page, left to a later sync */
 	if (c->env != NULL && c->lazy_meta)
 		(void)mdb_env_sync(c->env, 1);
@@ -527,12 +534,51 @@ cache_close(struct cache *c)
 	free(c);
 }
 
+struct cache *
+cache_twin(struct cache *of)
+{
+	struct cache	*c;
+
+	if (of == NULL || of->of != NULL || (c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	if ((c->dir = strdup(of->dir)) == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->of = of;
+	cache_twin_follow(c);
+	return c;
+}
+
+void
+cache_twin_follow(struct cache *c)
+{
+	const struct cache	*of = c->of;
+
+	if (of == NULL)
+		return;
+	mdb_txn_abort(c->rtxn);
+	c->rtxn = NULL;
+	c->rtxn_live = 0;
+	c->env = of->env;
+	c->meta = of->meta;
+	c->body = of->body;
+	c->aux = of->aux;
+	c->due = of->due;
+	c->have_due = of->have_due;
+	c->due_built = -1;
+	c->readonly = of->readonly;
+	c->map_bytes = of->map_bytes;
+	c->lazy_meta = of->lazy_meta;
+	c->map_full = 0;
+}
+
 int
 cache_set_lazy_meta(struct cache *c, int on)
 {
 	int	rc;
 
-	if (c == NULL || c->env == NULL || c->readonly)
+	if (c == NULL || c->env == NULL || c->readonly || c->of != NULL)
 		return -1;
 	if ((rc = mdb_env_set_flags(c->env, MDB_NOMETASYNC, on ? 1 : 0)) != 0) {
 		cache_setmdberr(c, "set flags", rc);
@@ -1782,6 +1828,10 @@ cache_move_aside(const char *dir, char *aside, size_t asidelen)
 int
 cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 {
+	if (c->of != NULL) {
+		cache_seterr(c, "a twin cannot reset its original's store");
+		return -1;
+	}
 	mdb_txn_abort(c->rtxn);
 	c->rtxn = NULL;
 	c->rtxn_live = 0;

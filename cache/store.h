@@ -36,6 +36,18 @@ void		 cache_close(struct cache *);	/* accepts NULL */
  * both syncs. 0, or -1 (a read-only handle, or LMDB refused).
  */
 int		 cache_set_lazy_meta(struct cache *, int on);
+/*
+ * A second handle on the same environment, for another thread (LMDB
+ * allows one environment per file in a process): its own errors and read
+ * transaction, the original's databases. Closing it leaves the
+ * environment open; close every twin before the original. After a
+ * cache_reset of the original, cache_twin_follow (on the twin's thread,
+ * with no call on the twin in progress) takes up the new environment.
+ * cache_set_lazy_meta and cache_reset refuse a twin. NULL on ENOMEM, or
+ * when `of` is itself a twin.
+ */
+struct cache	*cache_twin(struct cache *of);
+void		 cache_twin_follow(struct cache *twin);
 /* The last error on this handle, e.g. "map full (1024 MiB): raise map_size". */
 const char	*cache_strerror(const struct cache *);
 

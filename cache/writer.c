@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The store's writer thread: a queue of copied writes, done in order on a twin handle. */
+#include "config.h"
+
+#include <sys/eventfd.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/writer.h"
+
+enum wop_type {
+	WOP_PUT,
+	WOP_PUT_META,
+	WOP_TOUCH,
+	WOP_MARK,
+};
+
+struct wop {
+	struct wop		*next;
+	enum wop_type		 type;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+	struct cache_meta	 meta;
+	struct cache_body	 body;		/* into buf */
+	uint8_t			*buf;
+	struct cache_touch	*touch;
+	size_t			 ntouch;
+	cache_writer_done	*done;
+	void			*arg;
+	/* set by the thread */
+	int			 rc;
+	int			 map_full;
+	char			 err[256];
+};
+
+struct wqueue {
+	struct wop	*head;
+	struct wop	**tail;
+};
+
+struct cache_writer {
+	struct cache	*twin;		/* the thread's */
+	pthread_t	 thread;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 wake;		/* the thread: work, or stop */
+	pthread_cond_t	 idle;		/* cache_writer_wait: a write finished */
+	struct wqueue	 todo;
+	struct wqueue	 finished;
+	size_t		 pending;	/* submitted, callback not yet run */
+	size_t		 running;	/* 0 or 1: taken off todo, not yet finished */
+	int		 stopping;
+	int		 efd;
+};
+
+static void
+wq_init(struct wqueue *q)
+{
+	q->head = NULL;
+	q->tail = &q->head;
+}
+
+static void
+wq_push(struct wqueue *q, struct wop *o)
+{
+	o->next = NULL;
+	*q->tail = o;
+	q->tail = &o->next;
+}
+
+static struct wop *
+wq_take_all(struct wqueue *q)
+{
+	struct wop	*o = q->head;
+
+	wq_init(q);
+	return o;
+}
+
+static void
+wop_free(struct wop *o)
+{
+	if (o == NULL)
+		return;
+	free(o->buf);
+	free(o->touch);
+	free(o);
+}
+
+static void
+wop_run(struct cache *c, struct wop *o)
+{
+	switch (o->type) {
+	case WOP_PUT:
+		o->rc = cache_put(c, o->key, o->klen, &o->meta, &o->body);
+		break;
+	case WOP_PUT_META:
+		o->rc = cache_put_meta(c, o->key, o->klen, &o->meta);
+		break;
+	case WOP_TOUCH:
+		o->rc = cache_touch(c, o->touch, o->ntouch);
+		break;
+	case WOP_MARK:
+		o->rc = 0;
+		break;
+	}
+	if (o->rc == -1) {
+		o->map_full = cache_map_full(c);
+		snprintf(o->err, sizeof(o->err), "%s", cache_strerror(c));
+	}
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct cache_writer	*w = arg;
+	struct wop		*o;
+	uint64_t		 one = 1;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->todo.head == NULL && !w->stopping)
+			pthread_cond_wait(&w->wake, &w->mu);
+		if (w->todo.head == NULL)
+			break;
+		o = w->todo.head;
+		w->todo.head = o->next;
+		if (w->todo.head == NULL)
+			w->todo.tail = &w->todo.head;
+		w->running = 1;
+		pthread_mutex_unlock(&w->mu);
+
+		/* The original's environment, as it is now (a reset waits for us). */
+		cache_twin_follow(w->twin);
+		wop_run(w->twin, o);
+
+		pthread_mutex_lock(&w->mu);
+		w->running = 0;
+		wq_push(&w->finished, o);
+		pthread_cond_broadcast(&w->idle);
+		/* A full counter would only mean the loop has not read it yet. */
+		(void)!write(w->efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+struct cache_writer *
+cache_writer_start(struct cache *c, char *err, size_t errlen)
+{
+	struct cache_writer	*w;
+	int			 rc;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		snprintf(err, errlen, "cache writer: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	w->efd = -1;
+	wq_init(&w->todo);
+	wq_init(&w->finished);
+	if ((w->twin = cache_twin(c)) == NULL) {
+		snprintf(err, errlen, "cache writer: %s", strerror(ENOMEM));
+		free(w);
+		return NULL;
+	}
+	if ((w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "cache writer: eventfd: %s",
+		    strerror(errno));
+		cache_close(w->twin);
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	pthread_cond_init(&w->idle, NULL);
+	if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
+		snprintf(err, errlen, "cache writer: thread: %s", strerror(rc));
+		pthread_cond_destroy(&w->idle);
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->mu);
+		close(w->efd);
+		cache_close(w->twin);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int
+cache_writer_fd(const struct cache_writer *w)
+{
+	return w->efd;
+}
+
+size_t
+cache_writer_pending(const struct cache_writer *w)
+{
+	return w->pending;
+}
+
+/* Run the callbacks of the writes the thread has finished. */
+void
+cache_writer_collect(struct cache_writer *w)
+{
+	struct cache_writer_res	 res;
+	struct wop		*o, *next;
+	uint64_t		 n;
+
+	(void)!read(w->efd, &n, sizeof(n));
+	pthread_mutex_lock(&w->mu);
+	o = wq_take_all(&w->finished);
+	pthread_mutex_unlock(&w->mu);
+	for (; o != NULL; o = next) {
+		next = o->next;
+		w->pending--;
+		if (o->done != NULL) {
+			res.rc = o->rc;
+			res.map_full = o->map_full;
+			res.err = o->err;
+			o->done(&res, o->arg);
+		}
+		wop_free(o);
+	}
+}
+
+void
+cache_writer_wait(struct cache_writer *w)
+{
+	if (w == NULL)
+		return;
+	/* A callback may submit more: wait for those too. */
+	while (w->pending > 0) {
+		pthread_mutex_lock(&w->mu);
+		while (w->todo.head != NULL || w->running)
+			pthread_cond_wait(&w->idle, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		cache_writer_collect(w);
+	}
+}
+
+void
+cache_writer_stop(struct cache_writer *w)
+{
+	if (w == NULL)
+		return;
+	cache_writer_wait(w);
+	pthread_mutex_lock(&w->mu);
+	w->stopping = 1;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->idle);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->mu);
+	close(w->efd);
+	cache_close(w->twin);
+	free(w);
+}
+
+static int
+submit(struct cache_writer *w, struct wop *o, cache_writer_done *done,
+    void *arg)
+{
+	o->done = done;
+	o->arg = arg;
+	pthread_mutex_lock(&w->mu);
+	wq_push(&w->todo, o);
+	w->pending++;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+static struct wop *
+wop_new(enum wop_type type, const uint8_t *key, size_t klen)
+{
+	struct wop	*o;
+
+	if (klen > CACHE_KEY_MAX_BYTES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return NULL;
+	o->type = type;
+	if (klen > 0)
+		memcpy(o->key, key, klen);
+	o->klen = klen;
+	return o;
+}
+
+/* Copy n bytes to *dst from p, moving p on; NULL stays NULL. */
+static const uint8_t *
+copy_part(uint8_t **p, const uint8_t *src, size_t n)
+{
+	uint8_t	*at = *p;
+
+	if (src == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(at, src, n);
+	*p += n;
+	return at;
+}
+
+int
+cache_writer_put(struct cache_writer *w, const uint8_t *key, size_t klen,
+    const struct cache_meta *meta, const struct cache_body *body,
+    cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+	uint8_t		*p;
+	size_t		 n;
+
+	if ((o = wop_new(WOP_PUT, key, klen)) == NULL)
+		return -1;
+	o->meta = *meta;
+	n = body->request_len + body->response_len + body->headers_len;
+	if ((o->buf = malloc(n > 0 ? n : 1)) == NULL) {
+		wop_free(o);
+		return -1;
+	}
+	p = o->buf;
+	o->body.request = copy_part(&p, body->request, body->request_len);
+	o->body.request_len = body->request_len;
+	o->body.response = copy_part(&p, body->response, body->response_len);
+	o->body.response_len = body->response_len;
+	o->body.headers = copy_part(&p, body->headers, body->headers_len);
+	o->body.headers_len = body->headers_len;
+	return submit(w, o, done, arg);
+}
+
+int
+cache_writer_put_meta(struct cache_writer *w, const uint8_t *key, size_t klen,
+    const struct cache_meta *meta, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+
+	if ((o = wop_new(WOP_PUT_META, key, klen)) == NULL)
+		return -1;
+	o->meta = *meta;
+	return submit(w, o, done, arg);
+}
+
+int
+cache_writer_touch(struct cache_writer *w, const struct cache_touch *t,
+    size_t n, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+	size_t		 i, used = 0;
+
+	for (i = 0; i < n; i++)
+		if (t[i].klen > 0)
+			used++;
+	if ((o = wop_new(WOP_TOUCH, NULL, 0)) == NULL)
+		return -1;
+	if (used > 0 && (o->touch = calloc(used, sizeof(*o->touch))) == NULL) {
+		wop_free(o);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (t[i].klen > 0)
+			o->touch[o->ntouch++] = t[i];
+	return submit(w, o, done, arg);
+}
+
+int
+cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+
+	if ((o = wop_new(WOP_MARK, NULL, 0)) == NULL)
+		return -1;
+	return submit(w, o, done, arg);
+}

@@ -18,6 +18,7 @@ enum wop_type {
 	WOP_PUT,
 	WOP_PUT_META,
 	WOP_TOUCH,
+	WOP_AUX,
 	WOP_MARK,
 };
 
@@ -104,6 +105,10 @@ wop_run(struct cache *c, struct wop *o)
 		break;
 	case WOP_TOUCH:
 		o->rc = cache_touch(c, o->touch, o->ntouch);
+		break;
+	case WOP_AUX:
+		o->rc = cache_aux_put(c, (const char *)o->key, o->body.response,
+		    o->body.response_len);
 		break;
 	case WOP_MARK:
 		o->rc = 0;
@@ -366,6 +371,31 @@ cache_writer_touch(struct cache_writer *w, const struct cache_touch *t,
 	for (i = 0; i < n; i++)
 		if (t[i].klen > 0)
 			o->touch[o->ntouch++] = t[i];
+	return submit(w, o, done, arg);
+}
+
+int
+cache_writer_aux_put(struct cache_writer *w, const char *name,
+    const uint8_t *val, size_t len, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+	size_t		 nlen = strlen(name);
+
+	/* the name, NUL-terminated, in the key */
+	if (nlen >= CACHE_KEY_MAX_BYTES) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((o = wop_new(WOP_AUX, (const uint8_t *)name, nlen + 1)) == NULL)
+		return -1;
+	if ((o->buf = malloc(len > 0 ? len : 1)) == NULL) {
+		wop_free(o);
+		return -1;
+	}
+	if (len > 0)
+		memcpy(o->buf, val, len);
+	o->body.response = o->buf;
+	o->body.response_len = len;
 	return submit(w, o, done, arg);
 }
 

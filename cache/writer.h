@@ -67,6 +67,9 @@ int	cache_writer_put_meta(struct cache_writer *, const uint8_t *key,
 /* Only the slots in use (klen > 0) of `t` are copied. */
 int	cache_writer_touch(struct cache_writer *, const struct cache_touch *t,
 	    size_t n, cache_writer_done *, void *arg);
+/* cache_aux_put, on the thread (name shorter than CACHE_KEY_MAX_BYTES). */
+int	cache_writer_aux_put(struct cache_writer *, const char *name,
+	    const uint8_t *val, size_t len, cache_writer_done *, void *arg);
 /*
  * Writes nothing: `done` is called (rc 0) once every write submitted
  * before it has finished.

@@ -98,6 +98,7 @@ struct fetch_job {
 	char			 summary[FETCH_SUMMARY_BYTES];
 	size_t			 slen;
 	int			 queued;	/* on pool->queue, waiting for a slot */
+	struct fetch_attempt	*held;		/* FETCH_HOLD: the accepted answer */
 	TAILQ_ENTRY(fetch_job)	 ctx_entry;
 	TAILQ_ENTRY(fetch_job)	 pool_entry;
 	TAILQ_ENTRY(fetch_job)	 queue_entry;
@@ -637,6 +638,7 @@ job_free(struct fetch_job *job)
 		TAILQ_REMOVE(&job->pool->queue, job, queue_entry);
 	if (job->free_cb != NULL)
 		job->free_cb(job->job_arg);
+	attempt_free(job->held);
 	attempt_free(job->last);
 	TAILQ_REMOVE(&job->ctx->jobs, job, ctx_entry);
 	job->ctx->njobs--;
@@ -662,6 +664,7 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 	memset(res, 0, sizeof(*res));
 	res->summary = job->summary;
 	res->job_arg = job->job_arg;
+	res->job = (struct fetch_job *)job;
 	if (a == NULL)
 		return;
 	up = &job->pool->ups[a->up];
@@ -678,14 +681,12 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
  * The job ends: `a` (already out of curl) answered, or, when NULL, every
  * upstream failed. No one can join from here on; every waiter gets done().
  */
+/* An answer was accepted: the other attempts stop, and nothing more starts. */
 static void
-job_finish(struct fetch_job *job, struct fetch_attempt *a)
+job_settle(struct fetch_job *job, const struct fetch_attempt *a)
 {
 	struct fetch_attempt	*o;
-	struct fetch_waiter	*w;
-	struct fetch_res	 res;
 
-	TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
 	evtimer_del(&job->hedge_ev);
 	while ((o = TAILQ_FIRST(&job->attempts)) != NULL) {
 		/*
@@ -699,6 +700,16 @@ job_finish(struct fetch_job *job, struct fetch_attempt *a)
 			    "answered", -1);
 		attempt_cancel(o);
 	}
+}
+
+static void
+job_finish(struct fetch_job *job, struct fetch_attempt *a)
+{
+	struct fetch_waiter	*w;
+	struct fetch_res	 res;
+
+	TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
+	job_settle(job, a);
 	if (a != NULL) {
 		res_from(&res, job, a);
 		res.err = FETCH_OK;
@@ -800,6 +811,7 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	struct fetch_upstream	*up = &pool->ups[a->up];
 	struct fetch_res	 res;
 	enum fetch_err		 err;
+	enum fetch_verdict	 v = FETCH_ACCEPT;
 	const char		*next;
 	char			 reason[CURL_ERROR_SIZE + 64], why[256];
 	int64_t			 retry_after = -1;
@@ -818,9 +830,10 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 		switch (fetch_classify(status)) {
 		case FETCH_CLASS_ANSWER:
 			why[0] = '\0';
-			if (job->check == NULL ||
-			    job->check(&res, job->job_arg, why, sizeof(why)) ==
-			    FETCH_ACCEPT)
+			if (job->check != NULL)
+				v = job->check(&res, job->job_arg, why,
+				    sizeof(why));
+			if (v != FETCH_REJECT)
 				goto answer;
 			err = FETCH_ERR_REJECTED;
 			why[sizeof(why) - 1] = '\0';
@@ -869,6 +882,12 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	    up->name, job->method, a->url, status,
 	    (long long)(now_ms() - a->started_ms));
 	up_success(pool, up);
+	if (v == FETCH_HOLD) {
+		/* Joinable still; fetch_release ends it with this answer. */
+		job_settle(job, a);
+		job->held = a;
+		return;
+	}
 	job_finish(job, a);
 }
 
@@ -1431,6 +1450,18 @@ fetch_leave(struct fetch_waiter *w)
 		TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
 		job_free(job);
 	}
+}
+
+void
+fetch_release(struct fetch_job *job)
+{
+	struct fetch_attempt	*a;
+
+	if (job == NULL || job->held == NULL)
+		return;
+	a = job->held;
+	job->held = NULL;
+	job_finish(job, a);
 }
 
 size_t

@@ -48,6 +48,7 @@ struct fetch_res {
 	const char	*summary;	/* failures: every endpoint tried and why */
 	const void	*priv;		/* for fetch_res_header */
 	const void	*job_arg;	/* the job's job_arg, as its check saw it */
+	struct fetch_job *job;		/* for fetch_release after FETCH_HOLD */
 };
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */
@@ -72,8 +73,11 @@ struct fetch_req {
 /*
  * Called for each 2xx answer: FETCH_ACCEPT ends the job with it; FETCH_REJECT
  * counts as that upstream failing (`why` says how) and the next is tried.
+ * FETCH_HOLD accepts it but keeps the job, still joinable, until
+ * fetch_release(res->job): the answer is being stored, and no waiter
+ * (nor anyone asking meanwhile) should look for it in the store before.
  */
-enum fetch_verdict { FETCH_ACCEPT, FETCH_REJECT };
+enum fetch_verdict { FETCH_ACCEPT, FETCH_REJECT, FETCH_HOLD };
 typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *job_arg,
     char *why, size_t whylen);
 /* Called once per waiter with the final result. */
@@ -113,6 +117,8 @@ struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
 			    fetch_done_cb *done, void *waiter_arg);
 /* Stop waiting; the job goes on and may still fill the cache. */
 void			 fetch_leave(struct fetch_waiter *);
+/* End a job held by its check (FETCH_HOLD): every waiter gets done(). */
+void			 fetch_release(struct fetch_job *);
 
 /*
  * Per-upstream health and counters, for /metrics and the log. The

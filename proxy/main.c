@@ -20,6 +20,7 @@
 
 #include "cache/daemon.h"
 #include "cache/store.h"
+#include "cache/writer.h"
 #include "entry/conf.h"
 #include "proxy/activate.h"
 #include "proxy/access_log.h"
@@ -72,6 +73,8 @@ struct daemon {
 	struct event_base	*base;
 	struct cli		 cli;
 	struct cache		*cache;
+	struct cache_writer	*writer;	/* NULL: the loop writes */
+	struct event		*writer_ev;	/* its results, on the loop */
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
@@ -523,6 +526,14 @@ shutdown_poll(evutil_socket_t fd, short what, void *arg)
  * the cache's aux table, as JSON, so `staplectl status` can show it.
  */
 static void
+health_landed(const struct cache_writer_res *res, void *arg)
+{
+	(void)arg;
+	if (res->rc == -1)
+		log_warn("recording upstream health: %s", res->err);
+}
+
+static void
 record_health(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon		*d = arg;
@@ -567,10 +578,13 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	else
 		json_decref(svcs);
 	if (root != NULL && (text = json_dumps(root, JSON_COMPACT)) != NULL) {
-		if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
-		    strlen(text)) == -1)
-			log_warn("recording upstream health: %s",
-			    cache_strerror(d->cache));
+		if (d->writer == NULL || cache_writer_aux_put(d->writer, "daemon",
+		    (const uint8_t *)text, strlen(text), health_landed, NULL) == -1) {
+			if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
+			    strlen(text)) == -1)
+				log_warn("recording upstream health: %s",
+				    cache_strerror(d->cache));
+		}
 		free(text);
 	}
 	json_decref(root);
@@ -695,7 +709,7 @@ reload_apply(struct daemon *d, char *err, size_t errlen)
 		log_warn("SIGHUP: listen (and whether each uses TLS), admin_listen, "
 		    "cache_dir and map_size_mb take effect at the next restart");
 	/* gen_new owns cfg from here, on failure too. */
-	if ((gen = gen_new(cfg, d->fetch, d->cache, d->refresh, err,
+	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->refresh, err,
 	    errlen)) == NULL)
 		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
@@ -939,6 +953,8 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 		close(d->check_fd);
 	} else if (cache_check_result(status, d->check_fd, why,
 	    sizeof(why)) == 1) {
+		/* What the writer has in hand lands first (it writes the old file). */
+		cache_writer_wait(d->writer);
 		if (cache_reset(d->cache, "", aside, sizeof(aside)) == -1)
 			fatal("cache %s damaged (%s); %s", gen_config(d->gen)->cache_dir,
 			    why, cache_strerror(d->cache));
@@ -1023,7 +1039,7 @@ check_only(struct daemon *d, struct config *cfg)
 	struct gen	*probe;
 	char		 err[1024];
 
-	probe = gen_new(cfg, NULL, NULL, NULL, err, sizeof(err));
+	probe = gen_new(cfg, NULL, NULL, NULL, NULL, err, sizeof(err));
 	if (probe != NULL && tls_open_all(d->tls, cfg, err, sizeof(err)) == -1) {
 		gen_unref(probe);
 		probe = NULL;
@@ -1056,10 +1072,41 @@ install_events(struct daemon *d)
 		fatal("cannot install signal handlers");
 }
 
+static void
+writer_collect(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+
+	(void)fd;
+	(void)what;
+	cache_writer_collect(d->writer);
+}
+
+/*
+ * The store's writes (and their syncs) go to a thread of their own, so
+ * no client waits for a commit; without it, the loop writes.
+ */
+static void
+writer_start(struct daemon *d)
+{
+	char	err[256];
+
+	if ((d->writer = cache_writer_start(d->cache, err, sizeof(err))) == NULL) {
+		log_warn("%s: the event loop writes the store itself", err);
+		return;
+	}
+	d->writer_ev = event_new(d->base, cache_writer_fd(d->writer),
+	    EV_READ | EV_PERSIST, writer_collect, d);
+	if (d->writer_ev == NULL || event_add(d->writer_ev, NULL) == -1)
+		fatal("cannot watch the store's writer thread");
+}
+
 /* Everything main made, in the order that keeps each user before what it uses. */
 static void
 daemon_free(struct daemon *d)
 {
+	/* Writes in hand land, and the jobs and clients waiting for them are answered. */
+	cache_writer_wait(d->writer);
 	if (d->sig_term != NULL)
 		event_free(d->sig_term);
 	if (d->sig_int != NULL)
@@ -1077,6 +1124,10 @@ daemon_free(struct daemon *d)
 	gen_unref(d->gen);
 	fetch_ctx_free(d->fetch);
 	store_check_stop(d);
+	/* The last touches refresh_free wrote. */
+	cache_writer_stop(d->writer);
+	if (d->writer_ev != NULL)
+		event_free(d->writer_ev);
 	cache_close(d->cache);
 	if (d->lock_fd != -1)
 		close(d->lock_fd);
@@ -1125,8 +1176,9 @@ main(int argc, char **argv)
 		free(cfg);
 		goto out;
 	}
+	writer_start(&d);
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
-	    (d.refresh = refresh_new(d.base, d.cache)) == NULL ||
+	    (d.refresh = refresh_new(d.base, d.cache, d.writer)) == NULL ||
 	    (d.router = router_new(d.refresh, d.cache)) == NULL)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
@@ -1138,7 +1190,7 @@ main(int argc, char **argv)
 		free(cfg);
 		goto out;
 	}
-	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.refresh, err,
+	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.refresh, err,
 	    sizeof(err))) == NULL) {
 		log_err("%s", err);
 		goto out;

@@ -12,6 +12,7 @@
 #include <openssl/rand.h>
 
 #include "attest/util.h"
+#include "cache/writer.h"
 #include "proxy/evict.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
@@ -101,6 +102,7 @@ struct bucket {
 struct refresh {
 	struct event_base	*base;
 	struct cache		*cache;
+	struct cache_writer	*writer;	/* NULL: the loop writes */
 	struct refresh_kind_conf kinds[CACHE_KIND_MAX];
 	int			 have[CACHE_KIND_MAX];
 	struct bucket		 buckets[CACHE_KIND_MAX];
@@ -214,6 +216,35 @@ inflight_slot(struct refresh *r, int kind)
 	return inflight_slot_free(r);
 }
 
+/* The refresh's writes have landed: its slot is free. */
+static void
+slot_free(struct refresh *r, struct inflight *f)
+{
+	f->used = 0;
+	release_soon(r);
+	/* The due turn waits for this slot: its turn now. */
+	if (r->slot_wait && !r->stopped) {
+		struct timeval	tv = { 0, 0 };
+
+		r->slot_wait = 0;
+		evtimer_add(r->due_ev, &tv);
+	}
+}
+
+static void
+backoff_landed(const struct cache_writer_res *res, void *arg)
+{
+	struct inflight	*f = arg;
+	char		 hex[17];
+
+	if (res->rc == -1) {
+		log_hex(hex, sizeof(hex), f->key, f->klen);
+		log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
+		    res->err);
+	}
+	slot_free(f->r, f);
+}
+
 static void
 refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 {
@@ -237,9 +268,6 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 		m.refresh_failures++;
 		m.next_refresh_at = schedule_backoff_at(&kc->sched,
 		    m.refresh_failures, m.next_update, now, refresh_rand());
-		if (cache_put_meta(r->cache, f->key, f->klen, &m) == -1)
-			log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
-			    cache_strerror(r->cache));
 		/* A state change is logged once; the retries are not. */
 		if (m.refresh_failures == 1)
 			log_warn("refresh: %s %s: failing (%s); valid for %lds more, "
@@ -249,16 +277,15 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 			log_debug("refresh: %s %s: still failing (%u): %s",
 			    cache_kind_str[f->kind], hex, m.refresh_failures,
 			    why ? why : "unknown");
+		/* The slot stays taken until the new schedule is in the store. */
+		if (r->writer != NULL && cache_writer_put_meta(r->writer, f->key,
+		    f->klen, &m, backoff_landed, f) == 0)
+			return;
+		if (cache_put_meta(r->cache, f->key, f->klen, &m) == -1)
+			log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
+			    cache_strerror(r->cache));
 	}
-	f->used = 0;
-	release_soon(r);
-	/* The due turn waits for this slot: its turn now. */
-	if (r->slot_wait && !r->stopped) {
-		struct timeval	tv = { 0, 0 };
-
-		r->slot_wait = 0;
-		evtimer_add(r->due_ev, &tv);
-	}
+	slot_free(r, f);
 }
 
 /* kind may be refreshed by this daemon (the entry itself aside). */
@@ -801,14 +828,27 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(r->walk_ev, &tv);
 }
 
+/* No state of the refresh: refresh_free's last batch lands after it. */
+static void
+touches_landed(const struct cache_writer_res *res, void *arg)
+{
+	(void)arg;
+	if (res->rc == -1)
+		log_err("refresh: recording hits: %s", res->err);
+}
+
 void
 refresh_flush_touches(struct refresh *r)
 {
 	if (r == NULL || r->ntouches == 0)
 		return;
 	/* The table is hashed: the used slots are anywhere in it (empty ones are skipped). */
-	if (cache_touch(r->cache, r->touches, TOUCH_SLOTS) == -1)
-		log_err("refresh: recording hits: %s", cache_strerror(r->cache));
+	if (r->writer == NULL || cache_writer_touch(r->writer, r->touches,
+	    TOUCH_SLOTS, touches_landed, NULL) == -1) {
+		if (cache_touch(r->cache, r->touches, TOUCH_SLOTS) == -1)
+			log_err("refresh: recording hits: %s",
+			    cache_strerror(r->cache));
+	}
 	memset(r->touches, 0, sizeof(*r->touches) * TOUCH_SLOTS);
 	r->ntouches = 0;
 }
@@ -970,7 +1010,8 @@ refresh_make_room(struct refresh *r, enum cache_kind kind)
 }
 
 struct refresh *
-refresh_new(struct event_base *base, struct cache *cache)
+refresh_new(struct event_base *base, struct cache *cache,
+    struct cache_writer *writer)
 {
 	struct refresh	*r;
 
@@ -978,6 +1019,7 @@ refresh_new(struct event_base *base, struct cache *cache)
 		return NULL;
 	r->base = base;
 	r->cache = cache;
+	r->writer = writer;
 	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
 	r->sched = calloc(REFRESH_SCHED_MAX, sizeof(*r->sched));
 	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));

@@ -51,7 +51,14 @@ struct refresh_stats {
 	int	complete;		/* at least one full pass done */
 };
 
-struct refresh	*refresh_new(struct event_base *, struct cache *);
+struct cache_writer;
+/*
+ * writer (may be NULL: the loop writes): the store's writer thread, for
+ * the hit counters and a failed refresh's new schedule. A refresh holds
+ * its slot until its writes have landed.
+ */
+struct refresh	*refresh_new(struct event_base *, struct cache *,
+		    struct cache_writer *);
 void		 refresh_free(struct refresh *);
 /* Install or replace the refresher of a kind (SIGHUP swaps it). NULL start disables. */
 void		 refresh_set_kind(struct refresh *, enum cache_kind,

@@ -17,6 +17,7 @@
 #include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/store.h"
+#include "cache/writer.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
 #include "proxy/fetch.h"
@@ -70,6 +71,7 @@ struct gen {
 	int		 refs;
 	struct config	*cfg;
 	struct cache	*cache;
+	struct cache_writer *writer;	/* NULL: stores on the loop */
 	struct refresh	*refresh;
 	struct config_cidr *trusted;	/* trusted_proxies, parsed */
 	size_t		 ntrusted;
@@ -86,6 +88,13 @@ struct svc_job {
 	char		*extra_header;
 	enum entry_verdict verdict;	/* of the accepted answer (ENTRY_REFUSE: none) */
 	char		 note[64];	/* ENTRY_DEFINITIVE: what the answer said */
+	/* ENTRY_STORE on the writer: the fetch job, held until the put lands */
+	struct fetch_job *held;
+	int		 storing;
+	int		 map_full;	/* the put failed for want of map */
+	struct cache_meta stored;	/* what was put */
+	struct schedule_conf sched;
+	time_t		 stored_at;
 };
 
 /* A client waiting for a fetch. */
@@ -306,7 +315,8 @@ gen_trusted(struct gen *g, char *err, size_t errlen)
 
 struct gen *
 gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
-    struct refresh *refresh, char *err, size_t errlen)
+    struct cache_writer *writer, struct refresh *refresh, char *err,
+    size_t errlen)
 {
 	struct gen	*g;
 	size_t		 i;
@@ -320,6 +330,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 	g->refs = 1;
 	g->cfg = cfg;
 	g->cache = cache;
+	g->writer = writer;
 	g->refresh = refresh;
 	if (gen_trusted(g, err, errlen) == -1) {
 		gen_unref(g);
@@ -521,6 +532,84 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 	return 0;
 }
 
+static cache_writer_done	kept_landed;
+
+/*
+ * The put's result (on the loop, when it landed). 1 when a schedule
+ * write for the newer stored entry went to the writer (kept_landed ends
+ * the job), else 0.
+ */
+static int
+store_landed(struct svc_job *j, int put, const char *err, int map_full)
+{
+	struct svc		*s = j->svc;
+	struct cache		*cache = s->gen->cache;
+	struct cache_meta	 old;
+	char			 hex[17];
+	time_t			 now = j->stored_at;
+
+	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
+	if (put == -1) {
+		metrics.store_errors++;
+		j->map_full = map_full;
+		if (map_full)
+			metrics.store_map_full++;
+		log_err("%s: %s: not stored: %s", s->ops->name, hex, err);
+		return 0;
+	}
+	neg_forget(s, j->call.key, j->call.klen);
+	if (put != CACHE_PUT_KEPT) {
+		log_debug("%s: %s: stored from %s (valid for %llds)",
+		    s->ops->name, hex, j->stored.source,
+		    (long long)(j->stored.next_update - now));
+		return 0;
+	}
+	/* The stored entry is newer: keep it, but plan its next refresh. */
+	log_debug("%s: %s: kept the newer stored entry", s->ops->name, hex);
+	if (cache_get_meta(cache, s->ops->kind, j->call.key, j->call.klen,
+	    &old) != 1)
+		return 0;
+	if (!(old.flags & CACHE_F_NO_REFRESH))
+		old.next_refresh_at = schedule_refresh_at(&j->sched,
+		    old.this_update, old.next_update, now, refresh_rand());
+	old.refresh_failures = 0;
+	old.fetched_at = now;
+	if (j->storing && cache_writer_put_meta(s->gen->writer, j->call.key,
+	    j->call.klen, &old, kept_landed, j) == 0)
+		return 1;
+	if (cache_put_meta(cache, j->call.key, j->call.klen, &old) == -1)
+		log_err("%s: %s: %s", s->ops->name, hex, cache_strerror(cache));
+	return 0;
+}
+
+/* The writer's callbacks: the job's waiters are answered once its writes landed. */
+static void
+kept_landed(const struct cache_writer_res *res, void *arg)
+{
+	struct svc_job	*j = arg;
+	char		 hex[17];
+
+	if (res->rc == -1) {
+		log_hex(hex, sizeof(hex), j->call.key,
+		    j->call.klen < 8 ? j->call.klen : 8);
+		log_err("%s: %s: %s", j->svc->ops->name, hex, res->err);
+	}
+	fetch_release(j->held);		/* frees j */
+}
+
+static void
+put_landed(const struct cache_writer_res *res, void *arg)
+{
+	struct svc_job	*j = arg;
+
+	if (store_landed(j, res->rc, res->err, res->map_full) == 0)
+		fetch_release(j->held);		/* frees j */
+}
+
+/*
+ * A verified answer goes to the store: on the writer thread when there
+ * is one (j->storing; the fetch job is held until it lands), else here.
+ */
 static void
 store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
     const char *headers, size_t headers_len, time_t now)
@@ -531,7 +620,6 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	struct schedule_conf		 sc = { rc->fraction, rc->jitter,
 					    rc->min_interval_s, rc->max_interval_s };
 	struct cache_body		 b = { 0 };
-	struct cache_meta		 old;
 	char				 hex[17];
 	int				 put;
 
@@ -553,32 +641,17 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 		j->verdict = ENTRY_PASS;
 		return;
 	}
-	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
-	if (put == -1) {
-		metrics.store_errors++;
-		if (cache_map_full(cache))
-			metrics.store_map_full++;
-		log_err("%s: %s: not stored: %s", s->ops->name, hex,
-		    cache_strerror(cache));
+	j->stored = a->meta;
+	j->sched = sc;
+	j->stored_at = now;
+	if (s->gen->writer != NULL && cache_writer_put(s->gen->writer,
+	    j->call.key, j->call.klen, &a->meta, &b, put_landed, j) == 0) {
+		j->storing = 1;
 		return;
 	}
-	neg_forget(s, j->call.key, j->call.klen);
-	if (put == CACHE_PUT_KEPT) {
-		/* The stored entry is newer: keep it, but plan its next refresh. */
-		if (cache_get_meta(cache, s->ops->kind, j->call.key, j->call.klen,
-		    &old) == 1) {
-			if (!(old.flags & CACHE_F_NO_REFRESH))
-				old.next_refresh_at = schedule_refresh_at(&sc,
-				    old.this_update, old.next_update, now,
-				    refresh_rand());
-			old.refresh_failures = 0;
-			old.fetched_at = now;
-			cache_put_meta(cache, j->call.key, j->call.klen, &old);
-		}
-		log_debug("%s: %s: kept the newer stored entry", s->ops->name, hex);
-	} else
-		log_debug("%s: %s: stored from %s (valid for %llds)", s->ops->name,
-		    hex, res->upstream, (long long)(a->meta.next_update - now));
+	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
+	(void)store_landed(j, put, cache_strerror(cache),
+	    cache_map_full(cache));
 }
 
 /*
@@ -660,6 +733,11 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 		}
 	} else if (v == ENTRY_DEFINITIVE)
 		job_definitive(j, res, why, now);
+	if (j->storing) {
+		/* Asked again before it lands, the key joins this job. */
+		j->held = res->job;
+		return FETCH_HOLD;
+	}
 	/* Accepted, definitive answers too: the upstream answered, it did not fail. */
 	return FETCH_ACCEPT;
 }
@@ -1099,7 +1177,8 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			    "stored answer stays", res->upstream ? res->upstream :
 			    "?", ((const struct svc_job *)res->job_arg)->note);
 			w = why;
-		} else if (cache_map_full(s->gen->cache))
+		} else if (cache_map_full(s->gen->cache) || (res->job_arg != NULL &&
+		    ((const struct svc_job *)res->job_arg)->map_full))
 			w = "verified but not stored: map full (see above)";
 		else
 			w = "the answer could not be verified (see above)";

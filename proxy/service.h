@@ -97,7 +97,10 @@ struct svc_ops {
  * flight keep the old one alive through its reference count.
  */
 /* Takes ownership of cfg (also on failure). */
-struct gen		*gen_new(struct config *cfg, struct fetch_ctx *, struct cache *,
+struct cache_writer;
+/* writer: the store's writer thread, or NULL to store on the loop. */
+struct gen		*gen_new(struct config *cfg, struct fetch_ctx *,
+			    struct cache *, struct cache_writer *,
 			    struct refresh *, char *err, size_t errlen);
 void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */

@@ -194,4 +194,52 @@ check "upstream_first, upstream dead: falls back to the cached answer" \
 check "upstream_first fallback: the client sees the old nonce" grep -qi "nonce verify error" "$T/uf3.out"
 stapled_stop
 
+# ---- 8. the store's write lock held elsewhere (a long import): hits go on ----
+# The daemon's commits run on its writer thread: while another process holds
+# the write lock, hits and /metrics are answered; a miss is answered once its
+# answer is stored, and a second client asking for it meanwhile joins that
+# job instead of fetching again.
+STAPLED_CACHE=$T/c8 stapled_start d8 --ocsp-upstream "$GOOD" $TRUST
+mkreq "$T/r8a.der" "$ICA_CERT" "$LEAF1"
+mkreq "$T/r8b.der" "$ICA_CERT" "$LEAF2"
+post "$T/r8a.der" "$T/a8a.der"
+check_eq "lock held elsewhere: the first answer is stored" successful "$(resp_status "$T/a8a.der")"
+before=$(upstream_count good)
+mkfifo "$T/hold.in"
+python3 "$top_srcdir/tests/integration/hold_write.py" "$T/c8" <"$T/hold.in" >"$T/hold.out" 2>&1 &
+hold_pid=$!
+# fd 7 is the helper's stdin: closing it lets the lock go (no child may inherit it).
+exec 7>"$T/hold.in"
+for _i in $(seq 100); do grep -q held "$T/hold.out" 2>/dev/null && break; sleep 0.1; done
+check "lock held elsewhere: the helper holds the store's write lock" grep -q held "$T/hold.out"
+curl -s -m 20 -o "$T/m8.1" -w '%{http_code}\n' -H "$CT_REQ" --data-binary @"$T/r8b.der" \
+    "$SURL/ocsp" >"$T/m8.1.code" 2>/dev/null 7>&- &
+miss1=$!
+sleep 0.5
+curl -s -m 20 -o "$T/m8.2" -w '%{http_code}\n' -H "$CT_REQ" --data-binary @"$T/r8b.der" \
+    "$SURL/ocsp" >"$T/m8.2.code" 2>/dev/null 7>&- &
+miss2=$!
+sleep 0.3
+post "$T/r8a.der" "$T/h8.der"
+note "lock held elsewhere: a hit answered HTTP $HTTP_CODE in $HTTP_TIME s"
+check_eq "lock held elsewhere: a hit is answered" 200 "$HTTP_CODE"
+assert "lock held elsewhere: the hit does not wait for the lock ($HTTP_TIME s < 0.5 s)" \
+    'lt "$HTTP_TIME" 0.5'
+metrics_get "$T/m8"
+check "lock held elsewhere: /metrics is served" grep -q '^stapled_cache_entries' "$T/m8"
+check "lock held elsewhere: the misses wait for their answer to be stored" \
+    eval '[ ! -s "$T/m8.1.code" ] && [ ! -s "$T/m8.2.code" ]'
+exec 7>&-
+wait "$hold_pid"
+wait "$miss1" "$miss2"
+check_eq "lock let go: the first miss is answered" 200 "$(cat "$T/m8.1.code")"
+check_eq "lock let go: the second miss is answered" 200 "$(cat "$T/m8.2.code")"
+check_eq "lock let go: the answer is the upstream's" successful "$(resp_status "$T/m8.1")"
+check "lock let go: both clients got the same bytes" cmp -s "$T/m8.1" "$T/m8.2"
+check_eq "lock let go: one upstream request for both misses" 1 \
+    "$(( $(upstream_count good) - before ))"
+post "$T/r8b.der" "$T/h8b.der"
+check "lock let go: the stored answer is served as a hit" cmp -s "$T/h8b.der" "$T/m8.1"
+stapled_stop
+
 it_done

@@ -163,7 +163,7 @@ test_order_and_results(void **state)
 	cache_writer_stop(w);
 }
 
-/* put_meta and touch: the store's own rules, the errors as the store words them. */
+/* put_meta, touch and aux: the store's own rules, the errors as the store words them. */
 static void
 test_meta_and_touch(void **state)
 {
@@ -172,8 +172,8 @@ test_meta_and_touch(void **state)
 	struct seen		 s = { 0 };
 	struct cache_meta	 m;
 	struct cache_touch	 t[4];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	size_t			 klen;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES], *aux;
+	size_t			 klen, auxlen;
 	char			 err[256];
 
 	assert_non_null(w = cache_writer_start(f->c, err, sizeof(err)));
@@ -199,9 +199,16 @@ test_meta_and_touch(void **state)
 	t[3].served = 1;
 	assert_int_equal(cache_writer_touch(w, t, 4, note, arg_of(&s, 5)), 0);
 	memset(t, 0, sizeof(t));	/* copied at submit */
+	assert_int_equal(cache_writer_aux_put(w, "daemon",
+	    (const uint8_t *)"{\"up\":1}", 8, note, arg_of(&s, 6)), 0);
 	cache_writer_wait(w);
 
-	assert_int_equal(s.n, 4);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.rc[4], 0);
+	assert_int_equal(cache_aux_get(f->c, "daemon", &aux, &auxlen), 1);
+	assert_int_equal(auxlen, 8);
+	assert_memory_equal(aux, "{\"up\":1}", 8);
+	free(aux);
 	assert_int_equal(s.rc[1], 0);
 	assert_int_equal(s.tag[2], 4);
 	assert_int_equal(s.rc[2], -1);

@@ -677,10 +677,6 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 	res->priv = a;
 }
 
-/*
- * The job ends: `a` (already out of curl) answered, or, when NULL, every
- * upstream failed. No one can join from here on; every waiter gets done().
- */
 /* An answer was accepted: the other attempts stop, and nothing more starts. */
 static void
 job_settle(struct fetch_job *job, const struct fetch_attempt *a)
@@ -702,6 +698,10 @@ job_settle(struct fetch_job *job, const struct fetch_attempt *a)
 	}
 }
 
+/*
+ * The job ends: `a` (already out of curl) answered, or, when NULL, every
+ * upstream failed. No one can join from here on; every waiter gets done().
+ */
 static void
 job_finish(struct fetch_job *job, struct fetch_attempt *a)
 {

@@ -60,6 +60,14 @@
  */
 #define RELEASE_SOON_MS			100
 /*
+ * ...and at once when the process's file pages have grown by this much
+ * since the last release: each due turn maps about 1.3 MiB of the store
+ * and each put 1 to 3 MiB (fault-around), so a burst of them in those
+ * 100 ms (a refresh round's start, slots freed together) would otherwise
+ * be mapped all at once.
+ */
+#define RELEASE_BURST_BYTES		(4u << 20)
+/*
  * The due turn: per kind, the due index from its soonest entry on, at most
  * REFRESH_DUE_CHUNK entries a loop turn. It stops at the first entry that
  * finds no token (back when the bucket has one: 1000 / rate_limit_per_s
@@ -120,6 +128,7 @@ struct refresh {
 	int64_t			 check_ms;	/* that check, monotonic */
 	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
 	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
+	size_t			 file_base;	/* file pages resident after the last release */
 	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
@@ -737,6 +746,14 @@ release_check(struct refresh *r)
 	return !r->busy || (r->map_cap > 0 && rss_file_bytes() > r->map_cap);
 }
 
+/* Let go of the map's pages; what stays resident of files is the libraries. */
+static void
+release(struct refresh *r)
+{
+	cache_release_pages(r->cache);
+	r->file_base = rss_file_bytes();
+}
+
 /*
  * The load check's timer: between the full walk's passes (50 s at
  * 1,000,000 entries) the refreshes' reads and writes and the due turns
@@ -754,7 +771,7 @@ release_cb(evutil_socket_t fd, short what, void *arg)
 	if (r->stopped)
 		return;
 	if (release_check(r))
-		cache_release_pages(r->cache);
+		release(r);
 	evtimer_add(r->release_ev, &tv);
 }
 
@@ -766,16 +783,25 @@ soon_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (!r->stopped && !r->busy)
-		cache_release_pages(r->cache);
+		release(r);
 }
 
-/* The due turn or a refresh read the store: release soon while hits are few. */
+/*
+ * The due turn or a refresh read the store: release soon while hits are
+ * few, or now when what was read since the last release is already
+ * RELEASE_BURST_BYTES (one read of /proc/self/statm).
+ */
 static void
 release_soon(struct refresh *r)
 {
 	struct timeval	tv = { 0, RELEASE_SOON_MS * 1000 };
 
-	if (!r->stopped && !r->busy && !evtimer_pending(r->soon_ev, NULL))
+	if (r->stopped || r->busy)
+		return;
+	if (rss_file_bytes() > r->file_base + RELEASE_BURST_BYTES) {
+		evtimer_del(r->soon_ev);
+		release(r);
+	} else if (!evtimer_pending(r->soon_ev, NULL))
 		evtimer_add(r->soon_ev, &tv);
 }
 
@@ -812,12 +838,12 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		 * release once a second lets fault-around keep far more.
 		 */
 		if (!r->busy)
-			cache_release_pages(r->cache);
+			release(r);
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}
 	if (release_check(r))
-		cache_release_pages(r->cache);
+		release(r);
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
@@ -832,9 +858,13 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 static void
 touches_landed(const struct cache_writer_res *res, void *arg)
 {
-	(void)arg;
+	struct refresh	*r = arg;	/* NULL: flushed stopped, perhaps freed since */
+
 	if (res->rc == -1)
 		log_err("refresh: recording hits: %s", res->err);
+	/* A batch's metas are random pages: few hits, let them go. */
+	if (r != NULL)
+		release_soon(r);
 }
 
 void
@@ -844,7 +874,7 @@ refresh_flush_touches(struct refresh *r)
 		return;
 	/* The table is hashed: the used slots are anywhere in it (empty ones are skipped). */
 	if (r->writer == NULL || cache_writer_touch(r->writer, r->touches,
-	    TOUCH_SLOTS, touches_landed, NULL) == -1) {
+	    TOUCH_SLOTS, touches_landed, r->stopped ? NULL : r) == -1) {
 		if (cache_touch(r->cache, r->touches, TOUCH_SLOTS) == -1)
 			log_err("refresh: recording hits: %s",
 			    cache_strerror(r->cache));
@@ -1044,6 +1074,7 @@ refresh_free(struct refresh *r)
 
 	if (r == NULL)
 		return;
+	r->stopped = 1;
 	if (r->touches != NULL)
 		refresh_flush_touches(r);
 	if (r->walk_ev != NULL)
@@ -1089,6 +1120,7 @@ refresh_start(struct refresh *r)
 			    (RELEASE_CHECK_MS % 1000) * 1000 };
 
 	r->stopped = 0;
+	release(r);	/* what start-up read; and the baseline of release_soon */
 	evtimer_add(r->due_ev, &tv);
 	evtimer_add(r->walk_ev, &tv);
 	evtimer_add(r->touch_ev, &tt);

@@ -45,8 +45,8 @@
  * costs a read of /proc/self/maps and the unmapping of what was read).
  * The hit rate is measured by a timer of its own every RELEASE_CHECK_MS,
  * which releases when it finds hits few or the cap exceeded, and at a
- * pass's end when the last check is RELEASE_MIN_MS old; the walk
- * releases after each chunk by the last check's verdict.
+ * pass's end when the last check is RELEASE_MIN_MS old; the walk's chunks
+ * ask for a release as the due turns do (release_soon).
  */
 #define RELEASE_QUIET_HITS_PER_S	1000
 #define RELEASE_CHECK_MS		1000
@@ -782,21 +782,24 @@ soon_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!r->stopped && !r->busy)
+	if (!r->stopped && release_check(r))
 		release(r);
 }
 
 /*
- * The due turn or a refresh read the store: release soon while hits are
- * few, or now when what was read since the last release is already
- * RELEASE_BURST_BYTES (one read of /proc/self/statm).
+ * The due turn, a refresh or the walk read the store: release soon while
+ * hits are few, or now when what was read since the last release is
+ * already RELEASE_BURST_BYTES (one read of /proc/self/statm). The hit
+ * rate is measured again here when the last check is RELEASE_MIN_MS old,
+ * so that hits arriving do not wait for the next timed check (up to a
+ * second) to stop the releases.
  */
 static void
 release_soon(struct refresh *r)
 {
 	struct timeval	tv = { 0, RELEASE_SOON_MS * 1000 };
 
-	if (r->stopped || r->busy)
+	if (r->stopped || !release_check(r))
 		return;
 	if (rss_file_bytes() > r->file_base + RELEASE_BURST_BYTES) {
 		evtimer_del(r->soon_ev);
@@ -834,11 +837,12 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	(void)sched_apply(r);
 	if (n == REFRESH_WALK_CHUNK) {
 		/*
-		 * What the chunk read goes at once while hits are few: a
-		 * release once a second lets fault-around keep far more.
+		 * What the chunks read goes while hits are few, at the latest
+		 * when it reaches RELEASE_BURST_BYTES: a release once a
+		 * second let fault-around keep far more, and one after every
+		 * chunk was most of the walk's CPU (design.md 7.6).
 		 */
-		if (!r->busy)
-			release(r);
+		release_soon(r);
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}

@@ -19,13 +19,16 @@
 #define FILL_FILE_MAX_BYTES	(64u * 1024)
 #define FILL_VALIDITY_S		86400	/* NVIDIA's OCSP window */
 #define FILL_FRACTION		0.5	/* stapled's default refresh.fraction */
+#define FILL_TOUCH_CHUNK	4096	/* entries per transaction of -t */
+#define FILL_TOUCH_SPREAD_S	600	/* -t: last asked within this before WHEN */
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-fill DIR COUNT [RESPONSE.der [REQUEST.der]]\n"
 	    "       bench-fill -s PKIDIR [-o OUTDIR] [-v VALIDITY_S] [-f FRACTION] "
-	    "DIR COUNT\n");
+	    "DIR COUNT\n"
+	    "       bench-fill -t WHEN DIR\n");
 	exit(2);
 }
 
@@ -158,6 +161,70 @@ out:
 	return rv;
 }
 
+struct touch_walk {
+	struct cache_touch	*t;
+	size_t			 n;
+	int64_t			 when;
+	unsigned long		 seen;
+};
+
+static int
+touch_one(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct touch_walk	*tw = arg;
+	struct cache_touch	*t = &tw->t[tw->n];
+
+	(void)m;
+	if (klen > sizeof(t->key))
+		return 0;
+	tw->n++;
+	t->kind = (uint8_t)kind;
+	memcpy(t->key, key, klen);
+	t->klen = klen;
+	t->served = 0;
+	t->last_served_at = tw->when - (int64_t)(tw->seen++ % FILL_TOUCH_SPREAD_S);
+	return 0;
+}
+
+/*
+ * -t WHEN: every OCSP entry last asked within the ten minutes before WHEN,
+ * as under clients that kept asking through an upstream outage that ends
+ * at WHEN (tools/bench-scale's storm; a hit then finds its use recorded).
+ */
+static int
+fill_touch(struct cache *c, int64_t when)
+{
+	struct touch_walk	 tw = { NULL, 0, when, 0 };
+	uint8_t			 after[CACHE_KEY_MAX_BYTES];
+	size_t			 afterlen = 0;
+	long			 n;
+	int			 rv = -1;
+
+	if ((tw.t = calloc(FILL_TOUCH_CHUNK, sizeof(*tw.t))) == NULL) {
+		fprintf(stderr, "bench-fill: %s\n", strerror(ENOMEM));
+		return -1;
+	}
+	do {
+		tw.n = 0;
+		n = cache_walk(c, CACHE_KIND_OCSP, afterlen ? after : NULL,
+		    afterlen, FILL_TOUCH_CHUNK, touch_one, &tw);
+		if (n == -1 || cache_touch(c, tw.t, tw.n) == -1) {
+			fprintf(stderr, "bench-fill: -t: %s\n", cache_strerror(c));
+			goto out;
+		}
+		if (tw.n > 0) {
+			afterlen = tw.t[tw.n - 1].klen;
+			memcpy(after, tw.t[tw.n - 1].key, afterlen);
+		}
+	} while (n == FILL_TOUCH_CHUNK);
+	printf("touched %lu\n", tw.seen);
+	rv = 0;
+out:
+	free(tw.t);
+	return rv;
+}
+
 static unsigned long
 parse_count(const char *s)
 {
@@ -177,12 +244,18 @@ main(int argc, char **argv)
 	struct cache		*c = NULL;
 	struct fill_plan	 p = { 0 };
 	char			*end;
+	long long		 when = 0;
 	int			 ch, rv = 1;
 
 	p.validity_s = FILL_VALIDITY_S;
 	p.fraction = FILL_FRACTION;
-	while ((ch = getopt(argc, argv, "f:o:s:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "f:o:s:t:v:")) != -1) {
 		switch (ch) {
+		case 't':
+			when = strtoll(optarg, &end, 10);
+			if (*end != '\0' || when <= 0)
+				usage();
+			break;
 		case 'f':
 			p.fraction = strtod(optarg, &end);
 			if (*end != '\0' || p.fraction <= 0 || p.fraction >= 1)
@@ -205,6 +278,15 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (when != 0) {
+		if (argc != 1 || p.pkidir != NULL)
+			usage();
+		if ((c = fill_open(argv[0])) == NULL)
+			return 1;
+		rv = fill_touch(c, when) == 0 ? 0 : 1;
+		cache_close(c);
+		return rv;
+	}
 	if (argc < 2 || argc > (p.pkidir != NULL ? 2 : 4))
 		usage();
 	p.count = parse_count(argv[1]);

@@ -31,7 +31,6 @@
 #define SIGNED_DER_MAX_BYTES	8192
 #define SIGNED_PATH_MAX_BYTES	4096
 #define SIGNED_CERT_DAYS	30		/* the bench PKI's certificates */
-#define FILL_SERVED_SPREAD_S	600		/* last_served_at: within this before now */
 
 /* The test CA's responder and what it signs for; all owned. */
 struct signer {

@@ -20,7 +20,6 @@
 #define FILL_VALIDITY_S		86400	/* NVIDIA's OCSP window */
 #define FILL_FRACTION		0.5	/* stapled's default refresh.fraction */
 #define FILL_TOUCH_CHUNK	4096	/* entries per transaction of -t */
-#define FILL_TOUCH_SPREAD_S	600	/* -t: last asked within this before WHEN */
 
 static void
 usage(void)
@@ -183,7 +182,8 @@ touch_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	memcpy(t->key, key, klen);
 	t->klen = klen;
 	t->served = 0;
-	t->last_served_at = tw->when - (int64_t)(tw->seen++ % FILL_TOUCH_SPREAD_S);
+	t->last_served_at = tw->when -
+	    (int64_t)(tw->seen++ % FILL_SERVED_SPREAD_S);
 	return 0;
 }
 

@@ -7,6 +7,14 @@
 
 #include "cache/store.h"
 
+/*
+ * Each entry's last use lies within this before the fill's clock (or -t's
+ * WHEN), as under the uniform hits tools/bench-scale measures: stapled then
+ * records a hit's use at most hourly (refresh_hit), and the hits find the
+ * steady state.
+ */
+#define FILL_SERVED_SPREAD_S	600
+
 /* What fill_signed makes; strings borrowed. */
 struct fill_plan {
 	const char	*pkidir;	/* root.pem, ica.pem, resp.pem, resp.key */

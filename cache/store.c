@@ -56,6 +56,9 @@ struct cache {
 	size_t		 map_bytes;	/* asked at open, for a reset */
 	int		 map_full;	/* the last error was MDB_MAP_FULL */
 	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
+	unsigned long	 env_gen;	/* environments opened: a reset maps anew */
+	/* cache_release_pages_step's map, as found at its first step */
+	unsigned long	 rel_lo, rel_hi, rel_gen;
 	struct cache	*of;		/* a twin: the handle whose environment it shares */
 	char		*dir;
 	char		 err[256];
@@ -437,6 +440,7 @@ cache_env_open(struct cache *c)
 	MDB_envinfo	 info;
 	int		 rc, dead;
 
+	c->env_gen++;
 	if ((rc = mdb_env_create(&c->env)) != 0 ||
 	    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
 	    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
@@ -939,33 +943,80 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
  */
 /*
  * LMDB reports its map address only for MDB_FIXEDMAP, so find the mapping
- * of data.mdb in /proc/self/maps (Linux). Elsewhere this does nothing.
+ * of data.mdb in /proc/self/maps (Linux) at a release's first step, and
+ * again when the environment was opened anew since (cache_reset maps the
+ * file elsewhere). LMDB maps the file once: should the mapping show as
+ * more than one line, the first step releases every line whole. Steps
+ * cover the pages the store has used, as they were at the first.
+ * Elsewhere this does nothing.
  */
+size_t
+cache_release_pages_step(struct cache *c, size_t from, size_t max)
+{
+	char		 path[PATH_MAX], line[PATH_MAX + 128], *p;
+	MDB_envinfo	 info;
+	MDB_stat	 st;
+	unsigned long	 lo, hi, flo = 0, fhi = 0, gen;
+	size_t		 n, len, used, nlines = 0;
+	FILE		*f;
+
+	if (c == NULL)
+		return 0;
+	gen = c->of != NULL ? c->of->env_gen : c->env_gen;
+	if (from == 0 || c->rel_gen != gen || c->rel_hi == 0) {
+		c->rel_hi = 0;
+		if (realpath(c->dir, path) == NULL)
+			return 0;
+		n = strlen(path);
+		if (n + sizeof("/data.mdb") > sizeof(path))
+			return 0;
+		memcpy(path + n, "/data.mdb", sizeof("/data.mdb"));
+		if ((f = fopen("/proc/self/maps", "r")) == NULL)
+			return 0;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			if ((p = strchr(line, '/')) == NULL ||
+			    strcmp(p, path) != 0 ||
+			    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || hi <= lo)
+				continue;
+			if (nlines++ == 0) {
+				flo = lo;
+				fhi = hi;
+			} else	/* not one mapping: all of it now */
+				(void)madvise((void *)lo, hi - lo,
+				    MADV_DONTNEED);
+		}
+		fclose(f);
+		if (nlines > 1)
+			(void)madvise((void *)flo, fhi - flo, MADV_DONTNEED);
+		if (nlines != 1)
+			return 0;
+		/* Nothing is mapped past the pages the store has used. */
+		if (mdb_env_info(c->env, &info) == 0 &&
+		    mdb_env_stat(c->env, &st) == 0 &&
+		    (used = (info.me_last_pgno + 1) * (size_t)st.ms_psize) <
+		    fhi - flo)
+			fhi = flo + used;
+		c->rel_lo = flo;
+		c->rel_hi = fhi;
+		c->rel_gen = gen;
+		from = 0;
+	}
+	if (from >= c->rel_hi - c->rel_lo)
+		return 0;
+	len = c->rel_hi - c->rel_lo - from;
+	if (len > max)
+		len = max;
+	/* A shared file mapping: the data stays in the page cache. */
+	(void)madvise((void *)(c->rel_lo + from), len, MADV_DONTNEED);
+	from += len;
+	return from < c->rel_hi - c->rel_lo ? from : 0;
+}
+
 void
 cache_release_pages(struct cache *c)
 {
-	char		 path[PATH_MAX], line[PATH_MAX + 128], *p;
-	unsigned long	 lo, hi;
-	size_t		 n;
-	FILE		*f;
-
-	if (c == NULL || realpath(c->dir, path) == NULL)
-		return;
-	n = strlen(path);
-	if (n + sizeof("/data.mdb") > sizeof(path))
-		return;
-	memcpy(path + n, "/data.mdb", sizeof("/data.mdb"));
-	if ((f = fopen("/proc/self/maps", "r")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		if ((p = strchr(line, '/')) == NULL || strcmp(p, path) != 0 ||
-		    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || hi <= lo)
-			continue;
-		/* A shared file mapping: the data stays in the page cache. */
-		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
-	}
-	fclose(f);
+	(void)cache_release_pages_step(c, 0, SIZE_MAX);
 }
 
 long

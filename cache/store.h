@@ -184,6 +184,13 @@ long	cache_reschedule(struct cache *, const struct cache_sched *, size_t n);
  * as this process's resident memory. For after a walk over every entry.
  */
 void	cache_release_pages(struct cache *);
+/*
+ * The same in steps: the part of the map from offset `from` to from + max.
+ * Returns where the next step starts, or 0 when this one reached the
+ * map's end. Unmapping a map a hit load filled takes a while (a quarter
+ * of a second for 3 GB); steps let a loop answer in between.
+ */
+size_t	cache_release_pages_step(struct cache *, size_t from, size_t max);
 
 /* Small named records that are not vendor objects: upstream health, pools. */
 int	cache_aux_put(struct cache *, const char *name, const uint8_t *val, size_t len);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <lmdb.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -706,6 +707,78 @@ test_lazy_meta(void **state)
 	assert_int_equal(cache_set_lazy_meta(NULL, 1), -1);
 }
 
+/* KiB of this process's resident pages of DIR/data.mdb (smaps), or -1. */
+static long
+map_rss_kib(const char *dir)
+{
+	char	 path[PATH_MAX], line[PATH_MAX + 128], *p;
+	long	 kib = -1, v;
+	int	 in = 0;
+	FILE	*fp;
+
+	if (realpath(dir, path) == NULL ||
+	    strlen(path) + sizeof("/data.mdb") > sizeof(path))
+		return -1;
+	strcat(path, "/data.mdb");
+	if ((fp = fopen("/proc/self/smaps", "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strchr(line, '-') == line + strspn(line, "0123456789abcdef"))
+			in = (p = strchr(line, '/')) != NULL &&
+			    strcmp(p, path) == 0;	/* a mapping's first line */
+		else if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kib = (kib < 0 ? 0 : kib) + v;
+	}
+	fclose(fp);
+	return kib;
+}
+
+/*
+ * The release in steps: each step covers `max` bytes from where the last
+ * ended, the last returns 0, and what the reads mapped is gone after.
+ */
+static void
+test_release_steps(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	size_t			 at, steps = 0, step = 64 * 1024;
+	unsigned		 i;
+
+	c = store_open_ok(f->dir, 0, 0);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 6000),
+		    CACHE_PUT_STORED);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 6000), 1);
+	assert_true(map_rss_kib(f->dir) > 1000);
+	assert_int_equal(cache_stat(c, &st), 0);
+
+	at = 0;
+	do {
+		size_t next = cache_release_pages_step(c, at, step);
+
+		assert_true(next == 0 || next == at + step);
+		at = next;
+		steps++;
+	} while (at != 0 && steps < 100000);
+	/* the pages the store has used, in `step`s: not the whole map */
+	assert_int_equal(steps, (st.used_bytes + step - 1) / step);
+	assert_int_equal(map_rss_kib(f->dir), 0);
+
+	/* past the end: nothing to do; reads map again, one call lets go */
+	assert_int_equal(cache_release_pages_step(c, st.used_bytes * 2,
+	    step), 0);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(get_n(c, CACHE_KIND_OCSP, i, 6000), 1);
+	assert_true(map_rss_kib(f->dir) > 1000);
+	cache_release_pages(c);
+	assert_int_equal(map_rss_kib(f->dir), 0);
+	cache_close(c);
+}
+
 /* Another process writes; a read-only handle opened before sees it all. */
 static void
 test_readonly_cross_process(void **state)
@@ -1195,6 +1268,7 @@ main(void)
 		T(test_aux),
 		T(test_reopen_persists),
 		T(test_lazy_meta),
+		T(test_release_steps),
 		T(test_readonly_cross_process),
 		T(test_open_errors),
 		T(test_open_creates_dir),

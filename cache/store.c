@@ -82,12 +82,26 @@ cache_seterr(struct cache *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The map's size and the bytes of it the store has used (its pages). 0, or LMDB's error. */
+static int
+env_bytes(MDB_env *env, size_t *map, size_t *used)
+{
+	MDB_envinfo	info;
+	MDB_stat	st;
+	int		rc;
+
+	if ((rc = mdb_env_info(env, &info)) != 0 ||
+	    (rc = mdb_env_stat(env, &st)) != 0)
+		return rc;
+	*map = info.me_mapsize;
+	*used = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
+	return 0;
+}
+
 /* LMDB's error, or for a full map how full and what to change. */
 static void
 cache_setmdberr(struct cache *c, const char *op, int rc)
 {
-	MDB_envinfo	info;
-	MDB_stat	st;
 	size_t		used, map;
 
 	c->map_full = rc == MDB_MAP_FULL;
@@ -101,14 +115,11 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
 		return;
 	}
-	if (mdb_env_info(c->env, &info) != 0 ||
-	    mdb_env_stat(c->env, &st) != 0) {
+	if (env_bytes(c->env, &map, &used) != 0) {
 		snprintf(c->err, sizeof(c->err),
 		    "cache: map full: raise map_size_mb");
 		return;
 	}
-	map = info.me_mapsize;
-	used = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
 	snprintf(c->err, sizeof(c->err),
 	    "cache: map full (%zu MiB used of %zu MiB): raise map_size_mb",
 	    (used + MIB - 1) / MIB, (map + MIB - 1) / MIB);
@@ -943,62 +954,67 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
  */
 /*
  * LMDB reports its map address only for MDB_FIXEDMAP, so find the mapping
- * of data.mdb in /proc/self/maps (Linux) at a release's first step, and
- * again when the environment was opened anew since (cache_reset maps the
- * file elsewhere). LMDB maps the file once: should the mapping show as
- * more than one line, the first step releases every line whole. Steps
- * cover the pages the store has used, as they were at the first.
- * Elsewhere this does nothing.
+ * of data.mdb in /proc/self/maps (Linux): [*lo, *hi) when it is one line,
+ * as LMDB maps the file once. Should it show as more lines, they are
+ * released whole here and 0 is returned, as when none is found
+ * (elsewhere than Linux).
+ */
+static int
+map_span(const struct cache *c, unsigned long *lo, unsigned long *hi)
+{
+	char		 path[PATH_MAX], line[PATH_MAX + 128], *p;
+	unsigned long	 a, b;
+	size_t		 n, nlines = 0;
+	FILE		*f;
+
+	if (realpath(c->dir, path) == NULL)
+		return 0;
+	n = strlen(path);
+	if (n + sizeof("/data.mdb") > sizeof(path))
+		return 0;
+	memcpy(path + n, "/data.mdb", sizeof("/data.mdb"));
+	if ((f = fopen("/proc/self/maps", "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((p = strchr(line, '/')) == NULL || strcmp(p, path) != 0 ||
+		    sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= a)
+			continue;
+		if (nlines++ == 0) {
+			*lo = a;
+			*hi = b;
+		} else	/* not one mapping: all of it now */
+			(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+	fclose(f);
+	if (nlines > 1)
+		(void)madvise((void *)*lo, *hi - *lo, MADV_DONTNEED);
+	return nlines == 1;
+}
+
+/*
+ * The mapping is found at a release's first step, and again when the
+ * environment was opened anew since (cache_reset maps the file elsewhere).
+ * Steps cover the pages the store has used, as they were at the first.
  */
 size_t
 cache_release_pages_step(struct cache *c, size_t from, size_t max)
 {
-	char		 path[PATH_MAX], line[PATH_MAX + 128], *p;
-	MDB_envinfo	 info;
-	MDB_stat	 st;
-	unsigned long	 lo, hi, flo = 0, fhi = 0, gen;
-	size_t		 n, len, used, nlines = 0;
-	FILE		*f;
+	unsigned long	 lo, hi, gen;
+	size_t		 len, map, used;
 
 	if (c == NULL)
 		return 0;
 	gen = c->of != NULL ? c->of->env_gen : c->env_gen;
 	if (from == 0 || c->rel_gen != gen || c->rel_hi == 0) {
 		c->rel_hi = 0;
-		if (realpath(c->dir, path) == NULL)
-			return 0;
-		n = strlen(path);
-		if (n + sizeof("/data.mdb") > sizeof(path))
-			return 0;
-		memcpy(path + n, "/data.mdb", sizeof("/data.mdb"));
-		if ((f = fopen("/proc/self/maps", "r")) == NULL)
-			return 0;
-		while (fgets(line, sizeof(line), f) != NULL) {
-			line[strcspn(line, "\n")] = '\0';
-			if ((p = strchr(line, '/')) == NULL ||
-			    strcmp(p, path) != 0 ||
-			    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || hi <= lo)
-				continue;
-			if (nlines++ == 0) {
-				flo = lo;
-				fhi = hi;
-			} else	/* not one mapping: all of it now */
-				(void)madvise((void *)lo, hi - lo,
-				    MADV_DONTNEED);
-		}
-		fclose(f);
-		if (nlines > 1)
-			(void)madvise((void *)flo, fhi - flo, MADV_DONTNEED);
-		if (nlines != 1)
+		if (!map_span(c, &lo, &hi))
 			return 0;
 		/* Nothing is mapped past the pages the store has used. */
-		if (mdb_env_info(c->env, &info) == 0 &&
-		    mdb_env_stat(c->env, &st) == 0 &&
-		    (used = (info.me_last_pgno + 1) * (size_t)st.ms_psize) <
-		    fhi - flo)
-			fhi = flo + used;
-		c->rel_lo = flo;
-		c->rel_hi = fhi;
+		if (env_bytes(c->env, &map, &used) == 0 && used < hi - lo)
+			hi = lo + used;
+		c->rel_lo = lo;
+		c->rel_hi = hi;
 		c->rel_gen = gen;
 		from = 0;
 	}
@@ -1478,7 +1494,6 @@ int
 cache_stat(struct cache *c, struct cache_stat *st)
 {
 	struct cache_meta	 m;
-	MDB_envinfo		 info;
 	MDB_stat		 ms;
 	MDB_cursor		*cur = NULL;
 	MDB_val			 k, v;
@@ -1510,13 +1525,10 @@ cache_stat(struct cache *c, struct cache_stat *st)
 		cache_setmdberr(c, "stat", rc);
 		goto out;
 	}
-	if ((rc = mdb_env_info(c->env, &info)) != 0 ||
-	    (rc = mdb_env_stat(c->env, &ms)) != 0) {
+	if ((rc = env_bytes(c->env, &st->map_bytes, &st->used_bytes)) != 0) {
 		cache_setmdberr(c, "stat", rc);
 		goto out;
 	}
-	st->map_bytes = info.me_mapsize;
-	st->used_bytes = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
 	if (c->have_due && (rc = mdb_stat(c->rtxn, c->due, &ms)) == 0)
 		st->due_keys = ms.ms_entries;
 	rv = 0;

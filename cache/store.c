@@ -1575,7 +1575,15 @@ struct cache_disk_meta {
 #define CACHE_LMDB_P_LEAF	0x02
 #define CACHE_LMDB_P_META	0x08
 #define CACHE_LMDB_P_INVALID	(~(size_t)0)
+#define CACHE_LMDB_FREE_DBI	0	/* the free pages, by the transaction that freed them */
 #define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
+/*
+ * The most pages past the file's end a sound store may name: pages a
+ * transaction took from the end and freed again before its commit are
+ * never written (LMDB's loose pages), so the file may stop short of the
+ * last page the meta names. Those pages must be in the free list.
+ */
+#define CACHE_TAIL_FREE_MAX	65536
 #define CACHE_LMDB_MIN_PSIZE	512
 #define CACHE_LMDB_MAX_PSIZE	65536
 #define CACHE_CHECK_EXIT_DAMAGED 3	/* the walking child's "damaged" exit */
@@ -1636,13 +1644,20 @@ cache_root_sound(int fd, const struct cache_disk_meta *m, size_t psize)
 	    (p.flags & (CACHE_LMDB_P_BRANCH | CACHE_LMDB_P_LEAF)) != 0;
 }
 
-/* The checks on an open data.mdb; see cache_check_file. */
+/*
+ * The checks on an open data.mdb; see cache_check_file. *tail is set to
+ * the number of pages the file holds when a meta names pages past them
+ * (*tail_last the last), else 0: those must then be free pages.
+ */
 static int
-cache_check_fd(int fd, off_t size, char *why, size_t whylen)
+cache_check_fd(int fd, off_t size, char *why, size_t whylen, size_t *tail,
+    size_t *tail_last)
 {
 	struct cache_disk_meta	m[2];
 	size_t			psize, pages, i, cur;
 	int			ok[2];
+
+	*tail = *tail_last = 0;
 
 	if (size == 0) {
 		damage_why(why, whylen, "data.mdb is empty (zero length)");
@@ -1671,12 +1686,17 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen)
 	pages = (size_t)size / psize;
 	cur = m[1].txnid > m[0].txnid;
 	for (i = 0; i < 2; i++) {
-		if (m[i].last_pg >= pages) {
+		if (m[i].last_pg < pages)
+			continue;
+		if (m[i].last_pg - pages >= CACHE_TAIL_FREE_MAX) {
 			damage_why(why, whylen, "meta page %zu names page %zu "
 			    "as the last, but the file holds %zu pages", i,
 			    m[i].last_pg, pages);
 			return 1;
 		}
+		*tail = pages;
+		if (m[i].last_pg > *tail_last)
+			*tail_last = m[i].last_pg;
 	}
 	switch (cache_root_sound(fd, &m[cur], psize)) {
 	case -1:
@@ -1690,11 +1710,86 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen)
 	return 0;
 }
 
+/* Whether the free list of the newest snapshot holds every page from..last. */
+static int
+cache_tail_free_walk(const char *dir, size_t from, size_t last)
+{
+	char		 why[CACHE_DAMAGE_NOTE_BYTES];
+	struct cache	*c;
+	MDB_txn		*txn = NULL;
+	MDB_cursor	*cur = NULL;
+	MDB_val		 k, v;
+	uint8_t		*seen;
+	size_t		 n = last - from + 1, left = n, count, pg, j;
+	int		 rc, rv = 0;
+
+	if ((seen = calloc(n, 1)) == NULL ||
+	    (c = cache_open(dir, 0, 1, why, sizeof(why))) == NULL) {
+		free(seen);
+		return 0;
+	}
+	if (mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) != 0 ||
+	    mdb_cursor_open(txn, CACHE_LMDB_FREE_DBI, &cur) != 0)
+		goto out;
+	/* Each record: a count, then that many page numbers. */
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && left > 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (v.mv_size < sizeof(count))
+			goto out;
+		memcpy(&count, v.mv_data, sizeof(count));
+		if (count > v.mv_size / sizeof(pg) - 1)
+			goto out;
+		for (j = 1; j <= count; j++) {
+			memcpy(&pg, (const uint8_t *)v.mv_data + j * sizeof(pg),
+			    sizeof(pg));
+			if (pg >= from && pg <= last && !seen[pg - from]) {
+				seen[pg - from] = 1;
+				left--;
+			}
+		}
+	}
+	rv = left == 0;
+ out:
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	cache_close(c);
+	free(seen);
+	return rv;
+}
+
+/*
+ * The same in a child, which a damaged free list may kill: 1 all free,
+ * 0 not (or killed), -1 when it could not be asked.
+ */
+static int
+cache_tail_free(const char *dir, size_t from, size_t last)
+{
+	struct rlimit	nocore = { 0, 0 };
+	pid_t		pid;
+	int		status;
+
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		/* Damage kills it (a page past the end reads as SIGBUS). */
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGSEGV, SIG_DFL);
+		_exit(cache_tail_free_walk(dir, from, last) ? 0 :
+		    CACHE_CHECK_EXIT_DAMAGED);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int
 cache_check_file(const char *dir, char *why, size_t whylen)
 {
 	char		path[PATH_MAX];
 	struct stat	st;
+	size_t		tail = 0, tail_last = 0;
 	int		fd, rv;
 
 	damage_why(why, whylen, "%s", "");
@@ -1715,9 +1810,23 @@ cache_check_file(const char *dir, char *why, size_t whylen)
 		damage_why(why, whylen, "%s: not a regular file", path);
 		rv = -1;
 	} else
-		rv = cache_check_fd(fd, st.st_size, why, whylen);
+		rv = cache_check_fd(fd, st.st_size, why, whylen, &tail,
+		    &tail_last);
 	close(fd);
-	return rv;
+	if (rv != 0 || tail == 0)
+		return rv;
+	switch (cache_tail_free(dir, tail, tail_last)) {
+	case -1:
+		damage_why(why, whylen, "checking the pages past the end: %s",
+		    strerror(errno));
+		return -1;
+	case 0:
+		damage_why(why, whylen, "a meta names page %zu as the last, but "
+		    "the file holds %zu pages, and not every page past its end "
+		    "is free", tail_last, tail);
+		return 1;
+	}
+	return 0;
 }
 
 /* Read every byte of every record of one database. 0, or an LMDB error. */

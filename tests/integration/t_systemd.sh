@@ -96,6 +96,8 @@ USOCK=$T/s.sock
 }
 bg_start BPID "$T/def.log" systemd-socket-activate -l "127.0.0.1:$P3" \
     -l "$USOCK" -- "$STAPLED" --cache-dir "$T/c3"
+wait_for_line "$T/def.log" "Listening on 127.0.0.1:$P3" >/dev/null ||
+    die "systemd-socket-activate did not listen"
 code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P3/healthz")
 check_eq "without listen: served on the passed TCP socket" 200 "$code"
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$USOCK" \
@@ -110,7 +112,8 @@ bg_kill "$BPID" TERM
 # A passed socket that is not listening: refused with a clear message.
 bg_start DPID "$T/dgram.log" systemd-socket-activate --datagram \
     -l "127.0.0.1:$(free_port)" -- "$STAPLED" --cache-dir "$T/c4"
-sleep 0.3
+wait_for_line "$T/dgram.log" "Listening on 127.0.0.1:" >/dev/null ||
+    die "systemd-socket-activate did not listen"
 python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', int(sys.argv[1])))" \
     "$(sed -nE 's/^Listening on 127.0.0.1:([0-9]+).*/\1/p' "$T/dgram.log" | head -1)"
 bg_wait "$DPID"

@@ -17,6 +17,7 @@
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
+#include "proxy/uses.h"
 
 #define TOUCH_SLOTS		4096	/* the unwritten hits' table (open addressing) */
 #define TOUCH_FLUSH_MS		5000
@@ -39,6 +40,18 @@
 #define TOUCH_RESOLUTION_S	3600
 #define TOUCH_RESOLUTION_DIV	4
 #define TOUCH_EXACT_PCT		90
+/*
+ * Such a hit on an entry whose recorded use is older than that waits as
+ * a fingerprint (proxy/uses.h) until the walk reaches the entry, and the
+ * walk writes the waiting uses in key order, WALK_TOUCH_BATCH to a
+ * transaction: neighbours share their leaf pages. Written one by one,
+ * as hits come, a first hit in an hour on each of a million entries cost
+ * a leaf page written per hit. At most USES_MAX_SLOTS / 4 * 3 wait in
+ * each of the two generations (8 bytes a slot); beyond, hits are written
+ * as they come.
+ */
+#define WALK_TOUCH_BATCH	1024
+#define USES_MAX_SLOTS		((size_t)1 << 20)
 /*
  * The map's pages are released (design.md 7.6) while hits come at most
  * this fast: re-reading what so few hits need costs little (each release
@@ -145,6 +158,9 @@ struct refresh {
 	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
 	struct cache_touch	*touches;
 	size_t			 ntouches;
+	struct uses		*uses;		/* hits waiting for the walk */
+	struct cache_touch	*wt;		/* their uses, found by the walk */
+	size_t			 nwt;
 	struct cache_sched	*sched;		/* REFRESH_SCHED_MAX changes to write */
 	size_t			 nsched;
 	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
@@ -156,6 +172,8 @@ struct refresh {
 };
 
 static void	release_soon(struct refresh *);
+static void	walk_touches_flush(struct refresh *);
+static void	walk_touches_room(struct refresh *, size_t);
 
 double
 refresh_rand(void)
@@ -622,12 +640,37 @@ walk_schedule(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		r->cur.backlog++;
 }
 
+/*
+ * A use waiting for the walk (refresh_hit): taken, and its touch queued
+ * with the walk's time; 1 when there was one. The caller makes room for
+ * a chunk's worth first (walk_touches_room).
+ */
+static int
+walk_use(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, time_t now)
+{
+	struct cache_touch	*t;
+
+	if (r->nwt >= WALK_TOUCH_BATCH ||
+	    !uses_take(r->uses, uses_fp(kind, key, klen)))
+		return 0;
+	t = &r->wt[r->nwt++];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->klen = klen;
+	memcpy(t->key, key, klen);
+	t->served = 1;
+	t->last_served_at = now;
+	return 1;
+}
+
 static int
 walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m, void *arg)
 {
 	struct walk_arg	*wa = arg;
 	struct refresh	*r = wa->r;
+	struct cache_meta used;
 
 	r->after[0] = (uint8_t)kind;
 	memcpy(r->after + 1, key, klen);
@@ -635,8 +678,16 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	if (kind >= CACHE_KIND_MAX || klen > CACHE_KEY_MAX_BYTES)
 		return 0;
 	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S) {
+		(void)uses_take(r->uses, uses_fp(kind, key, klen));
 		purge_add(r, kind, key, klen);
 		return 0;	/* gone after this chunk: counted nowhere */
+	}
+	/* Asked since its recorded use: idle and eviction see that use. */
+	if (walk_use(r, kind, key, klen, wa->now)) {
+		used = *m;
+		if (used.last_served_at < wa->now)
+			used.last_served_at = wa->now;
+		m = &used;
 	}
 	walk_schedule(r, kind, key, klen, m, wa->now);
 	r->cur.entries[kind]++;
@@ -877,7 +928,11 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		r->afterlen = 0;
 		r->walking = 1;
 		evict_pass_begin(r);
+		if ((n = (long)uses_turn(r->uses)) > 0)
+			log_debug("refresh: %ld recorded use(s) of entries "
+			    "deleted since", n);
 	}
+	walk_touches_room(r, REFRESH_WALK_CHUNK);
 	/* The walk key is kind||key; cache_walk wants the same form. */
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
@@ -896,6 +951,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}
+	walk_touches_flush(r);
 	if (release_check(r))
 		release(r);
 	r->walking = 0;
@@ -921,20 +977,101 @@ touches_landed(const struct cache_writer_res *res, void *arg)
 		release_soon(r);
 }
 
+/* Write n touches (empty slots skipped) through the writer, or here without one. */
+static void
+touches_write(struct refresh *r, const struct cache_touch *t, size_t n)
+{
+	if (r->writer == NULL || cache_writer_touch(r->writer, t, n,
+	    touches_landed, r->stopped ? NULL : r) == -1) {
+		if (cache_touch(r->cache, t, n) == -1)
+			log_err("refresh: recording hits: %s",
+			    cache_strerror(r->cache));
+	}
+}
+
 void
 refresh_flush_touches(struct refresh *r)
 {
 	if (r == NULL || r->ntouches == 0)
 		return;
 	/* The table is hashed: the used slots are anywhere in it (empty ones are skipped). */
-	if (r->writer == NULL || cache_writer_touch(r->writer, r->touches,
-	    TOUCH_SLOTS, touches_landed, r->stopped ? NULL : r) == -1) {
-		if (cache_touch(r->cache, r->touches, TOUCH_SLOTS) == -1)
-			log_err("refresh: recording hits: %s",
-			    cache_strerror(r->cache));
-	}
+	touches_write(r, r->touches, TOUCH_SLOTS);
 	memset(r->touches, 0, sizeof(*r->touches) * TOUCH_SLOTS);
 	r->ntouches = 0;
+}
+
+/* The uses the walk found, in key order: one transaction. */
+static void
+walk_touches_flush(struct refresh *r)
+{
+	if (r->nwt == 0)
+		return;
+	touches_write(r, r->wt, r->nwt);
+	r->nwt = 0;
+}
+
+/* Before a chunk of the walk: room for a use from each of its entries. */
+static void
+walk_touches_room(struct refresh *r, size_t chunk)
+{
+	if (r->nwt + chunk > WALK_TOUCH_BATCH)
+		walk_touches_flush(r);
+}
+
+/*
+ * Every use still waiting, written now (refresh_free, once the loop has
+ * answered its last clients): a walk of the whole store that only looks
+ * for them, WALK_TOUCH_BATCH entries a transaction at most. About 3 s at
+ * a million entries.
+ */
+struct uses_walk {
+	struct refresh	*r;
+	time_t		 now;
+	uint8_t		 after[1 + CACHE_KEY_MAX_BYTES];
+	size_t		 afterlen;
+};
+
+static int
+uses_walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	struct uses_walk	*uw = arg;
+
+	(void)m;
+	uw->after[0] = (uint8_t)kind;
+	memcpy(uw->after + 1, key, klen);
+	uw->afterlen = 1 + klen;
+	if (kind < CACHE_KIND_MAX && klen <= CACHE_KEY_MAX_BYTES)
+		(void)walk_use(uw->r, kind, key, klen, uw->now);
+	return 0;
+}
+
+static void
+uses_write_all(struct refresh *r)
+{
+	struct uses_walk	uw;
+	size_t			waiting = uses_count(r->uses);
+	long			n;
+
+	if (waiting == 0)
+		return;
+	memset(&uw, 0, sizeof(uw));
+	uw.r = r;
+	uw.now = time(NULL);
+	log_info("refresh: writing %zu recorded use(s) the walk had not reached",
+	    waiting);
+	do {
+		walk_touches_flush(r);
+		n = cache_walk(r->cache, 0, uw.afterlen ? uw.after : NULL,
+		    uw.afterlen, WALK_TOUCH_BATCH, uses_walk_one, &uw);
+		if (n == -1)
+			log_err("refresh: writing recorded uses: %s",
+			    cache_strerror(r->cache));
+	} while (n == WALK_TOUCH_BATCH && uses_count(r->uses) > 0);
+	walk_touches_flush(r);
+	/* What no entry matched was deleted since: nothing to write. */
+	(void)uses_turn(r->uses);
+	(void)uses_turn(r->uses);
 }
 
 static void
@@ -1008,12 +1145,17 @@ refresh_hit(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 		res = idle;
 	exact = kc->max_entries > 0 &&
 	    r->count[kind] >= kc->max_entries / 100 * TOUCH_EXACT_PCT;
-	/* Recorded recently, not an import's first use, not already counted here. */
-	if (!exact && m->last_served_at != 0 && !(m->flags & CACHE_F_IMPORTED) &&
-	    now - m->last_served_at < res && now >= m->last_served_at &&
-	    touch_find(r, kind, key, klen) == NULL)
+	if (exact || m->last_served_at == 0 || (m->flags & CACHE_F_IMPORTED) ||
+	    touch_find(r, kind, key, klen) != NULL) {
+		refresh_touch(r, kind, key, klen, now);
 		return;
-	refresh_touch(r, kind, key, klen, now);
+	}
+	/* Recorded recently: nothing to write. */
+	if (now - m->last_served_at < res && now >= m->last_served_at)
+		return;
+	/* Written by the walk, with its neighbours'; as it comes when stopped or full. */
+	if (r->stopped || uses_add(r->uses, uses_fp(kind, key, klen)) == -1)
+		refresh_touch(r, kind, key, klen, now);
 }
 
 void
@@ -1056,6 +1198,9 @@ evict_one(struct refresh *r, int kind, const struct evict_cand *c)
 	/* A hit not yet written; a miss's own touch has its fetch's second. */
 	if ((t = touch_find(r, kind, c->key, c->klen)) != NULL &&
 	    t->last_served_at > c->asked)
+		return -1;
+	/* A use waiting for the walk: asked since the walk saw it. */
+	if (uses_has(r->uses, uses_fp(kind, c->key, c->klen)))
 		return -1;
 	if (cache_del(r->cache, kind, c->key, c->klen) == -1) {
 		log_err("refresh: evicting a %s entry: %s", cache_kind_str[kind],
@@ -1105,6 +1250,8 @@ refresh_new(struct event_base *base, struct cache *cache,
 	r->cache = cache;
 	r->writer = writer;
 	r->touches = calloc(TOUCH_SLOTS, sizeof(*r->touches));
+	r->uses = uses_new(USES_MAX_SLOTS);
+	r->wt = calloc(WALK_TOUCH_BATCH, sizeof(*r->wt));
 	r->sched = calloc(REFRESH_SCHED_MAX, sizeof(*r->sched));
 	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));
 	r->walk_ev = evtimer_new(base, walk_cb, r);
@@ -1113,7 +1260,8 @@ refresh_new(struct event_base *base, struct cache *cache,
 	r->release_ev = evtimer_new(base, release_cb, r);
 	r->soon_ev = evtimer_new(base, soon_cb, r);
 	r->step_ev = evtimer_new(base, step_cb, r);
-	if (r->touches == NULL || r->sched == NULL || r->purge == NULL ||
+	if (r->touches == NULL || r->uses == NULL || r->wt == NULL ||
+	    r->sched == NULL || r->purge == NULL ||
 	    r->walk_ev == NULL || r->due_ev == NULL || r->touch_ev == NULL ||
 	    r->release_ev == NULL || r->soon_ev == NULL || r->step_ev == NULL) {
 		refresh_free(r);
@@ -1132,6 +1280,10 @@ refresh_free(struct refresh *r)
 	r->stopped = 1;
 	if (r->touches != NULL)
 		refresh_flush_touches(r);
+	if (r->uses != NULL && r->wt != NULL) {
+		walk_touches_flush(r);
+		uses_write_all(r);
+	}
 	if (r->walk_ev != NULL)
 		event_free(r->walk_ev);
 	if (r->due_ev != NULL)
@@ -1145,6 +1297,8 @@ refresh_free(struct refresh *r)
 	if (r->step_ev != NULL)
 		event_free(r->step_ev);
 	free(r->touches);
+	uses_free(r->uses);
+	free(r->wt);
 	free(r->sched);
 	free(r->purge);
 	for (k = 0; k < CACHE_KIND_MAX; k++) {
@@ -1196,6 +1350,7 @@ refresh_stop(struct refresh *r)
 	evtimer_del(r->step_ev);
 	r->release_at = 0;
 	refresh_flush_touches(r);
+	walk_touches_flush(r);
 }
 
 void

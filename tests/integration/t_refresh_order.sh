@@ -7,7 +7,8 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_refresh_order
-need_cmd openssl stdbuf
+need_cmd openssl stdbuf jq
+CTL=$top_builddir/staplectl
 so=$(libfaketime_so) || skip "libfaketime not found"
 FILL=$top_builddir/tools/bench-fill
 [ -x "$FILL" ] || skip "tools/bench-fill not built"
@@ -100,6 +101,9 @@ RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder2 "$T/out2/index.tx
     -nmin 60 -req_text
 printf '{"ocsp": {"anchors": ["%s"], "intermediates": ["%s"], "idle_expire_s": 60}}\n' \
     "$P/root.pem" "$P/ica.pem" >"$T/conf2.json"
+# served: the uses recorded in the store, over every entry.
+served() { "$CTL" -C "$T/cache2" --json list 2>/dev/null | jq '[.[].served] | add'; }
+served0=$(served)
 STAPLED_CACHE=$T/cache2 STAPLED_WRAP=$WRAP stapled_start d2 -f "$T/conf2.json" \
     --ocsp-upstream "http://127.0.0.1:$RP/"
 sleep 3
@@ -108,7 +112,8 @@ check_eq "idle entries due at once: none refreshed" 0 \
 path=$(head -n 1 "$T/out2/paths")
 code=$(curl -s -o "$T/hit.der" -w '%{http_code}' "$SURL$path")
 check_eq "a GET of one idle entry is served" 200 "$code"
-# Hits are written every 5 s; then a pass (a second apart) takes it back.
+# Its last use is old: the hit waits for the next pass (a second apart),
+# which writes it and takes the entry back.
 i=0
 while [ $i -lt 150 ] && ! grep -q 'Serial Number' "$T/responder2.log"; do
 	sleep 0.1; i=$((i + 1))
@@ -116,6 +121,11 @@ done
 sleep 1
 check_eq "the entry asked for was refreshed, and it alone" 1 \
     "$(grep -c 'Serial Number' "$T/responder2.log")"
+# A hit just before SIGTERM, which no pass has reached: written as it stops.
+path=$(sed -n 2p "$T/out2/paths")
+code=$(curl -s -o /dev/null -w '%{http_code}' "$SURL$path")
+check_eq "a GET of another idle entry is served" 200 "$code"
 stapled_stop
 check_eq "SIGTERM: exit 0" 0 "$BG_RC"
+check_eq "both hits' uses are in the store" $((served0 + 2)) "$(served)"
 it_done

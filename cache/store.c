@@ -1758,29 +1758,55 @@ cache_tail_free_walk(const char *dir, size_t from, size_t last)
 }
 
 /*
+ * fork() for a check that damage may kill (a page past the end reads as
+ * SIGBUS, a wild pointer as SIGSEGV): the child leaves no core file for
+ * that, and none of the parent's handlers (libevent's, a test runner's)
+ * catches its signals.
+ */
+static pid_t
+check_fork(void)
+{
+	struct rlimit	nocore = { 0, 0 };
+	pid_t		pid;
+
+	if ((pid = fork()) == 0) {
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGSEGV, SIG_DFL);
+	}
+	return pid;
+}
+
+/* The checking child's end: 0 and *status, or -1 (errno). */
+static int
+check_wait(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/*
  * The same in a child, which a damaged free list may kill: 1 all free,
  * 0 not (or killed), -1 when it could not be asked.
  */
 static int
 cache_tail_free(const char *dir, size_t from, size_t last)
 {
-	struct rlimit	nocore = { 0, 0 };
-	pid_t		pid;
-	int		status;
+	pid_t	pid;
+	int	status;
 
-	if ((pid = fork()) == -1)
+	if ((pid = check_fork()) == -1)
 		return -1;
-	if (pid == 0) {
-		/* Damage kills it (a page past the end reads as SIGBUS). */
-		setrlimit(RLIMIT_CORE, &nocore);
-		signal(SIGBUS, SIG_DFL);
-		signal(SIGSEGV, SIG_DFL);
+	if (pid == 0)
 		_exit(cache_tail_free_walk(dir, from, last) ? 0 :
 		    CACHE_CHECK_EXIT_DAMAGED);
-	}
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
+	if (check_wait(pid, &status) == -1)
+		return -1;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
@@ -1904,20 +1930,12 @@ cache_check_spawn(const char *dir, int *fd)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
+	if ((pid = check_fork()) == -1) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
 	}
 	if (pid == 0) {
-		struct rlimit	nocore = { 0, 0 };
-
-		/* Damage kills it: no core file for that. */
-		setrlimit(RLIMIT_CORE, &nocore);
-		/* The parent's handlers (libevent's) would report to it. */
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
 		close(p[0]);
 		if (cache_check_walk(dir, why, sizeof(why)) == 0)
 			_exit(0);
@@ -1963,12 +1981,10 @@ cache_check_forked(const char *dir, char *why, size_t whylen)
 		damage_why(why, whylen, "fork: %s", strerror(errno));
 		return -1;
 	}
-	while (waitpid(pid, &status, 0) == -1) {
-		if (errno != EINTR) {
-			damage_why(why, whylen, "waitpid: %s", strerror(errno));
-			close(fd);
-			return -1;
-		}
+	if (check_wait(pid, &status) == -1) {
+		damage_why(why, whylen, "waitpid: %s", strerror(errno));
+		close(fd);
+		return -1;
 	}
 	return cache_check_result(status, fd, why, whylen);
 }

@@ -651,7 +651,8 @@ walk_use(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 {
 	struct cache_touch	*t;
 
-	if (r->nwt >= WALK_TOUCH_BATCH ||
+	/* No use waits (a quiet store): not even the hash. */
+	if (uses_count(r->uses) == 0 || r->nwt >= WALK_TOUCH_BATCH ||
 	    !uses_take(r->uses, uses_fp(kind, key, klen)))
 		return 0;
 	t = &r->wt[r->nwt++];
@@ -678,7 +679,8 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	if (kind >= CACHE_KIND_MAX || klen > CACHE_KEY_MAX_BYTES)
 		return 0;
 	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S) {
-		(void)uses_take(r->uses, uses_fp(kind, key, klen));
+		if (uses_count(r->uses) > 0)
+			(void)uses_take(r->uses, uses_fp(kind, key, klen));
 		purge_add(r, kind, key, klen);
 		return 0;	/* gone after this chunk: counted nowhere */
 	}
@@ -1070,8 +1072,7 @@ uses_write_all(struct refresh *r)
 	} while (n == WALK_TOUCH_BATCH && uses_count(r->uses) > 0);
 	walk_touches_flush(r);
 	/* What no entry matched was deleted since: nothing to write. */
-	(void)uses_turn(r->uses);
-	(void)uses_turn(r->uses);
+	uses_clear(r->uses);
 }
 
 static void

@@ -46,8 +46,7 @@ uses_free(struct uses *u)
 {
 	if (u == NULL)
 		return;
-	gen_free(&u->g[0]);
-	gen_free(&u->g[1]);
+	uses_clear(u);
 	free(u);
 }
 
@@ -174,6 +173,13 @@ uses_turn(struct uses *u)
 	gen_free(&u->g[prev]);
 	u->cur = prev;		/* the emptied one takes the new hits */
 	return dropped;
+}
+
+void
+uses_clear(struct uses *u)
+{
+	gen_free(&u->g[0]);
+	gen_free(&u->g[1]);
 }
 
 size_t

@@ -30,6 +30,8 @@ int		 uses_has(const struct uses *, uint64_t fp);
 int		 uses_take(struct uses *, uint64_t fp);
 /* A walk pass begins. Returns how many the previous generation dropped. */
 size_t		 uses_turn(struct uses *);
+/* Forget every waiting use. */
+void		 uses_clear(struct uses *);
 size_t		 uses_count(const struct uses *);
 
 #endif

@@ -145,6 +145,15 @@ test_generations(void **state)
 	assert_int_equal(uses_take(u, 22), 1);
 	assert_int_equal(uses_turn(u), 0);
 	assert_int_equal(uses_count(u), 0);
+	/* uses_clear forgets both generations. */
+	assert_int_equal(uses_add(u, 33), 0);
+	assert_int_equal(uses_turn(u), 0);
+	assert_int_equal(uses_add(u, 44), 0);
+	uses_clear(u);
+	assert_int_equal(uses_count(u), 0);
+	assert_false(uses_has(u, 33) || uses_has(u, 44));
+	assert_int_equal(uses_add(u, 33), 0);
+	assert_true(uses_has(u, 33));
 	uses_free(u);
 }
 

@@ -199,7 +199,7 @@ cache_read_begin(struct cache *c)
 static int
 cache_write_begin(struct cache *c, MDB_txn **txn)
 {
-	int	rc, tries;
+	int	rc, tries, dead;
 
 	c->map_full = 0;
 	if (c->in_walk) {
@@ -211,6 +211,16 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 		cache_seterr(c, "opened read-only");
 		return -1;
 	}
+	/*
+	 * A process that died inside a read transaction (staplectl killed
+	 * during an export, a crashed reader) leaves its slot in the lock
+	 * file, and the snapshot it names keeps every page freed since from
+	 * reuse: each write then takes new pages until the map is full.
+	 * LMDB frees such slots only when asked, so every write asks first:
+	 * a pass over the slots under their lock, and a lock test per other
+	 * process that holds one (design.md 5.1).
+	 */
+	(void)mdb_reader_check(c->env, &dead);
 	for (tries = 0; tries < 2; tries++) {
 		rc = mdb_txn_begin(c->env, NULL, 0, txn);
 		if (rc == 0)

@@ -1187,6 +1187,45 @@ test_check_tail_free(void **state)
 	    strstr(why, "root page") != NULL);
 }
 
+/*
+ * A reader that died inside its read transaction: its slot would keep
+ * every page freed since from reuse, so rewriting one entry would take
+ * new pages each time. The writes clear the slot and reuse the pages.
+ */
+static void
+test_dead_reader(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c, *r;
+	struct cache_stat	 st0, st1;
+	pid_t			 pid;
+	unsigned		 i;
+	int			 ws;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 1000, 16384),
+	    CACHE_PUT_STORED);
+	if ((pid = fork()) == 0) {
+		/* The get leaves its read transaction live; _exit keeps it. */
+		r = cache_open(f->dir, 0, 1, NULL, 0);
+		_exit(r != NULL && get_n(r, CACHE_KIND_OCSP, 1, 16384) == 1 ?
+		    0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 1001, 16384),
+	    CACHE_PUT_STORED);
+	assert_int_equal(cache_stat(c, &st0), 0);
+	/* Each rewrite frees about ten pages (five of them the body's). */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 1002 + i, 16384),
+		    CACHE_PUT_STORED);
+	assert_int_equal(cache_stat(c, &st1), 0);
+	assert_true(st1.used_bytes - st0.used_bytes < 64 * 4096);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 16384), 1);
+	cache_close(c);
+}
+
 static void
 test_check_meta(void **state)
 {
@@ -1358,6 +1397,7 @@ main(void)
 		T(test_check_sound),
 		T(test_check_truncated),
 		T(test_check_tail_free),
+		T(test_dead_reader),
 		T(test_check_meta),
 		T(test_check_root),
 		T(test_check_forked_pages),

@@ -24,6 +24,8 @@
 
 #define CACHE_MAXDBS		8	/* meta, body, aux, due, and room to grow */
 #define CACHE_MAXREADERS	256	/* daemon, staplectl, exporters */
+#define CACHE_LMDB_FREE_DBI	0	/* the free pages, by the transaction that freed them */
+#define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
 #define CACHE_DIR_MODE		0750
 /* Group-writable, less the umask: staplectl run by a member of the daemon's
  * group opens lock.mdb for writing even to read (stapled.service's
@@ -1548,6 +1550,55 @@ cache_stat(struct cache *c, struct cache_stat *st)
 	return rv;
 }
 
+/*
+ * The free list's records: the id of the transaction that freed them, then
+ * a count and that many page numbers. Only the counts are read.
+ */
+int
+cache_room(struct cache *c, struct cache_room *room)
+{
+	MDB_cursor	*cur = NULL;
+	MDB_stat	 st;
+	MDB_val		 k, v;
+	size_t		 count, pages = 0;
+	int		 rc, rv = -1;
+
+	memset(room, 0, sizeof(*room));
+	if (c->in_walk) {
+		cache_seterr(c, "called from a walk callback");
+		return -1;
+	}
+	if (cache_read_begin(c) == -1)
+		return -1;
+	if ((rc = env_bytes(c->env, &room->map_bytes, &room->used_bytes)) != 0 ||
+	    (rc = mdb_env_stat(c->env, &st)) != 0 ||
+	    (rc = mdb_cursor_open(c->rtxn, CACHE_LMDB_FREE_DBI, &cur)) != 0) {
+		cache_setmdberr(c, "room", rc);
+		goto out;
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		count = SIZE_MAX;
+		if (v.mv_size >= sizeof(count))
+			memcpy(&count, v.mv_data, sizeof(count));
+		if (count > v.mv_size / sizeof(count) - 1) {
+			cache_seterr(c, "room: a free-list record does not parse");
+			goto out;
+		}
+		pages += count;
+	}
+	if (rc != MDB_NOTFOUND) {
+		cache_setmdberr(c, "room", rc);
+		goto out;
+	}
+	room->free_bytes = pages * st.ms_psize;
+	rv = 0;
+ out:
+	mdb_cursor_close(cur);
+	cache_read_end(c);
+	return rv;
+}
+
 /* ---- damage: the cheap checks, the full walk, moving aside -------------- */
 
 /*
@@ -1585,8 +1636,6 @@ struct cache_disk_meta {
 #define CACHE_LMDB_P_LEAF	0x02
 #define CACHE_LMDB_P_META	0x08
 #define CACHE_LMDB_P_INVALID	(~(size_t)0)
-#define CACHE_LMDB_FREE_DBI	0	/* the free pages, by the transaction that freed them */
-#define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
 /*
  * The most pages past the file's end a sound store may name: pages a
  * transaction took from the end and freed again before its commit are

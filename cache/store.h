@@ -222,6 +222,21 @@ struct cache_stat {
 int	cache_stat(struct cache *, struct cache_stat *);
 
 /*
+ * Room for writes: the map's size, the pages the file holds up to its
+ * high-water mark, and how many of those are on LMDB's free list (pages
+ * freed by earlier writes, taken again once no reader's snapshot needs
+ * them). Writes have map - used + free; a reader that never ends keeps
+ * what was freed after its snapshot off that list's reusable part, and the
+ * high-water mark then climbs. 0, or -1 (cache_strerror).
+ */
+struct cache_room {
+	size_t	map_bytes;
+	size_t	used_bytes;
+	size_t	free_bytes;
+};
+int	cache_room(struct cache *, struct cache_room *);
+
+/*
  * Damage. LMDB has no page checksums: only structural damage (pages that
  * are not what the tree says, a file shorter than its pages) is found,
  * not altered bytes inside a record that still parses.

@@ -308,6 +308,17 @@ render_store(struct evbuffer *b, const struct refresh_stats *rs, time_t now)
 	    rs->earliest_next_update ? (long long)(rs->earliest_next_update - now) : -1LL,
 	    rs->expiring, rs->expired, rs->backlog, rs->inflight);
 	evbuffer_add_printf(b,
+	    "# HELP stapled_store_map_bytes The store's map size (map_size_mb; last pass over the store).\n"
+	    "# TYPE stapled_store_map_bytes gauge\n"
+	    "stapled_store_map_bytes %zu\n"
+	    "# HELP stapled_store_used_bytes Pages data.mdb holds up to its high-water mark (last pass).\n"
+	    "# TYPE stapled_store_used_bytes gauge\n"
+	    "stapled_store_used_bytes %zu\n"
+	    "# HELP stapled_store_free_bytes Of those, pages on LMDB's free list, for later writes (last pass). Writes have map - used + free.\n"
+	    "# TYPE stapled_store_free_bytes gauge\n"
+	    "stapled_store_free_bytes %zu\n",
+	    rs->room.map_bytes, rs->room.used_bytes, rs->room.free_bytes);
+	evbuffer_add_printf(b,
 	    "# HELP stapled_oldest_entry_remaining_seconds Seconds until the earliest nextUpdate of a valid entry, per service (none: no valid entry).\n"
 	    "# TYPE stapled_oldest_entry_remaining_seconds gauge\n");
 	for (k = 1; k < CACHE_KIND_MAX; k++)

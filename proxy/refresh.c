@@ -958,6 +958,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		release(r);
 	r->walking = 0;
 	r->cur.complete = 1;
+	if (cache_room(r->cache, &r->cur.room) == -1)
+		log_err("refresh: the store's room: %s", cache_strerror(r->cache));
 	r->last = r->cur;
 	evict_pass_end(r);
 	pass_ms = refresh_pause_ms(r);

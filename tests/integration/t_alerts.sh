@@ -93,9 +93,36 @@ tests:
             exp_annotations:
               summary: "stapled m1: pccs answers keep failing verification"
               description: "15 pccs answers were refused in 15 minutes, for 15 minutes: they are neither stored nor served. Log lines \"refused an answer from NAME: WHY\" say why."
+  # A 1 GiB map at its high-water mark: m1 has 50 MiB on the free list, m2
+  # 500 MiB. Only m1 warns, after 30 minutes.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_store_map_bytes{instance="m1",job="stapled"}'
+        values: '1073741824x40'
+      - series: 'stapled_store_used_bytes{instance="m1",job="stapled"}'
+        values: '1073741824x40'
+      - series: 'stapled_store_free_bytes{instance="m1",job="stapled"}'
+        values: '52428800x40'
+      - series: 'stapled_store_map_bytes{instance="m2",job="stapled"}'
+        values: '1073741824x40'
+      - series: 'stapled_store_used_bytes{instance="m2",job="stapled"}'
+        values: '1073741824x40'
+      - series: 'stapled_store_free_bytes{instance="m2",job="stapled"}'
+        values: '524288000x40'
+    alert_rule_test:
+      - eval_time: 20m
+        alertname: StapledStoreNearlyFull
+        exp_alerts: []
+      - eval_time: 35m
+        alertname: StapledStoreNearlyFull
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: 50MiB of the store's map left for writes"
+              description: "Less than a tenth of map_size_mb is left for writes, the free list included; when none is, refreshes are not stored and entries expire. Raise map_size_mb; if the store grew while its entries did not, look for a reader that never ends (a hung staplectl): mdb_stat -r lists the readers."
 YML
 promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
-check "promtool test rules: expiring, all upstreams down (not air-gapped), verification" \
+check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full" \
     [ $? -eq 0 ]
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
 

@@ -172,6 +172,14 @@ check "full map: stapled_store_map_full_total counts it" \
     lt 0 "$(metric_sum "$T/m_full" '^stapled_store_map_full_total$')"
 check "full map: no verification failure is reported" \
     eval '! grep -q "could not be verified" "$T/full.log"'
+metric_wait "$T/m_room" '^stapled_store_map_bytes$' 1048576 ||
+    fail "full map: a pass over the store reports its room"
+map=$(metric_sum "$T/m_room" '^stapled_store_map_bytes$')
+used=$(metric_sum "$T/m_room" '^stapled_store_used_bytes$')
+free=$(metric_sum "$T/m_room" '^stapled_store_free_bytes$')
+check_eq "full map: stapled_store_map_bytes is map_size_mb" 1048576 "$map"
+check "full map: the room for writes, map - used + free, is under a quarter ($used used, $free free)" \
+    lt $(( (map - used + free) * 4 )) "$map"
 stapled_stop
 check_eq "full: SIGTERM exits 0" 0 "$BG_RC"
 

@@ -613,6 +613,37 @@ test_del(void **state)
 	cache_close(c);
 }
 
+/* The room report: the map, the high-water mark, the free list's pages. */
+static void
+test_room(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	struct cache_room	 r0, r1, r2;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	unsigned		 i;
+
+	c = store_open_ok(f->dir, 8 * MIB, 0);
+	assert_int_equal(cache_room(c, &r0), 0);
+	assert_int_equal(r0.map_bytes, 8 * MIB);
+	assert_true(r0.used_bytes > 0 && r0.used_bytes < MIB);
+	/* 40 bodies of 16 KiB: five overflow pages each, at least. */
+	for (i = 0; i < 40; i++)
+		assert_int_equal(put_n(c, CACHE_KIND_OCSP, i, 100, 16384),
+		    CACHE_PUT_STORED);
+	assert_int_equal(cache_room(c, &r1), 0);
+	assert_true(r1.used_bytes >= r0.used_bytes + 40 * 4 * 4096);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(cache_del(c, CACHE_KIND_OCSP, key,
+		    store_key(key, i)), 0);
+	assert_int_equal(cache_room(c, &r2), 0);
+	/* Deleting frees those pages; the file keeps its high-water mark. */
+	assert_true(r2.used_bytes >= r1.used_bytes);
+	assert_true(r2.free_bytes >= 40 * 4 * 4096);
+	assert_true(r2.free_bytes <= r2.used_bytes);
+	cache_close(c);
+}
+
 static void
 test_aux(void **state)
 {
@@ -1384,6 +1415,7 @@ main(void)
 		T(test_walk_skips_garbage),
 		T(test_put_meta),
 		T(test_del),
+		T(test_room),
 		T(test_aux),
 		T(test_reopen_persists),
 		T(test_lazy_meta),

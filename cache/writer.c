@@ -20,6 +20,7 @@ enum wop_type {
 	WOP_TOUCH,
 	WOP_AUX,
 	WOP_MARK,
+	WOP_ROOM,
 };
 
 struct wop {
@@ -38,6 +39,7 @@ struct wop {
 	int			 rc;
 	int			 map_full;
 	char			 err[256];
+	struct cache_room	 room;
 };
 
 struct wqueue {
@@ -112,6 +114,9 @@ wop_run(struct cache *c, struct wop *o)
 		break;
 	case WOP_MARK:
 		o->rc = 0;
+		break;
+	case WOP_ROOM:
+		o->rc = cache_room(c, &o->room);
 		break;
 	}
 	if (o->rc == -1) {
@@ -227,6 +232,7 @@ cache_writer_collect(struct cache_writer *w)
 			res.rc = o->rc;
 			res.map_full = o->map_full;
 			res.err = o->err;
+			res.room = o->room;
 			o->done(&res, o->arg);
 		}
 		wop_free(o);
@@ -405,6 +411,16 @@ cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
 	struct wop	*o;
 
 	if ((o = wop_new(WOP_MARK, NULL, 0)) == NULL)
+		return -1;
+	return submit(w, o, done, arg);
+}
+
+int
+cache_writer_room(struct cache_writer *w, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+
+	if ((o = wop_new(WOP_ROOM, NULL, 0)) == NULL)
 		return -1;
 	return submit(w, o, done, arg);
 }

@@ -155,6 +155,7 @@ struct refresh {
 	size_t			 afterlen;
 	struct refresh_stats	 cur;	/* the pass in progress */
 	struct refresh_stats	 last;	/* the last complete pass */
+	struct cache_room	 room;	/* measured after it */
 	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
 	struct cache_touch	*touches;
 	size_t			 ntouches;
@@ -911,6 +912,31 @@ release_soon(struct refresh *r)
 		evtimer_add(r->soon_ev, &tv);
 }
 
+static void
+room_landed(const struct cache_writer_res *res, void *arg)
+{
+	struct refresh	*r = arg;
+
+	if (res->rc == -1)
+		log_err("refresh: the store's room: %s", res->err);
+	else if (r != NULL)
+		r->room = res->room;
+}
+
+/*
+ * The store's room for writes, once a pass: on the writer's thread, as
+ * its free list may take many milliseconds to read (cache_writer_room).
+ */
+static void
+room_measure(struct refresh *r)
+{
+	if (r->writer != NULL &&
+	    cache_writer_room(r->writer, room_landed, r) == 0)
+		return;
+	if (cache_room(r->cache, &r->room) == -1)
+		log_err("refresh: the store's room: %s", cache_strerror(r->cache));
+}
+
 /*
  * The full walk, one chunk a turn: figures, eviction candidates, purge,
  * parked entries taken back. It starts no refresh and never waits on one.
@@ -958,9 +984,8 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		release(r);
 	r->walking = 0;
 	r->cur.complete = 1;
-	if (cache_room(r->cache, &r->cur.room) == -1)
-		log_err("refresh: the store's room: %s", cache_strerror(r->cache));
 	r->last = r->cur;
+	room_measure(r);
 	evict_pass_end(r);
 	pass_ms = refresh_pause_ms(r);
 	tv.tv_sec = pass_ms / 1000;
@@ -1362,6 +1387,7 @@ refresh_stats(const struct refresh *r, struct refresh_stats *s)
 	size_t	i;
 
 	*s = r->last;
+	s->room = r->room;
 	s->inflight = 0;
 	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
 		s->inflight += r->inflight[i].used;

@@ -49,7 +49,7 @@ struct refresh_stats {
 	int64_t	earliest_next_update;	/* over valid entries; 0 none */
 	int64_t	earliest_by_kind[CACHE_KIND_MAX];	/* the same, per kind */
 	int	complete;		/* at least one full pass done */
-	struct cache_room room;		/* at the pass's end */
+	struct cache_room room;		/* measured after the last pass */
 };
 
 struct cache_writer;

@@ -356,6 +356,42 @@ test_map_full(void **state)
 	cache_close(c);
 }
 
+static void
+room_note(const struct cache_writer_res *res, void *arg)
+{
+	struct cache_room	*room = arg;
+
+	assert_int_equal(res->rc, 0);
+	*room = res->room;
+}
+
+/* The room, measured on the thread after the writes before it: as cache_room says. */
+static void
+test_room(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache_writer	*w;
+	struct cache_room	 before, after, direct;
+	struct seen		 s = { 0 };
+	char			 err[256];
+	int			 i;
+
+	assert_non_null(w = cache_writer_start(f->c, err, sizeof(err)));
+	assert_int_equal(cache_writer_room(w, room_note, &before), 0);
+	for (i = 0; i < 20; i++)
+		submit_put(w, &s, i, 1000, 16384, 'r');
+	assert_int_equal(cache_writer_room(w, room_note, &after), 0);
+	cache_writer_wait(w);
+	assert_int_equal(s.n, 20);
+	assert_true(before.map_bytes > 0);
+	assert_true(after.used_bytes >= before.used_bytes + 20 * 4 * 4096);
+	assert_int_equal(cache_room(f->c, &direct), 0);
+	assert_int_equal(direct.map_bytes, after.map_bytes);
+	assert_int_equal(direct.used_bytes, after.used_bytes);
+	assert_int_equal(direct.free_bytes, after.free_bytes);
+	cache_writer_stop(w);
+}
+
 /* After the original is reset (a damaged store moved aside), writes go to the new one. */
 static void
 test_after_reset(void **state)
@@ -417,6 +453,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_and_results,
+		    store_setup_open, store_teardown),
+		cmocka_unit_test_setup_teardown(test_room,
 		    store_setup_open, store_teardown),
 		cmocka_unit_test_setup_teardown(test_meta_and_touch,
 		    store_setup_open, store_teardown),

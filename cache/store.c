@@ -1505,6 +1505,7 @@ cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
 int
 cache_stat(struct cache *c, struct cache_stat *st)
 {
+	struct cache_room	 room;
 	struct cache_meta	 m;
 	MDB_stat		 ms;
 	MDB_cursor		*cur = NULL;
@@ -1537,12 +1538,15 @@ cache_stat(struct cache *c, struct cache_stat *st)
 		cache_setmdberr(c, "stat", rc);
 		goto out;
 	}
-	if ((rc = env_bytes(c->env, &st->map_bytes, &st->used_bytes)) != 0) {
-		cache_setmdberr(c, "stat", rc);
-		goto out;
-	}
 	if (c->have_due && (rc = mdb_stat(c->rtxn, c->due, &ms)) == 0)
 		st->due_keys = ms.ms_entries;
+	mdb_cursor_close(cur);
+	cur = NULL;
+	if (cache_room(c, &room) == -1)
+		goto out;
+	st->map_bytes = room.map_bytes;
+	st->used_bytes = room.used_bytes;
+	st->free_bytes = room.free_bytes;
 	rv = 0;
  out:
 	mdb_cursor_close(cur);

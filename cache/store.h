@@ -218,6 +218,7 @@ struct cache_stat {
 	size_t	due_keys;
 	size_t	map_bytes;
 	size_t	used_bytes;
+	size_t	free_bytes;	/* of used_bytes, on the free list (cache_room) */
 };
 int	cache_stat(struct cache *, struct cache_stat *);
 

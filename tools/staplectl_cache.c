@@ -178,8 +178,10 @@ status_text(struct ctl *ctl, const struct cache_stat *st,
 	size_t			 i;
 	int			 k;
 
-	printf("cache      %s (%zu MiB used of %zu MiB)\n", ctl->cache_dir,
-	    (st->used_bytes + (1 << 20) - 1) >> 20, st->map_bytes >> 20);
+	printf("cache      %s (%zu MiB used of %zu MiB, %zu MiB of it free "
+	    "for reuse)\n", ctl->cache_dir,
+	    (st->used_bytes + (1 << 20) - 1) >> 20, st->map_bytes >> 20,
+	    st->free_bytes >> 20);
 	for (k = 1; k < CACHE_KIND_MAX; k++) {
 		if (st->entries[k] == 0)
 			continue;
@@ -272,9 +274,10 @@ status_json(struct ctl *ctl, const struct cache_stat *st,
 		json_object_set_new(kinds, cache_kind_str[k],
 		    kind_json(&ks[k], st->entries[k]));
 	}
-	root = json_pack("{s:s, s:I, s:I, s:I, s:o, s:I}", "cache_dir",
+	root = json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I}", "cache_dir",
 	    ctl->cache_dir, "map_bytes", (json_int_t)st->map_bytes,
-	    "used_bytes", (json_int_t)st->used_bytes, "undecodable",
+	    "used_bytes", (json_int_t)st->used_bytes, "free_bytes",
+	    (json_int_t)st->free_bytes, "undecodable",
 	    (json_int_t)st->entries[0], "kinds", kinds, "pool",
 	    (json_int_t)pool);
 	if (root == NULL)

@@ -620,6 +620,7 @@ test_room(void **state)
 	struct store_fixture	*f = *state;
 	struct cache		*c;
 	struct cache_room	 r0, r1, r2;
+	struct cache_stat	 st;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	unsigned		 i;
 
@@ -641,6 +642,11 @@ test_room(void **state)
 	assert_true(r2.used_bytes >= r1.used_bytes);
 	assert_true(r2.free_bytes >= 40 * 4 * 4096);
 	assert_true(r2.free_bytes <= r2.used_bytes);
+	/* staplectl status reads the same figures through cache_stat. */
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.map_bytes, r2.map_bytes);
+	assert_int_equal(st.used_bytes, r2.used_bytes);
+	assert_int_equal(st.free_bytes, r2.free_bytes);
 	cache_close(c);
 }
 

@@ -220,7 +220,7 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	 * reuse: each write then takes new pages until the map is full.
 	 * LMDB frees such slots only when asked, so every write asks first:
 	 * a pass over the slots under their lock, and a lock test per other
-	 * process that holds one (design.md 5.1).
+	 * process that holds one (design.md 5.2).
 	 */
 	(void)mdb_reader_check(c->env, &dead);
 	for (tries = 0; tries < 2; tries++) {
@@ -1555,9 +1555,18 @@ cache_stat(struct cache *c, struct cache_stat *st)
 }
 
 /*
- * The free list's records: the id of the transaction that freed them, then
- * a count and that many page numbers. Only the counts are read.
+ * A free-list record: keyed by the transaction that freed the pages, a
+ * count and then that many page numbers. 0 and the count, or -1.
  */
+static int
+free_record_count(const MDB_val *v, size_t *count)
+{
+	if (v->mv_size < sizeof(*count))
+		return -1;
+	memcpy(count, v->mv_data, sizeof(*count));
+	return *count > v->mv_size / sizeof(*count) - 1 ? -1 : 0;
+}
+
 int
 cache_room(struct cache *c, struct cache_room *room)
 {
@@ -1582,10 +1591,7 @@ cache_room(struct cache *c, struct cache_room *room)
 	}
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		count = SIZE_MAX;
-		if (v.mv_size >= sizeof(count))
-			memcpy(&count, v.mv_data, sizeof(count));
-		if (count > v.mv_size / sizeof(count) - 1) {
+		if (free_record_count(&v, &count) == -1) {
 			cache_seterr(c, "room: a free-list record does not parse");
 			goto out;
 		}
@@ -1794,13 +1800,9 @@ cache_tail_free_walk(const char *dir, size_t from, size_t last)
 	if (mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn) != 0 ||
 	    mdb_cursor_open(txn, CACHE_LMDB_FREE_DBI, &cur) != 0)
 		goto out;
-	/* Each record: a count, then that many page numbers. */
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && left > 0;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (v.mv_size < sizeof(count))
-			goto out;
-		memcpy(&count, v.mv_data, sizeof(count));
-		if (count > v.mv_size / sizeof(pg) - 1)
+		if (free_record_count(&v, &count) == -1)
 			goto out;
 		for (j = 1; j <= count; j++) {
 			memcpy(&pg, (const uint8_t *)v.mv_data + j * sizeof(pg),

@@ -10,6 +10,7 @@
 /* FNV-1a, 32 bits: the offset basis and the prime of the published parameters. */
 #define UTIL_FNV32_BASIS	2166136261u
 #define UTIL_FNV32_PRIME	16777619u
+#define UTIL_FNV64_PRIME	1099511628211ULL
 
 long long
 util_days_from_civil(long long y, unsigned m, unsigned d)
@@ -108,5 +109,16 @@ util_fnv1a32(const void *buf, size_t len)
 
 	for (i = 0; i < len; i++)
 		h = (h ^ p[i]) * UTIL_FNV32_PRIME;
+	return h;
+}
+
+uint64_t
+util_fnv1a64(uint64_t h, const void *buf, size_t len)
+{
+	const uint8_t	*p = buf;
+	size_t		 i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * UTIL_FNV64_PRIME;
 	return h;
 }

@@ -31,5 +31,12 @@ void		util_hex(const uint8_t *buf, size_t len, char *out);
  * for more than a slower slot; cannot fail.
  */
 uint32_t	util_fnv1a32(const void *buf, size_t len);
+/*
+ * The 64-bit FNV-1a hash, continued over buf[0..len) from h: start with
+ * UTIL_FNV64_BASIS, and pass the result on to hash pieces in turn. The
+ * same caveat; cannot fail.
+ */
+#define UTIL_FNV64_BASIS	14695981039346656037ULL
+uint64_t	util_fnv1a64(uint64_t h, const void *buf, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/util.h"
 #include "proxy/miss_limit.h"
 
 #define MISS_XFF_MAX_BYTES	64	/* one hop, as text */
@@ -52,12 +53,8 @@ miss_limit_free(struct miss_limit *m)
 static size_t
 addr_hash(const struct miss_addr *a)
 {
-	uint64_t	h = 1469598103934665603ULL;
-	size_t		i;
-
-	for (i = 0; i < a->len; i++)
-		h = (h ^ a->b[i]) * 1099511628211ULL;
-	return (size_t)(h % MISS_LIMIT_SLOTS);
+	return (size_t)(util_fnv1a64(UTIL_FNV64_BASIS, a->b, a->len) %
+	    MISS_LIMIT_SLOTS);
 }
 
 /* addr's bucket, or a fresh one in place of the probe window's stalest. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Uses waiting for the walk: two generations of open-addressed 64-bit fingerprints. */
-#include <config.h>
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/util.h"
 #include "proxy/uses.h"
 
 #define USES_MIN_SLOTS	1024
@@ -54,12 +55,10 @@ uses_free(struct uses *u)
 uint64_t
 uses_fp(int kind, const uint8_t *key, size_t klen)
 {
-	uint64_t	h = 14695981039346656037ULL;
-	size_t		i;
+	uint8_t		k = (uint8_t)kind;
+	uint64_t	h;
 
-	h = (h ^ (uint8_t)kind) * 1099511628211ULL;
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 1099511628211ULL;
+	h = util_fnv1a64(util_fnv1a64(UTIL_FNV64_BASIS, &k, 1), key, klen);
 	return h != 0 ? h : 1;
 }
 

@@ -62,6 +62,8 @@ struct cache {
 	/* cache_release_pages_step's map, as found at its first step */
 	unsigned long	 rel_lo, rel_hi, rel_gen;
 	struct cache	*of;		/* a twin: the handle whose environment it shares */
+	struct cache	*twins;		/* an original: its twins, through twin_next */
+	struct cache	*twin_next;
 	char		*dir;
 	char		 err[256];
 	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
@@ -543,11 +545,18 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 void
 cache_close(struct cache *c)
 {
+	struct cache	**pp;
+
 	if (c == NULL)
 		return;
 	mdb_txn_abort(c->rtxn);
 	if (c->of != NULL) {
 		/* a twin: the environment is its original's */
+		for (pp = &c->of->twins; *pp != NULL; pp = &(*pp)->twin_next)
+			if (*pp == c) {
+				*pp = c->twin_next;
+				break;
+			}
 		free(c->dir);
 		free(c);
 		return;
@@ -573,6 +582,8 @@ cache_twin(struct cache *of)
 		return NULL;
 	}
 	c->of = of;
+	c->twin_next = of->twins;
+	of->twins = c;
 	cache_twin_follow(c);
 	return c;
 }
@@ -582,12 +593,14 @@ cache_twin_follow(struct cache *c)
 {
 	const struct cache	*of = c->of;
 
-	if (of == NULL)
+	/* Already on the original's environment: keep the read transaction. */
+	if (of == NULL || (c->env == of->env && c->env_gen == of->env_gen))
 		return;
 	mdb_txn_abort(c->rtxn);
 	c->rtxn = NULL;
 	c->rtxn_live = 0;
 	c->env = of->env;
+	c->env_gen = of->env_gen;
 	c->meta = of->meta;
 	c->body = of->body;
 	c->aux = of->aux;
@@ -667,6 +680,12 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 	if (meta != NULL)
 		*meta = m;
 	return 1;
+}
+
+void
+cache_get_done(struct cache *c)
+{
+	cache_read_end(c);
 }
 
 int
@@ -2081,6 +2100,8 @@ cache_move_aside(const char *dir, char *aside, size_t asidelen)
 int
 cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 {
+	struct cache	*t;
+
 	if (c->of != NULL) {
 		cache_seterr(c, "a twin cannot reset its original's store");
 		return -1;
@@ -2088,6 +2109,17 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 	mdb_txn_abort(c->rtxn);
 	c->rtxn = NULL;
 	c->rtxn_live = 0;
+	/*
+	 * A twin's read transaction belongs to this environment and must end
+	 * before it closes (no call on a twin is in progress, as cache_reset
+	 * requires); its next cache_twin_follow takes up the new one.
+	 */
+	for (t = c->twins; t != NULL; t = t->twin_next) {
+		mdb_txn_abort(t->rtxn);
+		t->rtxn = NULL;
+		t->rtxn_live = 0;
+		t->env = NULL;
+	}
 	if (c->env != NULL)
 		mdb_env_close(c->env);
 	c->env = NULL;

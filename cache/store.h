@@ -40,11 +40,13 @@ int		 cache_set_lazy_meta(struct cache *, int on);
  * A second handle on the same environment, for another thread (LMDB
  * allows one environment per file in a process): its own errors and read
  * transaction, the original's databases. Closing it leaves the
- * environment open; close every twin before the original. After a
- * cache_reset of the original, cache_twin_follow (on the twin's thread,
- * with no call on the twin in progress) takes up the new environment.
- * cache_set_lazy_meta and cache_reset refuse a twin. NULL on ENOMEM, or
- * when `of` is itself a twin.
+ * environment open; close every twin before the original. Make and
+ * close twins on the original's thread. cache_reset of the original
+ * ends its twins' read transactions (no call on a twin may be in
+ * progress); cache_twin_follow, on the twin's thread before each use,
+ * then takes up the new environment, and costs nothing while there is
+ * none. cache_set_lazy_meta and cache_reset refuse a twin. NULL on
+ * ENOMEM, or when `of` is itself a twin.
  */
 struct cache	*cache_twin(struct cache *of);
 void		 cache_twin_follow(struct cache *twin);
@@ -58,6 +60,12 @@ const char	*cache_strerror(const struct cache *);
  */
 int	cache_get(struct cache *, enum cache_kind, const uint8_t *key, size_t klen,
 	    struct cache_meta *meta, struct cache_body *body);
+/*
+ * End the read transaction the last cache_get left live (its pointers go
+ * with it). A live one keeps its snapshot's pages from reuse by writers:
+ * a handle that may sit idle after a get calls this when it is done.
+ */
+void	cache_get_done(struct cache *);
 /* Metadata only; body may be NULL in cache_get too. */
 int	cache_get_meta(struct cache *, enum cache_kind, const uint8_t *key,
 	    size_t klen, struct cache_meta *meta);

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "cache/reader.h"
 #include "entry/conf.h"
 #include "entry/conf_pos.h"
 
@@ -53,6 +54,10 @@ static const size_t svc_off[CONFIG_SVC_MAX] = {
 const char *const config_mode_str[2] = {
 	[CONFIG_MODE_CACHE_FIRST] = "cache_first",
 	[CONFIG_MODE_UPSTREAM_FIRST] = "upstream_first",
+};
+const char *const config_offload_str[CONFIG_OFFLOAD_MAX] = {
+	[CONFIG_OFFLOAD_DISK] = "disk",
+	[CONFIG_OFFLOAD_ALWAYS] = "always",
 };
 
 static const char *const log_level_str[] = { "info", "debug", "trace" };
@@ -775,6 +780,13 @@ static const struct cfg_key root_keys[] = {
 	{ "map_resident_max_mb", CFG_T_MIB, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, map_resident_max), .lmin = 0,
 	    .lmax = CONFIG_MAX_MAP_MB },
+	/* threads that look entries up, off the event loop; 0: the loop looks up */
+	{ "lookup_threads", CFG_T_LONG, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, lookup_threads), .lmin = 0,
+	    .lmax = CACHE_READER_MAX_THREADS },
+	{ "lookup_offload", CFG_T_ENUM, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, lookup_offload), .names = config_offload_str,
+	    .nnames = CONFIG_OFFLOAD_MAX, .choices = "\"disk\", \"always\"" },
 	{ "log_level", CFG_T_ENUM, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, log_level), .names = log_level_str,
 	    .nnames = 3, .choices = "\"info\", \"debug\", \"trace\"" },

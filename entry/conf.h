@@ -45,6 +45,13 @@ extern const char *const config_svc_str[CONFIG_SVC_MAX];	/* "ocsp" "rim" "pccs" 
 
 enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
+/* lookup_offload: when lookup_threads take the hits' lookups. */
+enum config_offload {
+	CONFIG_OFFLOAD_DISK = 0,	/* while lookups wait for the disk (cache/reader.h) */
+	CONFIG_OFFLOAD_ALWAYS = 1,
+	CONFIG_OFFLOAD_MAX
+};
+extern const char *const config_offload_str[CONFIG_OFFLOAD_MAX];
 
 struct config_upstream {
 	char	*url;
@@ -105,6 +112,8 @@ struct config {
 	char			*cache_dir;
 	size_t			 map_size;	/* bytes; "map_size_mb" in JSON, default 1024 */
 	size_t			 map_resident_max;	/* bytes; "map_resident_max_mb", 0: no cap */
+	long			 lookup_threads;	/* hits looked up off the loop; 0: on it */
+	int			 lookup_offload;	/* enum config_offload: when they are */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
 	long			 max_connections;	/* 0: from the fd limit (http.c) */
 	long			 header_timeout_s;	/* request line and headers: 10 */

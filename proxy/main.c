@@ -20,6 +20,7 @@
 
 #include "cache/daemon.h"
 #include "cache/store.h"
+#include "cache/reader.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
 #include "proxy/activate.h"
@@ -75,6 +76,8 @@ struct daemon {
 	struct cache		*cache;
 	struct cache_writer	*writer;	/* NULL: the loop writes */
 	struct event		*writer_ev;	/* its results, on the loop */
+	struct cache_reader	*reader;	/* lookup_threads; NULL: the loop looks up */
+	struct event		*reader_ev;	/* its results, on the loop */
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
 	struct http		*http;
@@ -676,7 +679,8 @@ restart_only_changed(const struct config *a, const struct config *b)
 	size_t	i;
 
 	if (a->nlisten != b->nlisten || a->nadmin_listen != b->nadmin_listen ||
-	    strcmp(a->cache_dir, b->cache_dir) != 0 || a->map_size != b->map_size)
+	    strcmp(a->cache_dir, b->cache_dir) != 0 || a->map_size != b->map_size ||
+	    a->lookup_threads != b->lookup_threads)
 		return 1;
 	for (i = 0; i < a->nlisten; i++)
 		if (strcmp(a->listen[i], b->listen[i]) != 0 ||
@@ -707,9 +711,10 @@ reload_apply(struct daemon *d, char *err, size_t errlen)
 	/* The listeners and the cache stay as they are until a restart. */
 	if (restart_only_changed(cfg, old))
 		log_warn("SIGHUP: listen (and whether each uses TLS), admin_listen, "
-		    "cache_dir and map_size_mb take effect at the next restart");
+		    "cache_dir, map_size_mb and lookup_threads take effect at the "
+		    "next restart");
 	/* gen_new owns cfg from here, on failure too. */
-	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->refresh, err,
+	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->reader, d->refresh, err,
 	    errlen)) == NULL)
 		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
@@ -953,7 +958,11 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 		close(d->check_fd);
 	} else if (cache_check_result(status, d->check_fd, why,
 	    sizeof(why)) == 1) {
-		/* What the writer has in hand lands first (it writes the old file). */
+		/*
+		 * What the writer has in hand lands first (it writes the old
+		 * file), and no lookup reads it while it closes.
+		 */
+		cache_reader_wait(d->reader);
 		cache_writer_wait(d->writer);
 		if (cache_reset(d->cache, "", aside, sizeof(aside)) == -1)
 			fatal("cache %s damaged (%s); %s", gen_config(d->gen)->cache_dir,
@@ -1039,7 +1048,7 @@ check_only(struct daemon *d, struct config *cfg)
 	struct gen	*probe;
 	char		 err[1024];
 
-	probe = gen_new(cfg, NULL, NULL, NULL, NULL, err, sizeof(err));
+	probe = gen_new(cfg, NULL, NULL, NULL, NULL, NULL, err, sizeof(err));
 	if (probe != NULL && tls_open_all(d->tls, cfg, err, sizeof(err)) == -1) {
 		gen_unref(probe);
 		probe = NULL;
@@ -1101,10 +1110,45 @@ writer_start(struct daemon *d)
 		fatal("cannot watch the store's writer thread");
 }
 
+static void
+reader_collect(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+
+	(void)fd;
+	(void)what;
+	cache_reader_collect(d->reader);
+}
+
+/*
+ * lookup_threads: the hits' lookups go to threads of their own, so a
+ * store page read from disk holds one client, not the loop; without
+ * them, or when they cannot start, the loop looks up.
+ */
+static void
+reader_start(struct daemon *d, const struct config *cfg)
+{
+	char	err[256];
+
+	if (cfg->lookup_threads == 0)
+		return;
+	if ((d->reader = cache_reader_start(d->cache,
+	    (unsigned)cfg->lookup_threads, err, sizeof(err))) == NULL) {
+		log_warn("%s: the event loop looks entries up itself", err);
+		return;
+	}
+	d->reader_ev = event_new(d->base, cache_reader_fd(d->reader),
+	    EV_READ | EV_PERSIST, reader_collect, d);
+	if (d->reader_ev == NULL || event_add(d->reader_ev, NULL) == -1)
+		fatal("cannot watch the store's lookup threads");
+}
+
 /* Everything main made, in the order that keeps each user before what it uses. */
 static void
 daemon_free(struct daemon *d)
 {
+	/* Lookups in hand finish and their clients are answered (or fetched for). */
+	cache_reader_wait(d->reader);
 	/* Writes in hand land, and the jobs and clients waiting for them are answered. */
 	cache_writer_wait(d->writer);
 	if (d->sig_term != NULL)
@@ -1125,6 +1169,9 @@ daemon_free(struct daemon *d)
 	fetch_ctx_free(d->fetch);
 	store_check_stop(d);
 	/* The last touches refresh_free wrote. */
+	cache_reader_stop(d->reader);
+	if (d->reader_ev != NULL)
+		event_free(d->reader_ev);
 	cache_writer_stop(d->writer);
 	if (d->writer_ev != NULL)
 		event_free(d->writer_ev);
@@ -1177,6 +1224,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	writer_start(&d);
+	reader_start(&d, cfg);
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
 	    (d.refresh = refresh_new(d.base, d.cache, d.writer)) == NULL ||
 	    (d.router = router_new(d.refresh, d.cache)) == NULL)
@@ -1190,7 +1238,7 @@ main(int argc, char **argv)
 		free(cfg);
 		goto out;
 	}
-	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.refresh, err,
+	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.reader, d.refresh, err,
 	    sizeof(err))) == NULL) {
 		log_err("%s", err);
 		goto out;

@@ -238,6 +238,10 @@ render_counters(struct evbuffer *b)
 	    "# HELP stapled_store_damaged_total Damaged stores found and moved aside.\n"
 	    "# TYPE stapled_store_damaged_total counter\n"
 	    "stapled_store_damaged_total %lu\n"
+	    "# HELP stapled_lookups_total Lookups of client requests with lookup_threads set, by where they ran: threads while lookups wait for the disk.\n"
+	    "# TYPE stapled_lookups_total counter\n"
+	    "stapled_lookups_total{where=\"loop\"} %lu\n"
+	    "stapled_lookups_total{where=\"thread\"} %lu\n"
 	    "# HELP stapled_entries_purged_total Entries deleted by the purge, past nextUpdate by more than the grace period.\n"
 	    "# TYPE stapled_entries_purged_total counter\n"
 	    "stapled_entries_purged_total %lu\n"
@@ -247,7 +251,8 @@ render_counters(struct evbuffer *b)
 	    "stapled_refresh_total{result=\"failed\"} %lu\n"
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
 	    metrics.http_errors, metrics.store_errors, metrics.store_map_full,
-	    metrics.store_damaged, metrics.entries_purged, metrics.refresh_ok,
+	    metrics.store_damaged, metrics.lookups_loop, metrics.lookups_thread,
+	    metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
 	render_kind_hists(b, "stapled_hit_latency_seconds", "Cache hits, from "
 	    "the request parsed to the answer queued.", metrics.hit_latency,

@@ -16,6 +16,7 @@
 #include "attest/ocsp.h"
 #include "attest/rim.h"
 #include "attest/util.h"
+#include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
@@ -72,6 +73,7 @@ struct gen {
 	struct config	*cfg;
 	struct cache	*cache;
 	struct cache_writer *writer;	/* NULL: stores on the loop */
+	struct cache_reader *reader;	/* lookup_threads; NULL: looks up on the loop */
 	struct refresh	*refresh;
 	struct config_cidr *trusted;	/* trusted_proxies, parsed */
 	size_t		 ntrusted;
@@ -105,6 +107,12 @@ struct pending {
 	struct event		*budget;
 	struct svc_job		*call;	/* a copy of the call, for the answer */
 	time_t			 started;
+};
+
+/* A client waiting for a lookup on the reader's threads (lookup_threads). */
+struct lookup {
+	struct http_req	*req;	/* NULL once the client has gone */
+	struct svc_job	*call;	/* a copy of the call, holding the generation */
 };
 
 /* A refresh waiting for a fetch. */
@@ -315,8 +323,8 @@ gen_trusted(struct gen *g, char *err, size_t errlen)
 
 struct gen *
 gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
-    struct cache_writer *writer, struct refresh *refresh, char *err,
-    size_t errlen)
+    struct cache_writer *writer, struct cache_reader *reader,
+    struct refresh *refresh, char *err, size_t errlen)
 {
 	struct gen	*g;
 	size_t		 i;
@@ -331,6 +339,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 	g->cfg = cfg;
 	g->cache = cache;
 	g->writer = writer;
+	g->reader = reader;
 	g->refresh = refresh;
 	if (gen_trusted(g, err, errlen) == -1) {
 		gen_unref(g);
@@ -771,6 +780,32 @@ fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
 
 /* ---- answering clients ------------------------------------------------- */
 
+/* Serve a stored entry if it is valid now; 1 when answered, 0 when it is not. */
+static int
+serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const struct cache_meta *m, const struct cache_body *b,
+    enum metrics_result result)
+{
+	time_t	now = time(NULL);
+	long	skew;
+
+	/*
+	 * Never serve what has expired, or what is not valid yet. Intel and
+	 * AMD objects are stored with up to SVC_VENDOR_SKEW_S of clock skew.
+	 */
+	skew = s->conf->skew_s;
+	if (s->ops->kind != CACHE_KIND_OCSP && skew < SVC_VENDOR_SKEW_S)
+		skew = SVC_VENDOR_SKEW_S;
+	if (m->next_update <= now || m->this_update > now + skew)
+		return 0;
+	metrics_note(req, c->route, result);
+	result = s->ops->serve(s, req, c, m, b->response, b->response_len,
+	    b->headers, b->headers_len, now, result);
+	metrics.requests[c->route][result]++;
+	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, m, now);
+	return 1;
+}
+
 /* Serve a valid stored entry; 1 when answered, 0 when nothing valid is stored. */
 static int
 serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
@@ -779,30 +814,12 @@ serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
 	struct cache	 *cache = s->gen->cache;
 	struct cache_meta m;
 	struct cache_body b;
-	time_t		  now = time(NULL);
-	long		  skew;
 	int		  rc;
 
 	rc = cache_get(cache, s->ops->kind, c->key, c->klen, &m, &b);
 	if (rc == -1)
 		log_err("%s: cache: %s", s->ops->name, cache_strerror(cache));
-	if (rc != 1)
-		return 0;
-	/*
-	 * Never serve what has expired, or what is not valid yet. Intel and
-	 * AMD objects are stored with up to SVC_VENDOR_SKEW_S of clock skew.
-	 */
-	skew = s->conf->skew_s;
-	if (s->ops->kind != CACHE_KIND_OCSP && skew < SVC_VENDOR_SKEW_S)
-		skew = SVC_VENDOR_SKEW_S;
-	if (m.next_update <= now || m.this_update > now + skew)
-		return 0;
-	metrics_note(req, c->route, result);
-	result = s->ops->serve(s, req, c, &m, b.response, b.response_len,
-	    b.headers, b.headers_len, now, result);
-	metrics.requests[c->route][result]++;
-	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, &m, now);
-	return 1;
+	return rc == 1 && serve_found(s, req, c, &m, &b, result);
 }
 
 /* An answer about the request, as the upstream sent it: nothing to advertise. */
@@ -1095,11 +1112,10 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	return 1;
 }
 
-void
-svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
+/* Nothing valid stored, or upstream_first: what stands in for it, or a fetch. */
+static void
+not_stored(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
-	if (s->conf->mode == CONFIG_MODE_CACHE_FIRST && serve_cached(s, req, c, METRICS_RES_HIT))
-		return;
 	/*
 	 * A remembered 404/410 or definitive answer stands for the upstreams'
 	 * answer; upstream_first still serves a valid stored one first.
@@ -1114,6 +1130,89 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 	if (miss_over_rate(s, req, c))
 		return;
 	fetch_for_client(s, req, c);
+}
+
+static void
+lookup_gone(struct http_req *req, void *arg)
+{
+	struct lookup	*l = arg;
+
+	(void)req;
+	l->req = NULL;
+}
+
+/* The lookup thread's answer, on the loop. */
+static void
+lookup_done(const struct cache_reader_res *res, void *arg)
+{
+	struct lookup		*l = arg;
+	struct svc		*s = l->call->svc;
+	const struct svc_call	*c = &l->call->call;
+
+	if (l->req == NULL)
+		goto out;
+	http_req_on_gone(l->req, NULL, NULL);
+	if (res->rc == -1)
+		log_err("%s: %s", s->ops->name, res->err);
+	if (res->rc == 1 &&
+	    serve_found(s, l->req, c, &res->meta, &res->body, METRICS_RES_HIT))
+		goto out;
+	not_stored(s, l->req, c);
+out:
+	job_free(l->call);
+	free(l);
+}
+
+/*
+ * lookup_threads: the lookup goes to a thread, so a store page read from
+ * disk holds only this client. 0 when it went, -1 when the caller must
+ * look up itself (the threads have as many in hand as they take, or
+ * memory is short).
+ */
+static int
+lookup_start(struct svc *s, struct http_req *req, const struct svc_call *c)
+{
+	struct lookup	*l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -1;
+	l->req = req;
+	if ((l->call = job_new(s, c)) == NULL ||
+	    cache_reader_get(s->gen->reader, s->ops->kind, c->key, c->klen,
+	    lookup_done, l) == -1) {
+		job_free(l->call);
+		free(l);
+		return -1;
+	}
+	http_req_on_gone(req, lookup_gone, l);
+	return 0;
+}
+
+void
+svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
+{
+	struct cache_reader	*r = s->gen->reader;
+	int64_t			 t0;
+	int			 served;
+
+	if (s->conf->mode == CONFIG_MODE_CACHE_FIRST) {
+		/* Threads only while lookups wait for the disk (reader.h). */
+		if (r != NULL && (gen_config(s->gen)->lookup_offload ==
+		    CONFIG_OFFLOAD_ALWAYS || cache_reader_wanted(r)) &&
+		    lookup_start(s, req, c) == 0) {
+			metrics.lookups_thread++;
+			return;
+		}
+		t0 = r != NULL ? cache_reader_clock() : 0;
+		served = serve_cached(s, req, c, METRICS_RES_HIT);
+		if (r != NULL) {
+			cache_reader_note(r, t0);
+			metrics.lookups_loop++;
+		}
+		if (served)
+			return;
+	}
+	not_stored(s, req, c);
 }
 
 /* ---- shared answers ----------------------------------------------------- */

@@ -97,11 +97,17 @@ struct svc_ops {
  * flight keep the old one alive through its reference count.
  */
 /* Takes ownership of cfg (also on failure). */
+struct cache_reader;
 struct cache_writer;
-/* writer: the store's writer thread, or NULL to store on the loop. */
+/*
+ * writer: the store's writer thread, or NULL to store on the loop.
+ * reader: threads for the lookups of hits (lookup_threads), or NULL to
+ * look up on the loop.
+ */
 struct gen		*gen_new(struct config *cfg, struct fetch_ctx *,
 			    struct cache *, struct cache_writer *,
-			    struct refresh *, char *err, size_t errlen);
+			    struct cache_reader *, struct refresh *, char *err,
+			    size_t errlen);
 void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);

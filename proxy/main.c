@@ -19,8 +19,8 @@
 #include <jansson.h>
 
 #include "cache/daemon.h"
-#include "cache/store.h"
 #include "cache/reader.h"
+#include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
 #include "proxy/activate.h"
@@ -714,8 +714,8 @@ reload_apply(struct daemon *d, char *err, size_t errlen)
 		    "cache_dir, map_size_mb and lookup_threads take effect at the "
 		    "next restart");
 	/* gen_new owns cfg from here, on failure too. */
-	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->reader, d->refresh, err,
-	    errlen)) == NULL)
+	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->reader,
+	    d->refresh, err, errlen)) == NULL)
 		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
 	tls_failed = tls_reload_all(d->tls, old, gen_config(gen)) == -1;
@@ -1238,8 +1238,8 @@ main(int argc, char **argv)
 		free(cfg);
 		goto out;
 	}
-	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.reader, d.refresh, err,
-	    sizeof(err))) == NULL) {
+	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.reader,
+	    d.refresh, err, sizeof(err))) == NULL) {
 		log_err("%s", err);
 		goto out;
 	}

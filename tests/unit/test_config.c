@@ -57,6 +57,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg.header_timeout_s, 10);
 	assert_int_equal(cfg.body_timeout_s, 10);
 	assert_int_equal(cfg.keepalive_timeout_s, 60);
+	assert_int_equal(cfg.lookup_threads, 0);
+	assert_int_equal(cfg.lookup_offload, CONFIG_OFFLOAD_DISK);
 	assert_int_equal(cfg.ocsp.nupstreams, 1);
 	assert_string_equal(cfg.ocsp.upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com");
@@ -111,6 +113,8 @@ static const char full[] =
     "  \"header_timeout_s\": 5,\n"
     "  \"body_timeout_s\": 7,\n"
     "  \"keepalive_timeout_s\": 120,\n"
+    "  \"lookup_threads\": 4,\n"
+    "  \"lookup_offload\": \"always\",\n"
     "  \"ocsp\": {\n"
     "    \"upstreams\": [\n"
     "      {\"url\": \"https://ocsp.ndis.nvidia.com/\", \"name\": \"nvidia\"},\n"
@@ -154,6 +158,8 @@ test_full(void **state)
 	assert_int_equal(cfg.header_timeout_s, 5);
 	assert_int_equal(cfg.body_timeout_s, 7);
 	assert_int_equal(cfg.keepalive_timeout_s, 120);
+	assert_int_equal(cfg.lookup_threads, 4);
+	assert_int_equal(cfg.lookup_offload, CONFIG_OFFLOAD_ALWAYS);
 	assert_int_equal(cfg.ocsp.nupstreams, 2);
 	assert_string_equal(cfg.ocsp.upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com/");

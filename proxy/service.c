@@ -806,20 +806,37 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
 	return 1;
 }
 
+/*
+ * cache_get on the loop. With lookup threads it is timed, so that one
+ * that waited for the disk sends the next lookups to them (reader.h).
+ */
+static int
+get_here(struct svc *s, const struct svc_call *c, struct cache_meta *m,
+    struct cache_body *b)
+{
+	struct cache		*cache = s->gen->cache;
+	struct cache_reader	*r = s->gen->reader;
+	int64_t			 t0 = r != NULL ? cache_reader_clock() : 0;
+	int			 rc;
+
+	rc = cache_get(cache, s->ops->kind, c->key, c->klen, m, b);
+	if (r != NULL)
+		cache_reader_note(r, t0);
+	if (rc == -1)
+		log_err("%s: cache: %s", s->ops->name, cache_strerror(cache));
+	return rc;
+}
+
 /* Serve a valid stored entry; 1 when answered, 0 when nothing valid is stored. */
 static int
 serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
     enum metrics_result result)
 {
-	struct cache	 *cache = s->gen->cache;
-	struct cache_meta m;
-	struct cache_body b;
-	int		  rc;
+	struct cache_meta	m;
+	struct cache_body	b;
 
-	rc = cache_get(cache, s->ops->kind, c->key, c->klen, &m, &b);
-	if (rc == -1)
-		log_err("%s: cache: %s", s->ops->name, cache_strerror(cache));
-	return rc == 1 && serve_found(s, req, c, &m, &b, result);
+	return get_here(s, c, &m, &b) == 1 &&
+	    serve_found(s, req, c, &m, &b, result);
 }
 
 /* An answer about the request, as the upstream sent it: nothing to advertise. */
@@ -1192,8 +1209,6 @@ void
 svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
 	struct cache_reader	*r = s->gen->reader;
-	int64_t			 t0;
-	int			 served;
 
 	if (s->conf->mode == CONFIG_MODE_CACHE_FIRST) {
 		/* Threads only while lookups wait for the disk (reader.h). */
@@ -1203,13 +1218,9 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 			metrics.lookups_thread++;
 			return;
 		}
-		t0 = r != NULL ? cache_reader_clock() : 0;
-		served = serve_cached(s, req, c, METRICS_RES_HIT);
-		if (r != NULL) {
-			cache_reader_note(r, t0);
+		if (r != NULL)
 			metrics.lookups_loop++;
-		}
-		if (served)
+		if (serve_cached(s, req, c, METRICS_RES_HIT))
 			return;
 	}
 	not_stored(s, req, c);

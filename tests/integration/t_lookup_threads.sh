@@ -171,6 +171,29 @@ done
 metrics_get "$T/m2"
 check_eq "lookup_offload disk, store in memory: six lookups on the loop, none on a thread" "6 0" \
     "$(metric_sum "$T/m2" 'stapled_lookups_total\{where="loop"') $(metric_sum "$T/m2" 'stapled_lookups_total\{where="thread"')"
+
+# Then the store leaves memory: once the quiet daemon has released its map
+# (design.md 7.6), the kernel may drop the file's pages, and the next hit
+# reads its pages from the disk. From there the threads take the lookups.
+map_rss_kb() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($NF ~ /\/data\.mdb$/) } m && /^Rss:/ { s += $2 }
+	    END { print s + 0 }' "/proc/$SPID/smaps"
+}
+for _ in $(seq 50); do [ "$(map_rss_kb)" = 0 ] && break; sleep 0.1; done
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$T/cache/data.mdb"
+resident=$(fincore -n -b -o RES "$T/cache/data.mdb" 2>/dev/null | tr -d ' ')
+if [ "$(map_rss_kb)" = 0 ] && [ "$resident" = 0 ]; then
+	for i in 1 2 3 4 5 6; do post "$T/r$i.der" "$T/cold$i.der" /ocsp; done
+	check_bytes "the store read from the disk: the stored bytes" "$T/miss6.der" "$T/cold6.der"
+	metrics_get "$T/m3"
+	assert "a lookup read from the disk sent the next ones to the threads" \
+	    '[ "$(metric_sum "$T/m3" "stapled_lookups_total.where=.thread")" -ge 1 ]'
+else
+	note "SKIP the store read from the disk: its pages stayed in memory" \
+	    "(mapped: $(map_rss_kb) KiB; resident after the advice: ${resident:-unknown} bytes)"
+fi
 stapled_stop
 
 # ---- 7. a configuration outside 0..64 is refused -----------------------------------

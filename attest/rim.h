@@ -27,7 +27,7 @@
  * may accept. rim_result.signer_expired says what nvattest will report.
  */
 
-#define RIM_ID_MAX_CHARS	256		/* as the dstack proxy and issue 3 */
+#define RIM_ID_MAX_CHARS	256		/* as the dstack proxy */
 #define RIM_MAX_JSON_BYTES	(8 * 1024 * 1024) /* NVIDIA's are ~30 KiB */
 #define RIM_MAX_CERTS		8		/* KeyInfo certificates kept */
 #define RIM_MAX_CERT_BYTES	16384		/* one DER certificate */

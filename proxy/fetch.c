@@ -198,6 +198,20 @@ ms_to_tv(int64_t ms, struct timeval *tv)
 
 /* ---- curl <-> libevent ------------------------------------------------ */
 
+/*
+ * Every CURLMcode is checked: one that is not CURLM_OK is logged with its
+ * name and the call. A failed socket action leaves the transfers it
+ * concerned to their own timeouts; 0 or -1 as the call succeeded.
+ */
+static int
+multi_check(const struct fetch_ctx *ctx, const char *call, CURLMcode mc)
+{
+	if (mc == CURLM_OK)
+		return 0;
+	log_err("fetch: %s: %s", call, ctx->cu->multi_strerror(mc));
+	return -1;
+}
+
 static void
 sock_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -208,7 +222,8 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 		action |= CURL_CSELECT_IN;
 	if (what & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
-	ctx->cu->multi_socket_action(ctx->multi, fd, action, &running);
+	multi_check(ctx, "curl_multi_socket_action",
+	    ctx->cu->multi_socket_action(ctx->multi, fd, action, &running));
 	/*
 	 * No timer cleanup here: process_done may start the next upstream,
 	 * and curl arms the timer that transfer needs through timer_fn.
@@ -224,8 +239,9 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	ctx->cu->multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
-	    &running);
+	multi_check(ctx, "curl_multi_socket_action",
+	    ctx->cu->multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
+	    &running));
 	process_done(ctx);
 }
 
@@ -267,7 +283,13 @@ socket_fn(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 		if ((fs = calloc(1, sizeof(*fs))) == NULL)
 			return -1;
 		LIST_INSERT_HEAD(&ctx->socks, fs, entry);
-		ctx->cu->multi_assign(ctx->multi, s, fs);
+		/* CURLMOPT_SOCKETFUNCTION: -1 fails this socket's transfer. */
+		if (multi_check(ctx, "curl_multi_assign",
+		    ctx->cu->multi_assign(ctx->multi, s, fs)) == -1) {
+			LIST_REMOVE(fs, entry);
+			free(fs);
+			return -1;
+		}
 	} else
 		event_del(&fs->ev);
 	if (what & CURL_POLL_IN)
@@ -387,7 +409,8 @@ attempt_cancel(struct fetch_attempt *a)
 	struct fetch_job	*job = a->job;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy);
+	multi_check(job->ctx, "curl_multi_remove_handle",
+	    job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy));
 	slot_release(a);
 	attempt_free(a);
 }
@@ -408,6 +431,19 @@ add_header(const struct fetch_curl *cu, struct curl_slist **list,
 	*list = n;
 	return 0;
 }
+
+/*
+ * curl_easy_setopt with its CURLcode checked: an option this libcurl
+ * refuses fails the attempt, logged with the option's name.
+ */
+#define EASY_SET(opt, val) do {						\
+	CURLcode ec_ = cu->easy_setopt(e, (opt), (val));		\
+	if (ec_ != CURLE_OK) {						\
+		log_err("fetch: %s: curl_easy_setopt(%s): %s",		\
+		    pool->service, #opt, cu->easy_strerror(ec_));	\
+		goto out;						\
+	}								\
+} while (0)
 
 static int
 attempt_start(struct fetch_job *job, size_t idx)
@@ -447,46 +483,46 @@ attempt_start(struct fetch_job *job, size_t idx)
 	    add_header(cu, &a->reqhdrs, job->extra_header, "") == -1)
 		goto out;
 
-	if (cu->easy_setopt(e, CURLOPT_URL, a->url) != CURLE_OK)
-		goto out;
-	cu->easy_setopt(e, CURLOPT_PRIVATE, a);
-	cu->easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
-	cu->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	cu->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	EASY_SET(CURLOPT_URL, a->url);
+	EASY_SET(CURLOPT_PRIVATE, a);
+	EASY_SET(CURLOPT_ERRORBUFFER, a->errbuf);
+	EASY_SET(CURLOPT_NOSIGNAL, 1L);
+	EASY_SET(CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	cu->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	cu->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	EASY_SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	EASY_SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
-	cu->easy_setopt(e, CURLOPT_PROTOCOLS,
+	EASY_SET(CURLOPT_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-	cu->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS,
+	EASY_SET(CURLOPT_REDIR_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	cu->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	EASY_SET(CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)pool->conf.connect_timeout_ms);
-	cu->easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
-	cu->easy_setopt(e, CURLOPT_USERAGENT, FETCH_USER_AGENT);
-	cu->easy_setopt(e, CURLOPT_HTTPHEADER, a->reqhdrs);
+	EASY_SET(CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
+	EASY_SET(CURLOPT_USERAGENT, FETCH_USER_AGENT);
+	EASY_SET(CURLOPT_HTTPHEADER, a->reqhdrs);
 	/* Refused early when Content-Length says so; write_fn catches the rest. */
-	cu->easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	EASY_SET(CURLOPT_MAXFILESIZE_LARGE,
 	    (curl_off_t)pool->conf.max_response_bytes);
-	cu->easy_setopt(e, CURLOPT_WRITEFUNCTION, write_fn);
-	cu->easy_setopt(e, CURLOPT_WRITEDATA, a);
-	cu->easy_setopt(e, CURLOPT_HEADERFUNCTION, header_fn);
-	cu->easy_setopt(e, CURLOPT_HEADERDATA, a);
+	EASY_SET(CURLOPT_WRITEFUNCTION, write_fn);
+	EASY_SET(CURLOPT_WRITEDATA, a);
+	EASY_SET(CURLOPT_HEADERFUNCTION, header_fn);
+	EASY_SET(CURLOPT_HEADERDATA, a);
 	if (strcmp(job->method, "POST") == 0) {
-		cu->easy_setopt(e, CURLOPT_POST, 1L);
+		EASY_SET(CURLOPT_POST, 1L);
 		/* job->body outlives every attempt of the job */
-		cu->easy_setopt(e, CURLOPT_POSTFIELDS,
+		EASY_SET(CURLOPT_POSTFIELDS,
 		    job->body != NULL ? (const char *)job->body : "");
-		cu->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		EASY_SET(CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)job->body_len);
 	} else if (strcmp(job->method, "GET") == 0)
-		cu->easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		EASY_SET(CURLOPT_HTTPGET, 1L);
 	else
-		cu->easy_setopt(e, CURLOPT_CUSTOMREQUEST, job->method);
+		EASY_SET(CURLOPT_CUSTOMREQUEST, job->method);
 
-	if (cu->multi_add_handle(job->ctx->multi, e) != CURLM_OK)
+	if (multi_check(job->ctx, "curl_multi_add_handle",
+	    cu->multi_add_handle(job->ctx->multi, e)) == -1)
 		goto out;
 	a->started_ms = now_ms();
 	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
@@ -668,7 +704,10 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 	if (a == NULL)
 		return;
 	up = &job->pool->ups[a->up];
-	job->ctx->cu->easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	/* No status known is 0, as curl reports for no response. */
+	if (job->ctx->cu->easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE,
+	    &status) != CURLE_OK)
+		status = 0;
 	res->http_status = (int)status;
 	res->body = a->buf;
 	res->body_len = a->len;
@@ -778,13 +817,17 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 		snprintf(buf, len, "tls: %s", msg);
 		break;
 	case FETCH_ERR_CONNECT:
-		cu->easy_getinfo(a->easy, CURLINFO_OS_ERRNO, &oserr);
+		if (cu->easy_getinfo(a->easy, CURLINFO_OS_ERRNO,
+		    &oserr) != CURLE_OK)
+			oserr = 0;
 		if (code == CURLE_COULDNT_CONNECT && oserr != 0)
 			msg = strerror((int)oserr);
 		snprintf(buf, len, "connect: %s", msg);
 		break;
 	case FETCH_ERR_TIMEOUT:
-		cu->easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T, &connected);
+		if (cu->easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T,
+		    &connected) != CURLE_OK)
+			connected = 0;
 		if (connected == 0)
 			snprintf(buf, len, "connect timeout after %d ms",
 			    conf->connect_timeout_ms);
@@ -818,7 +861,8 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	int			 status;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy);
+	multi_check(job->ctx, "curl_multi_remove_handle",
+	    job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy));
 	slot_release(a);
 	res_from(&res, job, a);
 	status = res.http_status;
@@ -905,7 +949,12 @@ process_done(struct fetch_ctx *ctx)
 			continue;
 		priv = NULL;
 		code = msg->data.result;
-		ctx->cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		if (ctx->cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+		    &priv) != CURLE_OK) {
+			log_err("fetch: a finished transfer without its "
+			    "attempt (CURLINFO_PRIVATE)");
+			continue;
+		}
 		if ((a = (struct fetch_attempt *)(void *)priv) != NULL)
 			attempt_done(a, code);
 	}
@@ -1198,16 +1247,6 @@ fetch_res_answer(const struct fetch_res *res, struct entry_answer *a)
 	a->header_arg = res;
 }
 
-const char *
-fetch_res_header_line(const struct fetch_res *res, size_t i)
-{
-	const struct fetch_attempt	*a;
-
-	if (res == NULL || (a = res->priv) == NULL || i >= a->nhdr)
-		return NULL;
-	return a->hdr[i];
-}
-
 int
 fetch_ctx_load(struct fetch_ctx *ctx)
 {
@@ -1228,10 +1267,19 @@ fetch_ctx_load(struct fetch_ctx *ctx)
 		return -1;
 	}
 	ctx->cu = cu;
-	cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx);
-	cu->multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	cu->multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx);
+	if (multi_check(ctx, "curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)",
+	    cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) ||
+	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_SOCKETDATA)",
+	    cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx)) ||
+	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_TIMERFUNCTION)",
+	    cu->multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn)) ||
+	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_TIMERDATA)",
+	    cu->multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx))) {
+		cu->multi_cleanup(ctx->multi);
+		ctx->multi = NULL;
+		ctx->cu = NULL;
+		return -1;
+	}
 	if (ctx->load_logged)
 		log_info("fetch: libcurl loaded");
 	ctx->load_logged = 0;
@@ -1284,7 +1332,8 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 	}
 	evtimer_del(&ctx->timer_ev);
 	if (ctx->multi != NULL)
-		ctx->cu->multi_cleanup(ctx->multi);
+		multi_check(ctx, "curl_multi_cleanup",
+		    ctx->cu->multi_cleanup(ctx->multi));
 	while ((fs = LIST_FIRST(&ctx->socks)) != NULL) {
 		event_del(&fs->ev);
 		LIST_REMOVE(fs, entry);
@@ -1489,12 +1538,6 @@ fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
 		h[i].latency = &up->st->latency;
 	}
 	return i;
-}
-
-size_t
-fetch_pool_size(const struct fetch_pool *pool)
-{
-	return pool != NULL ? pool->nups : 0;
 }
 
 const char *

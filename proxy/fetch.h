@@ -55,8 +55,6 @@ struct fetch_res {
 const char	*fetch_res_header(const struct fetch_res *, const char *name);
 /* res's body and response headers as the answer entry/'s admit rules judge (borrowed from res). */
 void		 fetch_res_answer(const struct fetch_res *, struct entry_answer *);
-/* Response header line i ("Name: value", no CRLF), in order; NULL past the end. */
-const char	*fetch_res_header_line(const struct fetch_res *, size_t i);
 
 struct fetch_req {
 	const char	*method;	/* "GET" or "POST" */
@@ -140,8 +138,6 @@ struct fetch_health {
 	const struct metrics_hist *latency;	/* answered exchanges; borrowed from the pool */
 };
 size_t	fetch_pool_health(const struct fetch_pool *, struct fetch_health *, size_t max);
-/* Number of upstreams, to size the array fetch_pool_health() fills. */
-size_t	fetch_pool_size(const struct fetch_pool *);
 const char *fetch_pool_service(const struct fetch_pool *);
 /* Jobs waiting behind max_inflight for a transfer slot now (0 for NULL). */
 size_t	fetch_pool_queued(const struct fetch_pool *);

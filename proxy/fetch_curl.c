@@ -40,6 +40,7 @@ static const struct {
 	FETCH_CURL_FN(easy_getinfo),
 	FETCH_CURL_FN(easy_cleanup),
 	FETCH_CURL_FN(easy_strerror),
+	FETCH_CURL_FN(multi_strerror),
 	FETCH_CURL_FN(slist_append),
 	FETCH_CURL_FN(slist_free_all),
 	FETCH_CURL_FN(version_info),

@@ -30,6 +30,7 @@ struct fetch_curl {
 	CURLcode	 (*easy_getinfo)(CURL *, CURLINFO, ...);
 	void		 (*easy_cleanup)(CURL *);
 	const char	*(*easy_strerror)(CURLcode);
+	const char	*(*multi_strerror)(CURLMcode);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void		 (*slist_free_all)(struct curl_slist *);
 	curl_version_info_data *(*version_info)(CURLversion);

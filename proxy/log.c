@@ -34,12 +34,6 @@ log_set_level(enum log_level max)
 	log_max = max;
 }
 
-int
-log_enabled(enum log_level l)
-{
-	return l <= log_max;
-}
-
 static void
 log_v(enum log_level l, const char *fmt, va_list ap)
 {

@@ -9,7 +9,6 @@ enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG, LOG_LVL
 
 /* Messages above `max` are dropped. Default: LOG_LVL_INFO. */
 void	log_set_level(enum log_level max);
-int	log_enabled(enum log_level);
 
 void	log_err(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

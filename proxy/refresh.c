@@ -1344,12 +1344,6 @@ refresh_set_kind(struct refresh *r, enum cache_kind kind,
 	r->have[kind] = kc->start != NULL;
 }
 
-const struct refresh_kind_conf *
-refresh_get_kind(const struct refresh *r, enum cache_kind kind)
-{
-	return r->have[kind] ? &r->kinds[kind] : NULL;
-}
-
 void
 refresh_start(struct refresh *r)
 {

@@ -64,7 +64,6 @@ void		 refresh_free(struct refresh *);
 /* Install or replace the refresher of a kind (SIGHUP swaps it). NULL start disables. */
 void		 refresh_set_kind(struct refresh *, enum cache_kind,
 		    const struct refresh_kind_conf *);
-const struct refresh_kind_conf *refresh_get_kind(const struct refresh *, enum cache_kind);
 /* Begin walking (after the listener is up, so startup stays fast). */
 void		 refresh_start(struct refresh *);
 /* Stop starting refreshes (shutdown); in-flight ones finish. */

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# max_entries (issue 9 item 6): past the cap a new entry evicts the least
+# max_entries: past the cap a new entry evicts the least
 # recently asked one; an entry imported and not asked since is never
 # evicted; with nothing evictable the answer is passed on, not stored,
 # counted and logged; hits keep working throughout.

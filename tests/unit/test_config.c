@@ -927,7 +927,7 @@ test_load_errno(void **state)
 	config_free(&cfg);
 }
 
-/* Issue 9 item 6: the upstream cap, the per-client miss rate and trusted_proxies. */
+/* The upstream cap, the per-client miss rate and trusted_proxies. */
 static void
 test_upstream_bounds(void **state)
 {

@@ -323,7 +323,7 @@ test_null_param(void **state)
 	freeb(&b);
 	freeb(&alg);
 
-	/* Issue 7: byte 312 of the Milan CRL, the outer hash NULL, flipped. */
+	/* Byte 312 of the Milan CRL, the outer hash NULL, flipped. */
 	a = outer_alg(&acrl);
 	assert_int_equal((size_t)(a.p - acrl.p) + PSS_HASH_NULL_AT, 312);
 	assert_int_equal(acrl.p[312], 0x05);

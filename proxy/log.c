@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "attest/util.h"
 #include "proxy/log.h"
 
 static enum log_level	log_max = LOG_LVL_INFO;
@@ -79,16 +80,10 @@ fatal(const char *fmt, ...)
 char *
 log_hex(char *buf, size_t buflen, const void *p, size_t len)
 {
-	static const char	hex[] = "0123456789abcdef";
-	const unsigned char	*b = p;
-	size_t			 i;
-
 	if (buflen == 0)
 		return buf;
-	for (i = 0; i < len && 2 * i + 2 < buflen; i++) {
-		buf[2 * i] = hex[b[i] >> 4];
-		buf[2 * i + 1] = hex[b[i] & 15];
-	}
-	buf[2 * i] = '\0';
+	if (len > (buflen - 1) / 2)
+		len = (buflen - 1) / 2;
+	util_hex(p, len, buf);
 	return buf;
 }

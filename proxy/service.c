@@ -780,6 +780,32 @@ fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
 
 /* ---- answering clients ------------------------------------------------- */
 
+/*
+ * Each answer's bookkeeping, in one place: the access log's note before the
+ * answer is written, and the counter of the result served (the kind's serve
+ * may answer a hit with a 304, METRICS_RES_NOT_MODIFIED).
+ */
+static void
+svc_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const struct cache_meta *m, const uint8_t *body, size_t len,
+    const uint8_t *headers, size_t headers_len, time_t now,
+    enum metrics_result result)
+{
+	metrics_note(req, c->route, result);
+	result = s->ops->serve(s, req, c, m, body, len, headers, headers_len,
+	    now, result);
+	metrics.requests[c->route][result]++;
+}
+
+/* The same for an answer that is not an entry's: final, limited, failed. */
+static void
+svc_count(struct http_req *req, enum metrics_route route,
+    enum metrics_result result)
+{
+	metrics_note(req, route, result);
+	metrics.requests[route][result]++;
+}
+
 /* Serve a stored entry if it is valid now; 1 when answered, 0 when it is not. */
 static int
 serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
@@ -798,10 +824,8 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
 		skew = SVC_VENDOR_SKEW_S;
 	if (m->next_update <= now || m->this_update > now + skew)
 		return 0;
-	metrics_note(req, c->route, result);
-	result = s->ops->serve(s, req, c, m, b->response, b->response_len,
-	    b->headers, b->headers_len, now, result);
-	metrics.requests[c->route][result]++;
+	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
+	    b->headers_len, now, result);
 	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, m, now);
 	return 1;
 }
@@ -848,9 +872,8 @@ serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 	memset(&m, 0, sizeof(m));
 	m.kind = s->ops->kind;
-	metrics_note(req, c->route, METRICS_RES_DEFINITIVE);
-	metrics.requests[c->route][s->ops->serve(s, req, c, &m, body, len, NULL, 0,
-	    time(NULL), METRICS_RES_DEFINITIVE)]++;
+	svc_serve(s, req, c, &m, body, len, NULL, 0, time(NULL),
+	    METRICS_RES_DEFINITIVE);
 }
 
 /* A remembered answer: given again without asking any upstream. */
@@ -865,8 +888,7 @@ neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 		serve_definitive(s, req, c, n->body, n->body_len);
 		return 1;
 	}
-	metrics.requests[c->route][METRICS_RES_FINAL]++;
-	metrics_note(req, c->route, METRICS_RES_FINAL);
+	svc_count(req, c->route, METRICS_RES_FINAL);
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
 	return 1;
 }
@@ -901,8 +923,7 @@ pending_fail(struct pending *p, const char *why)
 	    serve_cached(s, p->req, &p->call->call, METRICS_RES_FALLBACK))
 		return;
 	route = p->call->call.route;
-	metrics.requests[route][metrics_failed_result(route)]++;
-	metrics_note(p->req, route, metrics_failed_result(route));
+	svc_count(p->req, route, metrics_failed_result(route));
 	s->ops->serve_failed(s, p->req, &p->call->call, why);
 }
 
@@ -936,19 +957,15 @@ pending_done(const struct fetch_res *res, void *arg)
 		m.kind = s->ops->kind;
 		if (cache_get(s->gen->cache, s->ops->kind, c->key, c->klen, &m,
 		    &b) == 1 && m.fetched_at >= p->started) {
-			metrics_note(p->req, c->route, METRICS_RES_MISS);
-			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
-			    res->body, res->body_len, b.headers, b.headers_len, now,
-			    METRICS_RES_MISS)]++;
+			svc_serve(s, p->req, c, &m, res->body, res->body_len,
+			    b.headers, b.headers_len, now, METRICS_RES_MISS);
 			/* A miss is a use too: it starts the idle clock. */
 			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
 			    now);
 		} else {
 			memset(&m, 0, sizeof(m));
-			metrics_note(p->req, c->route, METRICS_RES_UNVERIFIABLE);
-			metrics.requests[c->route][s->ops->serve(s, p->req, c, &m,
-			    res->body, res->body_len, NULL, 0, now,
-			    METRICS_RES_UNVERIFIABLE)]++;
+			svc_serve(s, p->req, c, &m, res->body, res->body_len,
+			    NULL, 0, now, METRICS_RES_UNVERIFIABLE);
 		}
 	} else if (res->err == FETCH_OK) {
 		log_info("%s: %s answered HTTP %d", s->ops->name,
@@ -956,8 +973,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
 		    serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
 			goto out;
-		metrics.requests[c->route][METRICS_RES_FINAL]++;
-		metrics_note(p->req, c->route, METRICS_RES_FINAL);
+		svc_count(p->req, c->route, METRICS_RES_FINAL);
 		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
 		    res->body_len);
 	} else {
@@ -1123,8 +1139,7 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
 	    serve_cached(s, req, c, METRICS_RES_FALLBACK))
 		return 1;
-	metrics.requests[c->route][METRICS_RES_LIMITED]++;
-	metrics_note(req, c->route, METRICS_RES_LIMITED);
+	svc_count(req, c->route, METRICS_RES_LIMITED);
 	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
 	return 1;
 }

@@ -42,11 +42,14 @@
  * Requests on a connection are answered in order (pipelining is read but
  * not processed ahead of an answer).
  *
- * What one client can hold is bounded: its input by HTTP_IN_BYTES, its
- * unsent answers by HTTP_MAX_QUEUED_OUT_BYTES (past it, nothing more is
- * read or parsed until the client reads), its time by one deadline per
- * phase of a request (set when the phase starts, never re-armed by a
- * byte), and the number of clients by max_connections.
+ * What one client can hold is bounded: its input by HTTP_IN_BYTES, the
+ * memory its unsent answers hold by HTTP_MAX_QUEUED_OUT_BYTES (past it,
+ * nothing more is read or parsed until the client reads), the kernel's
+ * send queue by send_buffer_kb, its time by one deadline per phase of a
+ * request (set when the phase starts, never re-armed by a byte), and the
+ * number of clients by max_connections; the admin listeners count theirs
+ * apart (admin_max_connections) and keep spare descriptors, so a full
+ * public port never shuts them out.
  *
  * TLS (tls.c) sits between the socket and `in`/`out` and changes none of
  * that: the handshake runs inside the first reads, under the header

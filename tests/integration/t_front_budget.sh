@@ -72,7 +72,9 @@ mode, pport, aport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys
 if mode == "idle":
     held = fl.hold_idle(pport, n)
     time.sleep(0.5)
-    extra = "held=%d" % len(held)
+    # A probe of the public port is a client like the others: it waits.
+    st, ms, _ = fl.probe(pport, "/healthz", 1.0)
+    extra = "held=%d public_probe=%d" % (len(held), st)
 else:
     lo = fl.Slowloris(pport, n)
     lo.start()
@@ -101,6 +103,8 @@ conf cap ", \"max_connections\": 50, \"admin_listen\": \"127.0.0.1:$APORT\""
 STAPLED_CACHE=$T/store-cap stapled_start cap -f "$T/cap.json"
 admin_run "at max_connections" idle 80
 check_eq "at max_connections: 80 idle clients connect" 80 "$(kv held "$out")"
+check_eq "at max_connections: a probe of the public port gets no answer within 1 s" \
+    0 "$(kv public_probe "$out")"
 check_eq "at max_connections: all 20 admin /healthz and /readyz probes answer 200" \
     20 "$(kv probes_ok "$out")"
 assert "at max_connections: each within $PROBE_MAX_MS ms ($(kv probes_max_ms "$out") ms)" \

@@ -182,7 +182,7 @@ struct http {
 	size_t			 max_conns;	/* max_connections, resolved */
 	size_t			 nadmin;	/* on the admin listeners */
 	size_t			 max_admin;	/* admin_max_connections */
-	int			 spare[HTTP_ADMIN_SPARE_FDS];	/* HTTP_ADMIN_SPARE_FDS */
+	int			 spare[HTTP_ADMIN_SPARE_FDS];	/* on /dev/null, for admin accepts */
 	size_t			 nspare;
 	int			 want_spare;	/* an admin listener exists */
 	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
@@ -1153,15 +1153,13 @@ conn_new(struct http *h, const struct listener *l, evutil_socket_t fd,
     const struct sockaddr *sa)
 {
 	struct conn	*c;
-	int		 one = 1;
+	int		 one = 1, half = h->sndbuf / 2;
 
 	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* socket(7): the kernel doubles the value; its cap (ss's tb) is then h->sndbuf. */
-	if (h->sndbuf > 0 && sa->sa_family != AF_UNIX) {
-		one = h->sndbuf / 2;
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
-	}
+	if (half > 0 && sa->sa_family != AF_UNIX)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
 		return;

@@ -793,6 +793,16 @@ static const struct cfg_key root_keys[] = {
 	{ "max_connections", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, max_connections), .lmin = 0,
 	    .lmax = CONFIG_MAX_CONNECTIONS },
+	/* admin listeners' own budget: never shut out by the public one */
+	{ "admin_max_connections", CFG_T_LONG, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, admin_max_connections), .lmin = 1,
+	    .lmax = CONFIG_MAX_ADMIN_CONNECTIONS,
+	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS } },
+	/* the kernel's send buffer of each client socket, in KiB; 0: its own */
+	{ "send_buffer_kb", CFG_T_LONG, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, send_buffer_kb), .lmin = 0,
+	    .lmax = CONFIG_MAX_SEND_BUFFER_KB,
+	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_SEND_BUFFER_KB } },
 	{ "header_timeout_s", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, header_timeout_s), .lmin = 1,
 	    .lmax = CONFIG_MAX_TIMEOUT_S,

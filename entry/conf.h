@@ -18,6 +18,12 @@
 #define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
 #define CONFIG_MAX_TIMEOUT_S			3600
 #define CONFIG_MAX_CONNECTIONS			1048576
+/* Connections to the admin listeners, counted apart from max_connections. */
+#define CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS	32
+#define CONFIG_MAX_ADMIN_CONNECTIONS		4096
+/* Each accepted socket's kernel send buffer (SO_SNDBUF); 0: the kernel's own. */
+#define CONFIG_DEFAULT_SEND_BUFFER_KB		256
+#define CONFIG_MAX_SEND_BUFFER_KB		65536
 /* Addresses in `listen`, and in `admin_listen` (systemd's sockets are not counted). */
 #define CONFIG_MAX_LISTEN			16
 /* Concurrent upstream transfers per service (design.md 8.5). */
@@ -115,7 +121,9 @@ struct config {
 	long			 lookup_threads;	/* hits looked up off the loop; 0: on it */
 	int			 lookup_offload;	/* enum config_offload: when they are */
 	int			 log_level;	/* 0 info, 1 debug (-d), 2 trace (-v) */
-	long			 max_connections;	/* 0: from the fd limit (http.c) */
+	long			 max_connections;	/* 0: from the fd limit and memory (http.c) */
+	long			 admin_max_connections;	/* on admin listeners: 32 */
+	long			 send_buffer_kb;	/* SO_SNDBUF of each client socket: 256; 0 the kernel's */
 	long			 header_timeout_s;	/* request line and headers: 10 */
 	long			 body_timeout_s;	/* the body, once headers are in: 10 */
 	long			 keepalive_timeout_s;	/* idle between requests: 60 */

@@ -12,6 +12,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>	/* malloc_trim */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +42,14 @@
  * Requests on a connection are answered in order (pipelining is read but
  * not processed ahead of an answer).
  *
- * What one client can hold is bounded: its input by HTTP_IN_BYTES, its
- * unsent answers by HTTP_MAX_QUEUED_OUT_BYTES (past it, nothing more is
- * read or parsed until the client reads), its time by one deadline per
- * phase of a request (set when the phase starts, never re-armed by a
- * byte), and the number of clients by max_connections.
+ * What one client can hold is bounded: its input by HTTP_IN_BYTES, the
+ * memory its unsent answers hold by HTTP_MAX_QUEUED_OUT_BYTES (past it,
+ * nothing more is read or parsed until the client reads), the kernel's
+ * send queue by send_buffer_kb, its time by one deadline per phase of a
+ * request (set when the phase starts, never re-armed by a byte), and the
+ * number of clients by max_connections; the admin listeners count theirs
+ * apart (admin_max_connections) and keep spare descriptors, so a full
+ * public port never shuts them out.
  *
  * TLS (tls.c) sits between the socket and `in`/`out` and changes none of
  * that: the handshake runs inside the first reads, under the header
@@ -59,6 +66,26 @@
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
 #define HTTP_WARN_INTERVAL_S	60
+/*
+ * Descriptors held open (on /dev/null) for the admin listeners: at the fd
+ * limit one is closed so that an admin accept() gets its number, and it is
+ * opened again when a connection closes.
+ */
+#define HTTP_ADMIN_SPARE_FDS	4
+/* An admin accept() that failed even so: the admin listeners pause this long. */
+#define HTTP_ADMIN_BACKOFF_MS	20
+/*
+ * What one chain of `out` costs beyond its bytes: libevent's chain header,
+ * and malloc's rounding of a chain to a power of two (its bytes are
+ * copied in, so every chain is full but the first and the last).
+ */
+#define HTTP_CHAIN_OVERHEAD_BYTES	64
+#define HTTP_CHAIN_BYTES		16384	/* the largest chain: a TLS record pulled up */
+/* Plaintext per TLS write: a record, less a chain's header (conn_send_tls). */
+#define HTTP_TLS_WRITE_BYTES	(TLS_RECORD_BYTES - 2 * HTTP_CHAIN_OVERHEAD_BYTES)
+/* Connections closed since the heap was last given back; past this, trim. */
+#define HTTP_TRIM_AFTER_CONNS	64
+#define HTTP_TRIM_DELAY_MS	1000
 
 /* Where a connection is; each phase has its own deadline (conn_arm). */
 enum http_phase {
@@ -89,6 +116,7 @@ struct http_req {
 struct conn {
 	struct http		*http;
 	const struct listener	*lis;		/* accepted on */
+	int			 admin;		/* on an admin listener: counted in nadmin */
 	evutil_socket_t		 fd;
 	struct event		*rev, *wev, *timer;
 	struct conn_bufs	*bufs;		/* while a request is in: conn_bufs_get */
@@ -143,13 +171,23 @@ struct http {
 	struct listener		 lis[HTTP_MAX_LISTENERS];
 	size_t			 nlis;
 	int			 stopping;
-	int			 lis_enabled;
+	int			 lis_enabled;	/* the public listeners */
+	int			 adm_enabled;	/* the admin listeners */
 	int			 backoff;	/* accept() failed: paused (backoff_ev) */
-	struct event		*backoff_ev;
+	int			 adm_backoff;	/* an admin accept() failed (adm_backoff_ev) */
+	struct event		*backoff_ev, *adm_backoff_ev;
 	time_t			 warned_at;	/* last refused-clients warning */
 	unsigned long		 nrefusals;	/* pauses since, not reported */
-	size_t			 nconns;
+	size_t			 nconns;	/* on the public listeners */
 	size_t			 max_conns;	/* max_connections, resolved */
+	size_t			 nadmin;	/* on the admin listeners */
+	size_t			 max_admin;	/* admin_max_connections */
+	int			 spare[HTTP_ADMIN_SPARE_FDS];	/* on /dev/null, for admin accepts */
+	size_t			 nspare;
+	int			 want_spare;	/* an admin listener exists */
+	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
+	struct event		*trim_ev;	/* gives the heap back (conn_free) */
+	size_t			 closed_untrimmed;	/* connections closed since */
 	long			 header_s, body_s, keepalive_s;
 	TAILQ_HEAD(, conn)	 conns;
 	time_t			 date_at;
@@ -291,6 +329,35 @@ conn_close(struct conn *c)
 		conn_free(c);
 }
 
+/*
+ * The memory the unsent answers hold, which HTTP_MAX_QUEUED_OUT_BYTES
+ * bounds: the bytes of `out`, each chain's overhead, the unused ends of
+ * its first and last chains, and the buffers OpenSSL keeps for a record
+ * it could not send yet or bytes it read ahead.
+ */
+static size_t
+conn_out_held(const struct conn *c)
+{
+	size_t	len = evbuffer_get_length(c->out), held = 0;
+	int	n;
+
+	if (len > 0) {
+		n = evbuffer_peek(c->out, -1, NULL, NULL, 0);
+		held = len + (size_t)n * HTTP_CHAIN_OVERHEAD_BYTES +
+		    (size_t)(n < 2 ? n : 2) * HTTP_CHAIN_BYTES;
+	}
+	if (c->tls != NULL)
+		held += tls_held_bytes(c->tls);
+	return held;
+}
+
+/* Below the bound: the next pipelined request may be read and answered. */
+static int
+conn_out_room(const struct conn *c)
+{
+	return conn_out_held(c) < HTTP_MAX_QUEUED_OUT_BYTES;
+}
+
 /* One TLS record from the head of `out`: as conn_send. */
 static int
 conn_send_tls(struct conn *c)
@@ -298,8 +365,9 @@ conn_send_tls(struct conn *c)
 	size_t		 len = evbuffer_get_length(c->out), n;
 	unsigned char	*p;
 
-	if (len > TLS_RECORD_BYTES)
-		len = TLS_RECORD_BYTES;
+	/* Pulled up into one chain that malloc does not round up to 32 KiB. */
+	if (len > HTTP_TLS_WRITE_BYTES)
+		len = HTTP_TLS_WRITE_BYTES;
 	if ((p = evbuffer_pullup(c->out, (ev_ssize_t)len)) == NULL)
 		return -1;
 	switch (tls_write(c->tls, p, len, &n)) {
@@ -361,6 +429,30 @@ conn_write(struct conn *c)
 		conn_process(c);
 }
 
+/*
+ * Append src's bytes to dst by copy, and empty src. Moving its chains
+ * (evbuffer_add_buffer) would queue each answer's half-empty chains,
+ * about twice its bytes, where a client that does not read piles answers.
+ */
+static void
+buf_copy_out(struct evbuffer *dst, struct evbuffer *src)
+{
+	struct evbuffer_iovec	v[8];
+	size_t			done;
+	int			i, n;
+
+	while (evbuffer_get_length(src) > 0) {
+		n = evbuffer_peek(src, -1, NULL, v, 8);
+		if (n > 8)
+			n = 8;
+		for (i = 0, done = 0; i < n; i++) {
+			evbuffer_add(dst, v[i].iov_base, v[i].iov_len);
+			done += v[i].iov_len;
+		}
+		evbuffer_drain(src, done);
+	}
+}
+
 void
 http_reply(struct http_req *r, int status, const char *reason)
 {
@@ -377,11 +469,11 @@ http_reply(struct http_req *r, int status, const char *reason)
 	    status == 304 ? (size_t)0 : blen, c->close_after ?
 	    "Connection: close\r\n" : r->head.http10 ? "Connection: keep-alive\r\n" : "");
 	evbuffer_add(c->out, line, (size_t)n);
-	evbuffer_add_buffer(c->out, r->out_headers);
+	buf_copy_out(c->out, r->out_headers);
 	evbuffer_add(c->out, "\r\n", 2);
 	/* HEAD and 304 carry no body (RFC 9110 9.3.2, 15.4.5). */
 	if (r->head.method != HTTP_HEAD && status != 304)
-		evbuffer_add_buffer(c->out, r->out_body);
+		buf_copy_out(c->out, r->out_body);
 	else
 		evbuffer_drain(r->out_body, blen);
 	if (c->http->reply_cb != NULL)
@@ -556,6 +648,26 @@ parse_request(struct conn *c)
 /* ---- connections ------------------------------------------------------------ */
 
 static void	listeners_update(struct http *);
+static void	spares_refill(struct http *);
+
+/*
+ * After many closes, or the last one, give the heap's free pages back
+ * (malloc_trim), HTTP_TRIM_DELAY_MS later so that a burst trims once: a
+ * client that did not read leaves hundreds of KiB of freed answers.
+ */
+static void
+conn_trim_later(struct http *h)
+{
+	struct timeval	tv = { HTTP_TRIM_DELAY_MS / 1000,
+			    (HTTP_TRIM_DELAY_MS % 1000) * 1000 };
+
+	h->closed_untrimmed++;
+	if (h->trim_ev == NULL || evtimer_pending(h->trim_ev, NULL) ||
+	    (h->closed_untrimmed < HTTP_TRIM_AFTER_CONNS &&
+	    h->nconns + h->nadmin > 0))
+		return;
+	evtimer_add(h->trim_ev, &tv);
+}
 
 static void
 conn_free(struct conn *c)
@@ -569,7 +681,10 @@ conn_free(struct conn *c)
 		cb(&c->req, c->req.gone_arg);
 	}
 	TAILQ_REMOVE(&c->http->conns, c, entry);
-	c->http->nconns--;
+	if (c->admin)
+		c->http->nadmin--;
+	else
+		c->http->nconns--;
 	if (c->rev != NULL)
 		event_free(c->rev);
 	if (c->wev != NULL)
@@ -584,7 +699,9 @@ conn_free(struct conn *c)
 	if (c->req.out_body != NULL)
 		evbuffer_free(c->req.out_body);
 	evutil_closesocket(c->fd);
-	listeners_update(c->http);	/* below max_connections again */
+	spares_refill(c->http);		/* before a listener takes the descriptor */
+	listeners_update(c->http);	/* below the budget again */
+	conn_trim_later(c->http);
 	free(c->bufs);
 	free(c);
 }
@@ -626,8 +743,7 @@ conn_update_read(struct conn *c)
 {
 	int	want;
 
-	want = (!c->eof && c->inlen < HTTP_IN_BYTES &&
-	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) ||
+	want = (!c->eof && c->inlen < HTTP_IN_BYTES && conn_out_room(c)) ||
 	    c->tls_wr_want_rd;
 	if (want && c->rd_paused) {
 		event_add(c->rev, NULL);
@@ -696,8 +812,7 @@ conn_process(struct conn *c)
 	int		rc;
 
 	c->in_process = 1;
-	while (!c->dead && !c->pending && c->inlen > 0 &&
-	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) {
+	while (!c->dead && !c->pending && c->inlen > 0 && conn_out_room(c)) {
 		if ((rc = parse_request(c)) == 0)
 			break;
 		if (rc == -1)
@@ -715,8 +830,7 @@ conn_process(struct conn *c)
 		return;
 	}
 	/* Half-closed: every whole request it sent is answered; then close. */
-	if (c->eof && !c->pending &&
-	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES)
+	if (c->eof && !c->pending && conn_out_room(c))
 		c->close_after = 1;
 	if (c->close_after && !c->pending && evbuffer_get_length(c->out) == 0) {
 		conn_free(c);
@@ -861,26 +975,63 @@ http_may_warn(struct http *h, unsigned long *unreported)
 	return 1;
 }
 
-/*
- * Listen while under max_connections and not backing off from an accept()
- * error; a closed connection or the back-off timer calls this again.
- */
-static void
-listeners_update(struct http *h)
+static int
+lis_admin(const struct listener *l)
 {
-	unsigned long	unreported;
-	size_t		i;
-	int		want;
+	return (l->flags & HTTP_LISTEN_ADMIN) != 0;
+}
 
-	want = !h->stopping && !h->backoff && h->nconns < h->max_conns;
-	if (want == h->lis_enabled)
-		return;
+/* The public listeners' state, for /readyz and /metrics (the metrics block). */
+static void
+http_publish(const struct http *h)
+{
+	metrics.http_conns = h->nconns;
+	metrics.http_max_conns = h->max_conns;
+	metrics.http_admin_conns = h->nadmin;
+	metrics.http_saturated = h->backoff ? METRICS_SAT_FD_LIMIT :
+	    h->nconns >= h->max_conns ? METRICS_SAT_MAX_CONNECTIONS :
+	    METRICS_SAT_NONE;
+}
+
+/* Enable or disable the listeners of one kind (admin or public). */
+static void
+listeners_set(struct http *h, int admin, int want)
+{
+	size_t	i;
+
 	for (i = 0; i < h->nlis; i++) {
+		if (lis_admin(&h->lis[i]) != admin)
+			continue;
 		if (want)
 			evconnlistener_enable(h->lis[i].lev);
 		else
 			evconnlistener_disable(h->lis[i].lev);
 	}
+}
+
+/*
+ * Listen while under the budget and not backing off from an accept()
+ * error; a closed connection or a back-off timer calls this again. The
+ * public listeners follow max_connections and the fd limit; the admin
+ * listeners their own count (admin_max_connections) only, so a saturated
+ * public port never shuts out /healthz, /readyz and /metrics.
+ */
+static void
+listeners_update(struct http *h)
+{
+	unsigned long	unreported;
+	int		want, adm;
+
+	http_publish(h);
+	adm = !h->stopping && !h->adm_backoff && h->nadmin < h->max_admin;
+	if (adm != h->adm_enabled) {
+		listeners_set(h, 1, adm);
+		h->adm_enabled = adm;
+	}
+	want = !h->stopping && !h->backoff && h->nconns < h->max_conns;
+	if (want == h->lis_enabled)
+		return;
+	listeners_set(h, 0, want);
 	h->lis_enabled = want;
 	if (!want && !h->stopping && !h->backoff && http_may_warn(h, &unreported))
 		log_warn("http: %zu connections (max_connections): not accepting "
@@ -899,23 +1050,91 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	listeners_update(h);
 }
 
+static void
+adm_backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http	*h = arg;
+
+	(void)fd;
+	(void)what;
+	h->adm_backoff = 0;
+	listeners_update(h);
+}
+
+/* Hold HTTP_ADMIN_SPARE_FDS descriptors while an admin listener exists. */
+static void
+spares_refill(struct http *h)
+{
+	int	fd;
+
+	while (h->want_spare && h->nspare < HTTP_ADMIN_SPARE_FDS) {
+		if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+			return;	/* out of descriptors too: a close calls again */
+		h->spare[h->nspare++] = fd;
+	}
+}
+
+static void	conn_new(struct http *, const struct listener *, evutil_socket_t,
+		    const struct sockaddr *);
+
+/*
+ * An admin accept() found no descriptor: give up a spare for it. 0 when
+ * the connection was taken (or there was none after all), -1 when no
+ * spare is left or accept() fails again.
+ */
+static int
+accept_spare(struct http *h, struct listener *l)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		len = sizeof(ss);
+	evutil_socket_t		fd;
+
+	if (h->nspare == 0)
+		return -1;
+	close(h->spare[--h->nspare]);
+	fd = accept4(evconnlistener_get_fd(l->lev), (struct sockaddr *)&ss, &len,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1) {
+		spares_refill(h);
+		return errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == ECONNABORTED || errno == EINTR ? 0 : -1;
+	}
+	conn_new(h, l, fd, (struct sockaddr *)&ss);
+	return 0;
+}
+
 /*
  * evconnlistener_set_error_cb: accept() failed with other than EAGAIN,
  * EINTR or ECONNABORTED. At the fd limit (EMFILE, ENFILE) the pending
  * connection stays in the backlog and the listener stays readable: without
- * a pause that is a busy loop. Pause every listener for
- * HTTP_ACCEPT_BACKOFF_MS, and warn once per HTTP_WARN_INTERVAL_S.
+ * a pause that is a busy loop. An admin listener takes a spare descriptor
+ * instead (accept_spare), and pauses HTTP_ADMIN_BACKOFF_MS only when none
+ * is left. The public listeners pause HTTP_ACCEPT_BACKOFF_MS; the warning
+ * comes once per HTTP_WARN_INTERVAL_S.
  */
 static void
-accept_error_cb(struct evconnlistener *l, void *arg)
+accept_error_cb(struct evconnlistener *lev, void *arg)
 {
 	struct http	*h = arg;
 	struct timeval	 tv = { HTTP_ACCEPT_BACKOFF_MS / 1000,
 			    (HTTP_ACCEPT_BACKOFF_MS % 1000) * 1000 };
+	struct timeval	 atv = { 0, HTTP_ADMIN_BACKOFF_MS * 1000 };
 	int		 err = EVUTIL_SOCKET_ERROR();
 	unsigned long	 unreported;
+	size_t		 i;
 
-	(void)l;
+	for (i = 0; i < h->nlis; i++)
+		if (h->lis[i].lev == lev && lis_admin(&h->lis[i])) {
+			if ((err == EMFILE || err == ENFILE) &&
+			    accept_spare(h, &h->lis[i]) == 0)
+				return;
+			if (!h->adm_backoff) {
+				h->adm_backoff = 1;
+				evtimer_add(h->adm_backoff_ev, &atv);
+				listeners_update(h);
+			}
+			return;
+		}
 	if (h->backoff)
 		return;
 	h->backoff = 1;
@@ -928,60 +1147,102 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 		    HTTP_ACCEPT_BACKOFF_MS, unreported);
 }
 
+/* A new connection on l: counted in its listener's budget. */
 static void
-accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int salen, void *arg)
+conn_new(struct http *h, const struct listener *l, evutil_socket_t fd,
+    const struct sockaddr *sa)
 {
-	struct http	*h = arg;
 	struct conn	*c;
-	size_t		 i;
-	int		 one = 1;
+	int		 one = 1, half = h->sndbuf / 2;
 
-	(void)salen;
 	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* socket(7): the kernel doubles the value; its cap (ss's tb) is then h->sndbuf. */
+	if (half > 0 && sa->sa_family != AF_UNIX)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
 		return;
 	}
 	c->http = h;
-	for (i = 0; i < h->nlis; i++)
-		if (h->lis[i].lev == l)
-			c->lis = &h->lis[i];
+	c->lis = l;
+	c->admin = lis_admin(l);
 	c->fd = fd;
 	c->req.conn = c;
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
-	h->nconns++;
+	if (c->admin)
+		h->nadmin++;
+	else
+		h->nconns++;
 	if ((c->out = evbuffer_new()) == NULL ||
 	    (c->req.out_headers = evbuffer_new()) == NULL ||
 	    (c->req.out_body = evbuffer_new()) == NULL ||
 	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||
 	    (c->wev = event_new(h->base, fd, EV_WRITE, conn_write_cb, c)) == NULL ||
 	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL ||
-	    (c->lis != NULL && c->lis->tls != NULL &&
-	    (c->tls = tls_conn_new(c->lis->tls, fd)) == NULL)) {
+	    (l->tls != NULL && (c->tls = tls_conn_new(l->tls, fd)) == NULL)) {
 		log_err("http: out of memory for a connection");
 		conn_free(c);
 		return;
 	}
 	event_add(c->rev, NULL);
 	conn_arm(c);			/* the first request's header deadline */
-	listeners_update(h);		/* at max_connections: pause */
+	listeners_update(h);		/* at the budget: pause */
 }
 
-/* max_connections 0: the soft fd limit less HTTP_FD_RESERVE, at least HTTP_MIN_CONNECTIONS. */
+static void
+accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct http	*h = arg;
+	size_t		 i;
+
+	(void)salen;
+	for (i = 0; i < h->nlis; i++)
+		if (h->lis[i].lev == lev) {
+			conn_new(h, &h->lis[i], fd, sa);
+			return;
+		}
+	evutil_closesocket(fd);
+}
+
+/* Give freed memory back to the system, a while after connections closed. */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http	*h = arg;
+
+	(void)fd;
+	(void)what;
+	h->closed_untrimmed = 0;
+#if defined(__GLIBC__)
+	(void)malloc_trim(0);
+#endif
+}
+
+/*
+ * max_connections 0: the soft fd limit less HTTP_FD_RESERVE, and no more
+ * than HTTP_MEMORY_SHARE of physical memory at HTTP_CONN_MEMORY_BYTES a
+ * connection; at least HTTP_MIN_CONNECTIONS.
+ */
 static size_t
 max_conns_auto(void)
 {
 	struct rlimit	rl;
+	long		pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	size_t		n = CONFIG_MAX_CONNECTIONS, mem;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-		return HTTP_MIN_CONNECTIONS;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > CONFIG_MAX_CONNECTIONS)
-		return CONFIG_MAX_CONNECTIONS;
-	if (rl.rlim_cur < HTTP_FD_RESERVE + HTTP_MIN_CONNECTIONS)
-		return HTTP_MIN_CONNECTIONS;
-	return (size_t)(rl.rlim_cur - HTTP_FD_RESERVE);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)n + HTTP_FD_RESERVE)
+		n = rl.rlim_cur > HTTP_FD_RESERVE ?
+		    (size_t)(rl.rlim_cur - HTTP_FD_RESERVE) : 0;
+	if (pages > 0 && psz > 0) {
+		mem = (size_t)pages / HTTP_MEMORY_SHARE * (size_t)psz /
+		    HTTP_CONN_MEMORY_BYTES;
+		if (mem < n)
+			n = mem;
+	}
+	return n < HTTP_MIN_CONNECTIONS ? HTTP_MIN_CONNECTIONS : n;
 }
 
 /* A host name in `listen` ("localhost:8090"): its first address, at startup only. */
@@ -1070,6 +1331,10 @@ served_by_adopted(struct http *h, const struct http_listen *spec,
 		if (!h->lis[i].adopted || !same_addr(&h->lis[i].ss, ss))
 			continue;
 		h->lis[i].flags |= spec->flags;
+		if (spec->flags & HTTP_LISTEN_ADMIN) {
+			h->want_spare = 1;
+			spares_refill(h);
+		}
 		log_info("listen %s: served by the passed socket %s%s", spec->addr,
 		    h->lis[i].name, (spec->flags & HTTP_LISTEN_ADMIN) ?
 		    ", now an admin listener" : "");
@@ -1123,8 +1388,12 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 		return -1;
 	}
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
-	if (!h->lis_enabled)
+	if (!(lis_admin(l) ? h->adm_enabled : h->lis_enabled))
 		evconnlistener_disable(l->lev);
+	if (lis_admin(l)) {
+		h->want_spare = 1;
+		spares_refill(h);
+	}
 	h->nlis++;
 	log_info("listening on %s%s%s%s", l->name, l->adopted ?
 	    " (passed socket)" : "", l->tls != NULL ? " (TLS)" : "",
@@ -1144,12 +1413,17 @@ http_new(struct event_base *base, http_handler_cb *handler, void *arg)
 	h->handler_arg = arg;
 	TAILQ_INIT(&h->conns);
 	h->max_conns = max_conns_auto();
+	h->max_admin = CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS;
+	h->sndbuf = CONFIG_DEFAULT_SEND_BUFFER_KB * 1024;
+	h->adm_enabled = 1;
 	h->header_s = CONFIG_DEFAULT_HEADER_TIMEOUT_S;
 	h->body_s = CONFIG_DEFAULT_BODY_TIMEOUT_S;
 	h->keepalive_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
 	h->lis_enabled = 1;
-	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL) {
-		free(h);
+	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL ||
+	    (h->adm_backoff_ev = evtimer_new(base, adm_backoff_cb, h)) == NULL ||
+	    (h->trim_ev = evtimer_new(base, trim_cb, h)) == NULL) {
+		http_free(h);
 		return NULL;
 	}
 	return h;
@@ -1160,6 +1434,8 @@ http_set_config(struct http *h, const struct config *cfg)
 {
 	h->max_conns = cfg->max_connections > 0 ?
 	    (size_t)cfg->max_connections : max_conns_auto();
+	h->max_admin = (size_t)cfg->admin_max_connections;
+	h->sndbuf = (int)cfg->send_buffer_kb * 1024;
 	h->header_s = cfg->header_timeout_s;
 	h->body_s = cfg->body_timeout_s;
 	h->keepalive_s = cfg->keepalive_timeout_s;
@@ -1173,6 +1449,9 @@ http_stop_accepting(struct http *h)
 	size_t		 i;
 
 	h->stopping = 1;
+	h->want_spare = 0;
+	while (h->nspare > 0)
+		close(h->spare[--h->nspare]);
 	for (i = 0; i < h->nlis; i++)
 		evconnlistener_free(h->lis[i].lev);
 	h->nlis = 0;
@@ -1195,6 +1474,9 @@ http_free(struct http *h)
 	if (h == NULL)
 		return;
 	h->stopping = 1;
+	h->want_spare = 0;
+	while (h->nspare > 0)
+		close(h->spare[--h->nspare]);
 	for (i = 0; i < h->nlis; i++)
 		evconnlistener_free(h->lis[i].lev);
 	h->nlis = 0;
@@ -1202,6 +1484,10 @@ http_free(struct http *h)
 		conn_free(c);
 	if (h->backoff_ev != NULL)
 		event_free(h->backoff_ev);
+	if (h->adm_backoff_ev != NULL)
+		event_free(h->adm_backoff_ev);
+	if (h->trim_ev != NULL)
+		event_free(h->trim_ev);
 	free(h);
 }
 

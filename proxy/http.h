@@ -8,7 +8,10 @@
 
 #define HTTP_MAX_HEADER_BYTES	8192	/* request line and headers */
 #define HTTP_MAX_BODY_BYTES	16384	/* OCSP_MAX_REQUEST_BYTES: larger gets 413 */
-/* Answers queued and unsent above this: stop reading and parsing until it drains. */
+/*
+ * Memory held by answers queued and unsent (their bytes, buffer overhead,
+ * TLS buffers) above this: stop reading and parsing until it drains.
+ */
 #define HTTP_MAX_QUEUED_OUT_BYTES	(256 * 1024)
 /* A blocked answer with no write progress for this long: the connection closes. */
 #define HTTP_SEND_TIMEOUT_S	60
@@ -16,6 +19,14 @@
 #define HTTP_ACCEPT_BACKOFF_MS	500
 /* max_connections 0: the soft RLIMIT_NOFILE less this (upstreams, store, logs)... */
 #define HTTP_FD_RESERVE		64
+/* ... and no more than this share (1/N) of physical memory ... */
+#define HTTP_MEMORY_SHARE	4
+/*
+ * ... at this much a connection: its worst case, the output bound, one
+ * answer, the request buffers, TLS and the kernel's send buffer at their
+ * defaults (design.md 3.1 gives the sum) ...
+ */
+#define HTTP_CONN_MEMORY_BYTES	(1024 * 1024)
 /* ... but never fewer than this. */
 #define HTTP_MIN_CONNECTIONS	16
 

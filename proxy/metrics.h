@@ -85,6 +85,13 @@ struct metrics_tls_listener {
 	unsigned long	handshake_failures[METRICS_TLS_FAIL_MAX];
 };
 
+/* Whether the public listeners take new clients (http.c; /readyz says). */
+enum metrics_saturation {
+	METRICS_SAT_NONE,		/* accepting */
+	METRICS_SAT_MAX_CONNECTIONS,	/* max_connections are open: paused */
+	METRICS_SAT_FD_LIMIT,		/* accept() ran out of descriptors: paused */
+};
+
 struct metrics {
 	unsigned long	requests[METRICS_ROUTE_MAX][METRICS_RES_MAX];
 	unsigned long	verify_failures[OCSP_VERDICT_MAX];
@@ -98,6 +105,10 @@ struct metrics {
 	unsigned long	evictions[8];	/* by cache kind: deleted for max_entries */
 	unsigned long	store_capped[8];	/* by cache kind: not stored, nothing evictable */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
+	unsigned long	http_conns;	/* open on the public listeners (http.c) */
+	unsigned long	http_max_conns;	/* their budget: max_connections, resolved */
+	unsigned long	http_admin_conns;	/* open on the admin listeners */
+	int		http_saturated;	/* enum metrics_saturation */
 	unsigned long	refresh_ok;
 	unsigned long	refresh_failed;
 	unsigned long	refresh_rate_limited;

@@ -226,6 +226,15 @@ render_counters(struct evbuffer *b)
 		    cache_kind_str[k], metrics.rejected[k]);
 	render_evictions(b);
 	evbuffer_add_printf(b,
+	    "# HELP stapled_http_connections Client connections open, by listener kind.\n"
+	    "# TYPE stapled_http_connections gauge\n"
+	    "stapled_http_connections{listener=\"public\"} %lu\n"
+	    "stapled_http_connections{listener=\"admin\"} %lu\n"
+	    "# HELP stapled_http_saturated 1 while the public listeners pause (max_connections or the fd limit).\n"
+	    "# TYPE stapled_http_saturated gauge\n"
+	    "stapled_http_saturated %d\n", metrics.http_conns,
+	    metrics.http_admin_conns, metrics.http_saturated != METRICS_SAT_NONE);
+	evbuffer_add_printf(b,
 	    "# HELP stapled_http_refused_total Requests refused before routing (400, 411, 413, 431, 505).\n"
 	    "# TYPE stapled_http_refused_total counter\n"
 	    "stapled_http_refused_total %lu\n"

@@ -37,6 +37,10 @@ status_summarize(struct status_summary *s, const struct refresh_stats *rs,
 			s->svc[s->nsvc].up += fh[k].up != 0;
 		s->nsvc++;
 	}
+	s->saturated = metrics.http_saturated;
+	s->conns = metrics.http_conns;
+	s->max_conns = metrics.http_max_conns;
+	s->admin_conns = metrics.http_admin_conns;
 }
 
 /* "5h03m", "42s", "none" (no valid entry). */
@@ -93,4 +97,16 @@ status_detail(const struct status_summary *s, struct evbuffer *b)
 		    s->svc[i].service, s->svc[i].up, s->svc[i].total,
 		    s->svc[i].total > 0 && s->svc[i].up == 0 ?
 		    " (all in cooldown: only cached entries are served)" : "");
+	/*
+	 * Saturation stays ready: every client the listeners took is served,
+	 * and a probe failing here would let a few hundred idle connections
+	 * take each mirror out of its pool in turn.
+	 */
+	evbuffer_add_printf(b, "public_listeners: %s (%lu/%lu connections)%s\n"
+	    "admin_connections: %lu\n", s->saturated == METRICS_SAT_FD_LIMIT ?
+	    "saturated, out of file descriptors" :
+	    s->saturated == METRICS_SAT_MAX_CONNECTIONS ?
+	    "saturated, at max_connections" : "accepting", s->conns,
+	    s->max_conns, s->saturated != METRICS_SAT_NONE ?
+	    "; ready all the same" : "", s->admin_conns);
 }

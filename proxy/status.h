@@ -23,6 +23,9 @@ struct status_summary {
 		size_t		 up, total;	/* upstreams out of cooldown, configured */
 	}		svc[CONFIG_SVC_MAX];
 	size_t		nsvc;
+	int		saturated;	/* enum metrics_saturation of the public listeners */
+	unsigned long	conns, max_conns;	/* open on them, and their budget */
+	unsigned long	admin_conns;	/* open on the admin listeners */
 };
 
 /*
@@ -34,7 +37,10 @@ void	status_summarize(struct status_summary *, const struct refresh_stats *rs,
 	    struct fetch_pool *const *pools, size_t npools, time_t now);
 /* One line for STATUS= ("12 entries, earliest expiry in 5h03m; upstreams up: ocsp 2/2 ..."). */
 void	status_line(const struct status_summary *, char *buf, size_t len);
-/* The /readyz detail: one "name: value" line per figure, appended to b. */
+/*
+ * The /readyz detail: one "name: value" line per figure, appended to b.
+ * Saturated public listeners are named, and do not make it not ready.
+ */
 void	status_detail(const struct status_summary *, struct evbuffer *b);
 
 #endif

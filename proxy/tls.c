@@ -37,6 +37,7 @@ struct tls_conn {
 	SSL		*ssl;
 	int		 failed;	/* a fatal error: no close_notify */
 	int		 established;	/* the handshake completed once */
+	int		 wr_blocked;	/* a record waits in OpenSSL's write buffer */
 	unsigned long	*fails;		/* the server's, in the metrics block */
 };
 
@@ -366,8 +367,11 @@ tls_write(struct tls_conn *t, const void *buf, size_t len, size_t *done)
 	if (len > TLS_RECORD_BYTES)
 		len = TLS_RECORD_BYTES;
 	ERR_clear_error();
-	if ((r = SSL_write_ex(t->ssl, buf, len, &n)) <= 0)
+	if ((r = SSL_write_ex(t->ssl, buf, len, &n)) <= 0) {
+		t->wr_blocked = 1;
 		return tls_result(t, r, "write");
+	}
+	t->wr_blocked = 0;
 	*done = n;
 	return TLS_IO_OK;
 }
@@ -376,6 +380,13 @@ int
 tls_pending(const struct tls_conn *t)
 {
 	return SSL_has_pending(t->ssl) ? 1 : 0;
+}
+
+size_t
+tls_held_bytes(const struct tls_conn *t)
+{
+	return (t->wr_blocked ? TLS_BUFFER_BYTES : 0) +
+	    (SSL_has_pending(t->ssl) ? TLS_BUFFER_BYTES : 0);
 }
 
 void

@@ -8,6 +8,13 @@
 
 /* Plaintext per tls_write: one TLS record's worth (RFC 8446 5.1). */
 #define TLS_RECORD_BYTES	16384
+/*
+ * One of OpenSSL's record buffers (a record, its header, MAC and padding,
+ * the allocator's share): a connection holds one for reading while bytes
+ * it read ahead wait, one for writing while a record waits for the
+ * socket, and neither otherwise (SSL_MODE_RELEASE_BUFFERS).
+ */
+#define TLS_BUFFER_BYTES	(18 * 1024)
 
 struct config_tls;
 struct tls_server;
@@ -68,6 +75,8 @@ enum tls_io	 tls_write(struct tls_conn *, const void *buf, size_t len,
  * data, or TLS_IO_WANT_READ when what is held is part of a record.
  */
 int		 tls_pending(const struct tls_conn *);
+/* The bytes of record buffers it holds now: 0, 1 or 2 TLS_BUFFER_BYTES. */
+size_t		 tls_held_bytes(const struct tls_conn *);
 /*
  * Send close_notify once, without waiting for the peer's (a connection that
  * failed sends nothing), and free. Accepts NULL. The fd stays open.

@@ -54,6 +54,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg.map_size, (size_t)1024 * 1024 * 1024);
 	assert_int_equal(cfg.log_level, 0);
 	assert_int_equal(cfg.max_connections, 0);
+	assert_int_equal(cfg.admin_max_connections, 32);
+	assert_int_equal(cfg.send_buffer_kb, 256);
 	assert_int_equal(cfg.header_timeout_s, 10);
 	assert_int_equal(cfg.body_timeout_s, 10);
 	assert_int_equal(cfg.keepalive_timeout_s, 60);
@@ -110,6 +112,8 @@ static const char full[] =
     "  \"map_size_mb\": 64,\n"
     "  \"log_level\": \"trace\",\n"
     "  \"max_connections\": 500,\n"
+    "  \"admin_max_connections\": 4,\n"
+    "  \"send_buffer_kb\": 0,\n"
     "  \"header_timeout_s\": 5,\n"
     "  \"body_timeout_s\": 7,\n"
     "  \"keepalive_timeout_s\": 120,\n"
@@ -155,6 +159,8 @@ test_full(void **state)
 	assert_int_equal(cfg.map_size, (size_t)64 * 1024 * 1024);
 	assert_int_equal(cfg.log_level, 2);
 	assert_int_equal(cfg.max_connections, 500);
+	assert_int_equal(cfg.admin_max_connections, 4);
+	assert_int_equal(cfg.send_buffer_kb, 0);
 	assert_int_equal(cfg.header_timeout_s, 5);
 	assert_int_equal(cfg.body_timeout_s, 7);
 	assert_int_equal(cfg.keepalive_timeout_s, 120);
@@ -439,6 +445,11 @@ test_types_and_ranges(void **state)
 	load_fails("{\"max_connections\": -1}",
 	    NAME ":1:21: max_connections: must be an integer between 0 and "
 	    "1048576");
+	load_fails("{\"admin_max_connections\": 0}",
+	    NAME ":1:27: admin_max_connections: must be an integer between 1 "
+	    "and 4096");
+	load_fails("{\"send_buffer_kb\": 65537}",
+	    NAME ":1:20: send_buffer_kb: must be an integer between 0 and 65536");
 	load_fails("{\"header_timeout_s\": 0}",
 	    NAME ":1:22: header_timeout_s: must be an integer between 1 and 3600");
 	load_fails("{\"body_timeout_s\": 3601}",

@@ -509,6 +509,30 @@ xfer_keep_peer(struct xfer *x, struct bundle_entry *e)
 }
 
 /*
+ * The first read's certificate, unless the same bytes are held already
+ * (a bundle made of others repeats them). A linear search: bundles carry
+ * tens of certificates.
+ */
+static int
+xfer_keep_cert(struct xfer *x, struct bundle_cert *c)
+{
+	size_t	i;
+
+	for (i = 0; i < x->bd.ncerts; i++)
+		if (x->bd.certs[i].len == c->len &&
+		    memcmp(x->bd.certs[i].der, c->der, c->len) == 0) {
+			bundle_cert_clear(c);
+			return 0;
+		}
+	if (xfer_grow((void **)&x->bd.certs, &x->ccap, x->bd.ncerts,
+	    sizeof(*x->bd.certs)) == -1)
+		return -1;
+	x->bd.certs[x->bd.ncerts++] = *c;
+	memset(c, 0, sizeof(*c));
+	return 0;
+}
+
+/*
  * The first read: the format, the seal and the chain material, with
  * nothing used before the trailer matched. A pipe is copied aside to be
  * read again. CTL_OK, or the exit code with the reason said.
@@ -542,10 +566,8 @@ xfer_scan(struct xfer *x)
 		if (rc == -1)
 			goto refused;
 		if (rc == BUNDLE_CERT) {
-			if (xfer_grow((void **)&x->bd.certs, &x->ccap, x->bd.ncerts,
-			    sizeof(*x->bd.certs)) == -1)
+			if (xfer_keep_cert(x, &c) == -1)
 				goto oom;
-			x->bd.certs[x->bd.ncerts++] = c;
 		} else if (xfer_keep_peer(x, &e) == -1)
 			goto oom;
 		bundle_entry_clear(&e);

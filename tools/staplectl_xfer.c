@@ -777,6 +777,7 @@ xfer_check(struct xfer *x)
 	char			 err[512];
 	int			 rc, ok, rv = -1;
 
+	memset(&e, 0, sizeof(e));
 	x->holding = x->import;
 	if (fflush(f) == EOF || fseeko(f, 0, SEEK_SET) == -1) {
 		snprintf(err, sizeof(err), "cannot read it again: %s",
@@ -808,9 +809,9 @@ xfer_check(struct xfer *x)
 	}
 	snprintf(err, sizeof(err), "another seal");
  changed:
-	bundle_entry_clear(&e);
-	ctl_warnx("%s: changed while it was read (%s)", x->path, err);
-	snprintf(err, sizeof(err), "the file changed while it was read");
+	ctl_warnx("%s: refused, nothing %s: the file changed while it was "
+	    "read (%s)", x->path, x->import ? "imported" : "verified", err);
+	goto out;
  refused:
 	ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
 	    "imported" : "verified", err);

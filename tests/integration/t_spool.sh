@@ -158,6 +158,16 @@ measure "$T/rss.hnul" "$T/hnul.log" "$CTL" -f "$T/b.json" verify "$T/hnul.jsonl"
 check "a header then NUL bytes: refused at line 2" grep -q 'line 2: not a text file (NUL byte)' "$T/hnul.log"
 assert "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
 rm -f "$T/nul.jsonl" "$T/hnul.jsonl"
+# From a pipe: refused at the first byte too (head then stops on SIGPIPE).
+head -c 1G /dev/zero | /usr/bin/time -f %M -o "$T/rss.pipe" \
+    "$CTL" -f "$T/b.json" verify - >"$T/pipe.log" 2>&1
+check "1 GiB of NUL bytes from a pipe: refused at line 1" \
+    grep -q -- '-: refused, nothing verified: line 1: not a text file (NUL byte)' "$T/pipe.log"
+RSS=$(tail -n 1 "$T/rss.pipe")
+assert "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
+# A good bundle from a pipe is read twice through a copy.
+cat "$T/good.jsonl" | "$CTL" -f "$T/b.json" verify - >"$T/pipe-good.log" 2>&1
+check_eq "a bundle from a pipe verifies: one ok per entry" 3 "$(grep -c '^ok ocsp ' "$T/pipe-good.log")"
 check_eq "the cache still holds its 3 entries" 3 "$("$CTL" -f "$T/b.json" list 2>/dev/null | wc -l)"
 
 # ---- 5. a big valid bundle is verified in the memory of a small one --------------

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading and writing stapled bundles (docs/bundle.md): JSON Lines, checked whole before anything is used. */
+/* Reading and writing stapled bundles (docs/bundle.md): JSON Lines, read one line at a time and sealed by the trailer. */
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,313 @@ rd_cert(struct rd *r, json_t *o, struct bundle_cert *c)
 	return 0;
 }
 
+/* ---- the line reader ---------------------------------------------------- */
+
+#define RD_CHUNK_BYTES	65536
+
+struct bundle_reader {
+	FILE		*in;
+	FILE		*copy;		/* every byte read, when set */
+	EVP_MD_CTX	*md;		/* over every line before the trailer */
+	struct rd	 r;
+	char		 chunk[RD_CHUNK_BYTES];
+	size_t		 cpos, clen;
+	char		*line;		/* the current line, NUL-terminated */
+	size_t		 len, cap;
+	int		 crlf;		/* some line ended in "\r\n" */
+	int		 ended;		/* the trailer was read */
+	struct bundle	 info;		/* header, counts and digest; no lines */
+};
+
+/* Room for n bytes in br->line, doubling up to the line limit. */
+static int
+rd_grow_line(struct bundle_reader *br, size_t n)
+{
+	size_t	 nc = br->cap == 0 ? 4096 : br->cap;
+	char	*p;
+
+	while (nc < n)
+		nc *= 2;
+	if (nc > BUNDLE_MAX_LINE_BYTES + 1)
+		nc = BUNDLE_MAX_LINE_BYTES + 1;
+	if ((p = realloc(br->line, nc)) == NULL)
+		return -1;
+	br->line = p;
+	br->cap = nc;
+	return 0;
+}
+
+/* The current line and its '\n' into the seal's digest. */
+static int
+rd_digest(struct bundle_reader *br)
+{
+	if (EVP_DigestUpdate(br->md, br->line, br->len) != 1 ||
+	    EVP_DigestUpdate(br->md, "\n", 1) != 1)
+		return rd_fail(&br->r, "out of memory");
+	return 0;
+}
+
+static int
+rd_fill(struct bundle_reader *br)
+{
+	br->cpos = 0;
+	br->clen = fread(br->chunk, 1, sizeof(br->chunk), br->in);
+	if (br->clen == 0)
+		return ferror(br->in) ? rd_fail(&br->r, "read error") : 0;
+	if (br->copy != NULL &&
+	    fwrite(br->chunk, 1, br->clen, br->copy) != br->clen)
+		return rd_fail(&br->r, "cannot keep a copy of the input");
+	return 1;
+}
+
+/*
+ * The next line into br->line (without its '\n'): 1, 0 at the end of the
+ * input, -1 (said). A NUL byte, a line over BUNDLE_MAX_LINE_BYTES or a
+ * last line without its '\n' fails as soon as it is seen.
+ */
+static int
+rd_line(struct bundle_reader *br)
+{
+	const char	*nl, *p;
+	size_t		 n, take;
+	int		 rc;
+
+	br->len = 0;
+	br->r.line++;
+	for (;;) {
+		if (br->cpos == br->clen) {
+			if ((rc = rd_fill(br)) == -1)
+				return -1;
+			if (rc == 0) {
+				if (br->len == 0)
+					return 0;
+				return rd_fail(&br->r, "truncated: the file does "
+				    "not end with a newline");
+			}
+		}
+		p = br->chunk + br->cpos;
+		n = br->clen - br->cpos;
+		nl = memchr(p, '\n', n);
+		take = nl != NULL ? (size_t)(nl - p) : n;
+		if (memchr(p, '\0', take) != NULL)
+			return rd_fail(&br->r, "not a text file (NUL byte)");
+		if (br->len + take > BUNDLE_MAX_LINE_BYTES)
+			return rd_fail(&br->r, "over the %zu-byte line limit",
+			    BUNDLE_MAX_LINE_BYTES);
+		if (br->len + take + 1 > br->cap && rd_grow_line(br,
+		    br->len + take + 1) == -1)
+			return rd_fail(&br->r, "out of memory");
+		memcpy(br->line + br->len, p, take);
+		br->len += take;
+		br->line[br->len] = '\0';
+		br->cpos += take + (nl != NULL);
+		if (nl != NULL)
+			break;
+	}
+	if (br->len > 0 && br->line[br->len - 1] == '\r')
+		br->crlf = 1;
+	return 1;
+}
+
+/* The trailer, whose digest is of every line before it, then nothing after. */
+static int
+rd_end(struct bundle_reader *br, json_t *o)
+{
+	struct rd	*r = &br->r;
+	const char	*s;
+	json_t		*v;
+	uint8_t		 md[32], want[32];
+	unsigned	 mdlen;
+
+	if ((s = rd_str(r, o, "sha256", 1)) == NULL)
+		return -1;
+	if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64 ||
+	    bundle_unhex(s, want, sizeof(want)) != 32)
+		return rd_fail(r, "sha256: not 64 lower-case hex digits");
+	if (EVP_DigestFinal_ex(br->md, md, &mdlen) != 1 ||
+	    memcmp(md, want, sizeof(md)) != 0)
+		return rd_fail(r, "corrupt: the SHA-256 of the preceding bytes "
+		    "does not match the trailer's%s", br->crlf ? " (its lines "
+		    "end in CRLF: was it converted in transit?)" : "");
+	memcpy(br->info.sha256, md, sizeof(md));
+	v = json_object_get(o, "entries");
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return rd_fail(r, "entries: missing or not a count");
+	if ((size_t)json_integer_value(v) != br->info.nentries)
+		return rd_fail(r, "the trailer counts %lld entries, the file "
+		    "holds %zu", (long long)json_integer_value(v),
+		    br->info.nentries);
+	switch (rd_line(br)) {
+	case -1:
+		return -1;
+	case 1:
+		return rd_fail(r, "a line after the \"end\" trailer");
+	}
+	br->ended = 1;
+	return 0;
+}
+
+struct bundle_reader *
+bundle_reader_new(FILE *in, FILE *copy, char *err, size_t errlen)
+{
+	struct bundle_reader	*br;
+	json_error_t		 je;
+	json_t			*o = NULL;
+	int			 rc;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if ((br = calloc(1, sizeof(*br))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	br->in = in;
+	br->copy = copy;
+	br->r.err = err;
+	br->r.errlen = errlen;
+	if ((br->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(br->md, EVP_sha256(), NULL) != 1) {
+		rd_fail(&br->r, "out of memory");
+		goto fail;
+	}
+	/* The header first, so an unknown version is named as such. */
+	if ((rc = rd_line(br)) != 1) {
+		if (rc == 0) {
+			br->r.line = 0;
+			rd_fail(&br->r, "empty file");
+		}
+		goto fail;
+	}
+	o = json_loadb(br->line, br->len, JSON_REJECT_DUPLICATES, &je);
+	if (o == NULL || !json_is_object(o)) {
+		rd_fail(&br->r, "not a stapled bundle (the first line is not a "
+		    "JSON object)");
+		goto fail;
+	}
+	if (rd_header(&br->r, o, &br->info) == -1 || rd_digest(br) == -1)
+		goto fail;
+	json_decref(o);
+	return br;
+ fail:
+	json_decref(o);
+	bundle_reader_free(br);
+	return NULL;
+}
+
+int
+bundle_reader_next(struct bundle_reader *br, struct bundle_entry *e,
+    struct bundle_cert *c, char *err, size_t errlen)
+{
+	struct rd	*r = &br->r;
+	json_error_t	 je;
+	json_t		*o = NULL;
+	const char	*type;
+	int		 rc, rv = -1;
+
+	r->err = err;
+	r->errlen = errlen;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	memset(e, 0, sizeof(*e));
+	memset(c, 0, sizeof(*c));
+	if (br->ended)
+		return BUNDLE_END;
+	for (;;) {
+		if ((rc = rd_line(br)) == -1)
+			goto out;
+		if (rc == 0) {
+			r->line--;
+			rd_fail(r, "truncated: the last line is not the \"end\" "
+			    "trailer");
+			goto out;
+		}
+		o = json_loadb(br->line, br->len, JSON_REJECT_DUPLICATES, &je);
+		if (o == NULL || !json_is_object(o)) {
+			rd_fail(r, "not a JSON object (%s)", o == NULL ?
+			    je.text : "another JSON value");
+			goto out;
+		}
+		if ((type = rd_str(r, o, "type", 1)) == NULL)
+			goto out;
+		if (strcmp(type, "end") == 0) {
+			if (rd_end(br, o) == -1)
+				goto out;
+			rv = BUNDLE_END;
+			goto out;
+		}
+		if (rd_digest(br) == -1)
+			goto out;
+		if (strcmp(type, "entry") == 0) {
+			if (rd_entry(r, o, e) == -1)
+				goto out;
+			br->info.nentries++;
+			rv = BUNDLE_ENTRY;
+			goto out;
+		}
+		if (strcmp(type, "cert") == 0) {
+			if (rd_cert(r, o, c) == -1)
+				goto out;
+			br->info.ncerts++;
+			rv = BUNDLE_CERT;
+			goto out;
+		}
+		if (strcmp(type, "header") == 0) {
+			rd_fail(r, "a second \"header\" line");
+			goto out;
+		}
+		br->info.nunknown++;	/* a later writer's: ignored */
+		json_decref(o);
+		o = NULL;
+	}
+ out:
+	json_decref(o);
+	if (rv == -1) {
+		bundle_entry_clear(e);
+		bundle_cert_clear(c);
+	}
+	return rv;
+}
+
+const struct bundle *
+bundle_reader_info(const struct bundle_reader *br)
+{
+	return &br->info;
+}
+
+void
+bundle_reader_free(struct bundle_reader *br)
+{
+	if (br == NULL)
+		return;
+	EVP_MD_CTX_free(br->md);
+	free(br->line);
+	free(br);
+}
+
+void
+bundle_entry_clear(struct bundle_entry *e)
+{
+	if (e == NULL)
+		return;
+	free(e->request);
+	free(e->response);
+	free(e->headers);
+	e->request = e->response = e->headers = NULL;
+	e->request_len = e->response_len = e->headers_len = 0;
+}
+
+void
+bundle_cert_clear(struct bundle_cert *c)
+{
+	if (c == NULL)
+		return;
+	free(c->der);
+	c->der = NULL;
+	c->len = 0;
+}
+
+/* ---- a whole bundle in memory -------------------------------------------- */
+
 static int
 grow(void **arr, size_t *cap, size_t n, size_t size)
 {
@@ -333,163 +641,55 @@ grow(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* The trailer: last line, entry count and the digest of everything before it. */
-static int
-rd_trailer(struct rd *r, const uint8_t *buf, size_t start, size_t end,
-    struct bundle *b)
-{
-	json_error_t	 je;
-	json_t		*o = NULL, *v;
-	const char	*s;
-	uint8_t		 md[32], want[32];
-	int		 rv = -1;
-
-	o = json_loadb((const char *)buf + start, end - start,
-	    JSON_REJECT_DUPLICATES, &je);
-	if (o == NULL || !json_is_object(o) ||
-	    (s = rd_str(r, o, "type", 0)) == NULL || strcmp(s, "end") != 0) {
-		rd_fail(r, "truncated or corrupt: the last line is not the "
-		    "\"end\" trailer");
-		goto out;
-	}
-	if ((s = rd_str(r, o, "sha256", 1)) == NULL)
-		goto out;
-	if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64 ||
-	    bundle_unhex(s, want, sizeof(want)) != 32) {
-		rd_fail(r, "sha256: not 64 lower-case hex digits");
-		goto out;
-	}
-	if (EVP_Digest(buf, start, md, NULL, EVP_sha256(), NULL) != 1 ||
-	    memcmp(md, want, sizeof(md)) != 0) {
-		rd_fail(r, "corrupt: the SHA-256 of the preceding bytes does not "
-		    "match the trailer's");
-		goto out;
-	}
-	memcpy(b->sha256, md, sizeof(md));
-	v = json_object_get(o, "entries");
-	if (!json_is_integer(v) || json_integer_value(v) < 0) {
-		rd_fail(r, "entries: missing or not a count");
-		goto out;
-	}
-	b->nentries = (size_t)json_integer_value(v);	/* checked after */
-	rv = 0;
- out:
-	json_decref(o);
-	return rv;
-}
-
 int
 bundle_parse(const uint8_t *buf, size_t len, struct bundle *b, char *err,
     size_t errlen)
 {
-	struct rd	 r = { 0, err, errlen };
-	json_error_t	 je;
-	json_t		*o = NULL;
-	const uint8_t	*nl;
-	const char	*type;
-	size_t		 pos, end, last, lines, want, ecap = 0, ccap = 0;
-	int		 rv = -1;
+	struct bundle_reader	*br = NULL;
+	struct bundle_entry	 e;
+	struct bundle_cert	 c;
+	FILE			*f = NULL;
+	size_t			 ecap = 0, ccap = 0;
+	int			 rc, rv = -1;
 
 	memset(b, 0, sizeof(*b));
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
-	if (len == 0)
-		return rd_fail(&r, "empty file");
-	if (len > BUNDLE_MAX_FILE_BYTES)
-		return rd_fail(&r, "%zu bytes, over the %zu-byte limit", len,
-		    BUNDLE_MAX_FILE_BYTES);
-	if (memchr(buf, '\0', len) != NULL)
-		return rd_fail(&r, "not a text file (NUL byte)");
-
-	/* The header first, so an unknown version is named as such. */
-	r.line = 1;
-	nl = memchr(buf, '\n', len);
-	end = nl != NULL ? (size_t)(nl - buf) : len;
-	o = json_loadb((const char *)buf, end, JSON_REJECT_DUPLICATES, &je);
-	if (o == NULL || !json_is_object(o)) {
-		rd_fail(&r, "not a stapled bundle (the first line is not a "
-		    "JSON object)");
-		goto out;
+	if (len == 0) {
+		snprintf(err, errlen, "empty file");
+		return -1;
 	}
-	if (rd_header(&r, o, b) == -1)
-		goto out;
-	json_decref(o);
-	o = NULL;
-
-	/* Then the seal: the last line, over every byte before it. */
-	if (buf[len - 1] != '\n') {
-		r.line = 0;
-		rd_fail(&r, "truncated: the file does not end with a newline");
-		goto out;
+	if ((f = fmemopen((void *)(uintptr_t)buf, len, "r")) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	for (lines = 0, pos = 0; pos < len; pos++)
-		if (buf[pos] == '\n')
-			lines++;
-	for (last = len - 1; last > 0 && buf[last - 1] != '\n'; last--)
-		;
-	r.line = lines;
-	if (lines < 2) {
-		rd_fail(&r, "truncated: no trailer");
+	if ((br = bundle_reader_new(f, NULL, err, errlen)) == NULL)
 		goto out;
-	}
-	if (rd_trailer(&r, buf, last, len - 1, b) == -1)
-		goto out;
-	want = b->nentries;
-	b->nentries = 0;
-
-	/* Every line between: all must decode, or nothing is used. */
-	for (pos = end + 1, r.line = 2; pos < last; pos = end + 1, r.line++) {
-		nl = memchr(buf + pos, '\n', last - pos);
-		end = (size_t)(nl - buf);
-		if (end - pos > BUNDLE_MAX_LINE_BYTES) {
-			rd_fail(&r, "%zu bytes, over the %zu-byte line limit",
-			    end - pos, BUNDLE_MAX_LINE_BYTES);
+	while ((rc = bundle_reader_next(br, &e, &c, err, errlen)) != BUNDLE_END) {
+		if (rc == -1)
+			goto out;
+		if (rc == BUNDLE_ENTRY && grow((void **)&b->entries, &ecap,
+		    b->nentries, sizeof(*b->entries)) == 0)
+			b->entries[b->nentries++] = e;
+		else if (rc == BUNDLE_CERT && grow((void **)&b->certs, &ccap,
+		    b->ncerts, sizeof(*b->certs)) == 0)
+			b->certs[b->ncerts++] = c;
+		else {
+			bundle_entry_clear(&e);
+			bundle_cert_clear(&c);
+			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
-		o = json_loadb((const char *)buf + pos, end - pos,
-		    JSON_REJECT_DUPLICATES, &je);
-		if (o == NULL || !json_is_object(o)) {
-			rd_fail(&r, "not a JSON object (%s)", o == NULL ?
-			    je.text : "another JSON value");
-			goto out;
-		}
-		if ((type = rd_str(&r, o, "type", 1)) == NULL)
-			goto out;
-		if (strcmp(type, "entry") == 0) {
-			if (grow((void **)&b->entries, &ecap, b->nentries,
-			    sizeof(*b->entries)) == -1) {
-				rd_fail(&r, "out of memory");
-				goto out;
-			}
-			if (rd_entry(&r, o, &b->entries[b->nentries++]) == -1)
-				goto out;
-		} else if (strcmp(type, "cert") == 0) {
-			if (grow((void **)&b->certs, &ccap, b->ncerts,
-			    sizeof(*b->certs)) == -1) {
-				rd_fail(&r, "out of memory");
-				goto out;
-			}
-			memset(&b->certs[b->ncerts], 0, sizeof(*b->certs));
-			if (rd_cert(&r, o, &b->certs[b->ncerts++]) == -1)
-				goto out;
-		} else if (strcmp(type, "header") == 0 ||
-		    strcmp(type, "end") == 0) {
-			rd_fail(&r, "a second \"%s\" line", type);
-			goto out;
-		} else
-			b->nunknown++;
-		json_decref(o);
-		o = NULL;
 	}
-	if (b->nentries != want) {
-		r.line = lines;
-		rd_fail(&r, "the trailer counts %zu entries, the file holds %zu",
-		    want, b->nentries);
-		goto out;
-	}
+	b->version = br->info.version;
+	b->created = br->info.created;
+	memcpy(b->generator, br->info.generator, sizeof(b->generator));
+	b->nunknown = br->info.nunknown;
+	memcpy(b->sha256, br->info.sha256, sizeof(b->sha256));
 	rv = 0;
  out:
-	json_decref(o);
+	bundle_reader_free(br);
+	fclose(f);
 	if (rv == -1)
 		bundle_free(b);
 	return rv;

@@ -25,7 +25,8 @@
  * The trailer's sha256 covers every byte before the trailer line. A file
  * that does not end in a matching trailer, whose header is not version
  * BUNDLE_VERSION, or any of whose lines does not decode, is refused as a
- * whole: bundle_parse hands back nothing from it. Unknown members are
+ * whole: bundle_parse hands back nothing from it, and a reader's caller
+ * uses nothing of it. Unknown members are
  * ignored, and so are lines of an unknown type (counted in nunknown), so
  * that later version-1 writers may add to the format without breaking
  * this reader. Nothing in a bundle is trusted: the importer verifies
@@ -34,10 +35,11 @@
 
 #define BUNDLE_FORMAT		"stapled-bundle"
 #define BUNDLE_VERSION		1
-#define BUNDLE_MAX_FILE_BYTES	((size_t)1 << 30)	/* 1 GiB */
 /*
- * One line: a RIM envelope of RECORD_MAX_BLOB_BYTES (8 MiB) is 10.7 MiB of
- * base64, next to a request and headers of a few KiB.
+ * One line, its '\n' left out: a RIM envelope of RECORD_MAX_BLOB_BYTES
+ * (8 MiB) is 10.7 MiB of base64, next to a request and headers of a few
+ * KiB. The reader holds one line at a time, so this bounds its memory;
+ * a file has no size limit.
  */
 #define BUNDLE_MAX_LINE_BYTES	((size_t)12 << 20)
 #define BUNDLE_MAX_CERT_BYTES	16384
@@ -82,9 +84,48 @@ struct bundle {
 };
 
 /*
- * Parse and check a whole bundle. Returns 0, or -1 with err naming the
- * line and what is wrong ("line 7: truncated: no trailer") and *out
- * empty (safe to bundle_free).
+ * Streaming reader. bundle_reader_new reads and checks the header line
+ * from `in` (which it borrows until freed); each bundle_reader_next then
+ * reads the lines up to the next entry or certificate, skipping lines of
+ * unknown type, and returns:
+ *	BUNDLE_ENTRY	*e filled, its bytes owned by the caller
+ *			(bundle_entry_clear);
+ *	BUNDLE_CERT	*c filled, likewise (bundle_cert_clear);
+ *	BUNDLE_END	the trailer was read, its digest and count match, and
+ *			nothing follows it: only now is the bundle whole;
+ *	-1		err names the line and what is wrong ("line 7: not a
+ *			JSON object (...)"), *e and *c empty. A NUL byte, an
+ *			over-long line or a line that does not decode fails at
+ *			that line, before anything after it is read.
+ * A caller that must not act on a bundle that fails later (import) holds
+ * what it read until BUNDLE_END. With copy set, every byte read from `in`
+ * is written to it as well (to read a pipe twice). Memory: one line
+ * (at most BUNDLE_MAX_LINE_BYTES) and a read buffer.
+ */
+#define BUNDLE_ENTRY	1
+#define BUNDLE_CERT	2
+#define BUNDLE_END	0
+
+struct bundle_reader;
+
+struct bundle_reader *bundle_reader_new(FILE *in, FILE *copy, char *err,
+	    size_t errlen);
+int	bundle_reader_next(struct bundle_reader *, struct bundle_entry *e,
+	    struct bundle_cert *c, char *err, size_t errlen);
+/*
+ * The header's members, and the counts of what has been read so far
+ * (nentries, ncerts, nunknown); sha256 once BUNDLE_END was returned.
+ * entries and certs are NULL. Valid until the reader is freed.
+ */
+const struct bundle *bundle_reader_info(const struct bundle_reader *);
+void	bundle_reader_free(struct bundle_reader *);	/* NULL ok */
+void	bundle_entry_clear(struct bundle_entry *);	/* bytes only; NULL ok */
+void	bundle_cert_clear(struct bundle_cert *);	/* NULL ok */
+
+/*
+ * Parse and check a whole bundle in memory, with the reader above.
+ * Returns 0, or -1 with err naming the line and what is wrong ("line 7:
+ * truncated: ...") and *out empty (safe to bundle_free).
  */
 int	bundle_parse(const uint8_t *buf, size_t len, struct bundle *out,
 	    char *err, size_t errlen);

@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -14,6 +16,7 @@
 
 #include "attest/der.h"
 #include "cache/store.h"
+#include "entry/kds.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
@@ -296,11 +299,12 @@ static const char *const outcome_str[] = {
 	[OUT_OK] = "ok",
 };
 
+/* One entry's verdict: a line, or with --json one element of "entries". */
 static void
-report(struct ctl *ctl, json_t *arr, const struct bundle_entry *e,
+report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
     enum outcome o, const struct ctl_check *c, const char *why)
 {
-	char		 key[2 * CACHE_KEY_MAX_BYTES + 1], nu[32];
+	char		 key[2 * CACHE_KEY_MAX_BYTES + 1], nu[32], *s;
 	const char	*st = NULL;
 	json_t		*j;
 
@@ -309,7 +313,7 @@ report(struct ctl *ctl, json_t *arr, const struct bundle_entry *e,
 		bundle_time_str(nu, c->meta.next_update);
 		st = bundle_status_name(e->kind, c->meta.status);
 	}
-	if (arr != NULL) {
+	if (ctl->json) {
 		j = json_pack("{s:s, s:s, s:s, s:I}", "result", outcome_str[o],
 		    "kind", e->kind_name, "key", key, "line", (json_int_t)e->line);
 		if (c->ok) {
@@ -319,10 +323,12 @@ report(struct ctl *ctl, json_t *arr, const struct bundle_entry *e,
 		}
 		if (why != NULL && why[0] != '\0')
 			json_object_set_new(j, "reason", json_string(why));
-		json_array_append_new(arr, j);
+		if ((s = json_dumps(j, JSON_COMPACT)) != NULL)
+			printf("%s\n    %s", (*njson)++ > 0 ? "," : "", s);
+		free(s);
+		json_decref(j);
 		return;
 	}
-	(void)ctl;
 	if (o == OUT_REJECTED || o == OUT_HELD || o == OUT_KEPT)
 		printf("%s %s %s (line %zu): %s\n", outcome_str[o],
 		    e->kind_name, key, e->line, why);
@@ -370,24 +376,47 @@ import_meta(struct ctl *ctl, struct cache_meta *m, const char *path)
 		snprintf(m->source, sizeof(m->source), "import");
 }
 
-/* One verify or import: the bundle, what each entry came to, and the counts. */
+/* An import's entry waiting for the transaction: its verdict, and its bytes when stored. */
+struct pend {
+	struct bundle_entry	 e;
+	struct ctl_check	 chk;
+	enum outcome		 o;
+};
+
+/*
+ * One verify or import. The bundle is read twice, one line at a time:
+ * once for its format, its seal and the chain material the entries need
+ * (the certificate lines, the KDS cert_chains), then to verify each
+ * entry. verify holds nothing else. import holds, until its one
+ * transaction, each valid entry it will store (its bytes) and a verdict
+ * for each entry; once an entry is rejected without --allow-partial it
+ * holds nothing more and reports each entry as it is read.
+ */
 struct xfer {
 	struct ctl		*ctl;
 	int			 import;
 	int			 partial;	/* --allow-partial */
 	const char		*path;
-	uint8_t			*buf;
-	struct bundle		 bd;
+	FILE			*in;
+	FILE			*copy;		/* a pipe's bytes, for the second read */
+	uint8_t			 sha256[32];	/* the seal, from the first read */
 	struct ctl_trust	 t;
-	const uint8_t		**cder;		/* the bundle's certificates */
+	struct bundle		 bd;		/* the bundle's certificates only */
+	size_t			 ccap;
+	struct bundle_entry	*peers;		/* its KDS cert_chains */
+	size_t			 npeers, pcap;
+	const uint8_t		**cder;
 	size_t			*clen;
 	int			*cok;		/* ... that the pool's rule admits */
-	struct ctl_check	*chk;		/* per entry */
-	enum outcome		*outc;
+	struct pend		*pend;		/* import: until the transaction */
+	size_t			 npend, ecap;
+	int			 holding;	/* import: something may be stored */
 	struct cache_put_item	*items;		/* what import stores */
 	struct cache_body	*bodies;
 	int			*res;
-	size_t			 nput, nrej, nimp, nkept, npool;
+	int			 njson;		/* --json: elements written */
+	int			 json_open, json_closed;
+	size_t			 nentries, nput, nrej, nimp, nkept, npool;
 };
 
 /* The command line into x. -1 to go on, else the exit code (usage said). */
@@ -426,125 +455,402 @@ xfer_opts(struct xfer *x, int argc, char **argv)
 	return -1;
 }
 
+/* Grow an array of n elements of size to hold one more. 0, or -1. */
+static int
+xfer_grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t	 nc;
+	void	*p;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap == 0 ? 16 : *cap * 2;
+	if ((p = realloc(*arr, nc * size)) == NULL)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+/* A KDS cert_chain entry, which the bundle's VCEKs are checked against. */
+static int
+xfer_is_chain(const struct bundle_entry *e)
+{
+	struct kds_req	 r;
+	const char	*why;
+	char		 path[CACHE_KEY_MAX_BYTES + 1];
+
+	if (e->kind != CACHE_KIND_KDS || e->klen >= sizeof(path))
+		return 0;
+	memcpy(path, e->key, e->klen);
+	path[e->klen] = '\0';
+	return strlen(path) == e->klen && kds_parse_canon(path, &r, &why) == 0 &&
+	    r.what == KDS_CHAIN;
+}
+
+/* The first read's entry: only a KDS cert_chain, the first of its key, is kept. */
+static int
+xfer_keep_peer(struct xfer *x, struct bundle_entry *e)
+{
+	size_t	i;
+
+	if (!xfer_is_chain(e))
+		return 0;
+	for (i = 0; i < x->npeers; i++)
+		if (x->peers[i].klen == e->klen &&
+		    memcmp(x->peers[i].key, e->key, e->klen) == 0)
+			return 0;
+	if (xfer_grow((void **)&x->peers, &x->pcap, x->npeers,
+	    sizeof(*x->peers)) == -1)
+		return -1;
+	x->peers[x->npeers++] = *e;
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
 /*
- * Read and parse the bundle, open the cache (read-only to verify, where
- * failing only costs the learned intermediates) and load the anchors.
- * CTL_OK, or the exit code with the reason said.
+ * The first read's certificate, unless the same bytes are held already
+ * (a bundle made of others repeats them). A linear search: bundles carry
+ * tens of certificates.
  */
 static int
-xfer_read(struct xfer *x)
+xfer_keep_cert(struct xfer *x, struct bundle_cert *c)
 {
-	char	err[512];
-	size_t	len;
-	int	rv;
+	size_t	i;
 
-	if (ctl_read_file(x->path, BUNDLE_MAX_FILE_BYTES, &x->buf, &len, err,
-	    sizeof(err)) == -1) {
-		ctl_warnx("%s", err);
+	for (i = 0; i < x->bd.ncerts; i++)
+		if (x->bd.certs[i].len == c->len &&
+		    memcmp(x->bd.certs[i].der, c->der, c->len) == 0) {
+			bundle_cert_clear(c);
+			return 0;
+		}
+	if (xfer_grow((void **)&x->bd.certs, &x->ccap, x->bd.ncerts,
+	    sizeof(*x->bd.certs)) == -1)
+		return -1;
+	x->bd.certs[x->bd.ncerts++] = *c;
+	memset(c, 0, sizeof(*c));
+	return 0;
+}
+
+/*
+ * The first read: the format, the seal and the chain material, with
+ * nothing used before the trailer matched. A pipe is copied aside to be
+ * read again. CTL_OK, or the exit code with the reason said.
+ */
+static int
+xfer_scan(struct xfer *x)
+{
+	struct bundle_reader	*br = NULL;
+	struct bundle_entry	 e;
+	struct bundle_cert	 c;
+	struct stat		 st;
+	char			 err[512];
+	int			 rc, rv = CTL_REJECTED;
+
+	if (strcmp(x->path, "-") == 0)
+		x->in = stdin;
+	else if ((x->in = fopen(x->path, "rb")) == NULL) {
+		ctl_warnx("%s: %s", x->path, strerror(errno));
 		return CTL_NOFILE;
 	}
-	/* The whole file is checked before anything is looked at. */
-	if (bundle_parse(x->buf, len, &x->bd, err, sizeof(err)) == -1) {
-		ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
-		    "imported" : "verified", err);
-		return CTL_REJECTED;
+	if ((fstat(fileno(x->in), &st) == -1 || !S_ISREG(st.st_mode)) &&
+	    (x->copy = tmpfile()) == NULL) {
+		ctl_warnx("%s: not a regular file, and no temporary file to "
+		    "copy it to: %s", x->path, strerror(errno));
+		return CTL_NOFILE;
 	}
+	if ((br = bundle_reader_new(x->in, x->copy, err, sizeof(err))) == NULL)
+		goto refused;
+	while ((rc = bundle_reader_next(br, &e, &c, err, sizeof(err))) !=
+	    BUNDLE_END) {
+		if (rc == -1)
+			goto refused;
+		if (rc == BUNDLE_CERT) {
+			if (xfer_keep_cert(x, &c) == -1)
+				goto oom;
+		} else if (xfer_keep_peer(x, &e) == -1)
+			goto oom;
+		bundle_entry_clear(&e);
+	}
+	x->nentries = bundle_reader_info(br)->nentries;
+	memcpy(x->sha256, bundle_reader_info(br)->sha256, sizeof(x->sha256));
+	rv = CTL_OK;
+	goto out;
+ oom:
+	bundle_entry_clear(&e);
+	bundle_cert_clear(&c);
+	snprintf(err, sizeof(err), "out of memory");
+ refused:
+	ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
+	    "imported" : "verified", err);
+ out:
+	bundle_reader_free(br);
+	return rv;
+}
+
+/*
+ * Open the cache (read-only to verify, where failing only costs the
+ * learned intermediates), load the anchors, and add the bundle's
+ * certificates to the trust as untrusted chain material. CTL_OK, or the
+ * exit code with the reason said.
+ */
+static int
+xfer_trust(struct xfer *x)
+{
+	size_t	nc = x->bd.ncerts + 1, i;
+	int	rv;
+
 	if (x->import) {
 		if ((rv = ctl_open_cache(x->ctl, 0)) != CTL_OK)
 			return rv;
 	} else if (ctl_open_cache(x->ctl, 1) != CTL_OK)
 		ctl_warnx("verifying without the cache's learned "
 		    "intermediates");
-	return ctl_trust_load(x->ctl, &x->t, 1);
-}
-
-/*
- * The per-certificate and per-entry arrays; the bundle's certificates
- * join the trust as untrusted chain material. 0, or -1 when out of memory
- * (said only for the per-entry arrays, as before).
- */
-static int
-xfer_alloc(struct xfer *x)
-{
-	size_t	nc = x->bd.ncerts + 1, ne = x->bd.nentries + 1, i;
-
+	if ((rv = ctl_trust_load(x->ctl, &x->t, 1)) != CTL_OK)
+		return rv;
 	if ((x->cder = calloc(nc, sizeof(*x->cder))) == NULL ||
 	    (x->clen = calloc(nc, sizeof(*x->clen))) == NULL ||
-	    (x->cok = calloc(nc, sizeof(*x->cok))) == NULL)
-		return -1;
+	    (x->cok = calloc(nc, sizeof(*x->cok))) == NULL) {
+		ctl_warnx("out of memory");
+		return CTL_REJECTED;
+	}
 	for (i = 0; i < x->bd.ncerts; i++) {
 		/* Untrusted: for building chains only. */
-		ctl_trust_add_pool_der(&x->t, x->bd.certs[i].der,
-		    x->bd.certs[i].len);
+		ctl_trust_add_pool_der(&x->t, x->bd.certs[i].der, x->bd.certs[i].len);
 		x->cder[i] = x->bd.certs[i].der;
 		x->clen[i] = x->bd.certs[i].len;
 	}
-	x->t.peers = x->bd.entries;	/* a bundle's KDS cert_chains check its VCEKs */
-	x->t.npeers = x->bd.nentries;
-	if ((x->chk = calloc(ne, sizeof(*x->chk))) == NULL ||
-	    (x->outc = calloc(ne, sizeof(*x->outc))) == NULL ||
-	    (x->items = calloc(ne, sizeof(*x->items))) == NULL ||
-	    (x->bodies = calloc(ne, sizeof(*x->bodies))) == NULL ||
-	    (x->res = calloc(ne, sizeof(*x->res))) == NULL) {
+	x->t.peers = x->peers;	/* a bundle's KDS cert_chains check its VCEKs */
+	x->t.npeers = x->npeers;
+	return CTL_OK;
+}
+
+/* --json: the document's head, before the first entry. */
+static void
+xfer_json_begin(struct xfer *x)
+{
+	json_t	*j;
+	char	*s;
+
+	if (!x->ctl->json || x->json_open)
+		return;
+	x->json_open = 1;
+	j = json_string(x->path);
+	s = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	printf("{\n  \"file\": %s,\n  \"entries\": [", s != NULL ? s : "null");
+	free(s);
+	json_decref(j);
+}
+
+/* --json: the document's tail, once; the head first when no entry was reported. */
+static void
+xfer_json_end(struct xfer *x)
+{
+	if (!x->ctl->json || x->json_closed)
+		return;
+	xfer_json_begin(x);
+	x->json_closed = 1;
+	printf("%s],\n  \"imported\": %zu,\n  \"kept\": %zu,\n  "
+	    "\"rejected\": %zu,\n  \"pool_added\": %zu\n}\n",
+	    x->njson > 0 ? "\n  " : "", x->nimp, x->nkept, x->nrej, x->npool);
+}
+
+/* Why an entry came to o, for its verdict line. */
+static void
+xfer_why(enum outcome o, const struct ctl_check *c, char *why, size_t len)
+{
+	why[0] = '\0';
+	if (o == OUT_REJECTED)
+		snprintf(why, len, "%s", c->reason);
+	else if (o == OUT_HELD)
+		snprintf(why, len, "valid, but another entry was rejected "
+		    "(--allow-partial imports the rest)");
+	else if (o == OUT_KEPT)
+		snprintf(why, len, "the cache already holds this answer or a "
+		    "newer one");
+}
+
+/* Report one entry now, counting what came of it. */
+static void
+xfer_say(struct xfer *x, const struct bundle_entry *e, enum outcome o,
+    const struct ctl_check *c)
+{
+	char	why[400];
+
+	if (o == OUT_IMPORTED)
+		x->nimp++;
+	if (o == OUT_KEPT)
+		x->nkept++;
+	xfer_why(o, c, why, sizeof(why));
+	xfer_json_begin(x);
+	report(x->ctl, &x->njson, e, o, c, why);
+}
+
+/* Import: what is held is reported, as held or as o, and let go. */
+static void
+xfer_flush(struct xfer *x, int held)
+{
+	struct pend	*p;
+	size_t		 i;
+
+	for (i = 0; i < x->npend; i++) {
+		p = &x->pend[i];
+		xfer_say(x, &p->e, held && p->o != OUT_REJECTED ? OUT_HELD :
+		    p->o, &p->chk);
+		bundle_entry_clear(&p->e);
+	}
+	x->npend = 0;
+}
+
+/* Import: hold a verdict, with the entry's bytes only when it is to be stored. */
+static int
+xfer_hold(struct xfer *x, struct bundle_entry *e, const struct ctl_check *c,
+    enum outcome o)
+{
+	struct pend	*p;
+
+	if (xfer_grow((void **)&x->pend, &x->ecap, x->npend,
+	    sizeof(*x->pend)) == -1) {
 		ctl_warnx("out of memory");
 		return -1;
 	}
+	p = &x->pend[x->npend++];
+	p->e = *e;
+	p->chk = *c;
+	p->o = o;
+	if (o == OUT_IMPORTED) {
+		import_meta(x->ctl, &p->chk.meta, x->path);
+		x->nput++;
+	} else
+		bundle_entry_clear(&p->e);
+	memset(e, 0, sizeof(*e));
 	return 0;
 }
 
-/* Verify every entry; without --allow-partial one rejection holds the rest. */
-static void
-xfer_check(struct xfer *x)
+/*
+ * Import: one verified entry. What the cache holds already stays and
+ * keeps its schedule; one rejection without --allow-partial lets go of
+ * everything held. 0, or -1 when out of memory (said).
+ */
+static int
+xfer_import_one(struct xfer *x, struct bundle_entry *e, struct ctl_check *c,
+    int ok)
 {
-	size_t	i;
+	struct cache_meta	old;
 
-	for (i = 0; i < x->bd.nentries; i++) {
-		if (!ctl_check_entry(x->ctl, &x->t, &x->bd.entries[i],
-		    x->ctl->now, &x->chk[i])) {
-			x->outc[i] = OUT_REJECTED;
-			x->nrej++;
-			continue;
+	if (!ok) {
+		x->nrej++;
+		if (!x->partial && x->holding) {
+			xfer_flush(x, 1);
+			x->holding = 0;
 		}
-		x->outc[i] = x->import ? OUT_IMPORTED : OUT_OK;
+		if (!x->holding) {
+			xfer_say(x, e, OUT_REJECTED, c);
+			return 0;
+		}
+		return xfer_hold(x, e, c, OUT_REJECTED);
 	}
-	if (x->import && x->nrej > 0 && !x->partial)
-		for (i = 0; i < x->bd.nentries; i++)
-			if (x->outc[i] != OUT_REJECTED)
-				x->outc[i] = OUT_HELD;
+	if (!x->holding) {
+		xfer_say(x, e, OUT_HELD, c);
+		return 0;
+	}
+	if (c->keep_stored || (cache_get_meta(x->ctl->cache, e->kind, e->key,
+	    e->klen, &old) == 1 && old.this_update >= c->meta.this_update))
+		return xfer_hold(x, e, c, OUT_KEPT);
+	return xfer_hold(x, e, c, OUT_IMPORTED);
 }
 
-/* Import: the entries to store (x->items), those the cache has newer are kept. */
-static void
+/*
+ * The second read: every entry verified (verify: reported at once;
+ * import: held or reported), and the bytes must be those the first read
+ * sealed. 0, or -1 (said) when the file changed between the reads or
+ * memory ran out.
+ */
+static int
+xfer_check(struct xfer *x)
+{
+	struct bundle_reader	*br = NULL;
+	struct bundle_entry	 e;
+	struct bundle_cert	 c;
+	struct ctl_check	 chk;
+	FILE			*f = x->copy != NULL ? x->copy : x->in;
+	char			 err[512];
+	int			 rc, ok, rv = -1;
+
+	memset(&e, 0, sizeof(e));
+	x->holding = x->import;
+	if (fflush(f) == EOF || fseeko(f, 0, SEEK_SET) == -1) {
+		snprintf(err, sizeof(err), "cannot read it again: %s",
+		    strerror(errno));
+		goto refused;
+	}
+	if ((br = bundle_reader_new(f, NULL, err, sizeof(err))) == NULL)
+		goto changed;
+	while ((rc = bundle_reader_next(br, &e, &c, err, sizeof(err))) !=
+	    BUNDLE_END) {
+		if (rc == -1)
+			goto changed;
+		bundle_cert_clear(&c);
+		if (rc != BUNDLE_ENTRY)
+			continue;
+		memset(&chk, 0, sizeof(chk));
+		ok = ctl_check_entry(x->ctl, &x->t, &e, x->ctl->now, &chk);
+		if (!x->import) {
+			x->nrej += !ok;
+			xfer_say(x, &e, ok ? OUT_OK : OUT_REJECTED, &chk);
+		} else if (xfer_import_one(x, &e, &chk, ok) == -1)
+			goto out;
+		bundle_entry_clear(&e);
+	}
+	if (memcmp(bundle_reader_info(br)->sha256, x->sha256,
+	    sizeof(x->sha256)) == 0) {
+		rv = 0;
+		goto out;
+	}
+	snprintf(err, sizeof(err), "another seal");
+ changed:
+	ctl_warnx("%s: refused, nothing %s: the file changed while it was "
+	    "read (%s)", x->path, x->import ? "imported" : "verified", err);
+	goto out;
+ refused:
+	ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
+	    "imported" : "verified", err);
+ out:
+	bundle_entry_clear(&e);
+	bundle_reader_free(br);
+	return rv;
+}
+
+/* Import: what is held to be stored, as the items of one transaction. 0, or -1 (said). */
+static int
 xfer_plan(struct xfer *x)
 {
-	struct bundle_entry	*e;
-	struct cache_meta	 old;
-	size_t			 i;
+	struct pend	*p;
+	size_t		 i, k, n = x->nput + 1;
 
-	for (i = 0; i < x->bd.nentries; i++) {
-		e = &x->bd.entries[i];
-		if (x->outc[i] != OUT_IMPORTED)
-			continue;
-		/* What the cache holds already stays: keeps its schedule. */
-		if (x->chk[i].keep_stored || (cache_get_meta(x->ctl->cache,
-		    e->kind, e->key, e->klen, &old) == 1 && old.this_update >=
-		    x->chk[i].meta.this_update)) {
-			x->outc[i] = OUT_KEPT;
-			continue;
-		}
-		import_meta(x->ctl, &x->chk[i].meta, x->path);
-		x->bodies[i].request = e->request;
-		x->bodies[i].request_len = e->request_len;
-		x->bodies[i].response = e->response;
-		x->bodies[i].response_len = e->response_len;
-		x->bodies[i].headers = e->headers;
-		x->bodies[i].headers_len = e->headers_len;
-		x->items[x->nput].key = e->key;
-		x->items[x->nput].klen = e->klen;
-		x->items[x->nput].meta = &x->chk[i].meta;
-		x->items[x->nput].body = &x->bodies[i];
-		x->nput++;
+	if ((x->items = calloc(n, sizeof(*x->items))) == NULL ||
+	    (x->bodies = calloc(n, sizeof(*x->bodies))) == NULL ||
+	    (x->res = calloc(n, sizeof(*x->res))) == NULL) {
+		ctl_warnx("%s: nothing imported: out of memory", x->path);
+		return -1;
 	}
+	for (i = 0, k = 0; i < x->npend; i++) {
+		p = &x->pend[i];
+		if (p->o != OUT_IMPORTED)
+			continue;
+		x->bodies[k].request = p->e.request;
+		x->bodies[k].request_len = p->e.request_len;
+		x->bodies[k].response = p->e.response;
+		x->bodies[k].response_len = p->e.response_len;
+		x->bodies[k].headers = p->e.headers;
+		x->bodies[k].headers_len = p->e.headers_len;
+		x->items[k].key = p->e.key;
+		x->items[k].klen = p->e.klen;
+		x->items[k].meta = &p->chk.meta;
+		x->items[k].body = &x->bodies[k];
+		k++;
+	}
+	return 0;
 }
 
 /*
@@ -564,9 +870,9 @@ xfer_store(struct xfer *x)
 		    cache_strerror(ctl->cache));
 		return -1;
 	}
-	for (i = 0, k = 0; i < x->bd.nentries; i++)
-		if (x->outc[i] == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
-			x->outc[i] = OUT_KEPT;
+	for (i = 0, k = 0; i < x->npend; i++)
+		if (x->pend[i].o == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
+			x->pend[i].o = OUT_KEPT;
 	/* The bundle's CAs the pool's rule admits join the cache's. */
 	if (ocsp_trust_chaining_cas(x->t.ocsp, x->cder, x->clen, x->bd.ncerts,
 	    x->cok) == -1)
@@ -583,50 +889,12 @@ xfer_store(struct xfer *x)
 	return 0;
 }
 
-/* One line (or JSON object, into arr) per entry, counting what came of each. */
-static void
-xfer_report_entries(struct xfer *x, json_t *arr)
-{
-	char	why[400];
-	size_t	i;
-
-	for (i = 0; i < x->bd.nentries; i++) {
-		why[0] = '\0';
-		if (x->outc[i] == OUT_REJECTED)
-			snprintf(why, sizeof(why), "%s", x->chk[i].reason);
-		else if (x->outc[i] == OUT_HELD)
-			snprintf(why, sizeof(why), "valid, but another entry "
-			    "was rejected (--allow-partial imports the rest)");
-		else if (x->outc[i] == OUT_KEPT)
-			snprintf(why, sizeof(why), "the cache already holds "
-			    "this answer or a newer one");
-		if (x->outc[i] == OUT_IMPORTED)
-			x->nimp++;
-		if (x->outc[i] == OUT_KEPT)
-			x->nkept++;
-		report(x->ctl, arr, &x->bd.entries[i], x->outc[i], &x->chk[i],
-		    why);
-	}
-}
-
-/* The entries, the JSON document with --json, the summary; the exit code. */
+/* Every verdict still held, the JSON document's tail, the summary; the exit code. */
 static int
 xfer_report(struct xfer *x)
 {
-	json_t	*arr = NULL, *root;
-
-	if (x->ctl->json)
-		arr = json_array();
-	xfer_report_entries(x, arr);
-	if (arr != NULL) {
-		root = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I}", "file",
-		    x->path, "entries", arr, "imported", (json_int_t)x->nimp,
-		    "kept", (json_int_t)x->nkept, "rejected",
-		    (json_int_t)x->nrej, "pool_added", (json_int_t)x->npool);
-		json_dumpf(root, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(root);
-	}
+	xfer_flush(x, 0);
+	xfer_json_end(x);
 	if (x->import)
 		fprintf(stderr, "staplectl: %s: %zu imported, %zu kept, %zu "
 		    "rejected%s; %zu intermediate(s) added to the pool\n",
@@ -634,7 +902,7 @@ xfer_report(struct xfer *x)
 		    !x->partial ? ": nothing stored" : "", x->npool);
 	else
 		fprintf(stderr, "staplectl: %s: %zu ok, %zu rejected, %zu "
-		    "certificate(s)\n", x->path, x->bd.nentries - x->nrej,
+		    "certificate(s)\n", x->path, x->nentries - x->nrej,
 		    x->nrej, x->bd.ncerts);
 	return x->nrej > 0 && !x->partial ? CTL_REJECTED : CTL_OK;
 }
@@ -642,17 +910,43 @@ xfer_report(struct xfer *x)
 static void
 xfer_free(struct xfer *x)
 {
+	size_t	i;
+
+	for (i = 0; i < x->bd.ncerts; i++)
+		bundle_cert_clear(&x->bd.certs[i]);
+	for (i = 0; i < x->npeers; i++)
+		bundle_entry_clear(&x->peers[i]);
+	for (i = 0; i < x->npend; i++)
+		bundle_entry_clear(&x->pend[i].e);
+	free(x->bd.certs);
+	free(x->peers);
+	free(x->pend);
+	free(x->items);
+	free(x->bodies);
+	free(x->res);
 	free(x->cder);
 	free(x->clen);
 	free(x->cok);
 	ctl_trust_free(&x->t);
-	bundle_free(&x->bd);
-	free(x->buf);
-	free(x->chk);
-	free(x->outc);
-	free(x->items);
-	free(x->bodies);
-	free(x->res);
+	if (x->copy != NULL)
+		fclose(x->copy);
+	if (x->in != NULL && x->in != stdin)
+		fclose(x->in);
+}
+
+/*
+ * Read: the format, the seal and the chain material (a first pass over
+ * the file), then the cache and the anchors. CTL_OK, or the exit code
+ * with the reason said.
+ */
+static int
+xfer_read(struct xfer *x)
+{
+	int	rv;
+
+	if ((rv = xfer_scan(x)) != CTL_OK)
+		return rv;
+	return xfer_trust(x);
 }
 
 /* verify and import: read, check, (import: plan, store), report. */
@@ -670,16 +964,18 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 	if ((rv = xfer_read(&x)) != CTL_OK)
 		goto out;
 	rv = CTL_REJECTED;
-	if (xfer_alloc(&x) == -1)
+	if (xfer_check(&x) == -1)
 		goto out;
-	xfer_check(&x);
-	if (import && (x.nrej == 0 || x.partial)) {
-		xfer_plan(&x);
+	if (import && x.holding && (x.nrej == 0 || x.partial)) {
+		if (xfer_plan(&x) == -1)
+			goto out;
 		if (xfer_store(&x) == -1)
 			goto out;
 	}
 	rv = xfer_report(&x);
  out:
+	if (x.json_open)
+		xfer_json_end(&x);	/* a document begun is ended */
 	xfer_free(&x);
 	return rv;
 }

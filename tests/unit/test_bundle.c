@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for tools/bundle.c: round trip, and every truncation, flipped byte and unknown version refused. */
+/* Unit tests for tools/bundle.c: round trip, every truncation, flipped byte and unknown version refused, and the streaming reader's bounds. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -373,6 +373,152 @@ test_codecs(void **state)
 	assert_int_equal(bundle_unhex("0011223344", k, sizeof(k)), -1);
 }
 
+/*
+ * An endless input: `head` first, then `fill` bytes for ever, counting
+ * what the reader took, to show it stops at the first bad line.
+ */
+struct endless {
+	const char	*head;
+	size_t		 hlen, pos;
+	char		 fill;
+	size_t		 taken;
+};
+
+static ssize_t
+endless_read(void *cookie, char *buf, size_t n)
+{
+	struct endless	*s = cookie;
+	size_t		 i;
+
+	for (i = 0; i < n; i++, s->pos++)
+		buf[i] = s->pos < s->hlen ? s->head[s->pos] : s->fill;
+	s->taken += n;
+	return (ssize_t)n;
+}
+
+/* Read an endless input; the error, and how much was taken. */
+static size_t
+read_endless(const char *head, char fill, char *err, size_t errlen)
+{
+	static const cookie_io_functions_t	io = { .read = endless_read };
+	struct endless				 s = { head, strlen(head), 0, fill, 0 };
+	struct bundle_reader			*br;
+	struct bundle_entry			 e;
+	struct bundle_cert			 c;
+	FILE					*f;
+	int					 rc = 1;
+
+	f = fopencookie(&s, "r", io);
+	assert_non_null(f);
+	if ((br = bundle_reader_new(f, NULL, err, errlen)) != NULL) {
+		while ((rc = bundle_reader_next(br, &e, &c, err, errlen)) > 0) {
+			bundle_entry_clear(&e);
+			bundle_cert_clear(&c);
+		}
+		assert_int_equal(rc, -1);
+	}
+	bundle_reader_free(br);
+	fclose(f);
+	return s.taken;
+}
+
+static void
+test_first_bad_line(void **state)
+{
+	static const char	hdr[] = "{\"type\":\"header\",\"format\":"
+	    "\"stapled-bundle\",\"version\":1}\n";
+	char			head[256], err[256];
+	size_t			taken;
+
+	(void)state;
+	/* NUL bytes for ever: refused in the first read. */
+	taken = read_endless("", '\0', err, sizeof(err));
+	assert_non_null(strstr(err, "line 1: not a text file (NUL byte)"));
+	assert_true(taken <= 65536);
+	taken = read_endless(hdr, '\0', err, sizeof(err));
+	assert_non_null(strstr(err, "line 2: not a text file (NUL byte)"));
+	assert_true(taken <= 65536);
+	/* Newlines for ever after a line that is not JSON: refused at it. */
+	snprintf(head, sizeof(head), "%snot json\n", hdr);
+	taken = read_endless(head, '\n', err, sizeof(err));
+	assert_non_null(strstr(err, "line 2: not a JSON object"));
+	assert_true(taken <= 65536);
+	/* A first line that is not a bundle's header: refused at line 1. */
+	taken = read_endless("{\"type\":\"entry\"}\n", '\n', err, sizeof(err));
+	assert_non_null(strstr(err, "line 1: not a stapled bundle"));
+	assert_true(taken <= 65536);
+}
+
+static void
+test_line_cap(void **state)
+{
+	static const char	hdr[] = "{\"type\":\"header\",\"format\":"
+	    "\"stapled-bundle\",\"version\":1}\n";
+	char			err[256];
+	size_t			taken;
+
+	(void)state;
+	/* One endless line: refused at the cap, having read about that much. */
+	taken = read_endless(hdr, 'A', err, sizeof(err));
+	assert_non_null(strstr(err, "line 2: over the 12582912-byte line limit"));
+	assert_true(taken >= BUNDLE_MAX_LINE_BYTES);
+	assert_true(taken <= BUNDLE_MAX_LINE_BYTES + 2 * 65536 + sizeof(hdr));
+	taken = read_endless("", ' ', err, sizeof(err));
+	assert_non_null(strstr(err, "line 1: over the"));
+}
+
+static void
+test_stream(void **state)
+{
+	struct fixture		*f = *state;
+	struct bundle_reader	*br;
+	struct bundle_entry	 e;
+	struct bundle_cert	 c;
+	char			 err[256], *crlf, *after;
+	size_t			 i, j, len;
+	int			 want[] = { BUNDLE_ENTRY, BUNDLE_ENTRY, BUNDLE_ENTRY,
+				    BUNDLE_CERT, BUNDLE_END, BUNDLE_END };
+	FILE			*mf;
+
+	mf = fmemopen(f->buf, f->len, "r");
+	assert_non_null(mf);
+	br = bundle_reader_new(mf, NULL, err, sizeof(err));
+	assert_non_null(br);
+	assert_int_equal(bundle_reader_info(br)->created, T0);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(bundle_reader_next(br, &e, &c, err,
+		    sizeof(err)), want[i]);
+		if (want[i] == BUNDLE_ENTRY)
+			assert_int_equal(e.line, i + 2);
+		if (want[i] == BUNDLE_CERT)
+			assert_memory_equal(c.der, f->cert, f->cert_len);
+		bundle_entry_clear(&e);
+		bundle_cert_clear(&c);
+	}
+	assert_int_equal(bundle_reader_info(br)->nentries, 3);
+	assert_int_equal(bundle_reader_info(br)->ncerts, 1);
+	bundle_reader_free(br);
+	fclose(mf);
+
+	/* Converted to CRLF in transit: the seal fails, and says why. */
+	crlf = malloc(2 * f->len);
+	for (i = 0, j = 0; i < f->len; i++) {
+		if (f->buf[i] == '\n')
+			crlf[j++] = '\r';
+		crlf[j++] = f->buf[i];
+	}
+	refused(crlf, j, "CRLF");
+	free(crlf);
+
+	/* Anything after the trailer is refused. */
+	len = f->len + 3;
+	after = malloc(len);
+	memcpy(after, f->buf, f->len);
+	memcpy(after + f->len, "{}\n", 3);
+	refused(after, len, "after the \"end\" trailer");
+	free(after);
+}
+
 int
 main(void)
 {
@@ -383,6 +529,9 @@ main(void)
 		cmocka_unit_test(test_unknown_version),
 		cmocka_unit_test(test_sealed_but_wrong),
 		cmocka_unit_test(test_codecs),
+		cmocka_unit_test(test_first_bad_line),
+		cmocka_unit_test(test_line_cap),
+		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,9 @@
 #include "config.h"
 
 #include <sys/resource.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -500,11 +503,13 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
 	uint8_t			*buf;
 	size_t			 k = b->n;
 	int			 have_old, expired, any_expired = 0, got = 0;
+	int			 bodies = 0;
 
 	have_old = group_meta(s, i, end, &old);
 	for (; i < end; i++) {
 		if (s->rec[i].what != CACHE_SCAN_BODY)
 			continue;
+		bodies++;
 		if (!judge_body(s, &s->rec[i], r, have_old ? &old : NULL, now,
 		    &buf, &body, &m, &expired)) {
 			any_expired |= expired;
@@ -522,7 +527,9 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
 		got = 1;
 	}
 	if (!got) {
-		if (any_expired)
+		if (bodies == 0)
+			cnt->lost++;
+		else if (any_expired)
 			cnt->expired++;
 		else
 			cnt->refused++;
@@ -605,6 +612,10 @@ salv_child(int wfd, const char *path, const char *dir, size_t map_bytes,
 	struct cache	*c;
 
 	setrlimit(RLIMIT_CORE, &nocore);
+#ifdef __linux__
+	/* A parent that dies (a restart) takes the child with it. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);

@@ -29,7 +29,8 @@ struct entry_salvage_count {
 	size_t	found;		/* distinct entries (kind and key) found */
 	size_t	carried;	/* ... verified again and stored */
 	size_t	kept;		/* ... verified, but the new store held a newer one */
-	size_t	refused;	/* ... that failed verification (or had no body) */
+	size_t	refused;	/* ... whose bodies failed verification */
+	size_t	lost;		/* ... whose body was not found (a damaged page) */
 	size_t	expired;	/* ... past nextUpdate at `now` */
 	size_t	pool;		/* pool certificates carried */
 	size_t	leaf_pages;	/* pages read as leaf pages */

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_salvage
-need_cmd openssl python3
+need_cmd openssl python3 flock
 CTL=$top_builddir/staplectl
 FILL=$top_builddir/tools/bench-fill
 [ -x "$FILL" ] || skip "tools/bench-fill not built"
@@ -144,6 +144,13 @@ stapled_stop
 # ---- 3. staplectl check --salvage, offline ------------------------------------------
 "$CTL" -C "$T/offline" -f "$T/conf.json" check >"$T/c0.out" 2>"$T/c0.err"
 check_eq "check on the damaged copy: exit 3" 3 "$?"
+# The daemon's claim on the directory (flock(1) plays the daemon): refused, left in place.
+flock -n "$T/offline/stapled.lock" "$CTL" -C "$T/offline" -f "$T/conf.json" \
+    check --salvage >"$T/cl.out" 2>"$T/cl.err"
+check_eq "check --salvage while the directory is claimed: exit 3" 3 "$?"
+check "... it names the claim" grep -q 'in use by another stapled' "$T/cl.err"
+check "... and leaves data.mdb where it is" \
+    sh -c "[ -s '$T/offline/data.mdb' ] && ! ls '$T/offline'/data.mdb.damaged-* >/dev/null 2>&1"
 "$CTL" -C "$T/offline" -f "$T/conf.json" check --salvage >"$T/c1.out" 2>"$T/c1.err"
 check_eq "check --salvage: exit 0" 0 "$?"
 check "check --salvage says where the store went" grep -q 'moved aside to .*data.mdb.damaged-' "$T/c1.out"

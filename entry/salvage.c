@@ -47,22 +47,6 @@ refuse(char *why, size_t whylen, const char *fmt, ...)
 	return 0;
 }
 
-/* A PCCS or KDS entry's request: its canonical path, when it is printable text. */
-static int
-request_path(const struct cache_body *b, char *buf, size_t len)
-{
-	size_t	i;
-
-	if (b->request == NULL || b->request_len == 0 || b->request_len >= len)
-		return -1;
-	for (i = 0; i < b->request_len; i++)
-		if (b->request[i] < 0x21 || b->request[i] > 0x7e)
-			return -1;
-	memcpy(buf, b->request, b->request_len);
-	buf[b->request_len] = '\0';
-	return 0;
-}
-
 /* One record being judged: borrowed for the call. */
 struct salv_rec {
 	const uint8_t		*key;
@@ -133,19 +117,11 @@ salv_pccs(const struct entry_salvage_rules *r, const struct salv_rec *x,
 {
 	struct pccs_req		 pr;
 	struct pccs_admitted	 ad;
-	char			 path[PCCS_PATH_MAX];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	const char		*perr;
-	size_t			 klen;
 
 	(void)r;
-	if (request_path(x->body, path, sizeof(path)) == -1)
-		return refuse(why, whylen, "request: not an Intel PCS path");
-	if (pccs_parse_stored(path, &pr, &perr) == -1)
-		return refuse(why, whylen, "request: %s", perr);
-	if (pccs_key(path, key, &klen) == -1 || klen != x->klen ||
-	    memcmp(key, x->key, klen) != 0)
-		return refuse(why, whylen, "key: not its request's");
+	if (pccs_parse_entry(x->body->request, x->body->request_len, x->key,
+	    x->klen, &pr, why, whylen) == -1)
+		return 0;
 	if (pccs_admit_kept(&pr, x->body->response, x->body->response_len,
 	    x->body->headers, x->body->headers_len, NULL, now, &ad) !=
 	    ENTRY_STORE)
@@ -165,19 +141,11 @@ salv_kds(const struct entry_salvage_rules *r, const struct salv_rec *x,
 	struct kds_chain	 chain = { x->chain, x->chain_len };
 	struct entry_answer	 a = { x->body->response, x->body->response_len,
 				    NULL, NULL };
-	char			 path[KDS_PATH_MAX];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	const char		*perr;
-	size_t			 klen;
 
 	(void)r;
-	if (request_path(x->body, path, sizeof(path)) == -1)
-		return refuse(why, whylen, "request: not an AMD KDS path");
-	if (kds_parse_canon(path, &kr, &perr) == -1)
-		return refuse(why, whylen, "request: %s", perr);
-	if (kds_key(&kr, key, &klen) == -1 || klen != x->klen ||
-	    memcmp(key, x->key, klen) != 0)
-		return refuse(why, whylen, "key: not its request's");
+	if (kds_parse_entry(x->body->request, x->body->request_len, x->key,
+	    x->klen, &kr, why, whylen) == -1)
+		return 0;
 	if (kds_admit(&kr, &a, NULL, &chain, now, &ad) != ENTRY_STORE)
 		return refuse(why, whylen, "%s", ad.reason);
 	*m = ad.meta;
@@ -418,8 +386,9 @@ kds_chain_found(const struct cache_scan *s, const struct cache_body *b,
 	size_t			 klen, lo = 0, hi = s->n, mid;
 
 	*blob = NULL;
-	if (request_path(b, path, sizeof(path)) == -1 ||
-	    kds_parse_canon(path, &kr, &perr) == -1 || kr.what != KDS_VEK)
+	if (entry_request_text(b->request, b->request_len, path,
+	    sizeof(path)) == -1 || kds_parse_canon(path, &kr, &perr) == -1 ||
+	    kr.what != KDS_VEK)
 		return 0;
 	kds_chain_req(&kr, &cr);
 	if (kds_key(&cr, key, &klen) == -1)

@@ -318,9 +318,9 @@ alter_in_file(const char *path, const uint8_t *needle, size_t len)
 
 /*
  * Re-admission: the Milan cert_chain (in overflow pages) and a VCEK
- * checked against it are carried with their flags and source; the same
- * VCEK with a byte altered is refused, and so is everything at a time
- * past its window.
+ * checked against it are carried with their flags and source; the chain
+ * filed under another key, the same VCEK with a byte altered, and
+ * everything at a time past its window are refused.
  */
 static void
 test_readmit(void **state)
@@ -328,7 +328,7 @@ test_readmit(void **state)
 	struct store_fixture		*f = *state;
 	struct entry_salvage_rules	 rules;
 	struct entry_salvage_count	 cnt;
-	struct kds_ent			 chain, vcek;
+	struct kds_ent			 chain, vcek, swapped;
 	struct cache_meta		 m;
 	struct cache_body		 b;
 	struct cache			*to;
@@ -341,6 +341,10 @@ test_readmit(void **state)
 	    "vcek_milan.der");
 	kds_put(f->c, &chain, CACHE_F_IMPORTED, "import:site.jsonl");
 	kds_put(f->c, &vcek, 0, "amd-kds");
+	/* The chain's genuine entry filed under the CRL's key: refused. */
+	kds_ent(&swapped, "/vcek/v1/Milan/crl", NULL, "cert_chain_milan");
+	memcpy(swapped.path, chain.path, sizeof(chain.path));
+	kds_put(f->c, &swapped, 0, "amd-kds");
 	fill(f->c);	/* and entries that verify as nothing */
 	cache_close(f->c);
 	f->c = NULL;
@@ -350,9 +354,11 @@ test_readmit(void **state)
 	to = store_open_ok(dir2, 0, 0);
 	assert_int_equal(entry_salvage(path, to, &rules, T_2025_06_01, &cnt,
 	    why, sizeof(why)), 0);
-	assert_int_equal(cnt.found, N_ENTRIES + 1 + 2);
+	assert_int_equal(cnt.found, N_ENTRIES + 1 + 3);
 	assert_int_equal(cnt.carried, 2);
-	assert_int_equal(cnt.refused, N_ENTRIES + 1);
+	assert_int_equal(cnt.refused, N_ENTRIES + 1 + 1);
+	assert_int_equal(cache_get(to, CACHE_KIND_KDS, swapped.key,
+	    swapped.klen, &m, &b), 0);
 	assert_int_equal(cache_get(to, CACHE_KIND_KDS, chain.key, chain.klen, &m,
 	    &b), 1);
 	assert_int_equal(b.response_len, chain.resp_len);
@@ -374,7 +380,7 @@ test_readmit(void **state)
 	assert_int_equal(entry_salvage(path, to, &rules, T_2025_06_01 + 86400 * 2,
 	    &cnt, why, sizeof(why)), 0);
 	assert_int_equal(cnt.carried, 0);
-	assert_int_equal(cnt.expired, 2);
+	assert_int_equal(cnt.expired, 3);
 	assert_int_equal(cnt.refused, N_ENTRIES + 1);
 	cache_close(to);
 
@@ -404,6 +410,7 @@ test_readmit(void **state)
 
 	free(chain.resp);
 	free(vcek.resp);
+	free(swapped.resp);
 	ocsp_trust_free(rules.ocsp);
 }
 

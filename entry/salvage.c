@@ -81,6 +81,22 @@ salv_ocsp(const struct entry_salvage_rules *r, const struct salv_rec *x,
 	return 1;
 }
 
+/* The chain CAs an admitted RIM teaches the OCSP pool, as the RIM route learns them. */
+static void
+rim_learn(const struct entry_salvage_rules *r, const struct entry_rim_admission *ad)
+{
+	const struct rim_certs	*ch = &ad->result.chain;
+	size_t			 i;
+
+	for (i = 0; i < ch->n; i++) {
+		if (!ad->learn[i] ||
+		    ocsp_trust_add_pool_der(r->ocsp, ch->der[i], ch->len[i]) == -1)
+			continue;
+		if (r->pool != NULL)
+			(void)entry_pool_put(r->pool, ch->der[i], ch->len[i]);
+	}
+}
+
 /* RIM: entry/rim.c's rule, valid for the retention from its fetch (the meta's). */
 static int
 salv_rim(const struct entry_salvage_rules *r, const struct salv_rec *x,
@@ -102,9 +118,10 @@ salv_rim(const struct entry_salvage_rules *r, const struct salv_rec *x,
 	q.fetched_at = x->old->this_update;
 	ok = entry_rim_admit(r->rim, r->ocsp, &q, &a, NULL, now, &ad) ==
 	    ENTRY_STORE;
-	if (ok)
+	if (ok) {
 		*m = ad.meta;
-	else
+		rim_learn(r, &ad);
+	} else
 		refuse(why, whylen, "%s", ad.reason);
 	entry_rim_admission_free(&ad);
 	return ok;
@@ -208,20 +225,20 @@ entry_salvage_admit(const struct entry_salvage_rules *r, enum cache_kind kind,
 /* ---- the pool ------------------------------------------------------------- */
 
 /*
- * The pool records: those whose DER matches their name's digest and that
- * the pool's rule admits join rules->ocsp and the new store. 0, or -1
- * (out of memory, or the store refused a write: why).
+ * The pool records: those the pool's rule admits (a CA certificate that
+ * parses and chains to an anchor) join rules->ocsp and the new store,
+ * under the name of their DER (entry_pool_put). 0, or -1 (out of memory,
+ * or the store refused a write: why).
  */
 static int
 salv_pool(const struct cache_scan *s, struct cache *to,
     const struct entry_salvage_rules *r, struct entry_salvage_count *cnt,
     char *why, size_t whylen)
 {
-	char		  name[ENTRY_POOL_NAME_BYTES];
 	const uint8_t	**der = NULL;
 	uint8_t		 *v;
 	size_t		 *len = NULL, n = 0, i;
-	int		 *ok = NULL, rv = -1;
+	int		 *ok = NULL, rv = -1, rc;
 
 	if ((der = calloc(s->n + 1, sizeof(*der))) == NULL ||
 	    (len = calloc(s->n + 1, sizeof(*len))) == NULL ||
@@ -230,14 +247,8 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 	for (i = 0; i < s->n; i++) {
 		const struct cache_scan_rec	*p = &s->rec[i];
 
-		if (p->what != CACHE_SCAN_POOL || p->klen != sizeof(name) - 1 ||
-		    cache_scan_value(s, p, &v) == -1)
+		if (p->what != CACHE_SCAN_POOL || cache_scan_value(s, p, &v) == -1)
 			continue;
-		if (entry_pool_name(v, p->len, name) == -1 ||
-		    memcmp(name, p->key, p->klen) != 0) {
-			free(v);
-			continue;
-		}
 		der[n] = v;
 		len[n++] = p->len;
 	}
@@ -246,12 +257,15 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 	for (i = 0; i < n; i++) {
 		if (!ok[i])
 			continue;
-		(void)ocsp_trust_add_pool_der(r->ocsp, der[i], len[i]);
-		if (entry_pool_put(to, der[i], len[i]) == -1) {
+		/* A freed page may hold a second copy: counted once. */
+		if ((rc = entry_pool_put(to, der[i], len[i])) == -1) {
 			refuse(why, whylen, "pool: %s", cache_strerror(to));
 			goto out;
 		}
-		cnt->pool++;
+		if (rc == 1) {
+			(void)ocsp_trust_add_pool_der(r->ocsp, der[i], len[i]);
+			cnt->pool++;
+		}
 	}
 	rv = 0;
 	goto out;
@@ -512,23 +526,26 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
 	return 1;
 }
 
+/*
+ * Every group in two passes: the RIMs (rim 1), whose chains' CAs the
+ * OCSP answers about them need, then the other kinds (rim 0).
+ */
 static int
-salv_entries(const struct cache_scan *s, struct cache *to,
-    const struct entry_salvage_rules *r, time_t now,
-    struct entry_salvage_count *cnt, char *why, size_t whylen)
+salv_pass(const struct cache_scan *s, struct cache *to,
+    const struct entry_salvage_rules *r, time_t now, struct salv_batch *b,
+    int rim, struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
-	struct salv_batch	*b;
-	size_t			 i, end;
-	int			 rv = 0;
+	size_t	i, end;
+	int	rv = 0;
 
-	if ((b = calloc(1, sizeof(*b))) == NULL)
-		return refuse(why, whylen, "out of memory") - 1;
 	for (i = 0; i < s->n && rv == 0; i = end) {
 		if (s->rec[i].what == CACHE_SCAN_POOL) {
 			end = i + 1;
 			continue;
 		}
 		end = group_end(s, i);
+		if ((s->rec[i].kind == CACHE_KIND_RIM) != rim)
+			continue;
 		cnt->found++;
 		(void)salv_group(s, i, end, r, now, b, cnt);
 		if (b->n == SALVAGE_BATCH)
@@ -536,6 +553,23 @@ salv_entries(const struct cache_scan *s, struct cache *to,
 	}
 	if (rv == 0)
 		rv = batch_flush(b, to, cnt, why, whylen);
+	return rv;
+}
+
+static int
+salv_entries(const struct cache_scan *s, struct cache *to,
+    const struct entry_salvage_rules *r, time_t now,
+    struct entry_salvage_count *cnt, char *why, size_t whylen)
+{
+	struct salv_batch		*b;
+	struct entry_salvage_rules	 rr = *r;
+	int				 rv;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return refuse(why, whylen, "out of memory") - 1;
+	rr.pool = to;
+	if ((rv = salv_pass(s, to, &rr, now, b, 1, cnt, why, whylen)) == 0)
+		rv = salv_pass(s, to, &rr, now, b, 0, cnt, why, whylen);
 	batch_clear(b);
 	free(b);
 	return rv;

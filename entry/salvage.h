@@ -22,6 +22,12 @@ struct entry_salvage_rules {
 	struct rim_trust	*rim;		/* NULL: RIM entries are dropped */
 	long			 ocsp_skew_s;	/* ocsp.skew_s */
 	long			 rim_retention_s; /* config_retention_s(&cfg->rim) */
+	/*
+	 * Where a RIM's KeyInfo CAs that the pool's rule admits are kept
+	 * (entry_pool_put), as the RIM route keeps them; they join ocsp
+	 * too. NULL: ocsp only. entry_salvage sets it to its store.
+	 */
+	struct cache		*pool;
 };
 
 /* What came of a salvage. */
@@ -58,10 +64,11 @@ int	entry_salvage_admit(const struct entry_salvage_rules *,
 
 /*
  * Salvage the damaged file at `path` into the store `to` (open for
- * writing): its pool certificates that parse, carry their name's digest
- * and chain as the pool's rule says (ocsp_trust_chaining_cas; they join
- * rules->ocsp too), then every entry entry_salvage_admit admits, in
- * write transactions of a few hundred. Nothing is read through LMDB: a
+ * writing): its pool certificates that parse and chain as the pool's rule
+ * says (ocsp_trust_chaining_cas; they join rules->ocsp too, and are
+ * stored under their DER's name), then every entry entry_salvage_admit admits, RIMs
+ * first (the CAs of their chains, learned, let the OCSP answers about
+ * them verify), in write transactions of a few hundred. Nothing is read through LMDB: a
  * damaged file cannot crash this. 0 with *cnt, or -1 with why (the file
  * cannot be read, or the store refused a write).
  */

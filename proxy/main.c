@@ -975,7 +975,7 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 		cache_note_damage(d->cache, note);
 		metrics.store_damaged++;
 		log_err("cache %s: %s", gen_config(d->gen)->cache_dir, note);
-		store_salvage_start(d->salvage, d->gen, aside);
+		store_salvage_start(d->salvage, aside);
 	} else
 		log_debug("cache check: every record read");
 	d->check_fd = -1;
@@ -994,7 +994,7 @@ store_check_start(struct daemon *d)
 
 	/* A file moved aside at start: salvaged beside the check. */
 	if (d->salvage_from[0] != '\0')
-		store_salvage_start(d->salvage, d->gen, d->salvage_from);
+		store_salvage_start(d->salvage, d->salvage_from);
 	if ((d->check_ev = evtimer_new(d->base, store_check_poll, d)) == NULL ||
 	    (d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
 	    &d->check_fd)) == -1) {
@@ -1237,7 +1237,7 @@ main(int argc, char **argv)
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
 	    (d.refresh = refresh_new(d.base, d.cache, d.writer)) == NULL ||
 	    (d.router = router_new(d.refresh, d.cache)) == NULL ||
-	    (d.salvage = store_salvage_new(d.base)) == NULL)
+	    (d.salvage = store_salvage_new(d.base, &d.gen)) == NULL)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");

@@ -26,7 +26,8 @@
 struct store_salvage {
 	struct event_base	*base;
 	struct event		*poll_ev;
-	struct gen		*gen;		/* referenced while the child runs */
+	struct gen *const	*genp;		/* the daemon's current generation */
+	struct gen		*gen;		/* the child's, referenced while it runs */
 	pid_t			 pid;		/* 0: none running */
 	int			 fd;		/* its result pipe */
 	char			 aside[PATH_MAX];	/* the file it reads */
@@ -37,13 +38,14 @@ struct store_salvage {
 static void	salvage_poll(evutil_socket_t, short, void *);
 
 struct store_salvage *
-store_salvage_new(struct event_base *base)
+store_salvage_new(struct event_base *base, struct gen *const *genp)
 {
 	struct store_salvage	*s;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->base = base;
+	s->genp = genp;
 	s->fd = -1;
 	if ((s->poll_ev = evtimer_new(base, salvage_poll, s)) == NULL) {
 		free(s);
@@ -106,8 +108,8 @@ salvage_done(struct store_salvage *s, int status)
 	metrics.store_salvaged += cnt.carried;
 	if (c != NULL)
 		salvage_note(c, line);
-	if (cnt.pool > 0)
-		gen_learn_pool(s->gen);
+	if (cnt.pool > 0 && *s->genp != NULL)
+		gen_learn_pool(*s->genp);
 	gen_unref(s->gen);
 	s->gen = NULL;
 }
@@ -144,7 +146,6 @@ static void
 salvage_poll(evutil_socket_t fd, short what, void *arg)
 {
 	struct store_salvage	*s = arg;
-	struct gen		*gen;
 	int			 status;
 	pid_t			 r;
 
@@ -155,40 +156,30 @@ salvage_poll(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	s->pid = 0;
-	gen = s->gen;
 	if (r == -1) {
 		log_warn("cache salvage: waitpid: %s", strerror(errno));
 		status = 0;
 		/* No result comes: the pipe says "without a verdict". */
 	}
-	gen_ref(gen);
 	salvage_done(s, status);
-	if (s->next[0] != '\0') {
+	if (s->next[0] != '\0' && *s->genp != NULL) {
 		char	aside[PATH_MAX];
 
 		snprintf(aside, sizeof(aside), "%s", s->next);
 		s->next[0] = '\0';
-		(void)salvage_spawn(s, gen, aside);
+		(void)salvage_spawn(s, *s->genp, aside);
 	}
-	gen_unref(gen);
 }
 
 int
-store_salvage_start(struct store_salvage *s, struct gen *gen,
-    const char *aside)
+store_salvage_start(struct store_salvage *s, const char *aside)
 {
 	if (s->pid > 0) {
 		/* A store moved aside while the last was salvaged: next. */
 		snprintf(s->next, sizeof(s->next), "%s", aside);
 		return 0;
 	}
-	return salvage_spawn(s, gen, aside);
-}
-
-int
-store_salvage_busy(const struct store_salvage *s)
-{
-	return s != NULL && (s->pid > 0 || s->next[0] != '\0');
+	return salvage_spawn(s, *s->genp, aside);
 }
 
 void

@@ -17,10 +17,14 @@
 
 #include <cmocka.h>
 
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include "cache/record.h"
 #include "cache/scan.h"
 #include "cache/store.h"
 #include "entry/kds.h"
+#include "entry/pool.h"
 #include "entry/salvage.h"
 #include "store_fixture.h"
 #include "tv.h"
@@ -414,6 +418,103 @@ test_readmit(void **state)
 	ocsp_trust_free(rules.ocsp);
 }
 
+static int
+pool_count_cb(const char *name, const uint8_t *val, size_t len, void *arg)
+{
+	(void)name;
+	(void)val;
+	(void)len;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * Pool certificates: an NVIDIA device chain's CAs (which chain to the
+ * pinned root) are carried, each once and under its DER's name (a copy
+ * filed under another name too); its leaf (no CA) and bytes that are no
+ * certificate are not.
+ */
+static void
+test_pool(void **state)
+{
+	struct store_fixture		*f = *state;
+	struct entry_salvage_rules	 rules;
+	struct entry_salvage_count	 cnt;
+	struct cache			*to;
+	const uint8_t			*der[8];
+	uint8_t				*pem, *d[8], junk[200];
+	char				 path[400], dir2[400], why[256];
+	char				 name[ENTRY_POOL_NAME_BYTES];
+	size_t				 len[8], n = 0, i, walked = 0, pemlen;
+	int				 ok[8], admitted = 0;
+	BIO				*bio;
+	X509				*x;
+
+	pem = tv_src("/tests/vectors/nvidia/captured/h100-a-device-chain.pem",
+	    &pemlen);
+	assert_non_null(bio = BIO_new_mem_buf(pem, (int)pemlen));
+	while (n < 8 && (x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+		int	l = i2d_X509(x, NULL);
+		uint8_t	*p;
+
+		assert_true(l > 0);
+		assert_non_null(p = d[n] = malloc((size_t)l));
+		assert_int_equal(i2d_X509(x, &p), l);
+		der[n] = d[n];
+		len[n++] = (size_t)l;
+		X509_free(x);
+	}
+	BIO_free(bio);
+	free(pem);
+	assert_true(n >= 3);
+	for (i = 0; i < n; i++)
+		assert_int_equal(entry_pool_put(f->c, der[i], len[i]), 1);
+	/* A CA's DER under the leaf's name; junk under a name of its own digest. */
+	assert_int_equal(entry_pool_name(der[0], len[0], name), 0);
+	name[sizeof(name) - 2] = name[sizeof(name) - 2] == '0' ? '1' : '0';
+	assert_int_equal(cache_aux_put(f->c, name, der[n - 1], len[n - 1]), 0);
+	memset(junk, 0x5a, sizeof(junk));
+	assert_int_equal(entry_pool_put(f->c, junk, sizeof(junk)), 1);
+	cache_close(f->c);
+	f->c = NULL;
+
+	/* What the pool's rule admits of the chain, asked directly. */
+	memset(&rules, 0, sizeof(rules));
+	assert_non_null(rules.ocsp = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
+	assert_true(ocsp_trust_chaining_cas(rules.ocsp, der, len, n, ok) >= 0);
+	for (i = 0; i < n; i++)
+		admitted += ok[i];
+	assert_true(admitted >= 1 && (size_t)admitted < n);
+	ocsp_trust_free(rules.ocsp);
+
+	assert_non_null(rules.ocsp = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
+	data_path(f, path, sizeof(path));
+	snprintf(dir2, sizeof(dir2), "%s/new", f->tmp);
+	to = store_open_ok(dir2, 0, 0);
+	assert_int_equal(entry_salvage(path, to, &rules, time(NULL), &cnt, why,
+	    sizeof(why)), 0);
+	assert_int_equal(cnt.pool, (size_t)admitted);
+	assert_int_equal(entry_pool_walk(to, pool_count_cb, &walked), admitted);
+	assert_int_equal(walked, (size_t)admitted);
+	for (i = 0; i < n; i++) {
+		uint8_t	*v;
+		size_t	 vl;
+
+		assert_int_equal(entry_pool_name(der[i], len[i], name), 0);
+		assert_int_equal(cache_aux_get(to, name, &v, &vl), ok[i]);
+		if (ok[i]) {
+			assert_memory_equal(v, der[i], len[i]);
+			free(v);
+		}
+	}
+	cache_close(to);
+	ocsp_trust_free(rules.ocsp);
+	for (i = 0; i < n; i++)
+		free(d[i]);
+}
+
 int
 main(void)
 {
@@ -425,6 +526,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_noise, store_setup_open,
 		    store_teardown),
 		cmocka_unit_test_setup_teardown(test_readmit, store_setup_open,
+		    store_teardown),
+		cmocka_unit_test_setup_teardown(test_pool, store_setup_open,
 		    store_teardown),
 	};
 

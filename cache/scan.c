@@ -171,15 +171,39 @@ scan_overflow(const struct cache_scan *s, uint64_t pgno, uint32_t len)
 	return off + SCAN_PAGE_HDR_BYTES;
 }
 
+/*
+ * Whether a value in overflow pages at off starts as a body record does
+ * (cache/record.h: version, u32 request and response lengths, little
+ * endian) with lengths that fit len: the free list's page lists, also
+ * kept in overflow pages, do not.
+ */
+static int
+scan_big_is_body(const struct cache_scan *s, off_t off, uint32_t len)
+{
+	uint8_t		h[9];
+	uint64_t	base;
+
+	if (len <= RECORD_META_BYTES ||
+	    pread(s->fd, h, sizeof(h), off) != (ssize_t)sizeof(h) ||
+	    h[0] != RECORD_VERSION)
+		return 0;
+	base = sizeof(h) + ((uint64_t)h[1] | (uint64_t)h[2] << 8 |
+	    (uint64_t)h[3] << 16 | (uint64_t)h[4] << 24) +
+	    ((uint64_t)h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16 |
+	    (uint64_t)h[8] << 24);
+	return base == len || base + 4 < len;
+}
+
 /* What a record of the meta or body database is, from its value; -1: neither. */
 static int
-scan_kind_what(uint8_t kind, const uint8_t *val, uint32_t len, int big)
+scan_kind_what(const struct cache_scan *s, uint8_t kind, const uint8_t *val,
+    uint32_t len, off_t off, int big)
 {
 	struct cache_meta	m;
 	struct cache_body	b;
 
 	if (big)
-		return len > RECORD_META_BYTES ? CACHE_SCAN_BODY : -1;
+		return scan_big_is_body(s, off, len) ? CACHE_SCAN_BODY : -1;
 	if (len == RECORD_META_BYTES && record_meta_decode(val, len, &m) == 0 &&
 	    m.kind == kind)
 		return CACHE_SCAN_META;
@@ -220,7 +244,7 @@ scan_node(struct cache_scan *s, const uint8_t *pg, size_t pgno, size_t at)
 	if (key[0] == 0 || key[0] >= CACHE_KIND_MAX || ks < 2 ||
 	    ks > 1 + CACHE_KEY_MAX_BYTES)
 		return 0;	/* the due index, the free list, the names */
-	if ((what = scan_kind_what(key[0], val, dlen,
+	if ((what = scan_kind_what(s, key[0], val, dlen, off,
 	    (fl & SCAN_F_BIGDATA) != 0)) == -1)
 		return 0;
 	return scan_add(s, key[0], (uint8_t)what, key + 1, ks - 1u, off, dlen);

@@ -22,8 +22,8 @@
  * The databases are told apart by their records, not by the tree a page
  * belongs to (that is what a damaged branch loses): a key of kind byte
  * (1..4) and key whose value is RECORD_META_BYTES and decodes as a meta
- * of that kind is a meta; one whose value decodes as a body (or is too
- * big to sit on a leaf) is a body; a key "pool/..." is a pool record of
+ * of that kind is a meta; one whose value decodes as a body (or, in
+ * overflow pages, starts as one) is a body; a key "pool/..." is a pool record of
  * aux; the rest (the due index's empty values, the free list, the main
  * database's names) is left. Freed pages still hold older copies of
  * records, so one key may be found more than once: the caller judges

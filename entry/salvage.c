@@ -120,6 +120,9 @@ salv_rim(const struct entry_salvage_rules *r, const struct salv_rec *x,
 	    ENTRY_STORE;
 	if (ok) {
 		*m = ad.meta;
+		/* The rule counts from now: never longer than it was stored for. */
+		if (x->old->next_update < m->next_update)
+			m->next_update = x->old->next_update;
 		rim_learn(r, &ad);
 	} else
 		refuse(why, whylen, "%s", ad.reason);
@@ -193,11 +196,7 @@ entry_salvage_admit(const struct entry_salvage_rules *r, enum cache_kind kind,
 	    klen > CACHE_KEY_MAX_BYTES)
 		return refuse(why, whylen, "kind %u or key length %zu out of "
 		    "range", kind, klen);
-	/* Past nextUpdate when stored: nothing to verify. */
-	if (old != NULL && old->next_update <= now) {
-		*expired = 1;
-		return refuse(why, whylen, "expired");
-	}
+	/* The body's own times decide: the meta found may be an older copy. */
 	if (!salv_admit[kind](r, &x, now, out, why, whylen))
 		return 0;
 	if (out->next_update <= now) {

@@ -48,8 +48,8 @@ struct entry_salvage_count {
  * its meta (NULL when the meta was lost). The body must verify against
  * the rules at `now` and answer the question its key asks (an answer
  * filed under another key is refused). On success *out is the meta to
- * store: kind, status and times from the body (a RIM's fetch time from
- * `old`: a RIM without its meta is refused), CACHE_F_IMPORTED, the
+ * store: kind, status and times from the body (a RIM's fetch time and,
+ * at most, its nextUpdate from `old`: a RIM without its meta is refused), CACHE_F_IMPORTED, the
  * source, the served counters and fetched_at from `old` (source
  * "salvage" without one), no schedule (the refresh walk takes it up).
  * `chain` is the product's KDS cert_chain for a VCEK, NULL for the

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -25,6 +26,7 @@
 #include "cache/store.h"
 #include "entry/kds.h"
 #include "entry/pool.h"
+#include "entry/rim.h"
 #include "entry/salvage.h"
 #include "store_fixture.h"
 #include "tv.h"
@@ -36,9 +38,16 @@
 #define T0		1700000000
 /* 2025-06-01T00:00:00Z: inside the AMD vectors' windows. */
 #define T_2025_06_01	1748736000
+#define T_2060		2840140800	/* 2060-01-01: past every AMD vector */
 #define MILAN_HWID	"d49554ec717f4e5b0fe6b143bcf0405bd7ae304727edf46603f2a7" \
 	"6aef6a3abc15d7af38db757039029f0efacfd08e244324884738c72b082e2f87a44d541eb6"
 #define MILAN_QUERY	"blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
+#define DRIVER_XML	"/tests/vectors/nvidia/attestation-sdk/testdata/" \
+	"NV_GPU_DRIVER_GH100_550.144.03.xml"
+#define DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
+#define NOW_2026	((time_t)1782864000)	/* inside the driver RIM chain's window */
+#define DAY_S		86400
+#define RIM_RETENTION_S	(30 * DAY_S)
 
 /* The response of entry i: its number, then a pattern of it. */
 static void
@@ -378,14 +387,13 @@ test_readmit(void **state)
 	assert_string_equal(m.source, "amd-kds");
 	cache_close(to);
 
-	/* Out of every vector's window: nothing is carried. */
+	/* Out of every vector's window (the metas' times do not count): nothing is carried. */
 	snprintf(dir2, sizeof(dir2), "%s/late", f->tmp);
 	to = store_open_ok(dir2, 0, 0);
-	assert_int_equal(entry_salvage(path, to, &rules, T_2025_06_01 + 86400 * 2,
-	    &cnt, why, sizeof(why)), 0);
+	assert_int_equal(entry_salvage(path, to, &rules, T_2060, &cnt, why,
+	    sizeof(why)), 0);
 	assert_int_equal(cnt.carried, 0);
-	assert_int_equal(cnt.expired, 3);
-	assert_int_equal(cnt.refused, N_ENTRIES + 1);
+	assert_int_equal(cnt.expired + cnt.refused, N_ENTRIES + 1 + 3);
 	cache_close(to);
 
 	/* One byte of the VCEK's DER altered in the file: refused, the chain still carried. */
@@ -515,6 +523,99 @@ test_pool(void **state)
 		free(d[i]);
 }
 
+/* The RIM service's JSON around the driver RIM, as NVIDIA builds it. */
+static char *
+rim_envelope(void)
+{
+	unsigned char	 md[32];
+	char		 hex[65], *b64, *json;
+	uint8_t		*xml;
+	size_t		 i, len, jlen;
+	int		 n;
+
+	xml = tv_src(DRIVER_XML, &len);
+	assert_int_equal(EVP_Digest(xml, len, md, NULL, EVP_sha256(), NULL), 1);
+	for (i = 0; i < sizeof(md); i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	assert_non_null(b64 = malloc(len / 3 * 4 + 8));
+	assert_true((n = EVP_EncodeBlock((unsigned char *)b64, xml, (int)len)) > 0);
+	jlen = (size_t)n + 512;
+	assert_non_null(json = malloc(jlen));
+	snprintf(json, jlen, "{\"id\": \"%s\", \"rim\": \"%s\", \"sha256\": "
+	    "\"%s\", \"rim_format\": \"SWID\", \"request_id\": \"r-1\"}",
+	    DRIVER_ID, b64, hex);
+	free(b64);
+	free(xml);
+	return json;
+}
+
+/*
+ * A RIM: carried valid for the retention from its fetch (the meta's, not
+ * the salvage's time), its KeyInfo CAs learned into the new store's pool;
+ * past the retention from that fetch it is dropped as expired.
+ */
+static void
+test_rim(void **state)
+{
+	struct store_fixture		*f = *state;
+	struct entry_salvage_rules	 rules;
+	struct entry_salvage_count	 cnt;
+	struct cache_meta		 m;
+	struct cache_body		 b;
+	struct cache			*to;
+	char				 path[400], dir2[400], why[256];
+	char				 req[ENTRY_RIM_PATH_BYTES], *json;
+	const time_t			 fetched = NOW_2026 - 10 * DAY_S;
+	size_t				 walked = 0;
+
+	json = rim_envelope();
+	assert_int_equal(entry_rim_path(DRIVER_ID, strlen(DRIVER_ID), req), 0);
+	store_meta(&m, CACHE_KIND_RIM, fetched);
+	m.next_update = fetched + RIM_RETENTION_S;
+	memset(&b, 0, sizeof(b));
+	b.request = (const uint8_t *)req;
+	b.request_len = strlen(req);
+	b.response = (const uint8_t *)json;
+	b.response_len = strlen(json);
+	assert_int_equal(cache_put(f->c, (const uint8_t *)DRIVER_ID,
+	    strlen(DRIVER_ID), &m, &b), CACHE_PUT_STORED);
+	cache_close(f->c);
+	f->c = NULL;
+	data_path(f, path, sizeof(path));
+
+	memset(&rules, 0, sizeof(rules));
+	assert_non_null(rules.ocsp = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
+	assert_non_null(rules.rim = rim_trust_new());
+	assert_int_equal(rim_trust_add_builtin(rules.rim), 0);
+	rules.rim_retention_s = RIM_RETENTION_S;
+	snprintf(dir2, sizeof(dir2), "%s/new", f->tmp);
+	to = store_open_ok(dir2, 0, 0);
+	assert_int_equal(entry_salvage(path, to, &rules, NOW_2026, &cnt, why,
+	    sizeof(why)), 0);
+	assert_int_equal(cnt.carried, 1);
+	assert_int_equal(cache_get(to, CACHE_KIND_RIM, (const uint8_t *)DRIVER_ID,
+	    strlen(DRIVER_ID), &m, &b), 1);
+	assert_int_equal(m.this_update, fetched);
+	assert_int_equal(m.next_update, fetched + RIM_RETENTION_S);
+	assert_int_equal(b.response_len, strlen(json));
+	assert_memory_equal(b.response, json, b.response_len);
+	/* The chain's two CAs under the CoRIM root, as the RIM route learns them. */
+	assert_int_equal(entry_pool_walk(to, pool_count_cb, &walked), 2);
+	cache_close(to);
+
+	snprintf(dir2, sizeof(dir2), "%s/late", f->tmp);
+	to = store_open_ok(dir2, 0, 0);
+	assert_int_equal(entry_salvage(path, to, &rules,
+	    fetched + RIM_RETENTION_S + 1, &cnt, why, sizeof(why)), 0);
+	assert_int_equal(cnt.carried, 0);
+	assert_int_equal(cnt.expired, 1);
+	cache_close(to);
+	rim_trust_free(rules.rim);
+	ocsp_trust_free(rules.ocsp);
+	free(json);
+}
+
 int
 main(void)
 {
@@ -528,6 +629,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_readmit, store_setup_open,
 		    store_teardown),
 		cmocka_unit_test_setup_teardown(test_pool, store_setup_open,
+		    store_teardown),
+		cmocka_unit_test_setup_teardown(test_rim, store_setup_open,
 		    store_teardown),
 	};
 

@@ -42,6 +42,7 @@
 #define SCAN_META_PSIZE_OFF	(SCAN_PAGE_HDR_BYTES + 4 + 4 + 8 + 8)	/* dbs[0].md_pad */
 #define SCAN_MIN_PSIZE		512
 #define SCAN_MAX_PSIZE		65536
+#define SCAN_CHUNK_PAGES	64		/* pages a read */
 #define SCAN_POOL_PREFIX	"pool/"
 #define SCAN_POOL_NAME_MAX	(sizeof(SCAN_POOL_PREFIX) - 1 + 64)
 
@@ -302,8 +303,8 @@ int
 cache_scan(struct cache_scan *s, const char *path, char *why, size_t whylen)
 {
 	struct stat	 st;
-	uint8_t		*pg = NULL;
-	size_t		 p;
+	uint8_t		*buf = NULL;
+	size_t		 p, k, got;
 	ssize_t		 r;
 
 	memset(s, 0, sizeof(*s));
@@ -315,25 +316,28 @@ cache_scan(struct cache_scan *s, const char *path, char *why, size_t whylen)
 	s->size = st.st_size;
 	s->psize = scan_psize(s->fd);
 	s->pages = (size_t)st.st_size / s->psize;
-	if ((pg = malloc(s->psize)) == NULL)
+	if ((buf = malloc(SCAN_CHUNK_PAGES * s->psize)) == NULL)
 		goto nomem;
 	/* Pages 0 and 1 are the metas. */
-	for (p = 2; p < s->pages; p++) {
-		if ((r = pread(s->fd, pg, s->psize, (off_t)(p * s->psize))) == -1) {
+	for (p = 2; p < s->pages; p += SCAN_CHUNK_PAGES) {
+		if ((r = pread(s->fd, buf, SCAN_CHUNK_PAGES * s->psize,
+		    (off_t)(p * s->psize))) == -1) {
 			scan_why(why, whylen, "%s: page %zu: %s", path, p,
 			    strerror(errno));
-			free(pg);
+			free(buf);
 			return -1;
 		}
-		if ((size_t)r == s->psize && scan_page(s, pg, p) == -1)
-			goto nomem;
+		got = (size_t)r / s->psize;
+		for (k = 0; k < got; k++)
+			if (scan_page(s, buf + k * s->psize, p + k) == -1)
+				goto nomem;
 	}
-	free(pg);
+	free(buf);
 	if (s->n > 0)
 		qsort(s->rec, s->n, sizeof(*s->rec), scan_rec_cmp);
 	return 0;
  nomem:
-	free(pg);
+	free(buf);
 	scan_why(why, whylen, "%s: out of memory", path);
 	return -1;
 }

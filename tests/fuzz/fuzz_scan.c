@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the raw scan of a damaged data.mdb (cache/scan.c), on any pages. */
-#define _GNU_SOURCE
+#include "config.h"
+
 #include <sys/mman.h>
 
 #include <stddef.h>

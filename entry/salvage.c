@@ -443,7 +443,7 @@ static int
 judge_body(const struct cache_scan *s, const struct cache_scan_rec *p,
     const struct entry_salvage_rules *r, const struct cache_meta *old,
     time_t now, uint8_t **buf, struct cache_body *body, struct cache_meta *m,
-    int *expired)
+    int *expired, struct entry_salvage_count *cnt)
 {
 	uint8_t		*chain_blob = NULL;
 	const uint8_t	*pem = NULL;
@@ -465,6 +465,9 @@ judge_body(const struct cache_scan *s, const struct cache_scan_rec *p,
 	    pemlen, now, m, expired, why, sizeof(why));
 	free(chain_blob);
 	if (!ok) {
+		if (cnt->refusal[0] == '\0' && !*expired)
+			snprintf(cnt->refusal, sizeof(cnt->refusal), "%s: %.140s",
+			    cache_kind_str[p->kind], why);
 		free(*buf);
 		*buf = NULL;
 	}
@@ -493,7 +496,7 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
 			continue;
 		bodies++;
 		if (!judge_body(s, &s->rec[i], r, have_old ? &old : NULL, now,
-		    &buf, &body, &m, &expired)) {
+		    &buf, &body, &m, &expired, cnt)) {
 			any_expired |= expired;
 			continue;
 		}

@@ -40,6 +40,7 @@ struct entry_salvage_count {
 	size_t	expired;	/* ... past nextUpdate at `now` */
 	size_t	pool;		/* pool certificates carried */
 	size_t	leaf_pages;	/* pages read as leaf pages */
+	char	refusal[160];	/* the first refusal's reason, for the log ("": none) */
 };
 
 /*

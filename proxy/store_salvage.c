@@ -103,6 +103,9 @@ salvage_done(struct store_salvage *s, int status)
 		    "read)", gen_config(s->gen)->cache_dir, line, secs,
 		    cnt.refused, cnt.lost, cnt.expired, cnt.pool,
 		    cnt.leaf_pages);
+		if (cnt.refusal[0] != '\0')
+			log_info("cache %s: salvage: the first refused: %s",
+			    gen_config(s->gen)->cache_dir, cnt.refusal);
 	}
 	s->fd = -1;
 	metrics.store_salvaged += cnt.carried;

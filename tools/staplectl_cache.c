@@ -626,6 +626,9 @@ check_salvage(struct ctl *ctl, const char *damage)
 	    "%zu without a body, %zu expired, %zu pool certificates)\n",
 	    ctl->cache_dir, cnt.carried + cnt.kept, cnt.found, aside,
 	    cnt.refused, cnt.lost, cnt.expired, cnt.pool);
+	if (cnt.refusal[0] != '\0')
+		printf("cache %s: the first refused: %s\n", ctl->cache_dir,
+		    cnt.refusal);
 	rv = CTL_OK;
  out:
 	rim_trust_free(rules.rim);

@@ -370,6 +370,7 @@ test_readmit(void **state)
 	assert_int_equal(cnt.found, N_ENTRIES + 1 + 3);
 	assert_int_equal(cnt.carried, 2);
 	assert_int_equal(cnt.refused, N_ENTRIES + 1 + 1);
+	assert_non_null(strstr(cnt.refusal, ": "));	/* "KIND: reason" */
 	assert_int_equal(cache_get(to, CACHE_KIND_KDS, swapped.key,
 	    swapped.klen, &m, &b), 0);
 	assert_int_equal(cache_get(to, CACHE_KIND_KDS, chain.key, chain.klen, &m,

@@ -582,7 +582,6 @@ cmd_purge(struct ctl *ctl, int argc, char **argv)
 	return failed ? CTL_REJECTED : CTL_OK;
 }
 
-/* check: the cheap checks, then every record of every database read in a child. */
 /*
  * check --salvage on a damaged store: with the daemon's claim on the
  * directory (none may run), move data.mdb aside and carry into a fresh
@@ -648,6 +647,7 @@ check_usage(FILE *f)
 	    "is carried into a fresh store: exit 0 once done.\n");
 }
 
+/* check: the cheap checks, then every record of every database read in a child. */
 int
 cmd_check(struct ctl *ctl, int argc, char **argv)
 {

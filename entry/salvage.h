@@ -54,8 +54,8 @@ struct entry_salvage_count {
  * source, the served counters and fetched_at from `old` (source
  * "salvage" without one), no schedule (the refresh walk takes it up).
  * `chain` is the product's KDS cert_chain for a VCEK, NULL for the
- * built-in one. Returns 1 admitted, 0 refused (why says why; expired
- * sets *expired), -1 out of memory.
+ * built-in one. Returns 1 admitted, or 0 refused (why says why; past
+ * nextUpdate sets *expired).
  */
 int	entry_salvage_admit(const struct entry_salvage_rules *,
 	    enum cache_kind kind, const uint8_t *key, size_t klen,

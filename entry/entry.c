@@ -60,3 +60,18 @@ entry_keep_headers(const char *const *names, const struct entry_answer *a,
 	}
 	return (int)n;
 }
+
+int
+entry_request_text(const uint8_t *req, size_t len, char *buf, size_t buflen)
+{
+	size_t	i;
+
+	if (req == NULL || len == 0 || len >= buflen)
+		return -1;
+	for (i = 0; i < len; i++)
+		if (req[i] < 0x21 || req[i] > 0x7e)
+			return -1;
+	memcpy(buf, req, len);
+	buf[len] = '\0';
+	return 0;
+}

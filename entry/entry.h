@@ -76,4 +76,12 @@ char		*entry_header_dup(const uint8_t *headers, size_t len, const char *name);
 int		 entry_keep_headers(const char *const *names,
 		    const struct entry_answer *, char *buf, size_t buflen);
 
+/*
+ * A stored entry's request (a bundle's, the store's) as a string into
+ * buf, when it is printable text (0x21..0x7e) shorter than buflen: the
+ * canonical path of a PCCS, KDS or RIM entry. 0, or -1.
+ */
+int		 entry_request_text(const uint8_t *req, size_t len, char *buf,
+		    size_t buflen);
+
 #endif

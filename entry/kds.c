@@ -209,6 +209,31 @@ kds_parse_request(const char *path, const char *query, struct kds_req *r,
 }
 
 int
+kds_parse_entry(const uint8_t *req, size_t reqlen, const uint8_t *key,
+    size_t klen, struct kds_req *r, char *why, size_t whylen)
+{
+	uint8_t		 k[CACHE_KEY_MAX_BYTES];
+	char		 path[KDS_PATH_MAX];
+	const char	*perr;
+	size_t		 n;
+
+	if (entry_request_text(req, reqlen, path, sizeof(path)) == -1) {
+		snprintf(why, whylen, "request: not an AMD KDS path");
+		return -1;
+	}
+	if (kds_parse_canon(path, r, &perr) == -1) {
+		snprintf(why, whylen, "request: %s: %.160s", perr, path);
+		return -1;
+	}
+	if (kds_key(r, k, &n) == -1 || n != klen || memcmp(k, key, n) != 0) {
+		snprintf(why, whylen, "key: the entry's key is not its "
+		    "request's (swapped or edited entry)");
+		return -1;
+	}
+	return 0;
+}
+
+int
 kds_parse_canon(const char *path, struct kds_req *r, const char **why)
 {
 	char		 buf[KDS_PATH_MAX], canon[KDS_PATH_MAX];

@@ -53,6 +53,14 @@ int	kds_parse_request(const char *path, const char *query, struct kds_req *,
  */
 int	kds_parse_canon(const char *path, struct kds_req *, const char **why);
 /*
+ * A stored entry (a bundle's, the store's): its request is a canonical
+ * path (kds_parse_canon) and its key that path's kds_key, so an answer
+ * cannot be filed under another question. 0 with r, or -1 with the
+ * reason in why ("request: ...", "key: ...").
+ */
+int	kds_parse_entry(const uint8_t *req, size_t reqlen, const uint8_t *key,
+	    size_t klen, struct kds_req *r, char *why, size_t whylen);
+/*
  * The one upstream path a request is rebuilt into, which is also its
  * cache key and its stored request: lower-case hex, decimal SPLs, KDS's
  * parameter order. 0, or -1 when it does not fit in len (buf then holds

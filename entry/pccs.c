@@ -517,6 +517,31 @@ pccs_parse_stored(const char *path, struct pccs_req *r, const char **why)
 }
 
 int
+pccs_parse_entry(const uint8_t *req, size_t reqlen, const uint8_t *key,
+    size_t klen, struct pccs_req *r, char *why, size_t whylen)
+{
+	uint8_t		 k[CACHE_KEY_MAX_BYTES];
+	char		 path[PCCS_PATH_MAX];
+	const char	*perr;
+	size_t		 n;
+
+	if (entry_request_text(req, reqlen, path, sizeof(path)) == -1) {
+		snprintf(why, whylen, "request: not an Intel PCS path");
+		return -1;
+	}
+	if (pccs_parse_stored(path, r, &perr) == -1) {
+		snprintf(why, whylen, "request: %s: %.160s", perr, path);
+		return -1;
+	}
+	if (pccs_key(path, k, &n) == -1 || n != klen || memcmp(k, key, n) != 0) {
+		snprintf(why, whylen, "key: the entry's key is not its "
+		    "request's (swapped or edited entry)");
+		return -1;
+	}
+	return 0;
+}
+
+int
 pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
 {
 	size_t	n = strlen(path);

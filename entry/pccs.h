@@ -69,6 +69,14 @@ enum pccs_parse_res	pccs_parse(const char *path, const char *query,
  */
 int	pccs_parse_canon(const char *path, struct pccs_req *, const char **why);
 int	pccs_parse_stored(const char *path, struct pccs_req *, const char **why);
+/*
+ * A stored entry (a bundle's, the store's): its request is a canonical,
+ * storable path (pccs_parse_stored) and its key is that path's pccs_key,
+ * so an answer cannot be filed under another question. 0 with r, or -1
+ * with the reason in why ("request: ...", "key: ...").
+ */
+int	pccs_parse_entry(const uint8_t *req, size_t reqlen, const uint8_t *key,
+	    size_t klen, struct pccs_req *r, char *why, size_t whylen);
 
 /*
  * Start a request for `what` (SGX, or TDX when tdx and the path exists

@@ -35,6 +35,7 @@
 #include "proxy/router.h"
 #include "proxy/service.h"
 #include "proxy/status.h"
+#include "proxy/store_salvage.h"
 #include "proxy/tls.h"
 
 #define SHUTDOWN_POLL_MS	50
@@ -89,6 +90,8 @@ struct daemon {
 	struct event		*check_ev;	/* polls the check walk's child */
 	pid_t			 check_pid;	/* 0: none running */
 	int			 check_fd;	/* its reason pipe */
+	struct store_salvage	*salvage;	/* what a moved-aside store still holds */
+	char			 salvage_from[PATH_MAX];	/* moved aside at start */
 	int			 lock_fd;	/* cache_lock_dir's, held for life */
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
@@ -798,7 +801,7 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* A note cut short still names the damage. */
 	if (snprintf(note, len, "store damaged (%s): moved aside to %s at %s; "
-	    "serving from an empty store", why, aside, when) >= (int)len)
+	    "serving from a new store", why, aside, when) >= (int)len)
 		log_debug("cache: the damage note was cut short");
 }
 
@@ -918,6 +921,7 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 		damage_note(note, sizeof(note), why, aside);
 		metrics.store_damaged++;
 		log_err("cache %s: %s", cfg->cache_dir, note);
+		snprintf(d->salvage_from, sizeof(d->salvage_from), "%s", aside);
 	}
 	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
 	    errlen)) == NULL)
@@ -971,6 +975,7 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 		cache_note_damage(d->cache, note);
 		metrics.store_damaged++;
 		log_err("cache %s: %s", gen_config(d->gen)->cache_dir, note);
+		store_salvage_start(d->salvage, aside);
 	} else
 		log_debug("cache check: every record read");
 	d->check_fd = -1;
@@ -987,6 +992,9 @@ store_check_start(struct daemon *d)
 {
 	struct timeval	tv = { 0, STORE_CHECK_POLL_MS * 1000 };
 
+	/* A file moved aside at start: salvaged beside the check. */
+	if (d->salvage_from[0] != '\0')
+		store_salvage_start(d->salvage, d->salvage_from);
 	if ((d->check_ev = evtimer_new(d->base, store_check_poll, d)) == NULL ||
 	    (d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
 	    &d->check_fd)) == -1) {
@@ -1167,6 +1175,7 @@ daemon_free(struct daemon *d)
 	refresh_free(d->refresh);
 	gen_unref(d->gen);
 	fetch_ctx_free(d->fetch);
+	store_salvage_free(d->salvage);
 	store_check_stop(d);
 	/* The last touches refresh_free wrote. */
 	cache_reader_stop(d->reader);
@@ -1227,7 +1236,8 @@ main(int argc, char **argv)
 	reader_start(&d, cfg);
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
 	    (d.refresh = refresh_new(d.base, d.cache, d.writer)) == NULL ||
-	    (d.router = router_new(d.refresh, d.cache)) == NULL)
+	    (d.router = router_new(d.refresh, d.cache)) == NULL ||
+	    (d.salvage = store_salvage_new(d.base, &d.gen)) == NULL)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");

@@ -263,6 +263,10 @@ render_counters(struct evbuffer *b)
 	    metrics.store_damaged, metrics.lookups_loop, metrics.lookups_thread,
 	    metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_salvaged_total Entries verified again and carried from damaged stores moved aside.\n"
+	    "# TYPE stapled_store_salvaged_total counter\n"
+	    "stapled_store_salvaged_total %lu\n", metrics.store_salvaged);
 	render_kind_hists(b, "stapled_hit_latency_seconds", "Cache hits, from "
 	    "the request parsed to the answer queued.", metrics.hit_latency,
 	    METRICS_HIST_HIT);

@@ -8,9 +8,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -18,6 +20,7 @@
 #include "attest/ocsp.h"
 #include "cache/store.h"
 #include "entry/pool.h"
+#include "entry/salvage.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
 
@@ -579,19 +582,83 @@ cmd_purge(struct ctl *ctl, int argc, char **argv)
 	return failed ? CTL_REJECTED : CTL_OK;
 }
 
+/*
+ * check --salvage on a damaged store: with the daemon's claim on the
+ * directory (none may run), move data.mdb aside and carry into a fresh
+ * store what entry/salvage.c admits again. CTL_OK, or CTL_NOFILE (said).
+ */
+static int
+check_salvage(struct ctl *ctl, const char *damage)
+{
+	struct entry_salvage_rules	 rules;
+	struct entry_salvage_count	 cnt;
+	struct ctl_trust		 t;
+	char				 aside[PATH_MAX], why[CACHE_DAMAGE_NOTE_BYTES];
+	int				 lock, rv = CTL_NOFILE;
+
+	memset(&rules, 0, sizeof(rules));
+	if ((lock = cache_lock_dir(ctl->cache_dir, why, sizeof(why))) == -1) {
+		ctl_warnx("%s; stapled salvages a store it finds damaged "
+		    "itself", why);
+		return CTL_NOFILE;
+	}
+	if (ctl_trust_load(ctl, &t, 0) != CTL_OK)
+		goto out;
+	rules.ocsp = t.ocsp;
+	rules.rim = ctl_rim_trust(ctl);
+	rules.ocsp_skew_s = ctl->conf.ocsp.skew_s;
+	rules.rim_retention_s = config_retention_s(&ctl->conf.rim);
+	if (cache_move_aside(ctl->cache_dir, aside, sizeof(aside)) == -1) {
+		ctl_warnx("cache %s is damaged (%s), and moving it aside "
+		    "failed: %s", ctl->cache_dir, damage, strerror(errno));
+		goto out;
+	}
+	printf("cache %s: damaged (%s): moved aside to %s\n", ctl->cache_dir,
+	    damage, aside);
+	if (entry_salvage_forked(aside, ctl->cache_dir, ctl->conf.map_size,
+	    &rules, ctl->now, &cnt, why, sizeof(why)) == -1) {
+		ctl_warnx("cache %s: salvage of %s failed: %s (%zu entries "
+		    "carried before)", ctl->cache_dir, aside, why, cnt.carried);
+		goto out;
+	}
+	printf("cache %s: salvaged %zu of %zu entries from %s (%zu refused, "
+	    "%zu without a body, %zu expired, %zu pool certificates)\n",
+	    ctl->cache_dir, cnt.carried + cnt.kept, cnt.found, aside,
+	    cnt.refused, cnt.lost, cnt.expired, cnt.pool);
+	if (cnt.refusal[0] != '\0')
+		printf("cache %s: the first refused: %s\n", ctl->cache_dir,
+		    cnt.refusal);
+	rv = CTL_OK;
+ out:
+	rim_trust_free(rules.rim);
+	ctl_trust_free(&t);
+	close(lock);
+	return rv;
+}
+
+static void
+check_usage(FILE *f)
+{
+	fprintf(f, "usage: staplectl [-C dir] [--json] check [--salvage]\n"
+	    "reads every record of every database of the cache in a child "
+	    "process;\nexit 0 sound, 3 damaged (or unreadable). Only "
+	    "structural damage is found.\nWith --salvage (stapled stopped), "
+	    "a damaged store is moved aside and what\nof it verifies again "
+	    "is carried into a fresh store: exit 0 once done.\n");
+}
+
 /* check: the cheap checks, then every record of every database read in a child. */
 int
 cmd_check(struct ctl *ctl, int argc, char **argv)
 {
 	struct stat	sb;
 	char		why[CACHE_DAMAGE_NOTE_BYTES];
-	int		r;
+	int		r, salvage = 0;
 
-	if (argc > 1) {
-		printf("usage: staplectl [-C dir] [--json] check\nreads every "
-		    "record of every database of the cache in a child process;\n"
-		    "exit 0 sound, 3 damaged (or unreadable). Only structural "
-		    "damage is found.\n");
+	if (argc == 2 && strcmp(argv[1], "--salvage") == 0)
+		salvage = 1;
+	else if (argc > 1) {
+		check_usage(stdout);
 		return strcmp(argv[1], "--help") == 0 ||
 		    strcmp(argv[1], "-h") == 0 ? CTL_OK : CTL_USAGE;
 	}
@@ -602,6 +669,8 @@ cmd_check(struct ctl *ctl, int argc, char **argv)
 	why[0] = '\0';
 	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
 		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+	if (r == 1 && salvage)
+		return check_salvage(ctl, why);
 	if (ctl->json) {
 		json_t	*o = json_pack("{s:s, s:s, s:s}", "cache", ctl->cache_dir,
 		    "verdict", r == 0 ? "sound" : r == 1 ? "damaged" : "unreadable",
@@ -616,7 +685,8 @@ cmd_check(struct ctl *ctl, int argc, char **argv)
 		printf("cache %s: sound (every record read)\n", ctl->cache_dir);
 	if (r == 1)
 		ctl_warnx("cache %s is damaged: %s (stapled moves a damaged "
-		    "store aside and starts empty)", ctl->cache_dir, why);
+		    "store aside and salvages it; so does check --salvage)",
+		    ctl->cache_dir, why);
 	else if (r == -1)
 		ctl_warnx("cache %s: %s", ctl->cache_dir, why);
 	return r == 0 ? CTL_OK : CTL_NOFILE;

@@ -192,44 +192,20 @@ ctl_ocsp_der_chain(struct ctl_trust *t, const uint8_t *der, size_t len)
 	return chain;
 }
 
-/* The entry's request as a string, if it is printable text. */
-static int
-request_path(const struct bundle_entry *e, char *buf, size_t len)
-{
-	size_t	i;
-
-	if (e->request == NULL || e->request_len == 0 || e->request_len >= len)
-		return -1;
-	for (i = 0; i < e->request_len; i++)
-		if (e->request[i] < 0x21 || e->request[i] > 0x7e)
-			return -1;
-	memcpy(buf, e->request, e->request_len);
-	buf[e->request_len] = '\0';
-	return 0;
-}
-
 /* ---- PCCS: every rule is entry/pccs.c's ------------------------------------ */
 
 int
 ctl_pccs_verify(const struct bundle_entry *e, time_t now, struct ctl_check *c,
     struct pccs_req *r, struct pccs_admitted *ad)
 {
-	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	char		 path[TEE_PATH_MAX];
-	const char	*perr;
-	size_t		 klen;
+	char	why[sizeof(c->reason)];
 
 	memset(ad, 0, sizeof(*ad));
 	memset(r, 0, sizeof(*r));
 	r->kind = INTEL_KIND_MAX;
-	if (request_path(e, path, sizeof(path)) == -1)
-		return ctl_reject(c, "request: not an Intel PCS path");
-	if (pccs_parse_stored(path, r, &perr) == -1)
-		return ctl_reject(c, "request: %s: %.160s", perr, path);
-	if (pccs_key(path, key, &klen) == -1 || klen != e->klen ||
-	    memcmp(key, e->key, klen) != 0)
-		return ctl_reject(c, "key: the entry's key is not its request's "
-		    "(swapped or edited entry)");
+	if (pccs_parse_entry(e->request, e->request_len, e->key, e->klen, r,
+	    why, sizeof(why)) == -1)
+		return ctl_reject(c, "%s", why);
 	/* No stored entry here: a newer stored one is kept, not a failure (below). */
 	if (pccs_admit_kept(r, e->response, e->response_len, e->headers,
 	    e->headers_len, NULL, now, ad) != ENTRY_STORE)
@@ -326,20 +302,14 @@ ctl_kds_verify(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *
 {
 	struct entry_answer	 ans;
 	struct kds_chain	 chain;
-	char			 path[KDS_PATH_MAX];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem = NULL;
-	const char		*perr, *from = "";
-	size_t			 klen;
+	char			 why[sizeof(c->reason)];
+	uint8_t			*pem = NULL;
+	const char		*from = "";
 
 	memset(ad, 0, sizeof(*ad));
-	if (request_path(e, path, sizeof(path)) == -1)
-		return ctl_reject(c, "request: not an AMD KDS path");
-	if (kds_parse_canon(path, r, &perr) == -1)
-		return ctl_reject(c, "request: %s: %.160s", perr, path);
-	if (kds_key(r, key, &klen) == -1 || e->klen != klen ||
-	    memcmp(e->key, key, klen) != 0)
-		return ctl_reject(c, "key: the entry's key is not its request's "
-		    "(swapped or edited entry)");
+	if (kds_parse_entry(e->request, e->request_len, e->key, e->klen, r,
+	    why, sizeof(why)) == -1)
+		return ctl_reject(c, "%s", why);
 	memset(&ans, 0, sizeof(ans));
 	ans.body = e->response;
 	ans.body_len = e->response_len;

@@ -173,23 +173,19 @@ accept_all(int ep, int lfd)
 	}
 }
 
+/* One read a wakeup, as level-triggered epoll allows: no read to EAGAIN. */
 static void
 conn_read(struct floor_conn *c)
 {
 	ssize_t	n;
 
-	for (;;) {
-		n = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
-		if (n > 0) {
-			c->len += (size_t)n;
-			if (drain(c) == -1)
-				break;
-			continue;
-		}
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	n = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+	if (n > 0) {
+		c->len += (size_t)n;
+		if (drain(c) == 0)
 			return;
-		break;
-	}
+	} else if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
 	close(c->fd);	/* also leaves the epoll set */
 	free(c);
 }

@@ -396,6 +396,7 @@ http_reply(struct http_req *r, int status, const char *reason)
 	c->inlen -= c->reqlen;
 	c->reqlen = 0;
 	c->continued = 0;
+	http_head_reset(&r->head);	/* the next request's head starts */
 	conn_write(c);	/* then conn_process resumes reading, if it may */
 }
 
@@ -457,7 +458,7 @@ wait_body(struct conn *c)
 
 	/* curl waits a second for this before sending a body over 1 KiB. */
 	expect = http_req_header(r, "Expect");
-	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+	if (expect != NULL && http_list_has(expect, "100-continue") &&
 	    !c->continued && !r->head.http10) {
 		c->continued = 1;
 		/* Through `out`, after the answers queued before it; conn_write sends. */
@@ -534,8 +535,8 @@ parse_request(struct conn *c)
 	r->query = NULL;
 	r->body = NULL;
 	r->body_len = 0;
-	/* Cut up a copy: the input stays whole until the body has arrived. */
-	if ((rc = http_parse_head(c->in, c->inlen, c->bufs->hdr, &r->head)) == 0)
+	/* From where the last read stopped; a whole head is not parsed again. */
+	if ((rc = http_parse_more(&r->head, c->in, c->inlen, c->bufs->hdr)) == 0)
 		return 0;
 	if (rc != 1) {
 		conn_fail(c, rc, http_reason(rc));
@@ -545,7 +546,7 @@ parse_request(struct conn *c)
 	clen = r->head.clen;
 	if (c->inlen < hdrlen + clen) {
 		wait_body(c);
-		return 0;	/* parsed again, from the copy, when it is all there */
+		return 0;	/* the head stays parsed until the body is in */
 	}
 	r->body = (const uint8_t *)c->in + hdrlen;
 	r->body_len = clen;
@@ -613,7 +614,7 @@ conn_bufs_put(struct conn *c)
 	c->req.path = NULL;
 	c->req.body = NULL;
 	c->req.query = NULL;
-	memset(&c->req.head, 0, sizeof(c->req.head));
+	http_head_reset(&c->req.head);
 }
 
 /*

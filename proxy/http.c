@@ -59,6 +59,15 @@
 #define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
 #define HTTP_WARN_INTERVAL_S	60
+/*
+ * After the last answer of a connection that closes (conn_linger): what
+ * the client still sends is read and dropped for at most this long and
+ * this many bytes, then the socket closes.
+ */
+#define HTTP_LINGER_MS		2000
+#define HTTP_LINGER_MAX_BYTES	(256 * 1024)
+/* Bytes dropped per read while closing (a buffer on the stack). */
+#define HTTP_DISCARD_BYTES	16384
 
 /* Where a connection is; each phase has its own deadline (conn_arm). */
 enum http_phase {
@@ -105,6 +114,8 @@ struct conn {
 	int			 rd_paused;	/* read event removed (conn_update_read) */
 	int			 eof;		/* the client shut its side (or half of it) */
 	int			 body_wait;	/* headers parsed, body still arriving */
+	int			 lingering;	/* answered, our side shut: conn_linger */
+	size_t			 linger_bytes;	/* dropped since */
 	struct tls_conn		*tls;		/* NULL: plain HTTP */
 	int			 tls_rd_want_wr;	/* a TLS read waits for writability */
 	int			 tls_wr_want_rd;	/* a TLS write waits for readability */
@@ -161,6 +172,7 @@ struct http {
 static void	conn_process(struct conn *);
 static void	conn_free(struct conn *);
 static void	conn_update_read(struct conn *);
+static ssize_t	conn_recv(struct conn *, char *buf, size_t len);
 
 /* ---- the request API ------------------------------------------------------- */
 
@@ -353,12 +365,8 @@ conn_write(struct conn *c)
 	}
 	if (progress && c->phase == HTTP_PH_SEND)
 		c->phase = HTTP_PH_NONE;	/* a blocked answer moved: its deadline restarts */
-	if (c->close_after && evbuffer_get_length(c->out) == 0) {
-		conn_close(c);
-		return;
-	}
 	if (!c->in_process)
-		conn_process(c);
+		conn_process(c);	/* which closes, if the last answer is out */
 }
 
 void
@@ -397,6 +405,8 @@ http_reply(struct http_req *r, int status, const char *reason)
 	c->reqlen = 0;
 	c->continued = 0;
 	http_head_reset(&r->head);	/* the next request's head starts */
+	if (c->close_after)
+		c->inlen = 0;	/* no request after this one is answered */
 	conn_write(c);	/* then conn_process resumes reading, if it may */
 }
 
@@ -627,9 +637,12 @@ conn_update_read(struct conn *c)
 {
 	int	want;
 
-	want = (!c->eof && c->inlen < HTTP_IN_BYTES &&
-	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) ||
-	    c->tls_wr_want_rd;
+	if (c->close_after && !c->pending)
+		want = !c->eof || c->tls_wr_want_rd;	/* dropped: conn_discard */
+	else
+		want = (!c->eof && c->inlen < HTTP_IN_BYTES &&
+		    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) ||
+		    c->tls_wr_want_rd;
 	if (want && c->rd_paused) {
 		event_add(c->rev, NULL);
 		c->rd_paused = 0;
@@ -690,6 +703,65 @@ conn_arm(struct conn *c)
 	evtimer_add(c->timer, &tv);
 }
 
+/*
+ * RFC 9112 9.6: the last answer is out. A socket closed while the client
+ * still sends is reset by the kernel, and the reset destroys the answers
+ * the client has not read yet; so close in stages: close_notify over TLS,
+ * shut our side (the client reads to the end, then EOF), then read and
+ * drop what comes (conn_discard) until the client closes, at most
+ * HTTP_LINGER_MS and HTTP_LINGER_MAX_BYTES. The connection still counts
+ * toward max_connections meanwhile.
+ */
+static void
+conn_linger(struct conn *c)
+{
+	struct timeval	tv = { HTTP_LINGER_MS / 1000, (HTTP_LINGER_MS % 1000) * 1000 };
+
+	conn_bufs_put(c);
+	if (c->eof) {
+		conn_free(c);	/* nothing more can come */
+		return;
+	}
+	tls_conn_free(c->tls);	/* close_notify; what follows is dropped unread */
+	c->tls = NULL;
+	c->tls_rd_want_wr = c->tls_wr_want_rd = 0;
+	if (shutdown(c->fd, SHUT_WR) == -1) {
+		conn_free(c);
+		return;
+	}
+	c->lingering = 1;
+	c->linger_bytes = 0;
+	event_del(c->wev);
+	conn_update_read(c);
+	evtimer_add(c->timer, &tv);
+}
+
+/*
+ * Closing (close_after, nothing pending): a read is dropped, while the
+ * last answers go out and then while lingering; the client's EOF ends
+ * a lingering connection, as do HTTP_LINGER_MAX_BYTES dropped.
+ */
+static void
+conn_discard(struct conn *c)
+{
+	char	buf[HTTP_DISCARD_BYTES];
+	ssize_t	n;
+
+	if ((n = conn_recv(c, buf, sizeof(buf))) == -1)
+		return;
+	if (n == -2 || (n == 0 && c->lingering)) {
+		conn_free(c);
+		return;
+	}
+	if (n == 0) {
+		c->eof = 1;	/* the answers still go out, then it closes */
+		conn_update_read(c);
+		return;
+	}
+	if (c->lingering && (c->linger_bytes += (size_t)n) >= HTTP_LINGER_MAX_BYTES)
+		conn_free(c);
+}
+
 /* Answer every complete request in the buffer, in order, until one waits. */
 static void
 conn_process(struct conn *c)
@@ -697,7 +769,7 @@ conn_process(struct conn *c)
 	int		rc;
 
 	c->in_process = 1;
-	while (!c->dead && !c->pending && c->inlen > 0 &&
+	while (!c->dead && !c->pending && !c->close_after && c->inlen > 0 &&
 	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) {
 		if ((rc = parse_request(c)) == 0)
 			break;
@@ -720,7 +792,7 @@ conn_process(struct conn *c)
 	    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES)
 		c->close_after = 1;
 	if (c->close_after && !c->pending && evbuffer_get_length(c->out) == 0) {
-		conn_free(c);
+		conn_linger(c);
 		return;
 	}
 	if (!c->pending && c->inlen == 0)
@@ -731,12 +803,11 @@ conn_process(struct conn *c)
 
 /* Through TLS, as conn_recv. */
 static ssize_t
-conn_recv_tls(struct conn *c)
+conn_recv_tls(struct conn *c, char *buf, size_t len)
 {
 	size_t	n;
 
-	switch (tls_read(c->tls, c->in + c->inlen, HTTP_IN_BYTES - c->inlen,
-	    &n)) {
+	switch (tls_read(c->tls, buf, len, &n)) {
 	case TLS_IO_OK:
 		return (ssize_t)n;
 	case TLS_IO_WANT_READ:
@@ -752,15 +823,15 @@ conn_recv_tls(struct conn *c)
 	}
 }
 
-/* Into `in`: the bytes read, 0 the client shut its side, -1 none yet, -2 failed. */
+/* Into buf: the bytes read, 0 the client shut its side, -1 none yet, -2 failed. */
 static ssize_t
-conn_recv(struct conn *c)
+conn_recv(struct conn *c, char *buf, size_t len)
 {
 	ssize_t	n;
 
 	if (c->tls != NULL)
-		return conn_recv_tls(c);
-	n = read(c->fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
+		return conn_recv_tls(c, buf, len);
+	n = read(c->fd, buf, len);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? -1 : -2;
 	return n;
@@ -778,6 +849,10 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->tls_wr_want_rd = 0;
 		event_active(c->wev, EV_WRITE, 1);	/* the TLS write's retry */
 	}
+	if (c->close_after && !c->pending) {
+		conn_discard(c);
+		return;
+	}
 	if (c->inlen >= HTTP_IN_BYTES) {
 		conn_update_read(c);	/* full while an answer is pending */
 		return;
@@ -787,7 +862,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_free(c);
 		return;
 	}
-	if ((n = conn_recv(c)) == -2) {
+	if ((n = conn_recv(c, c->in + c->inlen, HTTP_IN_BYTES - c->inlen)) == -2) {
 		conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
@@ -832,6 +907,10 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (c->lingering) {
+		conn_free(c);	/* HTTP_LINGER_MS passed */
+		return;
+	}
 	if (c->pending)
 		return;
 	if ((c->phase == HTTP_PH_HEADER || c->phase == HTTP_PH_BODY) && c->inlen > 0 &&
@@ -1180,6 +1259,8 @@ http_stop_accepting(struct http *h)
 	/* Idle keep-alive connections go now; busy ones after their answer. */
 	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
 		t = TAILQ_NEXT(c, entry);
+		if (c->lingering)
+			continue;	/* ends at its bound, or at http_free */
 		if (!c->pending && evbuffer_get_length(c->out) == 0)
 			conn_free(c);
 		else

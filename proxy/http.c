@@ -68,6 +68,17 @@
 #define HTTP_LINGER_MAX_BYTES	(256 * 1024)
 /* Bytes dropped per read while closing (a buffer on the stack). */
 #define HTTP_DISCARD_BYTES	16384
+/*
+ * A request arriving in many small reads (a byte a segment: a slowloris,
+ * or a broken client): past HTTP_PACE_READS reads of fewer than
+ * HTTP_PACE_MIN_BYTES, its connection is read at most every HTTP_PACE_MS
+ * (conn_pace), the kernel gathering the bytes in between, so its wakeups
+ * are bounded by time, not by how finely it cuts its bytes. A client
+ * sending whole segments is never paced.
+ */
+#define HTTP_PACE_MIN_BYTES	512
+#define HTTP_PACE_READS		8
+#define HTTP_PACE_MS		20
 
 /* Where a connection is; each phase has its own deadline (conn_arm). */
 enum http_phase {
@@ -116,6 +127,9 @@ struct conn {
 	int			 body_wait;	/* headers parsed, body still arriving */
 	int			 lingering;	/* answered, our side shut: conn_linger */
 	size_t			 linger_bytes;	/* dropped since */
+	unsigned		 small_reads;	/* of this request, under HTTP_PACE_MIN_BYTES */
+	int			 paced;		/* reading waits for pace_ev */
+	struct event		*pace_ev;	/* made at the first pause */
 	struct tls_conn		*tls;		/* NULL: plain HTTP */
 	int			 tls_rd_want_wr;	/* a TLS read waits for writability */
 	int			 tls_wr_want_rd;	/* a TLS write waits for readability */
@@ -404,6 +418,7 @@ http_reply(struct http_req *r, int status, const char *reason)
 	c->inlen -= c->reqlen;
 	c->reqlen = 0;
 	c->continued = 0;
+	c->small_reads = 0;
 	http_head_reset(&r->head);	/* the next request's head starts */
 	if (c->close_after)
 		c->inlen = 0;	/* no request after this one is answered */
@@ -587,6 +602,8 @@ conn_free(struct conn *c)
 		event_free(c->wev);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	if (c->pace_ev != NULL)
+		event_free(c->pace_ev);
 	tls_conn_free(c->tls);	/* close_notify, before the socket closes */
 	if (c->out != NULL)
 		evbuffer_free(c->out);
@@ -640,7 +657,7 @@ conn_update_read(struct conn *c)
 	if (c->close_after && !c->pending)
 		want = !c->eof || c->tls_wr_want_rd;	/* dropped: conn_discard */
 	else
-		want = (!c->eof && c->inlen < HTTP_IN_BYTES &&
+		want = (!c->eof && !c->paced && c->inlen < HTTP_IN_BYTES &&
 		    evbuffer_get_length(c->out) < HTTP_MAX_QUEUED_OUT_BYTES) ||
 		    c->tls_wr_want_rd;
 	if (want && c->rd_paused) {
@@ -762,6 +779,32 @@ conn_discard(struct conn *c)
 		conn_free(c);
 }
 
+static void
+pace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	c->paced = 0;
+	conn_update_read(c);	/* what came meanwhile is read at once */
+}
+
+/* A request still arriving in small reads: read again in HTTP_PACE_MS (HTTP_PACE_READS). */
+static void
+conn_pace(struct conn *c)
+{
+	struct timeval	tv = { 0, HTTP_PACE_MS * 1000 };
+
+	if (c->paced)
+		return;
+	if (c->pace_ev == NULL &&
+	    (c->pace_ev = evtimer_new(c->http->base, pace_cb, c)) == NULL)
+		return;		/* out of memory: read as bytes come */
+	c->paced = 1;
+	evtimer_add(c->pace_ev, &tv);
+}
+
 /* Answer every complete request in the buffer, in order, until one waits. */
 static void
 conn_process(struct conn *c)
@@ -797,6 +840,8 @@ conn_process(struct conn *c)
 	}
 	if (!c->pending && c->inlen == 0)
 		conn_bufs_put(c);	/* between requests: hold no buffers */
+	else if (!c->pending && c->small_reads > HTTP_PACE_READS)
+		conn_pace(c);
 	conn_update_read(c);
 	conn_arm(c);
 }
@@ -881,6 +926,8 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_update_read(c);
 	}
 	c->inlen += (size_t)n;
+	if (n > 0 && n < HTTP_PACE_MIN_BYTES)
+		c->small_reads++;
 	if (!c->pending)
 		conn_process(c);
 }

@@ -42,7 +42,10 @@
  * unsent answers by HTTP_MAX_QUEUED_OUT_BYTES (past it, nothing more is
  * read or parsed until the client reads), its time by one deadline per
  * phase of a request (set when the phase starts, never re-armed by a
- * byte), and the number of clients by max_connections.
+ * byte), and the number of clients by max_connections. A connection that
+ * closes after its last answer lingers (conn_linger) for at most
+ * HTTP_LINGER_MS and HTTP_LINGER_MAX_BYTES, still counted; one trickling
+ * a request in small reads is read at most every HTTP_PACE_MS.
  *
  * TLS (tls.c) sits between the socket and `in`/`out` and changes none of
  * that: the handshake runs inside the first reads, under the header
@@ -846,14 +849,28 @@ conn_process(struct conn *c)
 	conn_arm(c);
 }
 
-/* Through TLS, as conn_recv. */
+/*
+ * Through TLS, as conn_recv. Records OpenSSL has already read from the
+ * socket are taken in the same call, so a client cutting its request
+ * into tiny records costs no more wakeups than one cutting segments.
+ */
 static ssize_t
 conn_recv_tls(struct conn *c, char *buf, size_t len)
 {
-	size_t	n;
+	size_t		n, more;
+	enum tls_io	r;
 
 	switch (tls_read(c->tls, buf, len, &n)) {
 	case TLS_IO_OK:
+		while (n < len && tls_pending(c->tls)) {
+			if ((r = tls_read(c->tls, buf + n, len - n, &more)) == TLS_IO_OK) {
+				n += more;
+				continue;
+			}
+			if (r != TLS_IO_WANT_READ)
+				event_active(c->rev, EV_READ, 1);	/* said by the next read */
+			break;
+		}
 		return (ssize_t)n;
 	case TLS_IO_WANT_READ:
 		return -1;

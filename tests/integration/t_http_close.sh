@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Closing without destroying answers, and fields in several lines: a client
 # that pipelines 300 hits, a malformed request and 256 KiB more gets all 300
-# answers and the 400, plain and over TLS (close_notify first); a lingering
-# close still counts toward max_connections and ends at its bound;
+# answers and the 400, plain and over TLS (close_notify first); a request
+# sent a byte a segment (a record over TLS) is paced but answered; a
+# lingering close still counts toward max_connections and ends at its bound;
 # X-Forwarded-For in two lines behind a trusted proxy (and past a second
 # trusted proxy) is limited like one line; a repeated Host or Content-Type
 # is refused.
@@ -133,6 +134,39 @@ for mode in plain tls; do
 	    '[[ "$o" == *"answers=301 hits=300 last=400 "* ]]'
 	assert "$mode: ... then stapled's EOF, with nothing reset" \
 	    '[[ "$o" == *"eof=1 "* ]] && [[ "$o" == *"err=None"* ]]'
+done
+
+# ---- a request a byte at a time is read at a bounded rate, and answered ---------
+# Past a few small reads stapled reads such a connection every 20 ms; over
+# TLS each byte is a record of its own, and every record that came in
+# between is taken at once (1,100 records one by one every 20 ms would
+# pass body_timeout_s, 10 s, and get 408).
+cat >"$T/trickle.py" <<'EOF'
+import socket, ssl, sys, time
+mode, port = sys.argv[1], int(sys.argv[2])
+raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+if mode == "tls":
+    s = ssl.create_default_context(cafile=sys.argv[3]).wrap_socket(raw, server_hostname="127.0.0.1")
+else:
+    s = raw
+body = b"b" * 1024
+req = b"POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+t0 = time.time()
+for i in range(len(req)):
+    s.sendall(req[i:i + 1])	# one segment, and over TLS one record, each
+    time.sleep(0.001)
+a = s.recv(4096)
+print("status=%s ms=%d" % (a.split(b" ")[1].decode() if a else "none",
+      int((time.time() - t0) * 1000)))
+EOF
+for mode in plain tls; do
+	port=$SPORT
+	[ $mode = tls ] && port=$TPORT
+	o=$(timeout 60 "$PY" "$T/trickle.py" $mode "$port" "$T/tls.pem" 2>&1)
+	note "$mode trickle: $o"
+	assert "$mode: a POST sent a byte a segment is read to its end and answered (405)" \
+	    '[[ "$o" == "status=405 "* ]]'
 done
 
 # ---- a lingering connection still counts, and ends at its bound --------------

@@ -49,7 +49,10 @@
  * request (set when the phase starts, never re-armed by a byte), and the
  * number of clients by max_connections; the admin listeners count theirs
  * apart (admin_max_connections) and keep spare descriptors, so a full
- * public port never shuts them out.
+ * public port never shuts them out. A connection that closes after its
+ * last answer lingers (conn_linger) for at most HTTP_LINGER_MS and
+ * HTTP_LINGER_MAX_BYTES, still counted; one trickling a request in small
+ * reads is read at most every HTTP_PACE_MS.
  *
  * TLS (tls.c) sits between the socket and `in`/`out` and changes none of
  * that: the handshake runs inside the first reads, under the header
@@ -86,6 +89,26 @@
 /* Connections closed since the heap was last given back; past this, trim. */
 #define HTTP_TRIM_AFTER_CONNS	64
 #define HTTP_TRIM_DELAY_MS	1000
+/*
+ * After the last answer of a connection that closes (conn_linger): what
+ * the client still sends is read and dropped for at most this long and
+ * this many bytes, then the socket closes.
+ */
+#define HTTP_LINGER_MS		2000
+#define HTTP_LINGER_MAX_BYTES	(256 * 1024)
+/* Bytes dropped per read while closing (a buffer on the stack). */
+#define HTTP_DISCARD_BYTES	16384
+/*
+ * A request arriving in many small reads (a byte a segment: a slowloris,
+ * or a broken client): past HTTP_PACE_READS reads of fewer than
+ * HTTP_PACE_MIN_BYTES, its connection is read at most every HTTP_PACE_MS
+ * (conn_pace), the kernel gathering the bytes in between, so its wakeups
+ * are bounded by time, not by how finely it cuts its bytes. A client
+ * sending whole segments is never paced.
+ */
+#define HTTP_PACE_MIN_BYTES	512
+#define HTTP_PACE_READS		8
+#define HTTP_PACE_MS		20
 
 /* Where a connection is; each phase has its own deadline (conn_arm). */
 enum http_phase {
@@ -133,6 +156,11 @@ struct conn {
 	int			 rd_paused;	/* read event removed (conn_update_read) */
 	int			 eof;		/* the client shut its side (or half of it) */
 	int			 body_wait;	/* headers parsed, body still arriving */
+	int			 lingering;	/* answered, our side shut: conn_linger */
+	size_t			 linger_bytes;	/* dropped since */
+	unsigned		 small_reads;	/* of this request, under HTTP_PACE_MIN_BYTES */
+	int			 paced;		/* reading waits for pace_ev */
+	struct event		*pace_ev;	/* made at the first pause */
 	struct tls_conn		*tls;		/* NULL: plain HTTP */
 	int			 tls_rd_want_wr;	/* a TLS read waits for writability */
 	int			 tls_wr_want_rd;	/* a TLS write waits for readability */
@@ -199,6 +227,7 @@ struct http {
 static void	conn_process(struct conn *);
 static void	conn_free(struct conn *);
 static void	conn_update_read(struct conn *);
+static ssize_t	conn_recv(struct conn *, char *buf, size_t len);
 
 /* ---- the request API ------------------------------------------------------- */
 
@@ -421,12 +450,8 @@ conn_write(struct conn *c)
 	}
 	if (progress && c->phase == HTTP_PH_SEND)
 		c->phase = HTTP_PH_NONE;	/* a blocked answer moved: its deadline restarts */
-	if (c->close_after && evbuffer_get_length(c->out) == 0) {
-		conn_close(c);
-		return;
-	}
 	if (!c->in_process)
-		conn_process(c);
+		conn_process(c);	/* which closes, if the last answer is out */
 }
 
 /*
@@ -488,6 +513,10 @@ http_reply(struct http_req *r, int status, const char *reason)
 	c->inlen -= c->reqlen;
 	c->reqlen = 0;
 	c->continued = 0;
+	c->small_reads = 0;
+	http_head_reset(&r->head);	/* the next request's head starts */
+	if (c->close_after)
+		c->inlen = 0;	/* no request after this one is answered */
 	conn_write(c);	/* then conn_process resumes reading, if it may */
 }
 
@@ -549,7 +578,7 @@ wait_body(struct conn *c)
 
 	/* curl waits a second for this before sending a body over 1 KiB. */
 	expect = http_req_header(r, "Expect");
-	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+	if (expect != NULL && http_list_has(expect, "100-continue") &&
 	    !c->continued && !r->head.http10) {
 		c->continued = 1;
 		/* Through `out`, after the answers queued before it; conn_write sends. */
@@ -626,8 +655,8 @@ parse_request(struct conn *c)
 	r->query = NULL;
 	r->body = NULL;
 	r->body_len = 0;
-	/* Cut up a copy: the input stays whole until the body has arrived. */
-	if ((rc = http_parse_head(c->in, c->inlen, c->bufs->hdr, &r->head)) == 0)
+	/* From where the last read stopped; a whole head is not parsed again. */
+	if ((rc = http_parse_more(&r->head, c->in, c->inlen, c->bufs->hdr)) == 0)
 		return 0;
 	if (rc != 1) {
 		conn_fail(c, rc, http_reason(rc));
@@ -637,7 +666,7 @@ parse_request(struct conn *c)
 	clen = r->head.clen;
 	if (c->inlen < hdrlen + clen) {
 		wait_body(c);
-		return 0;	/* parsed again, from the copy, when it is all there */
+		return 0;	/* the head stays parsed until the body is in */
 	}
 	r->body = (const uint8_t *)c->in + hdrlen;
 	r->body_len = clen;
@@ -691,6 +720,8 @@ conn_free(struct conn *c)
 		event_free(c->wev);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	if (c->pace_ev != NULL)
+		event_free(c->pace_ev);
 	tls_conn_free(c->tls);	/* close_notify, before the socket closes */
 	if (c->out != NULL)
 		evbuffer_free(c->out);
@@ -730,7 +761,7 @@ conn_bufs_put(struct conn *c)
 	c->req.path = NULL;
 	c->req.body = NULL;
 	c->req.query = NULL;
-	memset(&c->req.head, 0, sizeof(c->req.head));
+	http_head_reset(&c->req.head);
 }
 
 /*
@@ -743,8 +774,11 @@ conn_update_read(struct conn *c)
 {
 	int	want;
 
-	want = (!c->eof && c->inlen < HTTP_IN_BYTES && conn_out_room(c)) ||
-	    c->tls_wr_want_rd;
+	if (c->close_after && !c->pending)
+		want = !c->eof || c->tls_wr_want_rd;	/* dropped: conn_discard */
+	else
+		want = (!c->eof && !c->paced && c->inlen < HTTP_IN_BYTES &&
+		    conn_out_room(c)) || c->tls_wr_want_rd;
 	if (want && c->rd_paused) {
 		event_add(c->rev, NULL);
 		c->rd_paused = 0;
@@ -805,6 +839,91 @@ conn_arm(struct conn *c)
 	evtimer_add(c->timer, &tv);
 }
 
+/*
+ * RFC 9112 9.6: the last answer is out. A socket closed while the client
+ * still sends is reset by the kernel, and the reset destroys the answers
+ * the client has not read yet; so close in stages: close_notify over TLS,
+ * shut our side (the client reads to the end, then EOF), then read and
+ * drop what comes (conn_discard) until the client closes, at most
+ * HTTP_LINGER_MS and HTTP_LINGER_MAX_BYTES. The connection still counts
+ * toward max_connections meanwhile.
+ */
+static void
+conn_linger(struct conn *c)
+{
+	struct timeval	tv = { HTTP_LINGER_MS / 1000, (HTTP_LINGER_MS % 1000) * 1000 };
+
+	conn_bufs_put(c);
+	if (c->eof) {
+		conn_free(c);	/* nothing more can come */
+		return;
+	}
+	tls_conn_free(c->tls);	/* close_notify; what follows is dropped unread */
+	c->tls = NULL;
+	c->tls_rd_want_wr = c->tls_wr_want_rd = 0;
+	if (shutdown(c->fd, SHUT_WR) == -1) {
+		conn_free(c);
+		return;
+	}
+	c->lingering = 1;
+	c->linger_bytes = 0;
+	event_del(c->wev);
+	conn_update_read(c);
+	evtimer_add(c->timer, &tv);
+}
+
+/*
+ * Closing (close_after, nothing pending): a read is dropped, while the
+ * last answers go out and then while lingering; the client's EOF ends
+ * a lingering connection, as do HTTP_LINGER_MAX_BYTES dropped.
+ */
+static void
+conn_discard(struct conn *c)
+{
+	char	buf[HTTP_DISCARD_BYTES];
+	ssize_t	n;
+
+	if ((n = conn_recv(c, buf, sizeof(buf))) == -1)
+		return;
+	if (n == -2 || (n == 0 && c->lingering)) {
+		conn_free(c);
+		return;
+	}
+	if (n == 0) {
+		c->eof = 1;	/* the answers still go out, then it closes */
+		conn_update_read(c);
+		return;
+	}
+	if (c->lingering && (c->linger_bytes += (size_t)n) >= HTTP_LINGER_MAX_BYTES)
+		conn_free(c);
+}
+
+static void
+pace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	c->paced = 0;
+	conn_update_read(c);	/* what came meanwhile is read at once */
+}
+
+/* A request still arriving in small reads: read again in HTTP_PACE_MS (HTTP_PACE_READS). */
+static void
+conn_pace(struct conn *c)
+{
+	struct timeval	tv = { 0, HTTP_PACE_MS * 1000 };
+
+	if (c->paced)
+		return;
+	if (c->pace_ev == NULL &&
+	    (c->pace_ev = evtimer_new(c->http->base, pace_cb, c)) == NULL)
+		return;		/* out of memory: read as bytes come */
+	c->paced = 1;
+	evtimer_add(c->pace_ev, &tv);
+}
+
 /* Answer every complete request in the buffer, in order, until one waits. */
 static void
 conn_process(struct conn *c)
@@ -812,7 +931,8 @@ conn_process(struct conn *c)
 	int		rc;
 
 	c->in_process = 1;
-	while (!c->dead && !c->pending && c->inlen > 0 && conn_out_room(c)) {
+	while (!c->dead && !c->pending && !c->close_after && c->inlen > 0 &&
+	    conn_out_room(c)) {
 		if ((rc = parse_request(c)) == 0)
 			break;
 		if (rc == -1)
@@ -833,24 +953,39 @@ conn_process(struct conn *c)
 	if (c->eof && !c->pending && conn_out_room(c))
 		c->close_after = 1;
 	if (c->close_after && !c->pending && evbuffer_get_length(c->out) == 0) {
-		conn_free(c);
+		conn_linger(c);
 		return;
 	}
 	if (!c->pending && c->inlen == 0)
 		conn_bufs_put(c);	/* between requests: hold no buffers */
+	else if (!c->pending && c->small_reads > HTTP_PACE_READS)
+		conn_pace(c);
 	conn_update_read(c);
 	conn_arm(c);
 }
 
-/* Through TLS, as conn_recv. */
+/*
+ * Through TLS, as conn_recv. Records OpenSSL has already read from the
+ * socket are taken in the same call, so a client cutting its request
+ * into tiny records costs no more wakeups than one cutting segments.
+ */
 static ssize_t
-conn_recv_tls(struct conn *c)
+conn_recv_tls(struct conn *c, char *buf, size_t len)
 {
-	size_t	n;
+	size_t		n, more;
+	enum tls_io	r;
 
-	switch (tls_read(c->tls, c->in + c->inlen, HTTP_IN_BYTES - c->inlen,
-	    &n)) {
+	switch (tls_read(c->tls, buf, len, &n)) {
 	case TLS_IO_OK:
+		while (n < len && tls_pending(c->tls)) {
+			if ((r = tls_read(c->tls, buf + n, len - n, &more)) == TLS_IO_OK) {
+				n += more;
+				continue;
+			}
+			if (r != TLS_IO_WANT_READ)
+				event_active(c->rev, EV_READ, 1);	/* said by the next read */
+			break;
+		}
 		return (ssize_t)n;
 	case TLS_IO_WANT_READ:
 		return -1;
@@ -865,15 +1000,15 @@ conn_recv_tls(struct conn *c)
 	}
 }
 
-/* Into `in`: the bytes read, 0 the client shut its side, -1 none yet, -2 failed. */
+/* Into buf: the bytes read, 0 the client shut its side, -1 none yet, -2 failed. */
 static ssize_t
-conn_recv(struct conn *c)
+conn_recv(struct conn *c, char *buf, size_t len)
 {
 	ssize_t	n;
 
 	if (c->tls != NULL)
-		return conn_recv_tls(c);
-	n = read(c->fd, c->in + c->inlen, HTTP_IN_BYTES - c->inlen);
+		return conn_recv_tls(c, buf, len);
+	n = read(c->fd, buf, len);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? -1 : -2;
 	return n;
@@ -891,6 +1026,10 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->tls_wr_want_rd = 0;
 		event_active(c->wev, EV_WRITE, 1);	/* the TLS write's retry */
 	}
+	if (c->close_after && !c->pending) {
+		conn_discard(c);
+		return;
+	}
 	if (c->inlen >= HTTP_IN_BYTES) {
 		conn_update_read(c);	/* full while an answer is pending */
 		return;
@@ -900,7 +1039,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_free(c);
 		return;
 	}
-	if ((n = conn_recv(c)) == -2) {
+	if ((n = conn_recv(c, c->in + c->inlen, HTTP_IN_BYTES - c->inlen)) == -2) {
 		conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
@@ -919,6 +1058,8 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_update_read(c);
 	}
 	c->inlen += (size_t)n;
+	if (n > 0 && n < HTTP_PACE_MIN_BYTES)
+		c->small_reads++;
 	if (!c->pending)
 		conn_process(c);
 }
@@ -945,6 +1086,10 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (c->lingering) {
+		conn_free(c);	/* HTTP_LINGER_MS passed */
+		return;
+	}
 	if (c->pending)
 		return;
 	if ((c->phase == HTTP_PH_HEADER || c->phase == HTTP_PH_BODY) && c->inlen > 0 &&
@@ -1458,6 +1603,8 @@ http_stop_accepting(struct http *h)
 	/* Idle keep-alive connections go now; busy ones after their answer. */
 	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
 		t = TAILQ_NEXT(c, entry);
+		if (c->lingering)
+			continue;	/* ends at its bound, or at http_free */
 		if (!c->pending && evbuffer_get_length(c->out) == 0)
 			conn_free(c);
 		else

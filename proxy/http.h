@@ -95,7 +95,7 @@ void		 http_free(struct http *);	/* accepts NULL */
 enum http_method http_req_method(const struct http_req *);
 /* The HTTP_LISTEN_* flags of the listener the request came in on. */
 unsigned	 http_req_listener_flags(const struct http_req *);
-/* A request header (case-insensitive name), or NULL. */
+/* A request header (case-insensitive name), its lines joined with ", " (http_parse.h), or NULL. */
 const char	*http_req_header(const struct http_req *, const char *name);
 /* The target's path, percent-decoded (never NUL inside), always starting with '/'. */
 const char	*http_req_path(const struct http_req *);

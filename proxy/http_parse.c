@@ -23,50 +23,6 @@ is_tchar(unsigned char ch)
 	    (ch >= '0' && ch <= '9') || (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
 }
 
-/*
- * The head's length through its blank line into *hdrlen. Checks bytes as
- * they come: NUL, control bytes other than HTAB, and a CR not before an LF
- * are refused at once. 1, 0 for more bytes, or 400 / 431.
- */
-static int
-head_scan(const unsigned char *in, size_t len, size_t *hdrlen)
-{
-	size_t	i, line = 0, n;
-
-	for (i = 0; i < len && i < HTTP_MAX_HEADER_BYTES; i++) {
-		if (in[i] == '\n') {
-			n = i - line;
-			if (n > 0 && in[i - 1] == '\r')
-				n--;
-			if (n == 0) {
-				if (line == 0)
-					return 400;	/* no request line */
-				*hdrlen = i + 1;
-				return 1;
-			}
-			line = i + 1;
-		} else if (in[i] == '\r') {
-			if (i + 1 < len && in[i + 1] != '\n')
-				return 400;
-		} else if ((in[i] < 0x20 && in[i] != '\t') || in[i] == 0x7f)
-			return 400;
-	}
-	return i >= HTTP_MAX_HEADER_BYTES ? 431 : 0;
-}
-
-/* Cut the line at *p (ending in LF or CRLF): returns it, *p moves past it. */
-static char *
-next_line(char **p)
-{
-	char	*line = *p, *lf = strchr(line, '\n');
-
-	*lf = '\0';
-	if (lf > line && lf[-1] == '\r')
-		lf[-1] = '\0';
-	*p = lf + 1;
-	return line;
-}
-
 /* method SP request-target SP HTTP-version: 0, 400 or 505. */
 static int
 parse_request_line(char *line, struct http_head *h)
@@ -102,7 +58,7 @@ parse_request_line(char *line, struct http_head *h)
 /*
  * field-name ":" OWS field-value OWS. A name is a token, so whitespace
  * before the colon and obs-fold (a line starting with SP or HTAB) are
- * 400; the control bytes are head_scan's. 0, 400 or 431.
+ * 400; the control bytes are http_parse_more's. 0, 400 or 431.
  */
 static int
 parse_field(char *line, struct http_head *h)
@@ -170,31 +126,163 @@ parse_framing(struct http_head *h)
 	return 0;
 }
 
+/* The fields that may not be a list (RFC 9110 5.3): a repeat is a 400. */
+static const char *const http_singletons[] = {
+	"Host", "Content-Length", "Content-Type", "Authorization",
+};
+
+static int
+is_singleton(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(http_singletons) / sizeof(http_singletons[0]); i++)
+		if (strcasecmp(name, http_singletons[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Rewrite the fields from base on, where their lines were (room bytes, up
+ * to the blank line), each name once, its values joined with ", " in
+ * order. It fits: a line takes at least its name, ':' and LF beside its
+ * value, a repeat's value adds only ", ".
+ */
+static int
+join_repeats(struct http_head *h, char *base, size_t room)
+{
+	char		 out[HTTP_MAX_HEADER_BYTES];
+	size_t		 nlen[HTTP_MAX_HEADERS], noff[HTTP_MAX_HEADERS];
+	size_t		 voff[HTTP_MAX_HEADERS], i, j, n = 0, o = 0, vl;
+	unsigned char	 taken[HTTP_MAX_HEADERS];
+
+	for (i = 0; i < h->nheaders; i++)
+		nlen[i] = strlen(h->hname[i]);
+	memset(taken, 0, sizeof(taken));
+	for (i = 0; i < h->nheaders; i++) {
+		if (taken[i])
+			continue;
+		noff[n] = o;
+		memcpy(out + o, h->hname[i], nlen[i] + 1);
+		o += nlen[i] + 1;
+		voff[n] = o;
+		for (j = i; j < h->nheaders; j++) {
+			if (j > i && (taken[j] || nlen[j] != nlen[i] ||
+			    strcasecmp(h->hname[j], h->hname[i]) != 0))
+				continue;
+			vl = strlen(h->hvalue[j]);
+			if (o + vl + 3 > sizeof(out) || o + vl + 3 > room)
+				return 431;	/* cannot happen: see above */
+			if (j > i) {
+				memcpy(out + o, ", ", 2);
+				o += 2;
+			}
+			memcpy(out + o, h->hvalue[j], vl);
+			o += vl;
+			taken[j] = 1;
+		}
+		out[o++] = '\0';
+		n++;
+	}
+	memcpy(base, out, o);
+	for (i = 0; i < n; i++) {
+		h->hname[i] = base + noff[i];
+		h->hvalue[i] = base + voff[i];
+	}
+	h->nheaders = n;
+	return 0;
+}
+
+/*
+ * The fields named more than once: 400 when one may not be a list, else
+ * joined (join_repeats); 0 when none is repeated. base and room as there.
+ */
+static int
+parse_repeats(struct http_head *h, char *base, size_t room)
+{
+	size_t	nlen[HTTP_MAX_HEADERS], i, j, repeats = 0;
+
+	for (i = 0; i < h->nheaders; i++)
+		nlen[i] = strlen(h->hname[i]);
+	for (i = 0; i < h->nheaders; i++)
+		for (j = i + 1; j < h->nheaders; j++) {
+			if (nlen[i] != nlen[j] || strcasecmp(h->hname[i], h->hname[j]) != 0)
+				continue;
+			if (is_singleton(h->hname[i]))
+				return 400;
+			repeats++;
+		}
+	return repeats == 0 ? 0 : join_repeats(h, base, room);
+}
+
+/*
+ * One whole line, in[h->line..lf] with its LF, into copy at the same
+ * offset: the request line, a field, or the blank line that ends the
+ * head. 0 for more lines, 1 at the end of a whole head, or a status.
+ */
+static int
+parse_line(struct http_head *h, const char *in, size_t lf, char *copy)
+{
+	size_t	 start = h->line, n = lf - start;
+	char	*line = copy + start;
+	int	 rc;
+
+	memcpy(line, in + start, n + 1);
+	h->line = lf + 1;
+	if (n > 0 && line[n - 1] == '\r')
+		n--;
+	line[n] = '\0';
+	if (start == 0)
+		return n == 0 ? 400 : parse_request_line(line, h);	/* no request line */
+	if (n > 0)
+		return parse_field(line, h);
+	h->hdrlen = lf + 1;
+	if ((rc = parse_framing(h)) != 0)
+		return rc;
+	/* The fields' lines: from the first field's name to the blank line. */
+	if (h->nheaders > 0 && (rc = parse_repeats(h, h->hname[0],
+	    (size_t)(line - h->hname[0]))) != 0)
+		return rc;
+	h->whole = 1;
+	return 1;
+}
+
+void
+http_head_reset(struct http_head *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+int
+http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
+{
+	const unsigned char	*u = (const unsigned char *)in;
+	size_t			 i;
+	int			 rc;
+
+	if (h->whole)
+		return 1;
+	for (i = h->scanned; i < len; i++) {
+		if (i >= HTTP_MAX_HEADER_BYTES)
+			return 431;
+		if (i > 0 && u[i - 1] == '\r' && u[i] != '\n')
+			return 400;	/* a CR not ending a line */
+		if (u[i] == '\n') {
+			h->scanned = i + 1;
+			if ((rc = parse_line(h, in, i, copy)) != 0)
+				return rc;
+		} else if ((u[i] < 0x20 && u[i] != '\t' && u[i] != '\r') || u[i] == 0x7f)
+			return 400;
+	}
+	h->scanned = len;
+	return 0;
+}
+
 int
 http_parse_head(const char *in, size_t len, char *copy, struct http_head *h)
 {
-	char	*p, *end, *line;
-	int	 rc;
-
-	memset(h, 0, sizeof(*h));
-	if ((rc = head_scan((const unsigned char *)in, len, &h->hdrlen)) != 1)
-		return rc;
-	memcpy(copy, in, h->hdrlen);
-	copy[h->hdrlen] = '\0';
-	p = copy;
-	end = copy + h->hdrlen;
-	if ((rc = parse_request_line(next_line(&p), h)) != 0)
-		return rc;
-	while (p < end) {
-		line = next_line(&p);
-		if (*line == '\0')
-			break;		/* the blank line */
-		if ((rc = parse_field(line, h)) != 0)
-			return rc;
-	}
-	if ((rc = parse_framing(h)) != 0)
-		return rc;
-	return 1;
+	http_head_reset(h);
+	return http_parse_more(h, in, len, copy);
 }
 
 const char *

@@ -10,8 +10,10 @@
 #define HTTP_MAX_HEADERS	64
 
 /*
- * A parsed head. Every pointer points into the `copy` buffer given to
- * http_parse_head, NUL-terminated there; valid while that buffer is.
+ * A parsed head, and the parser's place in it while the head arrives.
+ * Every pointer points into the `copy` buffer given to http_parse_more,
+ * NUL-terminated there; valid while that buffer is. A field sent in
+ * several lines is one entry, its values joined (http_parse_more).
  */
 struct http_head {
 	enum http_method method;
@@ -22,21 +24,43 @@ struct http_head {
 	size_t		 nheaders;
 	size_t		 hdrlen;	/* bytes of the head in the input, blank line included */
 	size_t		 clen;		/* the body's length (Content-Length, else 0) */
+	/* the parser's state: */
+	size_t		 scanned;	/* input bytes looked at */
+	size_t		 line;		/* where the line being read starts */
+	int		 whole;		/* the head is parsed: h is final */
 };
 
+/* Forget h: the next http_parse_more starts a new head. All zero bytes is the same state. */
+void	http_head_reset(struct http_head *h);
+
 /*
- * Parse the request head at the start of in[0..len). A line ends in CRLF
- * or in a bare LF (both accepted everywhere); a CR anywhere else, NUL and
- * other control bytes (HTAB aside, in field values) are refused as soon
- * as they arrive, before the head is whole. The head is copied into copy
- * (at least HTTP_MAX_HEADER_BYTES + 1 bytes) and cut up there.
- * Returns 0 when more bytes are needed, 1 when h holds a whole head, or
- * the status to answer before closing: 400 (syntax, obs-fold, Host, a
- * bad or repeated Content-Length, Transfer-Encoding with
- * Content-Length), 413 (body over HTTP_MAX_BODY_BYTES), 431 (head over
- * HTTP_MAX_HEADER_BYTES or more than HTTP_MAX_HEADERS fields), 501
+ * Parse on, from where the last call stopped, the request head at the
+ * start of in[0..len): in is the input of the last call with bytes added
+ * at its end (its first h->scanned bytes unchanged), copy the same buffer
+ * each time (at least HTTP_MAX_HEADER_BYTES + 1 bytes), and h as the last
+ * call left it (http_head_reset before a new head). Each byte is looked
+ * at once, so a head arriving in pieces costs what it costs whole.
+ *
+ * A line ends in CRLF or in a bare LF (both accepted everywhere); a CR
+ * anywhere else, NUL and other control bytes (HTAB aside, in field
+ * values) are refused as soon as they arrive, and so is a line as soon
+ * as it is whole and wrong. Each whole line is copied into copy, at its
+ * offset in the input, and cut up there. When the head is whole, a field
+ * sent in several lines is a list joined with ", " in order (RFC 9110
+ * 5.3), except the fields that may not be a list: Host, Content-Length,
+ * Content-Type and Authorization, refused when repeated.
+ *
+ * Returns 0 when more bytes are needed, 1 when h holds a whole head (and
+ * 1 again at once when called after that), or the status to answer
+ * before closing: 400 (syntax, obs-fold, Host, a bad or repeated
+ * Content-Length, Transfer-Encoding with Content-Length, a repeated
+ * field that is no list), 413 (body over HTTP_MAX_BODY_BYTES), 431 (head
+ * over HTTP_MAX_HEADER_BYTES or more than HTTP_MAX_HEADERS fields), 501
  * (any Transfer-Encoding: none is implemented), 505 (not HTTP/1.x).
  */
+int	http_parse_more(struct http_head *h, const char *in, size_t len, char *copy);
+
+/* The head in in[0..len) in one piece: http_head_reset, then http_parse_more. */
 int	http_parse_head(const char *in, size_t len, char *copy, struct http_head *h);
 
 /*
@@ -51,7 +75,7 @@ int	http_head_keepalive(const struct http_head *h);
 /* Whether the list value holds token (case-insensitive, OWS and empty elements skipped). 1 or 0. */
 int	http_list_has(const char *value, const char *token);
 
-/* The header named name (case-insensitive) in h, or NULL. */
+/* The field named name (case-insensitive) in h, its lines joined, or NULL. */
 const char *http_head_field(const struct http_head *h, const char *name);
 
 #endif

@@ -107,26 +107,23 @@ miss_addr_set(struct miss_addr *out, int family, const void *p, size_t n)
 	out->len = 1 + n;
 }
 
-int
-miss_xff_last(const char *xff, struct miss_addr *out)
+/* The hop text p[0..n) (OWS around it) as an address: 0, or -1 when it is none. */
+static int
+xff_hop(const char *p, size_t n, struct miss_addr *out)
 {
-	const char	*p, *e;
-	char		 hop[MISS_XFF_MAX_BYTES];
-	uint8_t		 a[16];
+	char	 hop[MISS_XFF_MAX_BYTES];
+	uint8_t	 a[16];
 
-	if (xff == NULL)
-		return -1;
-	p = strrchr(xff, ',');
-	p = p != NULL ? p + 1 : xff;
-	while (*p == ' ' || *p == '\t')
+	while (n > 0 && (*p == ' ' || *p == '\t')) {
 		p++;
-	e = p + strlen(p);
-	while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	if (e == p || (size_t)(e - p) >= sizeof(hop))
+		n--;
+	}
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= sizeof(hop))
 		return -1;
-	memcpy(hop, p, (size_t)(e - p));
-	hop[e - p] = '\0';
+	memcpy(hop, p, n);
+	hop[n] = '\0';
 	if (inet_pton(AF_INET, hop, a) == 1)
 		miss_addr_set(out, AF_INET, a, 4);
 	else if (inet_pton(AF_INET6, hop, a) == 1)
@@ -134,6 +131,55 @@ miss_xff_last(const char *xff, struct miss_addr *out)
 	else
 		return -1;
 	return 0;
+}
+
+/* Whether n is all OWS (an empty list element). */
+static int
+xff_empty(const char *p, size_t n)
+{
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	return n == 0;
+}
+
+static int
+trusted_has(const struct config_cidr *trusted, size_t ntrusted,
+    const struct miss_addr *a)
+{
+	size_t	i;
+
+	for (i = 0; i < ntrusted; i++)
+		if (miss_cidr_has(&trusted[i], a))
+			return 1;
+	return 0;
+}
+
+int
+miss_xff_client(const char *xff, const struct config_cidr *trusted,
+    size_t ntrusted, struct miss_addr *out)
+{
+	const char		*e, *p;
+	struct miss_addr	 a;
+	int			 rv = -1;
+
+	if (xff == NULL)
+		return -1;
+	for (e = xff + strlen(xff); e > xff; e = p - 1) {
+		for (p = e; p > xff && p[-1] != ','; p--)
+			;
+		if (xff_empty(p, (size_t)(e - p))) {
+			if (p == xff)
+				break;
+			continue;
+		}
+		if (xff_hop(p, (size_t)(e - p), &a) == -1)
+			break;
+		*out = a;
+		rv = 0;
+		if (p == xff || !trusted_has(trusted, ntrusted, &a))
+			break;
+	}
+	return rv;
 }
 
 int

@@ -41,7 +41,18 @@ void	miss_addr_set(struct miss_addr *out, int family, const void *addr,
 	    size_t n);
 /* 1 when the range holds addr (same family, the first prefix bits), else 0. */
 int	miss_cidr_has(const struct config_cidr *, const struct miss_addr *);
-/* The last hop of an X-Forwarded-For value as an address; 0, or -1. */
-int	miss_xff_last(const char *xff, struct miss_addr *out);
+/*
+ * The client behind trusted proxies, from an X-Forwarded-For value (its
+ * lines joined, http_parse.h): the hops are walked from the right, each
+ * the address the proxy before it saw, past every hop in
+ * trusted[0..ntrusted); the first hop that is not trusted is the client,
+ * the leftmost when all are. *out holds the peer (a trusted proxy) on
+ * entry and the client on return. Empty elements are skipped; a hop that
+ * is not an address (a port, brackets, "unknown") ends the walk, the last
+ * address passed being the client. Returns 0 when *out was set from a
+ * hop, -1 when xff is NULL or its last hop is no address (*out unchanged).
+ */
+int	miss_xff_client(const char *xff, const struct config_cidr *trusted,
+	    size_t ntrusted, struct miss_addr *out);
 
 #endif

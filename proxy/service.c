@@ -1074,9 +1074,10 @@ fetch_for_client(struct svc *s, struct http_req *req,
 }
 
 /*
- * Who asks: the peer's address, or the last X-Forwarded-For hop when the
- * peer is in trusted_proxies and that hop is an address. 0 with *out set;
- * 1 when the peer is exempt (a Unix socket) or cannot be told.
+ * Who asks: the peer's address, or when the peer is in trusted_proxies
+ * the X-Forwarded-For hop left of every trusted one (miss_xff_client).
+ * 0 with *out set; 1 when the peer is exempt (a Unix socket) or cannot
+ * be told.
  */
 static int
 svc_client(const struct svc *s, const struct http_req *req,
@@ -1098,8 +1099,9 @@ svc_client(const struct svc *s, const struct http_req *req,
 	for (i = 0; i < s->gen->ntrusted; i++)
 		if (miss_cidr_has(&s->gen->trusted[i], out)) {
 			/* no usable hop: the proxy itself is the client */
-			(void)miss_xff_last(http_req_header(req,
-			    "X-Forwarded-For"), out);
+			(void)miss_xff_client(http_req_header(req,
+			    "X-Forwarded-For"), s->gen->trusted,
+			    s->gen->ntrusted, out);
 			break;
 		}
 	return 0;

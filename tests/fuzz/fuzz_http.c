@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer target: the HTTP/1.1 head parser over whole pipelined byte streams, as one connection's input. */
+/* libFuzzer target: the HTTP/1.1 head parser over whole pipelined byte streams, as one connection's input, whole and in pieces. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +42,38 @@ check_prefix(const char *in, size_t hdrlen, char *copy)
 		abort();
 }
 
+/*
+ * The same bytes fed in pieces of `step` (as reads deliver them) give the
+ * same status, and for a whole head the same head; abort() when not.
+ */
+static void
+check_pieces(const char *in, size_t avail, size_t step, int want,
+    const struct http_head *whole)
+{
+	static char		 copy[HTTP_MAX_HEADER_BYTES + 1];
+	struct http_head	 h;
+	size_t			 got = 0, i;
+	int			 rc = 0;
+
+	http_head_reset(&h);
+	while (rc == 0 && got < avail) {
+		got = got + step < avail ? got + step : avail;
+		rc = http_parse_more(&h, in, got, copy);
+	}
+	if (rc != want)
+		abort();
+	if (rc != 1)
+		return;
+	if (h.hdrlen != whole->hdrlen || h.clen != whole->clen ||
+	    h.method != whole->method || h.http10 != whole->http10 ||
+	    h.nheaders != whole->nheaders || strcmp(h.target, whole->target) != 0)
+		abort();
+	for (i = 0; i < h.nheaders; i++)
+		if (strcmp(h.hname[i], whole->hname[i]) != 0 ||
+		    strcmp(h.hvalue[i], whole->hvalue[i]) != 0)
+			abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,6 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (off < size) {
 		avail = size - off;
 		rc = http_parse_head(in + off, avail, copy, &h);
+		check_pieces(in + off, avail, 1 + (size_t)data[off] % 97, rc, &h);
 		if (rc == 0)
 			break;		/* waits for more: the connection's deadline decides */
 		if (rc != 1) {

@@ -78,29 +78,81 @@ test_table_bounded(void **state)
 	miss_limit_free(m);
 }
 
+/* The client behind trusted proxies: xff walked from the right past trusted[]. */
+static int
+client_of(const char *xff, const struct config_cidr *trusted, size_t n,
+    struct miss_addr *a)
+{
+	*a = v4(127, 0, 0, 1);		/* the peer, a trusted proxy */
+	return miss_xff_client(xff, trusted, n, a);
+}
+
 static void
 test_xff(void **state)
 {
-	struct miss_addr	a, want;
+	struct miss_addr	a, want, peer = v4(127, 0, 0, 1);
 	uint8_t			ip6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
 
 	(void)state;
+	/* No trusted hop: the last one is the client. */
 	want = v4(192, 0, 2, 9);
-	assert_int_equal(miss_xff_last("192.0.2.9", &a), 0);
+	assert_int_equal(client_of("192.0.2.9", NULL, 0, &a), 0);
 	assert_memory_equal(&a, &want, sizeof(a));
-	assert_int_equal(miss_xff_last("203.0.113.5, 198.51.100.1 ,  192.0.2.9 ",
+	assert_int_equal(client_of("203.0.113.5, 198.51.100.1 ,  192.0.2.9 ", NULL, 0,
 	    &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	/* Two lines joined (http_parse.h), and empty elements. */
+	assert_int_equal(client_of("203.0.113.5, 192.0.2.9", NULL, 0, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	assert_int_equal(client_of("192.0.2.9, ", NULL, 0, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	assert_int_equal(client_of(",, 192.0.2.9,,", NULL, 0, &a), 0);
 	assert_memory_equal(&a, &want, sizeof(a));
 	ip6[15] = 1;
 	miss_addr_set(&want, AF_INET6, ip6, sizeof(ip6));
-	assert_int_equal(miss_xff_last("192.0.2.1,2001:db8::1", &a), 0);
+	assert_int_equal(client_of("192.0.2.1,2001:db8::1", NULL, 0, &a), 0);
 	assert_memory_equal(&a, &want, sizeof(a));
-	assert_int_equal(miss_xff_last(NULL, &a), -1);
-	assert_int_equal(miss_xff_last("", &a), -1);
-	assert_int_equal(miss_xff_last("192.0.2.1, ", &a), -1);
-	assert_int_equal(miss_xff_last("unknown", &a), -1);
-	assert_int_equal(miss_xff_last("192.0.2.1:8080", &a), -1);
-	assert_int_equal(miss_xff_last("[2001:db8::1]", &a), -1);
+	/* No usable last hop: the peer stays the client. */
+	assert_int_equal(client_of(NULL, NULL, 0, &a), -1);
+	assert_memory_equal(&a, &peer, sizeof(a));
+	assert_int_equal(client_of("", NULL, 0, &a), -1);
+	assert_int_equal(client_of(" , ", NULL, 0, &a), -1);
+	assert_int_equal(client_of("unknown", NULL, 0, &a), -1);
+	assert_int_equal(client_of("192.0.2.1, 192.0.2.1:8080", NULL, 0, &a), -1);
+	assert_int_equal(client_of("[2001:db8::1]", NULL, 0, &a), -1);
+	assert_memory_equal(&a, &peer, sizeof(a));
+}
+
+/* With several trusted proxies, the walk goes back past every trusted hop. */
+static void
+test_xff_trusted(void **state)
+{
+	struct config_cidr	t[2];
+	struct miss_addr	a, want;
+
+	(void)state;
+	assert_int_equal(config_parse_cidr("10.0.0.0/8", &t[0]), 0);
+	assert_int_equal(config_parse_cidr("2001:db8:1::/48", &t[1]), 0);
+	want = v4(192, 0, 2, 9);
+	assert_int_equal(client_of("203.0.113.5, 192.0.2.9, 10.1.2.3, 2001:db8:1::7, 10.9.9.9",
+	    t, 2, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	/* Without the ranges, the last hop (a proxy) would be the client. */
+	want = v4(10, 9, 9, 9);
+	assert_int_equal(client_of("192.0.2.9, 10.9.9.9", NULL, 0, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	/* Every hop trusted: the leftmost. */
+	want = v4(10, 0, 0, 1);
+	assert_int_equal(client_of("10.0.0.1, 10.0.0.2", t, 2, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	/* A hop that is no address ends the walk at the last trusted address. */
+	want = v4(10, 0, 0, 2);
+	assert_int_equal(client_of("192.0.2.9, unknown, 10.0.0.2", t, 2, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
+	/* What is left of the first untrusted hop is the client's to forge: ignored. */
+	want = v4(192, 0, 2, 9);
+	assert_int_equal(client_of("10.0.0.5, 192.0.2.9, 10.0.0.2", t, 2, &a), 0);
+	assert_memory_equal(&a, &want, sizeof(a));
 }
 
 static void
@@ -141,6 +193,7 @@ main(void)
 		cmocka_unit_test(test_bucket),
 		cmocka_unit_test(test_table_bounded),
 		cmocka_unit_test(test_xff),
+		cmocka_unit_test(test_xff_trusted),
 		cmocka_unit_test(test_cidr),
 	};
 

@@ -32,6 +32,7 @@ struct ctl {
 	const char	*cache_dir;	/* -C, else conf.cache_dir */
 	const char	*config_file;
 	int		 json;
+	int		 quiet;		/* -q: no progress line (tools/progress.h) */
 	struct config	 conf;		/* the defaults, then -f's file, as stapled's */
 	struct cache	*cache;
 	int		 cache_readonly;

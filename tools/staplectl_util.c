@@ -31,6 +31,7 @@
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
+#include "tools/progress.h"
 #include "tools/staplectl.h"
 
 void
@@ -38,6 +39,7 @@ ctl_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
+	progress_hide();
 	fputs("staplectl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -231,8 +231,8 @@ int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
  * staplectl's one HTTP client: no redirects, http and https only, body
  * and headers capped, connect 5 s, total 30 s. `post` NULL means GET;
  * a POST is an OCSP request. On a 200 returns 0 with the body and the raw
- * header lines of the answer in r (free with ctl_http_free), else -1 and
- * err says why.
+ * header lines of the answer in r (free with ctl_http_free), else -1,
+ * err says why and r holds only r->transient.
  */
 struct ctl_http {
 	uint8_t	*body;
@@ -240,6 +240,12 @@ struct ctl_http {
 	char	*hdr;		/* "Name: value\r\n" lines of the last response */
 	size_t	 hlen;
 	int	 over;
+	/*
+	 * After a failure: 1 when asking again later may succeed (no
+	 * connection, a timeout, a reset, HTTP 5xx, 408 or 429), 0 when the
+	 * answer is definitive (another HTTP status, an answer too large).
+	 */
+	int	 transient;
 };
 int	ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
 	    const char *accept, struct ctl_http *r, char *err, size_t errlen);

@@ -147,6 +147,14 @@ progress_step(struct progress *p, uint64_t n)
 }
 
 void
+progress_set(struct progress *p, uint64_t done)
+{
+	if (p == NULL || !p->on || done < p->done)
+		return;
+	progress_step(p, done - p->done);
+}
+
+void
 progress_add_total(struct progress *p, uint64_t n)
 {
 	if (p != NULL && p->on)

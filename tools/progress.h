@@ -43,6 +43,8 @@ void	progress_start(struct progress *p, const char *label,
 	    const char *noun, enum progress_unit, uint64_t total, int quiet);
 /* n more done; redraws when PROGRESS_INTERVAL_MS has passed. */
 void	progress_step(struct progress *p, uint64_t n);
+/* So much done in all (a count read from elsewhere); redraws as step does. */
+void	progress_set(struct progress *p, uint64_t done);
 /* The total grew (more work found along the way). */
 void	progress_add_total(struct progress *p, uint64_t n);
 /* Erase the line and stop. p may be one never started (zeroed). */

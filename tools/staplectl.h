@@ -76,6 +76,12 @@ void	ctl_free(struct ctl *);
  */
 int	ctl_open_cache(struct ctl *, int readonly);
 /*
+ * cache_check_forked (cache/store.h) on ctl's cache, with a progress line
+ * on a terminal: the bytes of data.mdb the child has read (its resident
+ * pages of the map, from /proc) of the file's size. Same returns.
+ */
+int	ctl_check_walk(struct ctl *, char *why, size_t whylen);
+/*
  * Run the command `name` in a forked child and return its exit status. A
  * child killed by SIGBUS, SIGSEGV, SIGABRT, SIGILL or SIGFPE (what a
  * damaged map does to LMDB) is reported as a damaged store: CTL_NOFILE.

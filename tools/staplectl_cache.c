@@ -601,7 +601,7 @@ cmd_check(struct ctl *ctl, int argc, char **argv)
 	}
 	why[0] = '\0';
 	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
-		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+		r = ctl_check_walk(ctl, why, sizeof(why));
 	if (ctl->json) {
 		json_t	*o = json_pack("{s:s, s:s, s:s}", "cache", ctl->cache_dir,
 		    "verdict", r == 0 ? "sound" : r == 1 ? "damaged" : "unreadable",

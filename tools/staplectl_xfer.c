@@ -16,6 +16,7 @@
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
+#include "tools/progress.h"
 #include "tools/staplectl.h"
 
 #define GENERATOR	"staplectl " PACKAGE_VERSION
@@ -496,9 +497,13 @@ xfer_alloc(struct xfer *x)
 static void
 xfer_check(struct xfer *x)
 {
-	size_t	i;
+	struct progress	p;
+	size_t		i;
 
+	progress_start(&p, x->import ? "import" : "verify", "entries",
+	    PROGRESS_ITEMS, x->bd.nentries, x->ctl->quiet);
 	for (i = 0; i < x->bd.nentries; i++) {
+		progress_step(&p, 1);
 		if (!ctl_check_entry(x->ctl, &x->t, &x->bd.entries[i],
 		    x->ctl->now, &x->chk[i])) {
 			x->outc[i] = OUT_REJECTED;
@@ -507,6 +512,7 @@ xfer_check(struct xfer *x)
 		}
 		x->outc[i] = x->import ? OUT_IMPORTED : OUT_OK;
 	}
+	progress_end(&p);
 	if (x->import && x->nrej > 0 && !x->partial)
 		for (i = 0; i < x->bd.nentries; i++)
 			if (x->outc[i] != OUT_REJECTED)

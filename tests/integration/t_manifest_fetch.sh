@@ -135,4 +135,37 @@ check "fetch in a pipe: no progress line" sh -c "! grep -q '/9 entries' '$T/pipe
 check "... no carriage return at all" sh -c "! grep -q \"\$(printf '\\r')\" '$T/pipe.out'"
 check "... the summary" grep -q 'fetch: 9 CertIDs: 0 stored' "$T/pipe.out"
 
+# verify, import and check, on a bundle of answers that verify (the test PKI's).
+farm_start GOOD good -ndays 1 -rother CHAIN
+cat >"$T/good.json" <<EOF
+{
+  "cache_dir": "$T/cache",
+  "ocsp": {
+    "upstreams": [ { "url": "http://127.0.0.1:$GOOD/", "name": "good" } ],
+    "anchors": [ "$ANCHORS" ],
+    "intermediates": [ "$INTERMEDIATES" ]
+  }
+}
+EOF
+cat "$LEAF1" "$ICA_CERT" "$IDENT_CERT" "$ROOT_CERT" >"$T/pki-chain.pem"
+ctl -C "$NOCACHE" manifest --chain "$T/pki-chain.pem" --out "$T/m-pki.json"
+check_eq "manifest of the test PKI's chain: exit 0" 0 "$CTL_RC"
+ctl -f "$T/good.json" -C "$NOCACHE" fetch --manifest "$T/m-pki.json" --out "$T/b-good.jsonl"
+check_eq "fetch from a good upstream: exit 0" 0 "$CTL_RC"
+check "... 6 CertIDs: 6 stored" grep -q '^staplectl: fetch: 6 CertIDs: 6 stored$' "$T/ctl.out"
+CR=$(printf '\r')
+for cmd in "verify $T/b-good.jsonl" "import $T/b-good.jsonl" check; do
+	name=${cmd%% *}
+	script -qc "$CTL -f $T/good.json $cmd" /dev/null >"$T/tty-$name.out" 2>&1
+	check "$name on a terminal: a progress line, drawn in place" \
+	    grep -q "$CR$name: " "$T/tty-$name.out"
+	"$CTL" -f "$T/good.json" $cmd 2>&1 | cat >"$T/pipe-$name.out"
+	check "$name in a pipe: no progress line" sh -c "! grep -q '$CR' '$T/pipe-$name.out'"
+done
+check "verify on a terminal: done of 6 entries" grep -q "${CR}verify: [0-9]*/6 entries" "$T/tty-verify.out"
+check "... the line erased before the verdict lines" \
+    grep -q "${CR}$(printf '\033')\\[Kok ocsp " "$T/tty-verify.out"
+check "check on a terminal: bytes of the store" grep -q 'check: .*B/.*B (' "$T/tty-check.out"
+check "... and the verdict" grep -q 'sound (every record read)' "$T/tty-check.out"
+
 it_done

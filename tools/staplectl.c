@@ -46,8 +46,8 @@ usage(FILE *f)
 	    "0 ok, 1 something rejected or failed, 2 usage, "
 	    "3 cannot open the cache or a file, 4 not in this build,\n"
 	    "5 no daemon runs (reload).\n"
-	    "On a terminal, fetch, prefetch, verify and import show progress on "
-	    "stderr;\n-q (--quiet) turns it off.\n");
+	    "On a terminal, fetch, prefetch, verify, import and check show progress "
+	    "on stderr;\n-q (--quiet) turns it off.\n");
 }
 
 int

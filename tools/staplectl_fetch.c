@@ -744,9 +744,11 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		snprintf(cause, sizeof(cause), "%.*s", (int)sizeof(cause) - 1,
 		    c->reason);
 	}
+	/* Not asked: said once, when the last upstream went down. */
 	bundle_hex(hex, key, klen);
-	ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
-	    cache_kind_str[kind], hex, fetch_outcome_str[o]);
+	if (o != FETCH_NOT_ASKED)
+		ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
+		    cache_kind_str[kind], hex, fetch_outcome_str[o]);
 	free(e->response);
 	free(e->request);
 	h->n--;

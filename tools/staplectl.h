@@ -3,6 +3,8 @@
 #ifndef TOOLS_STAPLECTL_H
 #define TOOLS_STAPLECTL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -81,6 +83,13 @@ int	ctl_open_cache(struct ctl *, int readonly);
  * pages of the map, from /proc) of the file's size. Same returns.
  */
 int	ctl_check_walk(struct ctl *, char *why, size_t whylen);
+/*
+ * How much of the file at path (a real path) the child pid has read, for
+ * a progress line over a forked reader: the larger of its resident pages
+ * of a mapping of path (/proc/PID/smaps) and the bytes its read calls
+ * returned (/proc/PID/io rchar). 0 when neither can be read.
+ */
+uint64_t ctl_child_read(pid_t pid, const char *path);
 /*
  * Run the command `name` in a forked child and return its exit status. A
  * child killed by SIGBUS, SIGSEGV, SIGABRT, SIGILL or SIGFPE (what a

@@ -247,6 +247,24 @@ map_resident(pid_t pid, const char *path)
 	return sum;
 }
 
+uint64_t
+ctl_child_read(pid_t pid, const char *path)
+{
+	char		 fn[64], line[128];
+	FILE		*f;
+	uint64_t	 v, rchar = 0, res = map_resident(pid, path);
+
+	/* proc(5) /proc/PID/io: rchar, the bytes read(2) and pread(2) gave it. */
+	snprintf(fn, sizeof(fn), "/proc/%ld/io", (long)pid);
+	if ((f = fopen(fn, "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "rchar: %" SCNu64, &v) == 1)
+				rchar = v;
+		fclose(f);
+	}
+	return rchar > res ? rchar : res;
+}
+
 int
 ctl_check_walk(struct ctl *ctl, char *why, size_t whylen)
 {
@@ -271,7 +289,7 @@ ctl_check_walk(struct ctl *ctl, char *why, size_t whylen)
 	}
 	/* A meter only: the verdict is the child's, as cache_check_forked's. */
 	while ((w = waitpid(pid, &status, WNOHANG)) == 0) {
-		progress_set(&p, map_resident(pid, real));
+		progress_set(&p, ctl_child_read(pid, real));
 		usleep(PROGRESS_INTERVAL_MS * 1000);
 	}
 	progress_end(&p);

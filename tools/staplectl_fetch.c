@@ -660,6 +660,26 @@ fetch_url(char *url, size_t len, const char *up, enum cache_kind kind,
 }
 
 /*
+ * An upstream's failure (r of fetch_try) into the entry's outcome and
+ * cause, unless an earlier upstream's says more: a refusal over a
+ * definitive no over a transient failure. The cause leaves out the URL,
+ * so that the summary groups one cause from many entries.
+ */
+static void
+fetch_failed(enum fetch_outcome *o, char cause[FETCH_CAUSE_BYTES],
+    const char *url, const char *err, int r)
+{
+	size_t	ul = strlen(url);
+
+	if (*o == FETCH_REFUSED || (*o == FETCH_NOT_FOUND && r == -1))
+		return;
+	*o = r == -1 ? FETCH_UNREACHABLE : FETCH_NOT_FOUND;
+	if (strncmp(err, url, ul) == 0 && err[ul] == ':' && err[ul + 1] == ' ')
+		err += ul + 2;
+	snprintf(cause, FETCH_CAUSE_BYTES, "%.*s", FETCH_CAUSE_BYTES - 1, err);
+}
+
+/*
  * Ask each upstream in order until one answer verifies; an entry asked
  * already in this run is not asked again. Its outcome is the most telling
  * of the upstreams': refused over not found over unreachable.
@@ -715,15 +735,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 				    "outlasted %d retries): not asked again in "
 				    "this run", ups[i], FETCH_DOWN_AFTER,
 				    FETCH_RETRIES);
-			if (o == FETCH_NOT_ASKED || o == FETCH_UNREACHABLE ||
-			    (o == FETCH_NOT_FOUND && r == 1)) {
-				o = r == -1 ? FETCH_UNREACHABLE : FETCH_NOT_FOUND;
-				/* the cause without the URL: one group per cause */
-				snprintf(cause, sizeof(cause), "%.*s",
-				    (int)sizeof(cause) - 1, strncmp(err, url, strlen(url)) == 0 &&
-				    err[strlen(url)] == ':' ? err + strlen(url) + 2 :
-				    err);
-			}
+			fetch_failed(&o, cause, url, err, r);
 			continue;
 		}
 		free(e->response);
@@ -755,15 +767,43 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	haul_note(h, kind, key, klen, o, cause);
 }
 
+/* " (5: CAUSE; 4: CAUSE)": the causes of one kind's outcome o, grouped. */
+static void
+summary_causes(const struct haul *h, enum cache_kind kind,
+    enum fetch_outcome o)
+{
+	const char	*cs[FETCH_MAX_CAUSES];
+	size_t		 cn[FETCH_MAX_CAUSES], i, j, nc = 0, other = 0;
+
+	for (i = 0; i < h->nasked; i++) {
+		if (h->asked[i].kind != kind || h->asked[i].outcome != o)
+			continue;
+		for (j = 0; j < nc; j++)
+			if (strcmp(cs[j], h->asked[i].cause) == 0)
+				break;
+		if (j < nc)
+			cn[j]++;
+		else if (nc < FETCH_MAX_CAUSES) {
+			cs[nc] = h->asked[i].cause;
+			cn[nc++] = 1;
+		} else
+			other++;
+	}
+	fputs(" (", stderr);
+	for (j = 0; j < nc; j++)
+		fprintf(stderr, "%s%zu: %s", j > 0 ? "; " : "", cn[j], cs[j]);
+	if (other > 0)
+		fprintf(stderr, "; %zu: other causes", other);
+	fputc(')', stderr);
+}
+
 /* "9 CertIDs: 0 stored, 9 refused (9: CAUSE)": one line per kind asked. */
 static void
 haul_summary(const struct haul *h, const char *cmd)
 {
 	static const enum cache_kind	 kinds[] = { CACHE_KIND_RIM,
 					    CACHE_KIND_OCSP };
-	const char			*cs[FETCH_MAX_CAUSES];
-	size_t				 cn[FETCH_MAX_CAUSES], n[FETCH_OUTCOME_MAX];
-	size_t				 i, k, j, nc, other, total;
+	size_t				 n[FETCH_OUTCOME_MAX], i, k, total;
 	unsigned			 o;
 
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -781,29 +821,8 @@ haul_summary(const struct haul *h, const char *cmd)
 		for (o = FETCH_STORED + 1; o < FETCH_OUTCOME_MAX; o++) {
 			if (n[o] == 0)
 				continue;
-			nc = other = 0;
-			for (i = 0; i < h->nasked; i++) {
-				if (h->asked[i].kind != kinds[k] ||
-				    h->asked[i].outcome != o)
-					continue;
-				for (j = 0; j < nc; j++)
-					if (strcmp(cs[j], h->asked[i].cause) == 0)
-						break;
-				if (j < nc)
-					cn[j]++;
-				else if (nc < FETCH_MAX_CAUSES) {
-					cs[nc] = h->asked[i].cause;
-					cn[nc++] = 1;
-				} else
-					other++;
-			}
-			fprintf(stderr, ", %zu %s (", n[o], fetch_outcome_str[o]);
-			for (j = 0; j < nc; j++)
-				fprintf(stderr, "%s%zu: %s", j > 0 ? "; " : "",
-				    cn[j], cs[j]);
-			if (other > 0)
-				fprintf(stderr, "; %zu: other causes", other);
-			fputc(')', stderr);
+			fprintf(stderr, ", %zu %s", n[o], fetch_outcome_str[o]);
+			summary_causes(h, kinds[k], (enum fetch_outcome)o);
 		}
 		fputc('\n', stderr);
 	}

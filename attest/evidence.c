@@ -1264,6 +1264,9 @@ parse_object(const struct evidence_manifest *m, json_t *o, size_t i,
 	return rv;
 }
 
+static int	add_b64_chain(struct evidence_manifest *, const char *, size_t,
+		    char *, size_t);
+
 static int
 add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
     char *err, size_t errlen)
@@ -1274,20 +1277,49 @@ add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
 	size_t		 i, n = 0;
 	int		 rv = -1;
 
-	if ((root = json_loadb((const char *)buf, len, 0, &jerr)) == NULL) {
+	if ((root = json_loadb((const char *)buf, len, JSON_DECODE_ANY,
+	    &jerr)) == NULL) {
 		seterr(err, errlen, "not valid JSON, truncated or corrupt: %s "
 		    "(line %d, column %d)", jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
 	arr = root;
-	if (json_is_object(root)) {
+	if (json_is_string(root)) {
+		/* an evidence's "certificate" on its own, as jq prints it */
+		rv = add_b64_chain(m, json_string_value(root),
+		    json_string_length(root), err, errlen);
+		json_decref(root);
+		return rv;
+	}
+	if (json_is_object(root) && json_object_get(root, "evidences") == NULL &&
+	    json_object_get(root, "claims") != NULL) {
+		seterr(err, errlen, "nvattest attest output: it holds claims "
+		    "(what nvattest concluded) and no certificates; give the "
+		    "output of `nvattest collect-evidence --format json`, or "
+		    "the device's certificate chain (PEM, DER, or the "
+		    "evidence's base64 \"certificate\")");
+		goto out;
+	}
+	if (json_is_object(root) && json_object_get(root, "evidences") == NULL &&
+	    json_object_get(root, "result_code") == NULL &&
+	    json_object_get(root, "certificate") != NULL) {
+		/* one evidence object, as one element of the array */
+		if ((arr = json_array()) == NULL ||
+		    json_array_append(arr, root) == -1) {
+			json_decref(arr);
+			seterr(err, errlen, "out of memory");
+			goto out;
+		}
+		json_decref(root);
+		root = arr;
+	} else if (json_is_object(root)) {
 		/* nvattest collect-evidence --format json */
 		arr = json_object_get(root, "evidences");
 		rc = json_object_get(root, "result_code");
 		if (arr == NULL && rc == NULL) {
-			seterr(err, errlen, "not a JSON array of evidence "
-			    "objects, nor nvattest collect-evidence output "
-			    "(an object without \"evidences\")");
+			seterr(err, errlen, "a JSON object that is neither an "
+			    "evidence object (no \"certificate\") nor nvattest "
+			    "collect-evidence output (no \"evidences\")");
 			goto out;
 		}
 		if ((rc != NULL && (!json_is_integer(rc) ||
@@ -1301,7 +1333,8 @@ add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
 		}
 	}
 	if (!json_is_array(arr)) {
-		seterr(err, errlen, "not a JSON array of evidence objects");
+		seterr(err, errlen, "not evidence JSON (an array of evidence "
+		    "objects, one evidence object, or collect-evidence output)");
 		goto out;
 	}
 	n = json_array_size(arr);
@@ -1331,9 +1364,53 @@ add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
 	return rv;
 }
 
+/*
+ * Concatenated DER certificates, leaf first: each a SEQUENCE whose
+ * length its header gives, checked by der_x509, nothing between or after.
+ */
+static STACK_OF(X509) *
+der_chain_stack(const uint8_t *buf, size_t len, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*sk;
+	struct der	 d = { buf, len }, v, tlv;
+	const char	*why = "out of memory";
+	X509		*x = NULL;
+
+	if ((sk = sk_X509_new_null()) == NULL)
+		goto fail;
+	while (d.len > 0) {
+		if (sk_X509_num(sk) == EVIDENCE_MAX_CHAIN_CERTS) {
+			why = "more than " EVIDENCE_MAX_CHAIN_CERTS_STR
+			    " certificates";
+			goto fail;
+		}
+		why = "not a DER SEQUENCE (truncated, or something else "
+		    "after the certificates)";
+		if (der_expect_tlv(&d, DER_SEQUENCE, &v, &tlv) == -1 ||
+		    (x = der_x509(tlv.p, tlv.len, &why)) == NULL)
+			goto fail;
+		if (sk_X509_push(sk, x) == 0) {
+			why = "out of memory";
+			goto fail;
+		}
+		x = NULL;
+	}
+	return sk;
+ fail:
+	seterr(err, errlen, "DER certificate %d: %s", sk != NULL ?
+	    sk_X509_num(sk) + 1 : 1, why);
+	X509_free(x);
+	sk_X509_pop_free(sk, X509_free);
+	ERR_clear_error();
+	return NULL;
+}
+
+enum chain_form { FORM_PEM, FORM_DER };
+
+/* A bare chain (PEM or concatenated DER) as one device of kind "chain". */
 static int
-add_pem(struct evidence_manifest *m, const uint8_t *buf, size_t len,
-    char *err, size_t errlen)
+add_chain(struct evidence_manifest *m, enum chain_form form, const char *what,
+    const uint8_t *buf, size_t len, char *err, size_t errlen)
 {
 	struct pending	*p;
 	char		 why[200];
@@ -1345,14 +1422,15 @@ add_pem(struct evidence_manifest *m, const uint8_t *buf, size_t len,
 	}
 	p->dev.kind = EVIDENCE_CHAIN;
 	snprintf(p->dev.source, sizeof(p->dev.source), "chain");
-	if ((p->chain = pem_stack((const char *)buf, len, why,
-	    sizeof(why))) == NULL) {
-		seterr(err, errlen, "PEM chain: %s", why);
+	if ((p->chain = form == FORM_PEM ? pem_stack((const char *)buf, len,
+	    why, sizeof(why)) : der_chain_stack(buf, len, why, sizeof(why))) ==
+	    NULL) {
+		seterr(err, errlen, "%s: %s", what, why);
 		goto out;
 	}
 	if (pending_certids(m, p, classify(p->chain), why,
 	    sizeof(why)) == -1) {
-		seterr(err, errlen, "PEM chain: %s", why);
+		seterr(err, errlen, "%s: %s", what, why);
 		goto out;
 	}
 	if (commit(m, p, 1, err, errlen) == -1)
@@ -1363,11 +1441,65 @@ add_pem(struct evidence_manifest *m, const uint8_t *buf, size_t len,
 	return rv;
 }
 
+static const char	 pem_begin[] = "-----BEGIN CERTIFICATE-----";
+static const char	 not_input[] = "neither evidence JSON (an array of "
+			    "evidence objects, one evidence object, or nvattest "
+			    "collect-evidence output) nor a certificate chain (PEM, "
+			    "DER, or base64 of either)";
+
+/* Is this text base64 and whitespace only (what a "certificate" field holds)? */
+static int
+is_b64_text(const uint8_t *buf, size_t len)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (isspace(buf[i]))
+			continue;
+		if (!isalnum(buf[i]) && buf[i] != '+' && buf[i] != '/' &&
+		    buf[i] != '=')
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+/*
+ * The base64 of a chain: of its PEM (an evidence's "certificate" field
+ * on its own) or of its DER certificates.
+ */
+static int
+add_b64_chain(struct evidence_manifest *m, const char *s, size_t len,
+    char *err, size_t errlen)
+{
+	uint8_t	*raw;
+	size_t	 rawlen;
+	int	 rv;
+
+	if ((raw = b64_decode(s, len, &rawlen)) == NULL || rawlen == 0) {
+		free(raw);
+		seterr(err, errlen, "%s", not_input);
+		return -1;
+	}
+	if (memmem(raw, rawlen, pem_begin, sizeof(pem_begin) - 1) != NULL)
+		rv = add_chain(m, FORM_PEM, "base64 PEM chain", raw, rawlen, err,
+		    errlen);
+	else if (raw[0] == DER_SEQUENCE)
+		rv = add_chain(m, FORM_DER, "base64 DER chain", raw, rawlen, err,
+		    errlen);
+	else {
+		seterr(err, errlen, "base64 chain: decodes to neither PEM nor "
+		    "DER certificates");
+		rv = -1;
+	}
+	free(raw);
+	return rv;
+}
+
 int
 evidence_manifest_add(struct evidence_manifest *m, const uint8_t *buf,
     size_t len, char *err, size_t errlen)
 {
-	static const char	 begin[] = "-----BEGIN CERTIFICATE-----";
 	size_t			 i = 0;
 
 	if (m == NULL || buf == NULL || len == 0) {
@@ -1379,16 +1511,23 @@ evidence_manifest_add(struct evidence_manifest *m, const uint8_t *buf,
 		    EVIDENCE_MAX_FILE_BYTES);
 		return -1;
 	}
+	/* A DER certificate starts with SEQUENCE and a long-form length. */
+	if (len >= 2 && buf[0] == DER_SEQUENCE && (buf[1] & 0x80) != 0)
+		return add_chain(m, FORM_DER, "DER chain", buf, len, err,
+		    errlen);
 	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)	/* UTF-8 BOM */
 		i = 3;
 	while (i < len && isspace(buf[i]))
 		i++;
-	if (i < len && (buf[i] == '[' || buf[i] == '{'))
+	if (i < len && (buf[i] == '[' || buf[i] == '{' || buf[i] == '"'))
 		return add_json(m, buf + i, len - i, err, errlen);
-	if (memmem(buf, len, begin, sizeof(begin) - 1) != NULL)
-		return add_pem(m, buf, len, err, errlen);
-	seterr(err, errlen, "not a JSON array of evidence objects, and not a "
-	    "PEM chain");
+	if (memmem(buf, len, pem_begin, sizeof(pem_begin) - 1) != NULL)
+		return add_chain(m, FORM_PEM, "PEM chain", buf, len, err,
+		    errlen);
+	if (is_b64_text(buf + i, len - i))
+		return add_b64_chain(m, (const char *)buf + i, len - i, err,
+		    errlen);
+	seterr(err, errlen, "%s", not_input);
 	return -1;
 }
 

@@ -16,9 +16,15 @@
  *    {"arch", "nonce", "evidence" (base64 SPDM GET_MEASUREMENTS request +
  *    signed response), "certificate" (base64 of a PEM chain, leaf first)},
  *    newer ones also "version", "driver_version", "vbios_version";
+ *  - one such evidence object on its own (an object with "certificate");
  *  - the object `nvattest collect-evidence --format json` prints,
  *    {"result_code", "result_message", "evidences": [ ...the above... ]};
- *  - a plain PEM chain (leaf first, root last).
+ *  - a chain, leaf first and root last: PEM (LF or CRLF line ends),
+ *    concatenated DER certificates, or the base64 of either as text or
+ *    as a JSON string (an evidence's "certificate" field on its own).
+ * `nvattest attest --format json` output ({"claims", "detached_eat", ...})
+ * holds no certificates: it is refused with a message that says so and
+ * names what to give instead.
  *
  * Which certificates nvattest OCSP-checks (NVIDIA/attestation-sdk
  * nv_x509.cpp, X509CertChain::generate_ocsp_claims): every
@@ -57,6 +63,7 @@
 #define EVIDENCE_MAX_FILE_BYTES		(64 * 1024 * 1024)
 #define EVIDENCE_MAX_DEVICES		256	/* per file */
 #define EVIDENCE_MAX_CHAIN_CERTS	8
+#define EVIDENCE_MAX_CHAIN_CERTS_STR	"8"	/* for messages */
 #define EVIDENCE_MAX_REPORT_BYTES	(1024 * 1024)
 #define EVIDENCE_SHA1_BYTES		20
 #define EVIDENCE_MAX_HASH_BYTES		48	/* SHA-384 */

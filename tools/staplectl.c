@@ -38,14 +38,16 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: staplectl [-C cache-dir] [-f config.json] [--json] "
-	    "COMMAND [ARGS]\n\ncommands:\n");
+	    "[-q]\n    COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-17s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "\n'staplectl COMMAND --help' for a command's options; "
 	    "staplectl(8) for the exit codes:\n"
 	    "0 ok, 1 something rejected or failed, 2 usage, "
 	    "3 cannot open the cache or a file, 4 not in this build,\n"
-	    "5 no daemon runs (reload).\n");
+	    "5 no daemon runs (reload).\n"
+	    "On a terminal, fetch, prefetch, verify, import and check show progress "
+	    "on stderr;\n-q (--quiet) turns it off.\n");
 }
 
 int
@@ -55,6 +57,7 @@ main(int argc, char *argv[])
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -66,7 +69,7 @@ main(int argc, char *argv[])
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.now = time(NULL);
-	while ((ch = getopt_long(argc, argv, "+C:f:hV", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+C:f:hqV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
 			cache_dir = optarg;
@@ -76,6 +79,9 @@ main(int argc, char *argv[])
 			break;
 		case 'j':
 			ctl.json = 1;
+			break;
+		case 'q':
+			ctl.quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);

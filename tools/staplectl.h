@@ -3,6 +3,8 @@
 #ifndef TOOLS_STAPLECTL_H
 #define TOOLS_STAPLECTL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -32,6 +34,7 @@ struct ctl {
 	const char	*cache_dir;	/* -C, else conf.cache_dir */
 	const char	*config_file;
 	int		 json;
+	int		 quiet;		/* -q: no progress line (tools/progress.h) */
 	struct config	 conf;		/* the defaults, then -f's file, as stapled's */
 	struct cache	*cache;
 	int		 cache_readonly;
@@ -74,6 +77,19 @@ void	ctl_free(struct ctl *);
  * (said why).
  */
 int	ctl_open_cache(struct ctl *, int readonly);
+/*
+ * cache_check_forked (cache/store.h) on ctl's cache, with a progress line
+ * on a terminal: the bytes of data.mdb the child has read (its resident
+ * pages of the map, from /proc) of the file's size. Same returns.
+ */
+int	ctl_check_walk(struct ctl *, char *why, size_t whylen);
+/*
+ * How much of the file at path (a real path) the child pid has read, for
+ * a progress line over a forked reader: the larger of its resident pages
+ * of a mapping of path (/proc/PID/smaps) and the bytes its read calls
+ * returned (/proc/PID/io rchar). 0 when neither can be read.
+ */
+uint64_t ctl_child_read(pid_t pid, const char *path);
 /*
  * Run the command `name` in a forked child and return its exit status. A
  * child killed by SIGBUS, SIGSEGV, SIGABRT, SIGILL or SIGFPE (what a
@@ -230,8 +246,8 @@ int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
  * staplectl's one HTTP client: no redirects, http and https only, body
  * and headers capped, connect 5 s, total 30 s. `post` NULL means GET;
  * a POST is an OCSP request. On a 200 returns 0 with the body and the raw
- * header lines of the answer in r (free with ctl_http_free), else -1 and
- * err says why.
+ * header lines of the answer in r (free with ctl_http_free), else -1,
+ * err says why and r holds only r->transient.
  */
 struct ctl_http {
 	uint8_t	*body;
@@ -239,6 +255,12 @@ struct ctl_http {
 	char	*hdr;		/* "Name: value\r\n" lines of the last response */
 	size_t	 hlen;
 	int	 over;
+	/*
+	 * After a failure: 1 when asking again later may succeed (no
+	 * connection, a timeout, a reset, HTTP 5xx, 408 or 429), 0 when the
+	 * answer is definitive (another HTTP status, an answer too large).
+	 */
+	int	 transient;
 };
 int	ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
 	    const char *accept, struct ctl_http *r, char *err, size_t errlen);

@@ -668,7 +668,7 @@ cmd_check(struct ctl *ctl, int argc, char **argv)
 	}
 	why[0] = '\0';
 	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0)
-		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+		r = ctl_check_walk(ctl, why, sizeof(why));
 	if (r == 1 && salvage)
 		return check_salvage(ctl, why);
 	if (ctl->json) {

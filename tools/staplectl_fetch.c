@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -21,6 +22,7 @@
 #include "cache/store.h"
 #include "entry/rim.h"
 #include "tools/bundle.h"
+#include "tools/progress.h"
 #include "tools/staplectl.h"
 
 #define MANIFEST_FORMAT		"stapled-manifest"
@@ -90,14 +92,35 @@ load_inputs(struct evidence_manifest *m, char **files, size_t n)
 	return CTL_OK;
 }
 
-/* manifest's TDX/SGX quotes and SEV-SNP reports (tools/staplectl_collateral.c). */
+/*
+ * manifest's TDX/SGX quotes and SEV-SNP reports (tools/staplectl_collateral.c),
+ * and the RIM IDs named with --rim-id.
+ */
 struct tee_inputs {
 	char		*quotes[CTL_MAX_LIST];
 	size_t		 nquotes;
 	char		*reports[CTL_MAX_LIST];
 	size_t		 nreports;
 	const char	*product;
+	char		*rim_ids[CTL_MAX_LIST];
+	size_t		 nrim_ids;
 };
+
+/* --rim-id: each must be a RIM ID (entry/rim.h's charset and length). */
+static int
+add_rim_ids(struct evidence_manifest *m, const struct tee_inputs *tee)
+{
+	size_t	i;
+
+	for (i = 0; i < tee->nrim_ids; i++)
+		if (evidence_manifest_add_rim_id(m, tee->rim_ids[i]) == -1) {
+			ctl_warnx("--rim-id %s: not a RIM ID (at most %d of "
+			    "A-Z a-z 0-9 _ . -)", tee->rim_ids[i],
+			    RIM_ID_MAX_CHARS);
+			return CTL_USAGE;
+		}
+	return CTL_OK;
+}
 
 /* --hash LIST: the CertID hash algorithms asked for; a usage error if unknown. */
 static int
@@ -125,6 +148,7 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 		{ "snp-report", required_argument, NULL, 's' },
 		{ "product", required_argument, NULL, 'p' },
 		{ "hash", required_argument, NULL, 'H' },
+		{ "rim-id", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -132,6 +156,11 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'r':
+			if (tee == NULL || tee->nrim_ids >= CTL_MAX_LIST)
+				goto bad;
+			tee->rim_ids[tee->nrim_ids++] = optarg;
+			break;
 		case 'e':
 		case 'c':
 			if (*nfiles >= CTL_MAX_LIST) {
@@ -172,7 +201,7 @@ input_opts(int argc, char **argv, const char *usage, char **files,
 		}
 	}
 	if (optind == argc && (*nfiles > 0 || (tee != NULL &&
-	    tee->nquotes + tee->nreports > 0)))
+	    tee->nquotes + tee->nreports + tee->nrim_ids > 0)))
 		return CTL_OK;
  bad:
 	fputs(usage, stderr);
@@ -327,12 +356,14 @@ int
 cmd_manifest(struct ctl *ctl, int argc, char **argv)
 {
 	static const char	 usage[] = "usage: staplectl [-C dir] manifest "
-	    "(--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
-	    "--snp-report REPORT [--product Milan|Genoa|Turin])... [--out FILE]"
-	    "\n    [--hash sha1,sha256,sha384]"
+	    "(--evidence FILE | --chain CHAINFILE | --rim-id ID |\n    --quote "
+	    "QUOTE | --snp-report REPORT [--product Milan|Genoa|Turin])...\n"
+	    "    [--out FILE] [--hash sha1,sha256,sha384]"
 	    "\nthe CertIDs nvattest checks (in each --hash algorithm, all three "
 	    "by default) and\nthe RIM IDs it fetches, for the evidence of "
-	    "every host given; the Intel\ncollateral a TDX or SGX "
+	    "every host given (collect-evidence\noutput, an array of evidence "
+	    "objects or one; a chain as PEM, DER or base64),\nand each --rim-id; "
+	    "the Intel\ncollateral a TDX or SGX "
 	    "quote needs (by its PCK certificate's FMSPC and CA)\nand the AMD "
 	    "KDS objects an SEV-SNP report needs (VCEK by chip ID and reported "
 	    "TCB,\ncert_chain, crl); plus the entries the cache already "
@@ -354,7 +385,8 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
 	m->hashes = hashes;
-	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK)
+	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
+	    (rv = add_rim_ids(m, &tee)) != CTL_OK)
 		goto out;
 	learn_cas(ctl, m);
 	bundle_time_str(tb, ctl->now);
@@ -384,12 +416,67 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 
 /* ---- fetching ---------------------------------------------------------------- */
 
+/*
+ * What came of one entry asked for in a run, in the order of the summary.
+ * An entry is asked at most once per run, whatever came of it; within
+ * that, each upstream once, unless its failure is transient.
+ */
+enum fetch_outcome {
+	FETCH_STORED = 0,	/* an answer verified */
+	FETCH_REFUSED,		/* answers came; none verified */
+	FETCH_NOT_FOUND,	/* a definitive no: HTTP 404, another 4xx, too large */
+	FETCH_UNREACHABLE,	/* transient failures outlasted the retries */
+	FETCH_NOT_ASKED,	/* every upstream was down in this run */
+	FETCH_ERROR,		/* here: a request that cannot be built */
+	FETCH_OUTCOME_MAX
+};
+static const char *const fetch_outcome_str[FETCH_OUTCOME_MAX] = {
+	[FETCH_STORED] = "stored",
+	[FETCH_REFUSED] = "refused",
+	[FETCH_NOT_FOUND] = "not found",
+	[FETCH_UNREACHABLE] = "unreachable",
+	[FETCH_NOT_ASKED] = "not asked",
+	[FETCH_ERROR] = "failed",
+};
+
+/*
+ * A transient failure (no connection, a timeout, HTTP 5xx, 408, 429) is
+ * asked again FETCH_RETRIES times, after FETCH_BACKOFF_MS, then twice
+ * that; an upstream whose retries ran out for FETCH_DOWN_AFTER entries in
+ * a row is down for the rest of the run and not asked again.
+ */
+#define FETCH_RETRIES		2
+#define FETCH_BACKOFF_MS	500
+#define FETCH_DOWN_AFTER	3
+#define FETCH_CAUSE_BYTES	320
+#define FETCH_MAX_CAUSES	4	/* per kind and outcome in the summary */
+
+/* One entry asked for in this run, and what came of it. */
+struct asked {
+	enum cache_kind		 kind;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+	enum fetch_outcome	 outcome;
+	char			 cause[FETCH_CAUSE_BYTES];
+};
+
+/* An upstream's run of entries that ran out of retries. */
+struct upstate {
+	const char	*url;
+	int		 streak;
+};
+
 /* What fetch found: bundle entries with owned bodies. */
 struct haul {
 	struct bundle_entry	*e;
 	struct ctl_check	*chk;
 	size_t			 n, cap;
-	size_t			 failed;
+	size_t			 failed;	/* entries, not attempts */
+	struct asked		*asked;
+	size_t			 nasked, capasked;
+	struct upstate		 up[4 * CTL_MAX_LIST];
+	size_t			 nup;
+	struct progress		 prog;
 };
 
 static struct bundle_entry *
@@ -415,6 +502,7 @@ haul_free(struct haul *h)
 {
 	size_t	i;
 
+	progress_end(&h->prog);
 	for (i = 0; i < h->n; i++) {
 		free(h->e[i].request);
 		free(h->e[i].response);
@@ -422,20 +510,67 @@ haul_free(struct haul *h)
 	}
 	free(h->e);
 	free(h->chk);
+	free(h->asked);
 	memset(h, 0, sizeof(*h));
 }
 
+/* Was this entry asked for already in this run (whatever came of it)? */
 static int
-haul_has(const struct haul *h, enum cache_kind kind, const uint8_t *key,
+haul_asked(const struct haul *h, enum cache_kind kind, const uint8_t *key,
     size_t klen)
 {
 	size_t	i;
 
-	for (i = 0; i < h->n; i++)
-		if (h->e[i].kind == kind && h->e[i].klen == klen &&
-		    memcmp(h->e[i].key, key, klen) == 0)
+	for (i = 0; i < h->nasked; i++)
+		if (h->asked[i].kind == kind && h->asked[i].klen == klen &&
+		    memcmp(h->asked[i].key, key, klen) == 0)
 			return 1;
 	return 0;
+}
+
+/* Remember what came of an entry; a failure counts in h->failed. */
+static void
+haul_note(struct haul *h, enum cache_kind kind, const uint8_t *key,
+    size_t klen, enum fetch_outcome o, const char *cause)
+{
+	struct asked	*a;
+	void		*p;
+
+	if (o != FETCH_STORED)
+		h->failed++;
+	if (h->nasked == h->capasked) {
+		h->capasked = h->capasked == 0 ? 64 : h->capasked * 2;
+		if ((p = realloc(h->asked, h->capasked * sizeof(*h->asked))) ==
+		    NULL) {
+			h->capasked = h->nasked;
+			return;
+		}
+		h->asked = p;
+	}
+	a = &h->asked[h->nasked++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	memcpy(a->key, key, klen);
+	a->klen = klen;
+	a->outcome = o;
+	snprintf(a->cause, sizeof(a->cause), "%.*s", (int)sizeof(a->cause) - 1,
+	    cause != NULL ? cause : "");
+}
+
+/* The run's state of an upstream, by URL. */
+static struct upstate *
+haul_up(struct haul *h, const char *url)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nup; i++)
+		if (strcmp(h->up[i].url, url) == 0)
+			return &h->up[i];
+	if (h->nup == sizeof(h->up) / sizeof(h->up[0]))
+		return NULL;
+	h->up[h->nup].url = url;
+	h->up[h->nup].streak = 0;
+	return &h->up[h->nup++];
 }
 
 /* The collateral fetched joins the haul; its bodies change hands. */
@@ -478,67 +613,219 @@ ups_default(char **ups, size_t *n, const struct config *conf,
 	return CTL_OK;
 }
 
-/* Ask each upstream in order until one answer verifies. */
+static void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/*
+ * One upstream, asked again while its failure is transient, at most
+ * FETCH_RETRIES times. 0: an answer in *b; 1: a definitive failure;
+ * -1: transient failures outlasted the retries. err says why.
+ */
+static int
+fetch_try(const char *url, const uint8_t *post, size_t postlen,
+    const char *accept, struct ctl_http *b, char *err, size_t errlen)
+{
+	long	delay = FETCH_BACKOFF_MS;
+	int	attempt;
+
+	for (attempt = 0;; attempt++) {
+		if (ctl_http_do(url, post, postlen, accept, b, err, errlen) == 0)
+			return 0;
+		if (!b->transient)
+			return 1;
+		if (attempt == FETCH_RETRIES)
+			return -1;
+		ctl_warnx("fetch: %s; asking again in %ld ms", err, delay);
+		sleep_ms(delay);
+		delay *= 2;
+	}
+}
+
+/* The URL to ask upstream `up` for this entry. */
+static void
+fetch_url(char *url, size_t len, const char *up, enum cache_kind kind,
+    const uint8_t *key, size_t klen)
+{
+	if (kind == CACHE_KIND_RIM)
+		snprintf(url, len, "%s%s%.*s", up, up[strlen(up) - 1] == '/' ?
+		    "v1/rim/" : "/v1/rim/", (int)klen, (const char *)key);
+	else
+		snprintf(url, len, "%s", up);
+}
+
+/*
+ * An upstream's failure (r of fetch_try) into the entry's outcome and
+ * cause, unless an earlier upstream's says more: a refusal over a
+ * definitive no over a transient failure. The cause leaves out the URL,
+ * so that the summary groups one cause from many entries.
+ */
+static void
+fetch_failed(enum fetch_outcome *o, char cause[FETCH_CAUSE_BYTES],
+    const char *url, const char *err, int r)
+{
+	size_t	ul = strlen(url);
+
+	if (*o == FETCH_REFUSED || (*o == FETCH_NOT_FOUND && r == -1))
+		return;
+	*o = r == -1 ? FETCH_UNREACHABLE : FETCH_NOT_FOUND;
+	if (strncmp(err, url, ul) == 0 && err[ul] == ':' && err[ul + 1] == ' ')
+		err += ul + 2;
+	snprintf(cause, FETCH_CAUSE_BYTES, "%.*s", FETCH_CAUSE_BYTES - 1, err);
+}
+
+/*
+ * Ask each upstream in order until one answer verifies; an entry asked
+ * already in this run is not asked again. Its outcome is the most telling
+ * of the upstreams': refused over not found over unreachable.
+ */
 static void
 fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     enum cache_kind kind, const uint8_t *key, size_t klen,
     const uint8_t *req, size_t reqlen, char **ups, size_t nups)
 {
 	struct bundle_entry	*e;
+	struct ctl_check	*c;
 	struct ctl_http		 b;
-	char			 url[2048], err[2600];
+	struct upstate		*us;
+	enum fetch_outcome	 o = FETCH_NOT_ASKED;
+	char			 url[2048], err[2600], cause[FETCH_CAUSE_BYTES];
 	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1];
 	size_t			 i;
+	int			 r;
 
-	if (haul_has(h, kind, key, klen) || (e = haul_add(h)) == NULL)
+	progress_step(&h->prog, 1);
+	if (haul_asked(h, kind, key, klen))
 		return;
+	snprintf(cause, sizeof(cause), "every upstream is down in this run");
+	if ((e = haul_add(h)) == NULL || (e->request = malloc(reqlen + 1)) ==
+	    NULL) {
+		if (e != NULL)
+			h->n--;
+		haul_note(h, kind, key, klen, FETCH_ERROR, "out of memory");
+		return;
+	}
+	c = &h->chk[h->n - 1];
 	e->kind = kind;
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
 	memcpy(e->key, key, klen);
 	e->klen = klen;
 	e->status = -1;
-	if ((e->request = malloc(reqlen + 1)) == NULL) {
-		h->n--;
-		h->failed++;
-		return;
-	}
 	memcpy(e->request, req, reqlen);
 	e->request_len = reqlen;
 	for (i = 0; i < nups; i++) {
-		if (kind == CACHE_KIND_RIM)
-			snprintf(url, sizeof(url), "%s%s%.*s", ups[i],
-			    ups[i][strlen(ups[i]) - 1] == '/' ? "v1/rim/" :
-			    "/v1/rim/", (int)klen, (const char *)key);
-		else
-			snprintf(url, sizeof(url), "%s", ups[i]);
-		if (ctl_http_do(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
+		if ((us = haul_up(h, ups[i])) != NULL &&
+		    us->streak >= FETCH_DOWN_AFTER)
+			continue;
+		fetch_url(url, sizeof(url), ups[i], kind, key, klen);
+		r = fetch_try(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
 		    kind == CACHE_KIND_OCSP ? "application/ocsp-response" :
-		    "application/json", &b, err, sizeof(err)) == -1) {
+		    "application/json", &b, err, sizeof(err));
+		if (us != NULL)
+			us->streak = r == -1 ? us->streak + 1 : 0;
+		if (r != 0) {
 			ctl_warnx("fetch: %s", err);
+			if (us != NULL && us->streak == FETCH_DOWN_AFTER)
+				ctl_warnx("fetch: %s: down (%d entries in a row "
+				    "outlasted %d retries): not asked again in "
+				    "this run", ups[i], FETCH_DOWN_AFTER,
+				    FETCH_RETRIES);
+			fetch_failed(&o, cause, url, err, r);
 			continue;
 		}
 		free(e->response);
 		free(b.hdr);
 		e->response = b.body;
 		e->response_len = b.len;
-		if (ctl_check_entry(ctl, t, e, ctl->now, &h->chk[h->n - 1])) {
+		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
 			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
-			e->this_update = h->chk[h->n - 1].meta.this_update;
-			e->next_update = h->chk[h->n - 1].meta.next_update;
-			e->produced_at = h->chk[h->n - 1].meta.produced_at;
-			e->status = h->chk[h->n - 1].meta.status;
+			e->this_update = c->meta.this_update;
+			e->next_update = c->meta.next_update;
+			e->produced_at = c->meta.produced_at;
+			e->status = c->meta.status;
+			haul_note(h, kind, key, klen, FETCH_STORED, NULL);
 			return;
 		}
-		ctl_warnx("fetch: %s: rejected: %s", url,
-		    h->chk[h->n - 1].reason);
+		ctl_warnx("fetch: %s: rejected: %s", url, c->reason);
+		o = FETCH_REFUSED;
+		snprintf(cause, sizeof(cause), "%.*s", (int)sizeof(cause) - 1,
+		    c->reason);
 	}
+	/* Not asked: said once, when the last upstream went down. */
 	bundle_hex(hex, key, klen);
-	ctl_warnx("fetch: %s %s: no upstream gave a valid answer",
-	    cache_kind_str[kind], hex);
+	if (o != FETCH_NOT_ASKED)
+		ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
+		    cache_kind_str[kind], hex, fetch_outcome_str[o]);
 	free(e->response);
 	free(e->request);
 	h->n--;
-	h->failed++;
+	haul_note(h, kind, key, klen, o, cause);
+}
+
+/* " (5: CAUSE; 4: CAUSE)": the causes of one kind's outcome o, grouped. */
+static void
+summary_causes(const struct haul *h, enum cache_kind kind,
+    enum fetch_outcome o)
+{
+	const char	*cs[FETCH_MAX_CAUSES];
+	size_t		 cn[FETCH_MAX_CAUSES], i, j, nc = 0, other = 0;
+
+	for (i = 0; i < h->nasked; i++) {
+		if (h->asked[i].kind != kind || h->asked[i].outcome != o)
+			continue;
+		for (j = 0; j < nc; j++)
+			if (strcmp(cs[j], h->asked[i].cause) == 0)
+				break;
+		if (j < nc)
+			cn[j]++;
+		else if (nc < FETCH_MAX_CAUSES) {
+			cs[nc] = h->asked[i].cause;
+			cn[nc++] = 1;
+		} else
+			other++;
+	}
+	fputs(" (", stderr);
+	for (j = 0; j < nc; j++)
+		fprintf(stderr, "%s%zu: %s", j > 0 ? "; " : "", cn[j], cs[j]);
+	if (other > 0)
+		fprintf(stderr, "; %zu: other causes", other);
+	fputc(')', stderr);
+}
+
+/* "9 CertIDs: 0 stored, 9 refused (9: CAUSE)": one line per kind asked. */
+static void
+haul_summary(const struct haul *h, const char *cmd)
+{
+	static const enum cache_kind	 kinds[] = { CACHE_KIND_RIM,
+					    CACHE_KIND_OCSP };
+	size_t				 n[FETCH_OUTCOME_MAX], i, k, total;
+	unsigned			 o;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		memset(n, 0, sizeof(n));
+		for (i = 0, total = 0; i < h->nasked; i++)
+			if (h->asked[i].kind == kinds[k]) {
+				n[h->asked[i].outcome]++;
+				total++;
+			}
+		if (total == 0)
+			continue;
+		fprintf(stderr, "staplectl: %s: %zu %s: %zu stored", cmd, total,
+		    kinds[k] == CACHE_KIND_RIM ? "RIMs" : "CertIDs",
+		    n[FETCH_STORED]);
+		for (o = FETCH_STORED + 1; o < FETCH_OUTCOME_MAX; o++) {
+			if (n[o] == 0)
+				continue;
+			fprintf(stderr, ", %zu %s", n[o], fetch_outcome_str[o]);
+			summary_causes(h, kinds[k], (enum fetch_outcome)o);
+		}
+		fputc('\n', stderr);
+	}
 }
 
 /* One OCSP record of a manifest, parsed. */
@@ -635,6 +922,8 @@ fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		r = evidence_certid_rehash(&l[i].req.certids[0], cands, 2,
 		    (enum evidence_hash)hh, &c, err, sizeof(err));
 		if (r == 0)
+			progress_add_total(&h->prog, 1);
+		if (r == 0)
 			fetch_one(ctl, t, h, CACHE_KIND_OCSP, c.key,
 			    OCSP_KEY_BYTES, c.req, c.req_len, ups, nups);
 		else if (r == -1) {
@@ -696,7 +985,7 @@ fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 static int
 fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
     json_t *more_ocsp, unsigned hashes, char **ocsp_ups, size_t nocsp,
-    char **rim_ups, size_t nrim, struct haul *h)
+    char **rim_ups, size_t nrim, struct haul *h, const char *cmd)
 {
 	struct rim_trust	*rt;
 	struct rim_result	 r;
@@ -705,6 +994,9 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 	char			 err[512];
 	size_t			 i, j, nids, first_rim = h->n, end_rim;
 
+	/* The total grows as RIM chains and restated records add CertIDs. */
+	progress_start(&h->prog, cmd, "entries", PROGRESS_ITEMS, m->nrim_ids +
+	    m->ncertids + json_array_size(more_ocsp), ctl->quiet);
 	for (i = 0; i < m->nrim_ids; i++)
 		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
 		    strlen(m->rim_ids[i]), (const uint8_t *)"", 0, rim_ups, nrim);
@@ -733,6 +1025,7 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 			if (evidence_chain_certids(EVIDENCE_CHAIN_RIM, hashes,
 			    cder, r.chain.len, r.chain.n, &ids, &nids, err,
 			    sizeof(err)) == 0) {
+				progress_add_total(&h->prog, nids);
 				for (j = 0; j < nids; j++)
 					fetch_one(ctl, t, h, CACHE_KIND_OCSP,
 					    ids[j].key, OCSP_KEY_BYTES, ids[j].req,
@@ -838,7 +1131,9 @@ fetch_usage(FILE *f)
 	    "answers for\ntheir signing chains and the manifest's CertIDs, "
 	    "then its Intel and AMD\ncollateral), verifies it, writes a bundle."
 	    "\nCertIDs are asked in each --hash algorithm (all three by "
-	    "default)."
+	    "default). Each entry is\nasked once per run; a transient failure "
+	    "(connect, timeout, 5xx) is asked again\ntwice with backoff. Exit "
+	    "1 when any entry was not stored."
 	    "\nFlags win over the -f file's ocsp, rim, pccs and amd_kds "
 	    "upstreams; defaults:\n" CONFIG_DEFAULT_OCSP_UPSTREAM ", "
 	    CONFIG_DEFAULT_RIM_UPSTREAM ",\n" CONFIG_DEFAULT_PCCS_UPSTREAM ", "
@@ -1062,7 +1357,7 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	manifest_cas(ctl, &t, root, mpath);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, u.ocsp, u.nocsp, u.rim,
-	    u.nrim, &h)) == CTL_OK)
+	    u.nrim, &h, "fetch")) == CTL_OK)
 		rv = ctl_fetch_collateral(ctl, &t, root, mpath, u.pccs, u.npccs,
 		    u.kds, u.nkds, &cf);
 	if (rv == CTL_OK)
@@ -1070,6 +1365,8 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	if (rv == CTL_OK)
 		rv = write_haul(ctl, &t, &h, outpath);
 	curl_global_cleanup();
+	progress_end(&h.prog);
+	haul_summary(&h, "fetch");
 	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", h.n,
 	    h.n == 1 ? "y" : "ies", outpath, h.failed);
 	if (rv == CTL_OK && h.failed > 0)
@@ -1164,8 +1461,9 @@ int
 cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 {
 	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
-	    "prefetch (--evidence FILE | --chain PEMFILE |\n    --quote QUOTE | "
-	    "--snp-report REPORT [--product Milan|Genoa|Turin])...\n"
+	    "prefetch (--evidence FILE | --chain CHAINFILE | --rim-id ID |\n"
+	    "    --quote QUOTE | --snp-report REPORT [--product Milan|Genoa|Turin])"
+	    "...\n"
 	    "    [--hash sha1,sha256,sha384]\nfetches "
 	    "what the evidence, quotes and SNP reports need from the "
 	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
@@ -1201,6 +1499,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	m->hashes = hashes;
 	/* Every input is read before anything is fetched; the cache's own entries are not asked again. */
 	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
+	    (rv = add_rim_ids(m, &tee)) != CTL_OK ||
 	    (rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
 	    tee.reports, tee.nreports, tee.product, 0)) != CTL_OK ||
 	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
@@ -1210,15 +1509,18 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rv = fetch_all(ctl, &t, m, NULL, hashes, u.ocsp, u.nocsp, u.rim, u.nrim,
-	    &h);
+	    &h, "prefetch");
 	if (rv == CTL_OK)
 		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", u.pccs,
 		    u.npccs, u.kds, u.nkds, &cf);
 	if (rv == CTL_OK)
 		rv = haul_take(&h, &cf);
 	curl_global_cleanup();
-	if (rv == CTL_OK)
+	progress_end(&h.prog);
+	if (rv == CTL_OK) {
+		haul_summary(&h, "prefetch");
 		rv = prefetch_store(ctl, &h);
+	}
  out:
 	json_decref(coll);
 	ctl_fetched_free(&cf);

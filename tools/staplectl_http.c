@@ -64,6 +64,25 @@ ctl_http_free(struct ctl_http *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* A failure of the connection or of time, not of the answer: worth asking again. */
+static int
+curl_transient(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int
 ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
     const char *accept, struct ctl_http *r, char *err, size_t errlen)
@@ -111,8 +130,11 @@ ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
 		    " (not known to this upstream)" : "");
 	else
 		rv = 0;
-	if (rv == -1)
+	if (rv == -1) {
 		ctl_http_free(r);
+		r->transient = rc != CURLE_OK ? curl_transient(rc) :
+		    code >= 500 || code == 408 || code == 429;
+	}
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return rv;

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,6 +33,7 @@
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
+#include "tools/progress.h"
 #include "tools/staplectl.h"
 
 void
@@ -38,6 +41,7 @@ ctl_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
+	progress_hide();
 	fputs("staplectl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -214,6 +218,89 @@ ctl_free(struct ctl *ctl)
 
 /* ---- the cache ------------------------------------------------------------ */
 
+/* The resident bytes of the child's mapping of path (/proc/PID/smaps), or 0. */
+static uint64_t
+map_resident(pid_t pid, const char *path)
+{
+	char		 fn[64], line[PATH_MAX + 128];
+	const char	*sp;
+	FILE		*f;
+	uint64_t	 kb, sum = 0;
+	int		 in = 0;
+
+	snprintf(fn, sizeof(fn), "/proc/%ld/smaps", (long)pid);
+	if ((f = fopen(fn, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		/*
+		 * proc(5): a mapping's line "start-end perms offset dev inode
+		 * path" (lower-case hex first), then "Key: value" lines.
+		 */
+		if (!isupper((unsigned char)line[0])) {
+			sp = strrchr(line, ' ');
+			in = sp != NULL && strcmp(sp + 1, path) == 0;
+		} else if (in && sscanf(line, "Rss: %" SCNu64 " kB", &kb) == 1)
+			sum += kb * 1024;
+	}
+	fclose(f);
+	return sum;
+}
+
+uint64_t
+ctl_child_read(pid_t pid, const char *path)
+{
+	char		 fn[64], line[128];
+	FILE		*f;
+	uint64_t	 v, rchar = 0, res = map_resident(pid, path);
+
+	/* proc(5) /proc/PID/io: rchar, the bytes read(2) and pread(2) gave it. */
+	snprintf(fn, sizeof(fn), "/proc/%ld/io", (long)pid);
+	if ((f = fopen(fn, "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "rchar: %" SCNu64, &v) == 1)
+				rchar = v;
+		fclose(f);
+	}
+	return rchar > res ? rchar : res;
+}
+
+int
+ctl_check_walk(struct ctl *ctl, char *why, size_t whylen)
+{
+	struct progress	 p;
+	struct stat	 st;
+	char		 path[PATH_MAX], real[PATH_MAX];
+	pid_t		 pid, w;
+	int		 fd, status;
+
+	if (snprintf(path, sizeof(path), "%s/data.mdb", ctl->cache_dir) >=
+	    (int)sizeof(path) || realpath(path, real) == NULL ||
+	    stat(real, &st) == -1)
+		return cache_check_forked(ctl->cache_dir, why, whylen);
+	progress_start(&p, "check", NULL, PROGRESS_BYTES, (uint64_t)st.st_size,
+	    ctl->quiet);
+	if (!p.on)
+		return cache_check_forked(ctl->cache_dir, why, whylen);
+	if ((pid = cache_check_spawn(ctl->cache_dir, &fd)) == -1) {
+		progress_end(&p);
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	/* A meter only: the verdict is the child's, as cache_check_forked's. */
+	while ((w = waitpid(pid, &status, WNOHANG)) == 0) {
+		progress_set(&p, ctl_child_read(pid, real));
+		usleep(PROGRESS_INTERVAL_MS * 1000);
+	}
+	progress_end(&p);
+	if (w == -1) {
+		snprintf(why, whylen, "waitpid: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return cache_check_result(status, fd, why, whylen);
+}
+
 /*
  * LMDB trusts its file: damage can kill the process that reads it. A
  * reader gets only the cheap checks (meta pages, file size, the root
@@ -231,7 +318,7 @@ ctl_check_cache(struct ctl *ctl, int readonly)
 
 	if ((r = cache_check_file(ctl->cache_dir, why, sizeof(why))) == 0 &&
 	    !readonly)
-		r = cache_check_forked(ctl->cache_dir, why, sizeof(why));
+		r = ctl_check_walk(ctl, why, sizeof(why));
 	if (r == 0)
 		return CTL_OK;
 	if (r == 1)

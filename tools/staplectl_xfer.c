@@ -19,6 +19,7 @@
 #include "entry/kds.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
+#include "tools/progress.h"
 #include "tools/staplectl.h"
 
 #define GENERATOR	"staplectl " PACKAGE_VERSION
@@ -683,6 +684,7 @@ xfer_say(struct xfer *x, const struct bundle_entry *e, enum outcome o,
 		x->nkept++;
 	xfer_why(o, c, why, sizeof(why));
 	xfer_json_begin(x);
+	progress_hide();	/* a verdict on the terminal, not over the meter */
 	report(x->ctl, &x->njson, e, o, c, why);
 }
 
@@ -773,12 +775,15 @@ xfer_check(struct xfer *x)
 	struct bundle_entry	 e;
 	struct bundle_cert	 c;
 	struct ctl_check	 chk;
+	struct progress		 p;
 	FILE			*f = x->copy != NULL ? x->copy : x->in;
 	char			 err[512];
 	int			 rc, ok, rv = -1;
 
 	memset(&e, 0, sizeof(e));
 	x->holding = x->import;
+	progress_start(&p, x->import ? "import" : "verify", "entries",
+	    PROGRESS_ITEMS, x->nentries, x->ctl->quiet);
 	if (fflush(f) == EOF || fseeko(f, 0, SEEK_SET) == -1) {
 		snprintf(err, sizeof(err), "cannot read it again: %s",
 		    strerror(errno));
@@ -794,6 +799,7 @@ xfer_check(struct xfer *x)
 		if (rc != BUNDLE_ENTRY)
 			continue;
 		memset(&chk, 0, sizeof(chk));
+		progress_step(&p, 1);
 		ok = ctl_check_entry(x->ctl, &x->t, &e, x->ctl->now, &chk);
 		if (!x->import) {
 			x->nrej += !ok;
@@ -816,6 +822,7 @@ xfer_check(struct xfer *x)
 	ctl_warnx("%s: refused, nothing %s: %s", x->path, x->import ?
 	    "imported" : "verified", err);
  out:
+	progress_end(&p);
 	bundle_entry_clear(&e);
 	bundle_reader_free(br);
 	return rv;

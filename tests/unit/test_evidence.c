@@ -17,6 +17,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include "attest/b64.h"
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
@@ -28,6 +29,7 @@
 #define PPCIE		VEC "nvtrust/ppcie-verifier-sdk-cpp/"
 #define REQS		VEC "derived/ocsp_requests/"
 #define CAPTURED	VEC "captured/"
+#define DSTACK		VEC "dstack/"
 
 /* Each certificate's CertIDs are in sha1, sha256, sha384 order (enum). */
 #define NH		EVIDENCE_HASH_MAX
@@ -1064,6 +1066,191 @@ nth(char *s, const char *needle, int n)
 	return p + strlen(needle);
 }
 
+/* The manifest's CertID keys and RIM IDs, one string, to compare inputs. */
+static char *
+summary_of(const uint8_t *buf, size_t len)
+{
+	struct evidence_manifest	*m;
+	char				 err[512], *s, h[2 * OCSP_KEY_BYTES + 1];
+	size_t				 i, n = 0, cap;
+
+	assert_non_null(m = evidence_manifest_new());
+	if (evidence_manifest_add(m, buf, len, err, sizeof(err)) != 1)
+		fail_msg("evidence_manifest_add: %s", err);
+	cap = (m->ncertids + 1) * (sizeof(h) + 1) + (m->nrim_ids + 1) *
+	    (EVIDENCE_ID_BYTES + 1);
+	assert_non_null(s = calloc(1, cap));
+	for (i = 0; i < m->ncertids; i++) {
+		hex(m->certids[i].key, OCSP_KEY_BYTES, h);
+		n += (size_t)snprintf(s + n, cap - n, "%s ", h);
+	}
+	for (i = 0; i < m->nrim_ids; i++)
+		n += (size_t)snprintf(s + n, cap - n, "%s ", m->rim_ids[i]);
+	evidence_manifest_free(m);
+	return s;
+}
+
+/* The PEM chain's certificates as concatenated DER (malloc'd). */
+static uint8_t *
+pem_to_der(const char *pem, size_t len, size_t *outlen)
+{
+	BIO	*bio;
+	X509	*x;
+	uint8_t	*out = NULL, *p;
+	int	 n;
+
+	*outlen = 0;
+	assert_non_null(bio = BIO_new_mem_buf(pem, (int)len));
+	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+		assert_true((n = i2d_X509(x, NULL)) > 0);
+		assert_non_null(out = realloc(out, *outlen + (size_t)n));
+		p = out + *outlen;
+		assert_int_equal(i2d_X509(x, &p), n);
+		*outlen += (size_t)n;
+		X509_free(x);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return out;
+}
+
+static char *
+b64_of(const uint8_t *p, size_t n, int wrap)
+{
+	BIO	*b64, *mem;
+	char	*data, *s;
+	long	 l;
+
+	assert_non_null(b64 = BIO_new(BIO_f_base64()));
+	assert_non_null(mem = BIO_new(BIO_s_mem()));
+	if (!wrap)
+		BIO_set_flags(b64, BIO_FLAGS_BASE64_NO_NL);
+	b64 = BIO_push(b64, mem);
+	assert_int_equal(BIO_write(b64, p, (int)n), (int)n);
+	assert_int_equal(BIO_flush(b64), 1);
+	l = BIO_get_mem_data(mem, &data);
+	assert_non_null(s = calloc(1, (size_t)l + 1));
+	memcpy(s, data, (size_t)l);
+	BIO_free_all(b64);
+	return s;
+}
+
+/*
+ * The shapes evidence comes in, all from hopper_evidence.json: one
+ * evidence object on its own gives the array's CertIDs and RIM IDs; its
+ * "certificate" field on its own (base64 text, or a JSON string), the
+ * chain it decodes to as PEM with CRLF, as concatenated DER and as base64
+ * of that DER give the same CertIDs, no RIM IDs.
+ */
+static void
+test_shapes(void **state)
+{
+	json_t		*root, *obj;
+	json_error_t	 je;
+	const char	*cert;
+	char		*arr_sum, *sum, *one, *chain_sum, *crlf, *b64, *q;
+	uint8_t		*buf, *pem, *der;
+	size_t		 len, pemlen, derlen, i, k;
+
+	(void)state;
+	buf = load(SDK_EV "hopper_evidence.json", &len);
+	arr_sum = summary_of(buf, len);
+	assert_non_null(strstr(arr_sum, HOPPER_DRIVER));
+	assert_non_null(root = json_loadb((const char *)buf, len, 0, &je));
+	obj = json_array_get(root, 0);
+
+	/* One object, not in an array. */
+	assert_non_null(one = json_dumps(obj, JSON_INDENT(2)));
+	sum = summary_of((const uint8_t *)one, strlen(one));
+	assert_string_equal(sum, arr_sum);
+	free(sum);
+	free(one);
+
+	/* The "certificate" field on its own: base64 of the PEM chain. */
+	cert = json_string_value(json_object_get(obj, "certificate"));
+	chain_sum = summary_of((const uint8_t *)cert, strlen(cert));
+	/* the same CertIDs, in the same order; no RIM IDs */
+	assert_int_equal(strncmp(chain_sum, arr_sum, strlen(chain_sum)), 0);
+	assert_int_equal(strlen(chain_sum), 9 * (2 * OCSP_KEY_BYTES + 1));
+	/* ... as jq prints it (a JSON string), with a newline after it */
+	assert_non_null(q = json_dumps(json_object_get(obj, "certificate"),
+	    JSON_ENCODE_ANY));
+	assert_non_null(q = realloc(q, strlen(q) + 2));
+	strcat(q, "\n");
+	sum = summary_of((const uint8_t *)q, strlen(q));
+	assert_string_equal(sum, chain_sum);
+	free(sum);
+	free(q);
+
+	/* The PEM it decodes to, with CRLF line ends. */
+	assert_non_null(pem = b64_decode(cert, strlen(cert), &pemlen));
+	assert_non_null(crlf = calloc(1, 2 * pemlen + 1));
+	for (i = 0, k = 0; i < pemlen; i++) {
+		if (pem[i] == '\n')
+			crlf[k++] = '\r';
+		crlf[k++] = (char)pem[i];
+	}
+	sum = summary_of((const uint8_t *)crlf, k);
+	assert_string_equal(sum, chain_sum);
+	free(sum);
+
+	/* Concatenated DER, and base64 of it (wrapped and not). */
+	der = pem_to_der((const char *)pem, pemlen, &derlen);
+	assert_true(derlen > 1000);
+	sum = summary_of(der, derlen);
+	assert_string_equal(sum, chain_sum);
+	free(sum);
+	b64 = b64_of(der, derlen, 1);
+	sum = summary_of((const uint8_t *)b64, strlen(b64));
+	assert_string_equal(sum, chain_sum);
+	free(sum);
+	free(b64);
+	b64 = b64_of(der, derlen, 0);
+	sum = summary_of((const uint8_t *)b64, strlen(b64));
+	assert_string_equal(sum, chain_sum);
+	free(sum);
+	free(b64);
+
+	/* A DER chain cut short, or with bytes after it, is refused whole. */
+	expect_error((const char *)der, derlen - 1, "DER certificate 5");
+	assert_non_null(der = realloc(der, derlen + 2));
+	der[derlen] = 0x05;
+	der[derlen + 1] = 0x00;
+	expect_error((const char *)der, derlen + 2, "DER certificate 6: not a "
+	    "DER SEQUENCE");
+	/* Bytes that do not start at a certificate are no input at all. */
+	expect_error((const char *)der + 1, derlen - 1, "neither evidence JSON");
+	/* base64 of something that is no chain */
+	expect_error("aGVsbG8gd29ybGQ=", 16, "decodes to neither PEM nor DER");
+	expect_error("\"aGVsbG8=\"", 10, "decodes to neither PEM nor DER");
+	expect_error("\"not base64!\"", 13, "neither evidence JSON");
+
+	free(der);
+	free(crlf);
+	free(pem);
+	free(chain_sum);
+	free(arr_sum);
+	json_decref(root);
+	free(buf);
+}
+
+/* nvattest attest's output holds claims, no certificates: said, and what to give. */
+static void
+test_claims_refused(void **state)
+{
+	uint8_t	*buf;
+	size_t	 len;
+
+	(void)state;
+	buf = load(DSTACK "gpu_attestation_h100.json", &len);
+	expect_error((const char *)buf, len, "nvattest attest output: it holds "
+	    "claims");
+	expect_error((const char *)buf, len, "no certificates");
+	expect_error((const char *)buf, len, "nvattest collect-evidence");
+	expect_error((const char *)buf, len, "certificate chain");
+	free(buf);
+}
+
 static void
 test_errors(void **state)
 {
@@ -1071,10 +1258,12 @@ test_errors(void **state)
 	size_t	 len, wl;
 
 	(void)state;
-	expect_error("hello", 5, "not a JSON array of evidence objects, and "
-	    "not a PEM chain");
+	expect_error("hello", 5, "neither evidence JSON");
+	expect_error("hello world!", 12, "nor a certificate chain (PEM, DER, "
+	    "or base64 of either)");
 	expect_error("", 0, "empty");
-	expect_error("{\"claims\": []}", 14, "without \"evidences\"");
+	expect_error("{\"claims\": []}", 14, "holds claims");
+	expect_error("{\"arch\": \"HOPPER\"}", 18, "no \"certificate\"");
 	expect_error("[]", 2, "no evidence");
 	expect_error("[1]", 3, "evidence[0]: not an object");
 	expect_error("{\"result_code\": 2, \"result_message\": \"x\", "
@@ -1281,6 +1470,8 @@ main(void)
 		cmocka_unit_test(test_rehash),
 		cmocka_unit_test(test_req_hash_name),
 		cmocka_unit_test(test_report_ids),
+		cmocka_unit_test(test_shapes),
+		cmocka_unit_test(test_claims_refused),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_chain_flips),
 	};

@@ -3,7 +3,7 @@
 # The Debian package: dpkg-buildpackage -b -uc -us on a copy of the tree, as the README says
 # (its own tests included), builds stapled_*.deb with the binaries, units, sysusers/tmpfiles
 # entries, example configuration, the gate's drop-in, the alert rules and the dashboard; every
-# path docs/gate.md names is one the package ships; lintian finds no error.
+# path docs/gate.md and docs/airgap.md name is one the package ships; lintian finds no error.
 . "$top_srcdir/tests/integration/lib.sh"
 
 # A whole package build: minutes of compiling, bounded here.
@@ -105,26 +105,37 @@ for u in stapled.service stapled.socket stapled-import.path stapled-import.timer
 	    grep -q "deb-systemd-helper.* enable .*$u\|enable.*'$u'\|$u.*enable" "$T/control/postinst"
 done
 
-# ---- 3b. every path docs/gate.md names is the package's, or said to be someone else's ----
-# /etc/systemd/system and /usr/local are the administrator's, /dev the kernel's,
-# /usr/bin/nvattest NVIDIA's; /var/lib/stapled is made by the tmpfiles.d entry.
-grep -o '/\(lib\|usr\|etc\|var\|dev\|run\|opt\)/[A-Za-z0-9._@/-]*' \
-    "$top_srcdir/docs/gate.md" | sed 's/[.]*$//' | sort -u >"$T/gate-paths"
-[ -s "$T/gate-paths" ] || die "no path found in docs/gate.md"
-n=0
-while read -r p; do
-	case $p in
-	/etc/systemd/system/* | /usr/local/* | /usr/local | /dev/* | /usr/bin/nvattest) continue ;;
-	/var/*)
-		check "docs/gate.md's $p: made by the package's tmpfiles.d entry" \
-		    grep -qE "^[dDvq][[:space:]]+$p[[:space:]]" "$T/root/usr/lib/tmpfiles.d/stapled.conf" ;;
-	*)
-		check "docs/gate.md's $p: in the package" \
-		    grep -q "^$p\(/\|\$\)" "$T/files" ;;
-	esac
-	n=$((n + 1))
-done <"$T/gate-paths"
-assert "docs/gate.md names the package's paths ($n checked)" '[ "$n" -ge 5 ]'
+# ---- 3b. every path docs/gate.md and docs/airgap.md name is the package's, or not ours ------
+# /etc/systemd/system, /usr/local, /media, /srv and /tmp are the administrator's, /dev the
+# kernel's, /usr/bin/nvattest NVIDIA's. Under /var: a directory the package's tmpfiles.d
+# entry makes, or a file in one.
+in_tmpfiles() {
+	local _d=$1
+	while [ -n "$_d" ] && [ "$_d" != /var ]; do
+		grep -qE "^[dDvq][[:space:]]+$_d[[:space:]]" \
+		    "$T/root/usr/lib/tmpfiles.d/stapled.conf" && return 0
+		_d=${_d%/*}
+	done
+	return 1
+}
+for doc in gate.md airgap.md; do
+	grep -o '/\(lib\|usr\|etc\|var\|dev\|run\|opt\|srv\|media\|tmp\)/[A-Za-z0-9._@/-]*' \
+	    "$top_srcdir/docs/$doc" | sed 's/[.]*$//' | sort -u >"$T/paths-$doc"
+	n=0
+	while read -r p; do
+		case $p in
+		/etc/systemd/system/* | /usr/local/* | /usr/local | /media/* | /srv/* | \
+		    /tmp/* | /dev/* | /usr/bin/nvattest) continue ;;
+		/var/*)
+			check "docs/$doc's $p: under a directory of the package's tmpfiles.d entry" \
+			    in_tmpfiles "$p" ;;
+		*)
+			check "docs/$doc's $p: in the package" grep -q "^$p\(/\|\$\)" "$T/files" ;;
+		esac
+		n=$((n + 1))
+	done <"$T/paths-$doc"
+	assert "docs/$doc names paths of the package ($n checked)" '[ "$n" -ge 5 ]'
+done
 
 # ---- 4. lintian ----------------------------------------------------------------------------
 changes=$(ls "$T"/src/stapled_"$version"_*.changes 2>/dev/null | head -n 1)

@@ -83,7 +83,7 @@ nu=$(date -d "$(next_update "$T/builtin.1")" +%s)
 # stapled keeps answering from its store until nextUpdate, then tryLater (no-store).
 # Varnish's default grace (10 s) would serve its copy past max-age, so past nextUpdate.
 farm_stop ocsp
-deadline=$((nu + 6))
+deadline=$((nu + 3))
 n=0; stale=0; after=0
 while [ "$(date +%s)" -le "$deadline" ]; do
 	for v in builtin recipe; do

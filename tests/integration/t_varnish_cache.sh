@@ -82,10 +82,18 @@ nu=$(date -d "$(next_update "$T/builtin.1")" +%s)
 
 # stapled keeps answering from its store until nextUpdate, then tryLater (no-store).
 # Varnish's default grace (10 s) would serve its copy past max-age, so past nextUpdate.
+# No request in the last 3 s before nextUpdate: the first request after the copy's
+# max-age then comes after nextUpdate, as when clients are few; one inside grace but
+# before nextUpdate would get a valid copy and make Varnish fetch anew.
 farm_stop ocsp
 deadline=$((nu + 3))
 n=0; stale=0; after=0
 while [ "$(date +%s)" -le "$deadline" ]; do
+	t=$(now_ms)
+	if [ "$t" -ge $(((nu - 3) * 1000)) ] && [ "$t" -le $((nu * 1000 + 100)) ]; then
+		sleep 0.1
+		continue
+	fi
 	for v in builtin recipe; do
 		eval "u=\$VURL_$v"
 		n=$((n + 1))

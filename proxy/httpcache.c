@@ -102,7 +102,7 @@ if_none_match(const char *inm, const char *etag)
 int
 httpcache_answer(struct http_req *req, const struct cache_meta *m, time_t now)
 {
-	char		 etag[HTTPCACHE_ETAG_BYTES], cc[96], date[HTTPCACHE_DATE_BYTES];
+	char		 etag[HTTPCACHE_ETAG_BYTES], cc[128], date[HTTPCACHE_DATE_BYTES];
 	const char	*inm;
 	long		 max_age = httpcache_max_age(m, now);
 	int64_t		 modified = m->this_update > 0 ? m->this_update : m->fetched_at;
@@ -112,9 +112,15 @@ httpcache_answer(struct http_req *req, const struct cache_meta *m, time_t now)
 		http_reply(req, 200, "OK");
 		return 200;
 	}
-	/* Cache-Control first: nginx 1.22 takes the first of it and Expires. */
-	snprintf(cc, sizeof(cc), "public, max-age=%ld, no-transform, must-revalidate",
-	    max_age);
+	/*
+	 * Cache-Control first: nginx 1.22 takes the first of it and Expires.
+	 * RFC 5861's two zeros: Varnish takes its grace from
+	 * stale-while-revalidate (10 s when absent, must-revalidate or not),
+	 * and would otherwise serve a copy past nextUpdate while stapled is
+	 * unreachable.
+	 */
+	snprintf(cc, sizeof(cc), "public, max-age=%ld, no-transform, must-revalidate, "
+	    "stale-while-revalidate=0, stale-if-error=0", max_age);
 	http_resp_header(req, "Cache-Control", cc);
 	http_resp_header(req, "ETag", etag);
 	http_date(date, sizeof(date), (int64_t)now + max_age);

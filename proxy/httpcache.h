@@ -39,7 +39,8 @@ long	httpcache_max_age(const struct cache_meta *, time_t now);
  * unsigned and definitive; the meta is zeroed) gets Cache-Control:
  * no-store. An entry's answer gets
  * Cache-Control (public, max-age=httpcache_max_age, no-transform,
- * must-revalidate), ETag (the quoted hex SHA-256 of the served body,
+ * must-revalidate, stale-while-revalidate=0, stale-if-error=0: no cache
+ * serves it stale, RFC 5861), ETag (the quoted hex SHA-256 of the served body,
  * strong), Last-Modified (the entry's this_update, never after now) and
  * Expires (now + max-age), then replies 200, or 304 with no body when
  * the request's If-None-Match lists that ETag or is "*" (RFC 9110

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The Debian package: dpkg-buildpackage -b on a copy of the tree builds stapled_*.deb with the
-# binaries, units, sysusers/tmpfiles entries and example configuration, and lintian finds no error.
+# The Debian package: dpkg-buildpackage -b -uc -us on a copy of the tree, as the README says
+# (its own tests included), builds stapled_*.deb with the binaries, units, sysusers/tmpfiles
+# entries, example configuration, the gate's drop-in, the alert rules and the dashboard; every
+# path docs/gate.md and docs/airgap.md name is one the package ships; lintian finds no error.
 . "$top_srcdir/tests/integration/lib.sh"
 
 # A whole package build: minutes of compiling, bounded here.
@@ -33,11 +35,20 @@ fi
 chmod -R u+w "$S" || die "cannot make the copy writable"
 [ -x "$S/debian/rules" ] || die "the copy lacks an executable debian/rules"
 
-# ---- 2. dpkg-buildpackage -b, without the suite ------------------------------------------
-(cd "$S" && STAPLED_PACKAGE_TEST=1 DEB_BUILD_OPTIONS="nocheck parallel=2" \
-    DEB_BUILD_PROFILES=nocheck timeout "$PACKAGE_BUILD_TIMEOUT_S" \
-    dpkg-buildpackage -b -uc -us) >"$T/build.log" 2>&1
-check_eq "dpkg-buildpackage -b -uc -us: exit 0" 0 "$?"
+# ---- 2. dpkg-buildpackage -b -uc -us, with the tests debian/rules runs -------------------
+# Not this make's variables (MAKEFLAGS carries TESTS=... into every make below).
+(cd "$S" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS=parallel=2 \
+    timeout "$PACKAGE_BUILD_TIMEOUT_S" dpkg-buildpackage -b -uc -us) >"$T/build.log" 2>&1
+rc=$?
+check_eq "dpkg-buildpackage -b -uc -us: exit 0" 0 "$rc"
+[ "$rc" = 0 ] || sed -n '/^FAIL\|^ERROR\|^# FAIL\|error:\|dpkg-\(buildpackage\|checkbuilddeps\): error/p' \
+    "$T/build.log" | head -n 40 | sed 's/^/#   /'
+# The package build ran its tests, and they passed (debian/rules names them).
+for t in tests/unit/test_httpcache tests/integration/t_install.sh \
+    tests/integration/t_policy.sh tests/integration/t_serve.sh; do
+	check "the package build ran $t: PASS" grep -qx "PASS: $t" "$T/build.log"
+done
+check "the package build's tests: none failed" grep -qx '# FAIL:  0' "$T/build.log"
 deb=$(ls "$T"/src/stapled_"$version"_*.deb 2>/dev/null | head -n 1)
 [ -n "$deb" ] || die "no stapled_${version}_*.deb built (see build.log)"
 ok "built ${deb##*/}"
@@ -50,7 +61,10 @@ for f in /usr/sbin/stapled /usr/sbin/staplectl /usr/libexec/stapled/stapled-impo
     /lib/systemd/system/stapled-import.timer /usr/lib/sysusers.d/stapled.conf \
     /usr/lib/tmpfiles.d/stapled.conf /etc/stapled/stapled.json \
     /usr/share/man/man8/stapled.8.gz /usr/share/man/man8/staplectl.8.gz \
-    /usr/share/man/man5/stapled.conf.5.gz /usr/share/doc/stapled/copyright; do
+    /usr/share/man/man5/stapled.conf.5.gz /usr/share/doc/stapled/copyright \
+    /lib/systemd/system/nvattest-gate.service.d/stapled.conf \
+    /usr/share/stapled/nvattest-gate.conf /usr/share/stapled/prometheus-alerts.yml \
+    /usr/share/stapled/grafana-stapled.json; do
 	check "the package holds $f" grep -qx "$f" "$T/files"
 done
 # dh_compress compresses the longer documents.
@@ -66,6 +80,15 @@ done
 check "no file under /usr/local" sh -c "! grep -q '^/usr/local' '$T/files'"
 
 dpkg-deb -x "$deb" "$T/root" && dpkg-deb -e "$deb" "$T/control" || die "cannot unpack $deb"
+# Prometheus and Grafana load these as they are: not compressed, the tree's bytes.
+for f in prometheus-alerts.yml grafana-stapled.json; do
+	check "/usr/share/stapled/$f is docs/$f, uncompressed" \
+	    cmp -s "$top_srcdir/docs/$f" "$T/root/usr/share/stapled/$f"
+done
+check "the gate's drop-in names the packaged policy" \
+    grep -q -- '--relying-party-policy /usr/share/stapled/policy/stapled-gpu.rego"' \
+    "$T/root/lib/systemd/system/nvattest-gate.service.d/stapled.conf"
+
 check_eq "the unit runs the packaged daemon with /etc/stapled/stapled.json" \
     "ExecStart=/usr/sbin/stapled -f /etc/stapled/stapled.json" \
     "$(grep '^ExecStart=' "$T/root/lib/systemd/system/stapled.service")"
@@ -80,6 +103,38 @@ check "postinst creates the directories (systemd-tmpfiles --create)" \
 for u in stapled.service stapled.socket stapled-import.path stapled-import.timer; do
 	check "postinst enables $u" \
 	    grep -q "deb-systemd-helper.* enable .*$u\|enable.*'$u'\|$u.*enable" "$T/control/postinst"
+done
+
+# ---- 3b. every path docs/gate.md and docs/airgap.md name is the package's, or not ours ------
+# /etc/systemd/system, /usr/local, /media, /srv and /tmp are the administrator's, /dev the
+# kernel's, /usr/bin/nvattest NVIDIA's. Under /var: a directory the package's tmpfiles.d
+# entry makes, or a file in one.
+in_tmpfiles() {
+	local _d=$1
+	while [ -n "$_d" ] && [ "$_d" != /var ]; do
+		grep -qE "^[dDvq][[:space:]]+$_d[[:space:]]" \
+		    "$T/root/usr/lib/tmpfiles.d/stapled.conf" && return 0
+		_d=${_d%/*}
+	done
+	return 1
+}
+for doc in gate.md airgap.md; do
+	grep -o '/\(lib\|usr\|etc\|var\|dev\|run\|opt\|srv\|media\|tmp\)/[A-Za-z0-9._@/-]*' \
+	    "$top_srcdir/docs/$doc" | sed 's/[.]*$//' | sort -u >"$T/paths-$doc"
+	n=0
+	while read -r p; do
+		case $p in
+		/etc/systemd/system/* | /usr/local/* | /usr/local | /media/* | /srv/* | \
+		    /tmp/* | /dev/* | /usr/bin/nvattest) continue ;;
+		/var/*)
+			check "docs/$doc's $p: under a directory of the package's tmpfiles.d entry" \
+			    in_tmpfiles "$p" ;;
+		*)
+			check "docs/$doc's $p: in the package" grep -q "^$p\(/\|\$\)" "$T/files" ;;
+		esac
+		n=$((n + 1))
+	done <"$T/paths-$doc"
+	assert "docs/$doc names paths of the package ($n checked)" '[ "$n" -ge 5 ]'
 done
 
 # ---- 4. lintian ----------------------------------------------------------------------------

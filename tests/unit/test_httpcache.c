@@ -145,6 +145,42 @@ test_max_age(void **state)
 	assert_int_equal(httpcache_max_age(&m, NOW), 0);
 }
 
+/*
+ * Every kind, every refresh class, expiries and plans around now: max-age
+ * ends at least the clock margin before the object's own expiry (its
+ * nextUpdate, or a VCEK's notAfter), and a never-refreshed entry's
+ * within 24 h.
+ */
+static void
+test_never_past_expiry(void **state)
+{
+	static const int64_t	 offs[] = { -HOUR_S, -1, 0, 1, 2, 59, 60, 61,
+					    HOUR_S, 30 * 24 * HOUR_S };
+	static const uint16_t	 flags[] = { 0, CACHE_F_PARKED, CACHE_F_NO_REFRESH };
+	struct cache_meta	 m;
+	size_t			 nu, nr, f;
+	int			 kind;
+	long			 ma;
+
+	(void)state;
+	for (kind = CACHE_KIND_OCSP; kind < CACHE_KIND_MAX; kind++)
+	for (nu = 0; nu < sizeof(offs) / sizeof(offs[0]); nu++)
+	for (nr = 0; nr < sizeof(offs) / sizeof(offs[0]); nr++)
+	for (f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		memset(&m, 0, sizeof(m));
+		m.kind = kind;
+		m.flags = flags[f];
+		m.next_update = NOW + offs[nu];
+		m.next_refresh_at = NOW + offs[nr];
+		ma = httpcache_max_age(&m, NOW);
+		assert_true(ma >= 0);
+		assert_true(NOW + ma <= m.next_update - HTTPCACHE_CLOCK_MARGIN_S ||
+		    ma == 0);
+		if (kind != CACHE_KIND_OCSP && (m.flags & CACHE_F_NO_REFRESH))
+			assert_true(ma < HTTPCACHE_NO_REFRESH_MAX_AGE_S);
+	}
+}
+
 static void
 test_headers(void **state)
 {
@@ -162,7 +198,8 @@ test_headers(void **state)
 	m.next_refresh_at = NOW + 2 * HOUR_S;
 	assert_int_equal(answer(&r, &m, NULL), 200);
 	assert_string_equal(got(&r, "Cache-Control"),
-	    "public, max-age=7199, no-transform, must-revalidate");
+	    "public, max-age=7199, no-transform, must-revalidate, "
+	    "stale-while-revalidate=0, stale-if-error=0");
 	assert_string_equal(got(&r, "ETag"), etag);
 	assert_string_equal(got(&r, "Expires"), "Sun, 15 Jun 2025 17:06:39 GMT");
 	assert_string_equal(got(&r, "Last-Modified"), "Sun, 15 Jun 2025 14:06:40 GMT");
@@ -225,6 +262,7 @@ main(void)
 {
 	const struct CMUnitTest	tests[] = {
 		cmocka_unit_test(test_max_age),
+		cmocka_unit_test(test_never_past_expiry),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_if_none_match),
 		cmocka_unit_test(test_no_store),

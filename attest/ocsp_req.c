@@ -10,6 +10,10 @@
 
 #include "attest/der.h"
 #include "attest/ocsp.h"
+#include "attest/util.h"
+
+/* The key input of one CertID of common sizes fits on the stack. */
+#define OCSP_KEY_INLINE_BYTES	512
 
 /* RFC 6960 4.2.1: OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED } */
 const uint8_t	OCSP_RESP_MALFORMED[5] = { 0x30, 0x03, 0x0a, 0x01, 0x01 };
@@ -259,45 +263,49 @@ ocsp_req_parse(const uint8_t *der, size_t len, struct ocsp_req *out,
 	return -1;
 }
 
-/* Feed `len` as four big-endian octets, then the bytes. */
-static void
-key_field(EVP_MD_CTX *ctx, const uint8_t *p, size_t len)
+/* `len` as four big-endian octets, then the bytes, at out; returns what it wrote. */
+static size_t
+key_field(uint8_t *out, const uint8_t *p, size_t len)
 {
-	uint8_t	 be[4];
-
-	be[0] = (uint8_t)(len >> 24);
-	be[1] = (uint8_t)(len >> 16);
-	be[2] = (uint8_t)(len >> 8);
-	be[3] = (uint8_t)len;
-	EVP_DigestUpdate(ctx, be, sizeof(be));
-	EVP_DigestUpdate(ctx, p, len);
+	out[0] = (uint8_t)(len >> 24);
+	out[1] = (uint8_t)(len >> 16);
+	out[2] = (uint8_t)(len >> 8);
+	out[3] = (uint8_t)len;
+	memcpy(out + 4, p, len);
+	return 4 + len;
 }
 
 void
 ocsp_req_key(const struct ocsp_req *req, uint8_t key[OCSP_KEY_BYTES])
 {
-	EVP_MD_CTX			*ctx;
+	uint8_t				 inline_buf[OCSP_KEY_INLINE_BYTES];
+	uint8_t				*buf = inline_buf;
 	const struct ocsp_certid	*id;
-	unsigned int			 n = OCSP_KEY_BYTES;
-	size_t				 i;
+	size_t				 i, n = 0, need = 0, ncertids;
 
 	memset(key, 0, OCSP_KEY_BYTES);
-	if ((ctx = EVP_MD_CTX_new()) == NULL)
-		return;
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		goto out;
-	/* The hash parameters (NULL or absent) are deliberately left out. */
-	for (i = 0; i < req->ncertids && i < OCSP_MAX_CERTIDS; i++) {
+	ncertids = req->ncertids < OCSP_MAX_CERTIDS ? req->ncertids :
+	    OCSP_MAX_CERTIDS;
+	for (i = 0; i < ncertids; i++) {
 		id = &req->certids[i];
-		key_field(ctx, id->alg_oid, id->alg_oid_len);
-		key_field(ctx, id->name_hash, id->name_hash_len);
-		key_field(ctx, id->key_hash, id->key_hash_len);
-		key_field(ctx, id->serial, id->serial_len);
+		need += 16 + id->alg_oid_len + id->name_hash_len +
+		    id->key_hash_len + id->serial_len;
 	}
-	if (EVP_DigestFinal_ex(ctx, key, &n) != 1)
+	/* One hash over one buffer: a hit's key is one EVP_Digest call. */
+	if (need > sizeof(inline_buf) && (buf = malloc(need)) == NULL)
+		return;
+	/* The hash parameters (NULL or absent) are deliberately left out. */
+	for (i = 0; i < ncertids; i++) {
+		id = &req->certids[i];
+		n += key_field(buf + n, id->alg_oid, id->alg_oid_len);
+		n += key_field(buf + n, id->name_hash, id->name_hash_len);
+		n += key_field(buf + n, id->key_hash, id->key_hash_len);
+		n += key_field(buf + n, id->serial, id->serial_len);
+	}
+	if (EVP_Digest(buf, n, key, NULL, util_sha256(), NULL) != 1)
 		memset(key, 0, OCSP_KEY_BYTES);
- out:
-	EVP_MD_CTX_free(ctx);
+	if (buf != inline_buf)
+		free(buf);
 }
 
 uint8_t *

@@ -2,6 +2,8 @@
 /* Small helpers every room shares: UTC dates without libc time zones, ASN.1 times, RFC 2253 names, hex, FNV-1a. */
 #include "config.h"
 
+#include <pthread.h>
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 
@@ -85,6 +87,26 @@ util_unhex(const char *s, size_t n, uint8_t *out, size_t outlen)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
+}
+
+static const EVP_MD	*sha256_md;
+static pthread_once_t	 sha256_once = PTHREAD_ONCE_INIT;
+
+static void
+sha256_fetch(void)
+{
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+#endif
+	if (sha256_md == NULL)
+		sha256_md = EVP_sha256();
+}
+
+const EVP_MD *
+util_sha256(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	return sha256_md;
 }
 
 void

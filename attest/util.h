@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <openssl/asn1.h>
+#include <openssl/evp.h>
 #include <openssl/x509.h>
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (month 1-12); no time zone, no libc. */
@@ -25,6 +26,13 @@ int		util_hexval(int c);
 int		util_unhex(const char *s, size_t n, uint8_t *out, size_t outlen);
 /* len bytes as lower-case hex into out (2 * len + 1 bytes, NUL-terminated). */
 void		util_hex(const uint8_t *buf, size_t len, char *out);
+/*
+ * SHA-256, fetched from the default provider once per process: with
+ * OpenSSL 3 an EVP_sha256() given to an init is fetched again at every
+ * init, which on a cache hit costs more than hashing the key. Never NULL
+ * (EVP_sha256() when the fetch fails); lives until exit. Thread-safe.
+ */
+const EVP_MD	*util_sha256(void);
 /*
  * The 32-bit FNV-1a hash of buf[0..len) (len 0: the offset basis). For
  * spreading keys over hash slots, never for anything a peer could attack

@@ -2,6 +2,7 @@
 /* The HTTP/1.1 request head parser (RFC 9112): request line, field syntax, Host and message framing, refused at the first doubt. */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -250,30 +251,74 @@ parse_line(struct http_head *h, const char *in, size_t lf, char *copy)
 void
 http_head_reset(struct http_head *h)
 {
-	memset(h, 0, sizeof(*h));
+	/* hname and hvalue are read only below nheaders: not cleared. */
+	h->method = 0;
+	h->http10 = 0;
+	h->target = NULL;
+	h->nheaders = 0;
+	h->hdrlen = 0;
+	h->clen = 0;
+	h->scanned = 0;
+	h->line = 0;
+	h->whole = 0;
+}
+
+/*
+ * Whether any of the 8 bytes at p is below 0x20 or is 0x7f (a control, a
+ * CR or a tab among them): a word at a time, as the head's bytes almost
+ * never are.
+ */
+static int
+word_has_ctl(const unsigned char *p)
+{
+	const uint64_t	ones = 0x0101010101010101ULL;
+	const uint64_t	highs = 0x8080808080808080ULL;
+	uint64_t	w, del;
+
+	memcpy(&w, p, sizeof(w));
+	del = w ^ (0x7f * ones);
+	return (((w - 0x20 * ones) & ~w) | ((del - ones) & ~del)) & highs ?
+	    1 : 0;
 }
 
 int
 http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 {
-	const unsigned char	*u = (const unsigned char *)in;
-	size_t			 i;
+	const unsigned char	*u = (const unsigned char *)in, *nl;
+	size_t			 i = h->scanned, lf, end;
 	int			 rc;
 
 	if (h->whole)
 		return 1;
-	for (i = h->scanned; i < len; i++) {
-		if (i >= HTTP_MAX_HEADER_BYTES)
-			return 431;
-		if (i > 0 && u[i - 1] == '\r' && u[i] != '\n')
-			return 400;	/* a CR not ending a line */
-		if (u[i] == '\n') {
-			h->scanned = i + 1;
-			if ((rc = parse_line(h, in, i, copy)) != 0)
-				return rc;
-		} else if ((u[i] < 0x20 && u[i] != '\t' && u[i] != '\r') || u[i] == 0x7f)
-			return 400;
+	/* A CR that ended the last read must be followed by its LF. */
+	if (i > 0 && i < len && u[i - 1] == '\r' && u[i] != '\n')
+		return 400;
+	end = len < HTTP_MAX_HEADER_BYTES ? len : HTTP_MAX_HEADER_BYTES;
+	while (i < end) {
+		/* memchr finds the line's end; each byte before it is checked once. */
+		nl = memchr(u + i, '\n', end - i);
+		lf = nl != NULL ? (size_t)(nl - u) : end;
+		for (; i < lf; i++) {
+			while (i + 8 <= lf && !word_has_ctl(u + i))
+				i += 8;
+			if (i >= lf)
+				break;
+			if (u[i] >= 0x20 && u[i] != 0x7f)
+				continue;
+			if (u[i] == '\t')
+				continue;
+			if (u[i] != '\r' || (i + 1 < end && u[i + 1] != '\n'))
+				return 400;	/* a control, or a CR not ending a line */
+		}
+		if (nl == NULL)
+			break;
+		h->scanned = lf + 1;
+		if ((rc = parse_line(h, in, lf, copy)) != 0)
+			return rc;
+		i = lf + 1;
 	}
+	if (len > HTTP_MAX_HEADER_BYTES)
+		return 431;
 	h->scanned = len;
 	return 0;
 }

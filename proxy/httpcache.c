@@ -10,6 +10,7 @@
 #include <event2/buffer.h>
 #include <openssl/evp.h>
 
+#include "attest/util.h"
 #include "cache/record.h"
 #include "proxy/http.h"
 #include "proxy/httpcache.h"
@@ -69,7 +70,7 @@ etag_of(struct http_req *req, char *etag, size_t len)
 	if ((p = evbuffer_pullup(b, -1)) == NULL && n > 0)
 		return -1;
 	if (EVP_Digest(n > 0 ? p : (unsigned char *)"", n, md, NULL,
-	    EVP_sha256(), NULL) != 1)
+	    util_sha256(), NULL) != 1)
 		return -1;
 	log_hex(hex, sizeof(hex), md, sizeof(md));
 	snprintf(etag, len, "\"%s\"", hex);

@@ -11,6 +11,7 @@
 
 #include <openssl/evp.h>
 
+#include "attest/util.h"
 #include "entry/pccs.h"
 #include "entry/query.h"
 
@@ -552,7 +553,7 @@ pccs_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
 		return 0;
 	}
 	memcpy(key, "h:", 2);
-	if (EVP_Digest(path, n, key + 2, NULL, EVP_sha256(), NULL) != 1)
+	if (EVP_Digest(path, n, key + 2, NULL, util_sha256(), NULL) != 1)
 		return -1;
 	*klen = 2 + PCCS_SHA256_BYTES;
 	return 0;

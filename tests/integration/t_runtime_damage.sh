@@ -45,8 +45,11 @@ def successful(b):
     i = 2 + (b[1] & 0x7f if b[1] & 0x80 else 0)
     return b[i:i + 3] == b"\x0a\x01\x00" and len(b) > 5
 n = {"ok": 0, "trylater": 0, "wrong": 0, "failed": 0}
-s, buf = None, b""
+s, buf, gone = None, b"", 0
 for p in paths:
+    if gone >= 20:
+        n["failed"] += 1	# nothing listens: no use waiting on each path
+        continue
     for attempt in range(3):
         try:
             if s is None:
@@ -64,7 +67,9 @@ for p in paths:
         time.sleep(0.05)
     if a is None:
         n["failed"] += 1
+        gone += 1
         continue
+    gone = 0
     status, head, body, buf = a
     if status != 200:
         n["failed"] += 1

@@ -95,6 +95,14 @@ pages = size // psize
 r = random.Random(7)
 def noise():
     return bytes(r.getrandbits(8) for _ in range(psize))
+def first_leaf(root):
+    """The first child of a branch page: a leaf of the same tree."""
+    with open(path, "rb") as f:
+        f.seek(root * psize)
+        pg = f.read(psize)
+    off = struct.unpack_from("<H", pg, 16)[0]
+    lo, hi, fl = struct.unpack_from("<HHH", pg, off)
+    return lo | hi << 16 | fl << 32
 def meta_root():
     """The root page of the "meta" database, from the newest meta page."""
     with open(path, "rb") as f:
@@ -124,6 +132,9 @@ with open(path, "r+b") as f:
     elif kind == "zeroed":
         f.seek(2 * psize)
         f.write(bytes(size - 2 * psize))
+    elif kind == "leaf":
+        f.seek(first_leaf(meta_root()) * psize)
+        f.write(bytes(psize))
     elif kind == "branch":
         # Still a branch page with its own number, but one key and noise
         # after it: LMDB asserts that a branch page has two keys or more.
@@ -248,6 +259,16 @@ one() {
 	check_eq "$name: then SIGTERM stops it with 0" "$restarts 0" \
 	    "$restarts $(tail -n 1 "$T/$name.exits")"
 }
+
+# staplectl: a page LMDB finds of the wrong type (a zeroed leaf, past the
+# cheap checks) stops the command with exit 3, saying damaged.
+CTL=$top_builddir/staplectl
+cp -a "$T/pristine" "$T/ctl"
+damage leaf "$T/ctl/data.mdb" || die "leaf damage not made"
+"$CTL" -C "$T/ctl" list >"$T/ctl.out" 2>"$T/ctl.err"
+check_eq "staplectl list on a store LMDB reports damaged exits 3" 3 "$?"
+check "staplectl says the store is damaged and why" \
+    grep -q "cache $T/ctl is damaged: walk: MDB_CORRUPTED" "$T/ctl.err"
 
 # Noise lands where the keys put it: any of the three ways.
 one noise 0 live

@@ -145,7 +145,7 @@ cache_orig(struct cache *c)
 
 /* First finder notes the cause and wakes the owner; the rest find it noted. */
 static void
-cache_mark_damaged(struct cache *c, const char *op, int rc)
+cache_mark_damaged(struct cache *c, const char *op, const char *cause)
 {
 	struct cache	*o = cache_orig(c);
 	uint64_t	 one = 1;
@@ -153,9 +153,7 @@ cache_mark_damaged(struct cache *c, const char *op, int rc)
 
 	if (!atomic_compare_exchange_strong(&o->damaged, &sound, 1))
 		return;
-	snprintf(o->damaged_why, sizeof(o->damaged_why), "%s: %s%s", op,
-	    mdb_strerror(rc), rc == MDB_BAD_TXN ? " (a page LMDB looked for "
-	    "was missing or of the wrong type)" : "");
+	snprintf(o->damaged_why, sizeof(o->damaged_why), "%s: %s", op, cause);
 	atomic_store_explicit(&o->damaged, 2, memory_order_release);
 	if (o->damage_efd != -1)
 		(void)!write(o->damage_efd, &one, sizeof(one));
@@ -189,7 +187,9 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 	if (cache_damage_rc(rc, prior)) {
 		cache_seterr(c, "%s: %s: the store is damaged", op,
 		    mdb_strerror(rc));
-		cache_mark_damaged(c, op, rc);
+		cache_mark_damaged(c, op, rc != MDB_BAD_TXN ? mdb_strerror(rc) :
+		    "MDB_BAD_TXN (a page LMDB looked for was missing or of the "
+		    "wrong type)");
 		return;
 	}
 	if (rc != MDB_MAP_FULL) {
@@ -822,7 +822,18 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 		return -1;
 	}
 	if (body != NULL) {
-		if ((rc = mdb_get(c->rtxn, c->body, &k, &v)) != 0) {
+		/*
+		 * Every write of an entry puts its meta and its body in one
+		 * transaction: a meta without a body is a tree that misleads.
+		 */
+		if ((rc = mdb_get(c->rtxn, c->body, &k, &v)) == MDB_NOTFOUND) {
+			cache_seterr(c, "get body: a stored entry has no body: "
+			    "the store is damaged");
+			cache_mark_damaged(c, "get body", "a stored entry has no "
+			    "body");
+			return -1;
+		}
+		if (rc != 0) {
 			cache_setmdberr(c, "get body", rc);
 			return -1;
 		}

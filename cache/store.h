@@ -290,8 +290,10 @@ int	cache_reset(struct cache *, const char *note, char *aside,
 	    size_t asidelen);
 /*
  * Damage found at run time. An LMDB result that means a damaged file
- * (cache_damage_rc), got by any handle of an environment (the original or
- * a twin, on any thread), marks the environment damaged: from then on
+ * (cache_damage_rc), or a lookup that finds an entry's meta and not its
+ * body (every write puts both in one transaction), got by any handle of
+ * an environment (the original or a twin, on any thread), marks the
+ * environment damaged: from then on
  * every call on its handles that would read or write it fails at once
  * ("the store is damaged (CAUSE): not read until it is moved aside"),
  * reading nothing of the map, until cache_reset of the original.

@@ -1416,6 +1416,43 @@ test_damage_runtime(void **state)
 	cache_close(c);
 }
 
+/* A meta without its body, as a misleading branch page shows it: damage. */
+static void
+test_damage_no_body(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache	*c;
+	MDB_env		*env;
+	MDB_txn		*txn;
+	MDB_dbi		 dbi;
+	MDB_val		 k;
+	uint8_t		 lk[1 + CACHE_KEY_MAX_BYTES];
+	char		 why[CACHE_DAMAGE_NOTE_BYTES];
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 700), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 700), 0);
+	cache_close(c);
+	lk[0] = CACHE_KIND_OCSP;
+	k.mv_data = lk;
+	k.mv_size = 1 + store_key(lk + 1, 1);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "body", 0, &dbi), 0);
+	assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 700), -1);
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 1);
+	assert_string_equal(why, "get body: a stored entry has no body");
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 700), -1);
+	cache_close(c);
+}
+
 enum fault_how {
 	FAULT_TRUNCATED,	/* a lookup past the end of a shortened file */
 	FAULT_ASSERT,		/* LMDB's assertion callback */
@@ -1671,6 +1708,7 @@ main(void)
 		T(test_check_forked_pages),
 		T(test_damage_rc),
 		T(test_damage_runtime),
+		T(test_damage_no_body),
 		T(test_fault_marker),
 		T(test_fault_marker_file),
 		T(test_reset),

@@ -20,6 +20,12 @@ N=600			# signed entries: about 300 pages of bodies
 SERVE_MAX_S=10		# from the damage to serving again
 FAULT_EXIT=3		# stapled's exit after a fault in the map (stapled(8))
 
+# The shipped unit restarts on exit 3, as the supervisor below does.
+UNIT=$top_srcdir/systemd/stapled.service.in
+check "stapled.service restarts on failure" grep -qx 'Restart=on-failure' "$UNIT"
+check "stapled.service keeps exit $FAULT_EXIT restartable" \
+    sh -c "! grep -Eq '^(RestartPreventExitStatus|SuccessExitStatus)=.*\\b$FAULT_EXIT\\b' '$UNIT'"
+
 fill_pki "$T/pki" P-256
 fill_signed "$T/out" "$T/pristine" "$N" 86400
 fill_responder RP responder "$T/out/index.txt"

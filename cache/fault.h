@@ -53,8 +53,9 @@ int	cache_fault_marker_clear(const char *dir);
 /*
  * For cache/store.c. cache_fault_map: the map of the store's environment,
  * its page size and data.mdb's inode, each time it is mapped anew; NULL
- * when it is unmapped (the inode stays, for cache_fault_exit). cache_fault_doing: what this thread reads now, a static
- * string ("lookup", "walk", ...), for the marker.
+ * when it is unmapped (the inode stays, for cache_fault_exit).
+ * cache_fault_doing: what this thread reads now, a static string
+ * ("lookup", "walk", ...), for the marker.
  */
 void	cache_fault_map(const void *addr, size_t len, size_t psize,
 	    unsigned long long ino);

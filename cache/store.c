@@ -2,10 +2,12 @@
 /* The LMDB store: metas, bodies and aux records in one durable environment. */
 #include "config.h"
 
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -14,12 +16,14 @@
 #include <lmdb.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/fault.h"
 #include "cache/store.h"
 
 #define CACHE_MAXDBS		8	/* meta, body, aux, due, and room to grow */
@@ -67,6 +71,14 @@ struct cache {
 	char		*dir;
 	char		 err[256];
 	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
+	int		 txn_rc;	/* the current transaction's last LMDB error */
+	/*
+	 * An original's: damage found at run time by any of its handles, on
+	 * any thread. 0 sound; 1 being noted; 2 noted, damaged_why written.
+	 */
+	atomic_int	 damaged;
+	char		 damaged_why[CACHE_DAMAGE_NOTE_BYTES];
+	int		 damage_efd;	/* cache_damage_fd's, or -1 */
 };
 
 static void	cache_seterr(struct cache *, const char *, ...)
@@ -102,17 +114,82 @@ env_bytes(MDB_env *env, size_t *map, size_t *used)
 	return 0;
 }
 
+int
+cache_damage_rc(int rc, int prior)
+{
+	switch (rc) {
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID:
+		return 1;
+	case MDB_BAD_TXN:
+		/*
+		 * The transaction failed before. A cursor's set-up (the first
+		 * use of a named database in a transaction) drops the error
+		 * of the page search it makes and keeps only the
+		 * transaction's error flag: then MDB_BAD_TXN is the first
+		 * error anyone sees. In a read transaction only a page that
+		 * is missing or of the wrong type sets that flag.
+		 */
+		return prior == 0 || cache_damage_rc(prior, 0);
+	default:
+		return 0;
+	}
+}
+
+static struct cache *
+cache_orig(struct cache *c)
+{
+	return c->of != NULL ? c->of : c;
+}
+
+/* First finder notes the cause and wakes the owner; the rest find it noted. */
+static void
+cache_mark_damaged(struct cache *c, const char *op, const char *cause)
+{
+	struct cache	*o = cache_orig(c);
+	uint64_t	 one = 1;
+	int		 sound = 0;
+
+	if (!atomic_compare_exchange_strong(&o->damaged, &sound, 1))
+		return;
+	snprintf(o->damaged_why, sizeof(o->damaged_why), "%s: %s", op, cause);
+	atomic_store_explicit(&o->damaged, 2, memory_order_release);
+	if (o->damage_efd != -1)
+		(void)!write(o->damage_efd, &one, sizeof(one));
+}
+
+/* Whether the store is known damaged: then nothing of its map is read. */
+static int
+cache_refuse_damaged(struct cache *c)
+{
+	struct cache	*o = cache_orig(c);
+	int		 st = atomic_load_explicit(&o->damaged,
+			    memory_order_acquire);
+
+	if (st == 0)
+		return 0;
+	cache_seterr(c, "the store is damaged (%s): not read until it is "
+	    "moved aside", st == 2 ? o->damaged_why : "being noted");
+	return 1;
+}
+
 /* LMDB's error, or for a full map how full and what to change. */
 static void
 cache_setmdberr(struct cache *c, const char *op, int rc)
 {
 	size_t		used, map;
+	int		prior = c->txn_rc;
 
 	c->map_full = rc == MDB_MAP_FULL;
+	c->txn_rc = rc;
 	/* LMDB found a page that is not what its tree says. */
-	if (rc == MDB_PAGE_NOTFOUND || rc == MDB_CORRUPTED) {
+	if (cache_damage_rc(rc, prior)) {
 		cache_seterr(c, "%s: %s: the store is damaged", op,
 		    mdb_strerror(rc));
+		cache_mark_damaged(c, op, rc != MDB_BAD_TXN ? mdb_strerror(rc) :
+		    "MDB_BAD_TXN (a page LMDB looked for was missing or of the "
+		    "wrong type)");
 		return;
 	}
 	if (rc != MDB_MAP_FULL) {
@@ -161,6 +238,65 @@ cache_read_end(struct cache *c)
 }
 
 /*
+ * Where this process maps the file `st` is: the largest mapping of its
+ * device and inode in /proc/self/maps (LMDB's me_mapaddr names only a
+ * fixed map). 0, or -1 when there is none.
+ */
+static int
+cache_map_find(const struct stat *st, uintptr_t *lo, uintptr_t *hi)
+{
+	unsigned long long	a, b, ino;
+	unsigned		maj, mn;
+	char			line[PATH_MAX + 128];
+	FILE			*f;
+	int			rv = -1;
+
+	if ((f = fopen("/proc/self/maps", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &a, &b, &maj,
+		    &mn, &ino) != 5 || ino != (unsigned long long)st->st_ino ||
+		    makedev(maj, mn) != st->st_dev)
+			continue;
+		if (rv == -1 || b - a > *hi - *lo) {
+			*lo = (uintptr_t)a;
+			*hi = (uintptr_t)b;
+			rv = 0;
+		}
+	}
+	fclose(f);
+	return rv;
+}
+
+/*
+ * Tell cache/fault.c where the map is now (after each open and resize),
+ * so that a fault inside it is told from a bug.
+ */
+static void
+cache_fault_register(struct cache *c)
+{
+	MDB_stat	st;
+	struct stat	fst;
+	uintptr_t	lo, hi;
+	int		fd;
+
+	if (mdb_env_stat(c->env, &st) != 0 ||
+	    mdb_env_get_fd(c->env, &fd) != 0 || fstat(fd, &fst) == -1 ||
+	    cache_map_find(&fst, &lo, &hi) == -1)
+		return;
+	cache_fault_map((const void *)lo, hi - lo, st.ms_psize,
+	    (unsigned long long)fst.st_ino);
+}
+
+/* LMDB's assertion callback: a tree it cannot walk; the abort that follows is not survived. */
+static void
+cache_on_assert(MDB_env *env, const char *msg)
+{
+	(void)env;
+	cache_fault_assert(msg);
+}
+
+/*
  * Another process may have grown the map past ours; LMDB then refuses new
  * transactions with MDB_MAP_RESIZED until we adopt the size it recorded.
  */
@@ -173,15 +309,21 @@ cache_adopt_mapsize(struct cache *c, const char *op)
 		cache_setmdberr(c, op, rc);
 		return -1;
 	}
+	cache_fault_register(c);
 	return 0;
 }
 
+/* A read transaction for `op` ("lookup", "walk", ...), named for a fault's marker. */
 static int
-cache_read_begin(struct cache *c)
+cache_read_begin(struct cache *c, const char *op)
 {
 	int	rc, tries;
 
 	cache_read_end(c);
+	c->txn_rc = 0;
+	if (cache_refuse_damaged(c))
+		return -1;
+	cache_fault_doing(op);
 	for (tries = 0; tries < 2; tries++) {
 		if (c->rtxn == NULL)
 			rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &c->rtxn);
@@ -215,6 +357,10 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 		cache_seterr(c, "opened read-only");
 		return -1;
 	}
+	c->txn_rc = 0;
+	if (cache_refuse_damaged(c))
+		return -1;
+	cache_fault_doing("write");
 	/*
 	 * A process that died inside a read transaction (staplectl killed
 	 * during an export, a crashed reader) leaves its slot in the lock
@@ -473,6 +619,8 @@ cache_env_open(struct cache *c)
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		return -1;
 	}
+	/* Without NDEBUG in liblmdb only; an error here changes nothing. */
+	(void)mdb_env_set_assert(c->env, cache_on_assert);
 	/*
 	 * Default sync: a commit is on disk when it returns. MDB_NOTLS lets
 	 * the reusable read transaction outlive any one thread's use, and
@@ -501,6 +649,7 @@ cache_env_open(struct cache *c)
 		cache_seterr(c, "map size: %s", mdb_strerror(rc));
 		return -1;
 	}
+	cache_fault_register(c);
 	return cache_open_dbis(c);
 }
 
@@ -523,6 +672,7 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 	}
 	c->readonly = readonly != 0;
 	c->map_bytes = map_bytes;
+	c->damage_efd = -1;
 
 	if (!c->readonly && mkdir(dir, CACHE_DIR_MODE) == -1 &&
 	    errno != EEXIST) {
@@ -564,8 +714,12 @@ cache_close(struct cache *c)
 	/* the last commit's meta page, left to a later sync */
 	if (c->env != NULL && c->lazy_meta)
 		(void)mdb_env_sync(c->env, 1);
-	if (c->env != NULL)
+	if (c->env != NULL) {
+		cache_fault_map(NULL, 0, 0, 0);
 		mdb_env_close(c->env);
+	}
+	if (c->damage_efd != -1)
+		close(c->damage_efd);
 	free(c->dir);
 	free(c);
 }
@@ -581,6 +735,7 @@ cache_twin(struct cache *of)
 		free(c);
 		return NULL;
 	}
+	c->damage_efd = -1;
 	c->of = of;
 	c->twin_next = of->twins;
 	of->twins = c;
@@ -652,7 +807,7 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 	}
 	if (cache_lkey(c, kind, key, klen, lk, &k) == -1)
 		return -1;
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "lookup") == -1)
 		return -1;
 	if ((rc = mdb_get(c->rtxn, c->meta, &k, &v)) == MDB_NOTFOUND)
 		return 0;
@@ -667,7 +822,18 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 		return -1;
 	}
 	if (body != NULL) {
-		if ((rc = mdb_get(c->rtxn, c->body, &k, &v)) != 0) {
+		/*
+		 * Every write of an entry puts its meta and its body in one
+		 * transaction: a meta without a body is a tree that misleads.
+		 */
+		if ((rc = mdb_get(c->rtxn, c->body, &k, &v)) == MDB_NOTFOUND) {
+			cache_seterr(c, "get body: a stored entry has no body: "
+			    "the store is damaged");
+			cache_mark_damaged(c, "get body", "a stored entry has no "
+			    "body");
+			return -1;
+		}
+		if (rc != 0) {
 			cache_setmdberr(c, "get body", rc);
 			return -1;
 		}
@@ -1107,7 +1273,7 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 		k.mv_size += afterlen;
 	}
 
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "walk") == -1)
 		return -1;
 	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0) {
 		cache_setmdberr(c, "walk", rc);
@@ -1276,7 +1442,7 @@ cache_due_walk(struct cache *c, enum cache_kind kind, int64_t now, size_t max,
 	}
 	st.n = 0;
 	c->due_skipped = 0;
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "due walk") == -1)
 		return -1;
 	rc = cache_due_first(c, kind, &cur, &k, &v);
 	c->in_walk = 1;
@@ -1443,7 +1609,7 @@ cache_aux_get(struct cache *c, const char *name, uint8_t **val, size_t *len)
 	}
 	if (cache_aux_key(c, name, &k) == -1)
 		return -1;
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "aux") == -1)
 		return -1;
 	if ((rc = mdb_get(c->rtxn, c->aux, &k, &v)) == MDB_NOTFOUND) {
 		rv = 0;
@@ -1487,7 +1653,7 @@ cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
 		    CACHE_KEY_MAX_BYTES);
 		return -1;
 	}
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "aux walk") == -1)
 		return -1;
 	if ((rc = mdb_cursor_open(c->rtxn, c->aux, &cur)) != 0) {
 		cache_setmdberr(c, "aux walk", rc);
@@ -1537,7 +1703,7 @@ cache_stat(struct cache *c, struct cache_stat *st)
 		cache_seterr(c, "called from a walk callback");
 		return -1;
 	}
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "stat") == -1)
 		return -1;
 	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0) {
 		cache_setmdberr(c, "stat", rc);
@@ -1600,7 +1766,7 @@ cache_room(struct cache *c, struct cache_room *room)
 		cache_seterr(c, "called from a walk callback");
 		return -1;
 	}
-	if (cache_read_begin(c) == -1)
+	if (cache_read_begin(c, "room") == -1)
 		return -1;
 	if ((rc = env_bytes(c->env, &room->map_bytes, &room->used_bytes)) != 0 ||
 	    (rc = mdb_env_stat(c->env, &st)) != 0 ||
@@ -2120,15 +2286,43 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 		t->rtxn_live = 0;
 		t->env = NULL;
 	}
-	if (c->env != NULL)
+	if (c->env != NULL) {
+		cache_fault_map(NULL, 0, 0, 0);
 		mdb_env_close(c->env);
+	}
 	c->env = NULL;
 	if (cache_move_aside(c->dir, aside, asidelen) == -1) {
 		cache_seterr(c, "moving data.mdb aside: %s", strerror(errno));
 		return -1;
 	}
 	cache_note_damage(c, note);
+	/* The damage found was the old file's. */
+	c->damaged_why[0] = '\0';
+	atomic_store_explicit(&c->damaged, 0, memory_order_release);
 	return cache_env_open(c);
+}
+
+int
+cache_damage_found(struct cache *c, char *why, size_t whylen)
+{
+	struct cache	*o = cache_orig(c);
+
+	if (atomic_load_explicit(&o->damaged, memory_order_acquire) != 2)
+		return 0;
+	snprintf(why, whylen, "%s", o->damaged_why);
+	return 1;
+}
+
+int
+cache_damage_fd(struct cache *c)
+{
+	if (c->of != NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (c->damage_efd == -1)
+		c->damage_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return c->damage_efd;
 }
 
 void

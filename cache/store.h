@@ -282,11 +282,37 @@ int	cache_move_aside(const char *dir, char *aside, size_t asidelen);
 /*
  * Close the handle's environment, move data.mdb aside as above and open a
  * fresh, empty one in its place: the handle stays the same pointer. `note`
- * is kept for cache_damage. 0, or -1 (cache_strerror; the handle is then
- * unusable but for cache_close).
+ * is kept for cache_damage; the mark of damage found at run time is
+ * cleared. 0, or -1 (cache_strerror; the handle is then unusable but for
+ * cache_close).
  */
 int	cache_reset(struct cache *, const char *note, char *aside,
 	    size_t asidelen);
+/*
+ * Damage found at run time. An LMDB result that means a damaged file
+ * (cache_damage_rc), or a lookup that finds an entry's meta and not its
+ * body (every write puts both in one transaction), got by any handle of
+ * an environment (the original or a twin, on any thread), marks the
+ * environment damaged: from then on
+ * every call on its handles that would read or write it fails at once
+ * ("the store is damaged (CAUSE): not read until it is moved aside"),
+ * reading nothing of the map, until cache_reset of the original.
+ *
+ * cache_damage_rc: whether LMDB's return code rc means a damaged file:
+ * MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID; MDB_BAD_TXN when `prior`,
+ * the transaction's earlier error, is one of those or 0 (LMDB's cursor
+ * set-up drops its page search's error and keeps only the flag). 1 or 0.
+ * cache_damage_found: 1 and the first finder's cause in `why` once the
+ * environment is marked, else 0.
+ * cache_damage_fd: an eventfd, readable once the environment is marked
+ * (one count a marking; read it to rearm), for the original's owner to
+ * start the recovery on its own thread. Made at the first call, closed by
+ * cache_close; call it before the twins' threads start. -1 (errno; EINVAL
+ * for a twin).
+ */
+int	cache_damage_rc(int rc, int prior);
+int	cache_damage_found(struct cache *, char *why, size_t whylen);
+int	cache_damage_fd(struct cache *);
 /* Keep a note about damage found (copied), and read it back (NULL: none). */
 void		 cache_note_damage(struct cache *, const char *note);
 const char	*cache_damage(const struct cache *);

@@ -35,19 +35,26 @@ log_set_level(enum log_level max)
 	log_max = max;
 }
 
-static void
-log_v(enum log_level l, const char *fmt, va_list ap)
+char *
+log_head(enum log_level l, char *buf, size_t buflen)
 {
-	char	line[2048];
-
-	if (l > log_max)
-		return;
 	/* systemd sets JOURNAL_STREAM when stderr is connected to the journal. */
 	if (log_journal == -1)
 		log_journal = getenv("JOURNAL_STREAM") != NULL;
+	snprintf(buf, buflen, "%sstapled: %s", log_journal ? log_priority[l] : "",
+	    log_word[l]);
+	return buf;
+}
+
+static void
+log_v(enum log_level l, const char *fmt, va_list ap)
+{
+	char	line[2048], head[32];
+
+	if (l > log_max)
+		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "%sstapled: %s%s\n", log_journal ? log_priority[l] : "",
-	    log_word[l], line);
+	fprintf(stderr, "%s%s\n", log_head(l, head, sizeof(head)), line);
 }
 
 #define LOG_FN(fn, lvl)				\

@@ -18,6 +18,9 @@ void	log_trace(const char *, ...) __attribute__((format(printf, 1, 2)));
 /* Log and exit(1): for startup errors only, never for anything a peer sent. */
 void	fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* What a line of level l starts with ("<3>stapled: error: "), into buf; returns buf. */
+char	*log_head(enum log_level l, char *buf, size_t buflen);
+
 /* Lowercase hex of a byte string into buf (truncated to fit); returns buf. */
 char	*log_hex(char *buf, size_t buflen, const void *p, size_t len);
 

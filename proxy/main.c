@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "cache/daemon.h"
+#include "cache/fault.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
@@ -88,6 +89,7 @@ struct daemon {
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
 	struct event		*health_ev;
 	struct event		*check_ev;	/* polls the check walk's child */
+	struct event		*damage_ev;	/* cache_damage_fd: damage found at run time */
 	pid_t			 check_pid;	/* 0: none running */
 	int			 check_fd;	/* its reason pipe */
 	struct store_salvage	*salvage;	/* what a moved-aside store still holds */
@@ -805,6 +807,8 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 		log_debug("cache: the damage note was cut short");
 }
 
+static void	store_check_cancel(struct daemon *);
+
 /*
  * One listener: the address addr to bind (fd -1), or the passed socket fd
  * named name; tls (borrowed, may be NULL) as struct http_listen says. 0,
@@ -891,38 +895,11 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 	return 0;
 }
 
-/*
- * Claim the cache directory, run the cheap checks, move a damaged file
- * aside and open the store. 0, or -1 with a message in err.
- */
+/* Open the store in cfg->cache_dir with the daemon's settings. 0, or -1 with err. */
 static int
-store_open(struct daemon *d, const struct config *cfg, char *err,
+store_open_env(struct daemon *d, const struct config *cfg, char *err,
     size_t errlen)
 {
-	char	why[CACHE_DAMAGE_NOTE_BYTES], aside[PATH_MAX];
-	char	note[CACHE_DAMAGE_NOTE_BYTES * 2];
-	int	r;
-
-	note[0] = '\0';
-	if (make_dir(cfg->cache_dir, err, errlen) == -1 ||
-	    (d->lock_fd = cache_lock_dir(cfg->cache_dir, err, errlen)) == -1)
-		return -1;
-	if ((r = cache_check_file(cfg->cache_dir, why, sizeof(why))) == -1) {
-		snprintf(err, errlen, "cache: %s", why);
-		return -1;
-	}
-	if (r == 1) {
-		if (cache_move_aside(cfg->cache_dir, aside, sizeof(aside)) == -1) {
-			snprintf(err, errlen, "cache %s damaged (%s), and moving "
-			    "it aside failed: %s", cfg->cache_dir, why,
-			    strerror(errno));
-			return -1;
-		}
-		damage_note(note, sizeof(note), why, aside);
-		metrics.store_damaged++;
-		log_err("cache %s: %s", cfg->cache_dir, note);
-		snprintf(d->salvage_from, sizeof(d->salvage_from), "%s", aside);
-	}
 	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
 	    errlen)) == NULL)
 		return -1;
@@ -934,8 +911,159 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 	if (cache_due_built(d->cache) > 0)
 		log_info("cache %s: built the refresh due index: %ld entries",
 		    cfg->cache_dir, cache_due_built(d->cache));
-	if (note[0] != '\0')
-		cache_note_damage(d->cache, note);
+	return 0;
+}
+
+/*
+ * The step after a damaged store is moved aside to `aside` and a fresh
+ * one opened in its place: the note for /readyz and the log, the counter,
+ * the fault marker (it named the file now aside) removed, and the salvage.
+ */
+static void
+store_after_aside(struct daemon *d, const char *dir, const char *why,
+    const char *aside)
+{
+	char	note[CACHE_DAMAGE_NOTE_BYTES * 2];
+
+	damage_note(note, sizeof(note), why, aside);
+	cache_note_damage(d->cache, note);
+	metrics.store_damaged++;
+	log_err("cache %s: %s", dir, note);
+	if (cache_fault_marker_clear(dir) == -1)
+		log_warn("cache %s: removing %s: %s", dir, CACHE_FAULT_MARKER,
+		    strerror(errno));
+	/*
+	 * What of it still reads and verifies is carried into the new store:
+	 * now when running, or at start once the daemon is ready
+	 * (store_check_start), so that start-up does not wait for it.
+	 */
+	if (d->salvage != NULL)
+		store_salvage_start(d->salvage, aside);
+	else
+		snprintf(d->salvage_from, sizeof(d->salvage_from), "%s", aside);
+}
+
+/*
+ * The recovery from a damaged store, one sequence for damage found at
+ * start (the cheap checks, a fault's marker) and at run time (the check
+ * walk, an LMDB result on any path): the store's use stops (at run time:
+ * the check walk ends, the lookups and writes in hand finish, failing at
+ * once on the marked store), data.mdb is moved aside, a fresh store is
+ * opened in its place, then store_after_aside. 0, or -1 with err.
+ */
+static int
+store_recover(struct daemon *d, const struct config *cfg, const char *why,
+    char *err, size_t errlen)
+{
+	char	aside[PATH_MAX];
+	int	walk_stopped = 0;
+
+	if (d->cache == NULL) {
+		if (cache_move_aside(cfg->cache_dir, aside, sizeof(aside)) == -1) {
+			snprintf(err, errlen, "cache %s damaged (%s), and moving "
+			    "it aside failed: %s", cfg->cache_dir, why,
+			    strerror(errno));
+			return -1;
+		}
+		if (store_open_env(d, cfg, err, errlen) == -1)
+			return -1;
+	} else {
+		walk_stopped = d->check_pid > 0;
+		store_check_cancel(d);
+		cache_reader_wait(d->reader);
+		cache_writer_wait(d->writer);
+		if (cache_reset(d->cache, "", aside, sizeof(aside)) == -1) {
+			snprintf(err, errlen, "cache %s damaged (%s); %s",
+			    cfg->cache_dir, why, cache_strerror(d->cache));
+			return -1;
+		}
+	}
+	store_after_aside(d, cfg->cache_dir, why, aside);
+	/* The refresh walk waited for the check walk's verdict. */
+	if (walk_stopped && !d->stopping)
+		refresh_start(d->refresh);
+	return 0;
+}
+
+/*
+ * At run time: recover, or when even that fails, leave the fault marker
+ * and exit, so that the next start moves the store aside first.
+ */
+static void
+store_recover_or_exit(struct daemon *d, const char *why)
+{
+	char	err[1024];
+
+	if (store_recover(d, gen_config(d->gen), why, err, sizeof(err)) == 0)
+		return;
+	log_err("%s", err);
+	cache_fault_exit(why);
+	exit(CACHE_FAULT_EXIT);
+}
+
+/* cache_damage_fd: a handle found the store damaged; the loop recovers. */
+static void
+store_damage_found(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon	*d = arg;
+	char		 why[CACHE_DAMAGE_NOTE_BYTES];
+	uint64_t	 n;
+
+	(void)what;
+	(void)!read(fd, &n, sizeof(n));
+	if (!cache_damage_found(d->cache, why, sizeof(why)))
+		return;
+	log_warn("cache %s: damaged, found at run time: %s; no longer read, "
+	    "moving it aside", d->cache_dir, why);
+	store_recover_or_exit(d, why);
+}
+
+/*
+ * Whether the store in dir is damaged before anything reads it: the
+ * marker a fault left, then the cheap checks. 0, 1 (why), or -1 (why).
+ */
+static int
+store_judge(const char *dir, char *why, size_t whylen)
+{
+	int	r;
+
+	if ((r = cache_fault_marker(dir, why, whylen)) != 0)
+		return r;
+	return cache_check_file(dir, why, whylen);
+}
+
+/*
+ * Claim the cache directory, arm for faults in the map, judge the store,
+ * recover a damaged one or open it, and watch it for damage found later.
+ * 0, or -1 with a message in err.
+ */
+static int
+store_open(struct daemon *d, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	char	why[CACHE_DAMAGE_NOTE_BYTES], head[32];
+	int	r, fd;
+
+	if (make_dir(cfg->cache_dir, err, errlen) == -1 ||
+	    (d->lock_fd = cache_lock_dir(cfg->cache_dir, err, errlen)) == -1)
+		return -1;
+	if (cache_fault_arm(cfg->cache_dir, log_head(LOG_LVL_ERR, head,
+	    sizeof(head))) == -1)
+		log_warn("cache %s: faults in the map are not caught: %s",
+		    cfg->cache_dir, strerror(errno));
+	if ((r = store_judge(cfg->cache_dir, why, sizeof(why))) == -1) {
+		snprintf(err, errlen, "cache: %s", why);
+		return -1;
+	}
+	if ((r == 1 ? store_recover(d, cfg, why, err, errlen) :
+	    store_open_env(d, cfg, err, errlen)) == -1)
+		return -1;
+	/* Before the lookup and writer threads start: they may mark it. */
+	if ((fd = cache_damage_fd(d->cache)) == -1 ||
+	    (d->damage_ev = event_new(d->base, fd, EV_READ | EV_PERSIST,
+	    store_damage_found, d)) == NULL ||
+	    event_add(d->damage_ev, NULL) == -1)
+		fatal("cannot watch the store for damage");
 	return 0;
 }
 
@@ -945,8 +1073,7 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon	*d = arg;
 	struct timeval	 tv = { 0, STORE_CHECK_POLL_MS * 1000 };
-	char		 why[CACHE_DAMAGE_NOTE_BYTES], aside[PATH_MAX];
-	char		 note[CACHE_DAMAGE_NOTE_BYTES * 2];
+	char		 why[CACHE_DAMAGE_NOTE_BYTES];
 	int		 status;
 	pid_t		 r;
 
@@ -961,22 +1088,9 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 		log_warn("cache check: waitpid: %s", strerror(errno));
 		close(d->check_fd);
 	} else if (cache_check_result(status, d->check_fd, why,
-	    sizeof(why)) == 1) {
-		/*
-		 * What the writer has in hand lands first (it writes the old
-		 * file), and no lookup reads it while it closes.
-		 */
-		cache_reader_wait(d->reader);
-		cache_writer_wait(d->writer);
-		if (cache_reset(d->cache, "", aside, sizeof(aside)) == -1)
-			fatal("cache %s damaged (%s); %s", gen_config(d->gen)->cache_dir,
-			    why, cache_strerror(d->cache));
-		damage_note(note, sizeof(note), why, aside);
-		cache_note_damage(d->cache, note);
-		metrics.store_damaged++;
-		log_err("cache %s: %s", gen_config(d->gen)->cache_dir, note);
-		store_salvage_start(d->salvage, aside);
-	} else
+	    sizeof(why)) == 1)
+		store_recover_or_exit(d, why);
+	else
 		log_debug("cache check: every record read");
 	d->check_fd = -1;
 	if (!d->stopping)
@@ -1007,16 +1121,29 @@ store_check_start(struct daemon *d)
 	evtimer_add(d->check_ev, &tv);
 }
 
+/* End a check walk still running (its verdict no longer matters). */
 static void
-store_check_stop(struct daemon *d)
+store_check_cancel(struct daemon *d)
 {
 	if (d->check_pid > 0) {
 		kill(d->check_pid, SIGKILL);
 		waitpid(d->check_pid, NULL, 0);
 		close(d->check_fd);
+		d->check_pid = 0;
+		d->check_fd = -1;
 	}
 	if (d->check_ev != NULL)
+		evtimer_del(d->check_ev);
+}
+
+static void
+store_check_stop(struct daemon *d)
+{
+	store_check_cancel(d);
+	if (d->check_ev != NULL)
 		event_free(d->check_ev);
+	if (d->damage_ev != NULL)
+		event_free(d->damage_ev);
 }
 
 /*

@@ -337,6 +337,24 @@ ctl_damage_signal(int sig)
 	    sig == SIGILL || sig == SIGFPE;
 }
 
+/*
+ * A command that met damage LMDB reports (cache_damage_found) exits as one
+ * the damage killed: 3, saying so. Otherwise its own status, rv.
+ */
+static int
+ctl_damage_status(struct ctl *ctl, int rv)
+{
+	char	why[CACHE_DAMAGE_NOTE_BYTES];
+
+	if (ctl->cache == NULL || !cache_damage_found(ctl->cache, why,
+	    sizeof(why)))
+		return rv;
+	ctl_warnx("cache %s is damaged: %s (stapled moves a damaged store "
+	    "aside and starts empty; 'staplectl check' walks every record)",
+	    ctl->cache_dir, why);
+	return CTL_NOFILE;
+}
+
 int
 ctl_run_guarded(struct ctl *ctl, ctl_cmd_fn *fn, const char *name, int argc,
     char **argv)
@@ -349,10 +367,10 @@ ctl_run_guarded(struct ctl *ctl, ctl_cmd_fn *fn, const char *name, int argc,
 	if ((pid = fork()) == -1) {
 		ctl_warnx("fork: %s: running %s unguarded", strerror(errno),
 		    name);
-		return fn(ctl, argc, argv);
+		return ctl_damage_status(ctl, fn(ctl, argc, argv));
 	}
 	if (pid == 0) {
-		rv = fn(ctl, argc, argv);
+		rv = ctl_damage_status(ctl, fn(ctl, argc, argv));
 		ctl_free(ctl);
 		exit(rv);	/* flushes stdout */
 	}

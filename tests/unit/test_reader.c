@@ -2,7 +2,10 @@
 /* Unit tests for cache/reader.c: lookups on threads, copied out, their results back on the caller's thread. */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,6 +222,76 @@ test_after_reset(void **state)
 	assert_int_equal(unlink(aside), 0);
 }
 
+/* Every page after LMDB's two metas zeroed, under the open store. */
+static void
+zero_tree(const char *dir)
+{
+	static const uint8_t	zero[4096];
+	char			path[512];
+	struct stat		st;
+	off_t			off;
+	int			fd;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_true((fd = open(path, O_WRONLY)) != -1);
+	assert_int_equal(fstat(fd, &st), 0);
+	for (off = 2 * sizeof(zero); off < st.st_size; off += sizeof(zero))
+		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
+		    (ssize_t)sizeof(zero));
+	close(fd);
+}
+
+/*
+ * Damage a lookup thread finds marks the original for the caller (its
+ * fd wakes), and every lookup after it fails without reading the map;
+ * after the caller's reset the threads read the new store.
+ */
+static void
+test_damage_on_thread(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache_reader	*r;
+	char			 err[256], why[CACHE_DAMAGE_NOTE_BYTES], aside[512];
+	struct pollfd		 pfd;
+	uint64_t		 n;
+	unsigned		 i, refused = 0;
+
+	for (i = 0; i < NKEYS; i++)
+		put_key(f->c, i, 1000, 'o');
+	assert_true((pfd.fd = cache_damage_fd(f->c)) >= 0);
+	pfd.events = POLLIN;
+	/* Threads enough to have every lookup in hand at once. */
+	assert_non_null(r = cache_reader_start(f->c, 8, err, sizeof(err)));
+	zero_tree(f->dir);
+	for (i = 0; i < NKEYS; i++)
+		submit(r, i);
+	cache_reader_wait(r);
+	for (i = 0; i < NKEYS; i++) {
+		assert_int_equal(got[i].calls, 1);
+		assert_int_equal(got[i].rc, -1);
+		assert_non_null(strstr(got[i].err, "the store is damaged"));
+		refused += strstr(got[i].err, "not read until") != NULL;
+	}
+	/* Each thread meets it once at most; the rest are refused unread. */
+	assert_true(refused >= NKEYS - 8);
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(read(pfd.fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	assert_int_equal(n, 1);
+	assert_int_equal(cache_damage_found(f->c, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "MDB_"));
+
+	assert_int_equal(cache_reset(f->c, "", aside, sizeof(aside)), 0);
+	put_key(f->c, 7, 2000, 'n');
+	memset(got, 0, sizeof(got));
+	submit(r, 7);
+	cache_reader_wait(r);
+	assert_int_equal(got[7].rc, 1);
+	assert_int_equal(got[7].byte, 'n');
+	assert_int_equal(cache_damage_found(f->c, why, sizeof(why)), 0);
+	cache_reader_stop(r);
+	assert_int_equal(unlink(aside), 0);
+}
+
 /*
  * At most CACHE_READER_PENDING_PER_THREAD lookups a thread in hand until
  * their callbacks run: the next is refused, nothing queued.
@@ -285,6 +358,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_no_snapshot_kept, setup,
 		    store_teardown),
 		cmocka_unit_test_setup_teardown(test_after_reset, setup,
+		    store_teardown),
+		cmocka_unit_test_setup_teardown(test_damage_on_thread, setup,
 		    store_teardown),
 		cmocka_unit_test_setup_teardown(test_bounded, setup,
 		    store_teardown),

@@ -2,6 +2,7 @@
 /* Unit tests for cache/store.c against a real LMDB environment in a tmp dir. */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 
 #include "cache/daemon.h"
+#include "cache/fault.h"
 #include "cache/store.h"
 
 #include "store_fixture.h"
@@ -1312,6 +1314,271 @@ test_check_forked_pages(void **state)
 	    strstr(why, "the check walk failed") != NULL);
 }
 
+/* Which LMDB results mean a damaged file. */
+static void
+test_damage_rc(void **state)
+{
+	(void)state;
+	assert_true(cache_damage_rc(MDB_CORRUPTED, 0));
+	assert_true(cache_damage_rc(MDB_PAGE_NOTFOUND, 0));
+	assert_true(cache_damage_rc(MDB_INVALID, 0));
+	/* the first error of its transaction: a page search's, dropped */
+	assert_true(cache_damage_rc(MDB_BAD_TXN, 0));
+	assert_true(cache_damage_rc(MDB_BAD_TXN, MDB_CORRUPTED));
+	assert_true(cache_damage_rc(MDB_BAD_TXN, MDB_PAGE_NOTFOUND));
+	/* after a full map the transaction is spent, the file sound */
+	assert_false(cache_damage_rc(MDB_BAD_TXN, MDB_MAP_FULL));
+	assert_false(cache_damage_rc(MDB_BAD_TXN, MDB_TXN_FULL));
+	assert_false(cache_damage_rc(MDB_BAD_TXN, ENOMEM));
+	assert_false(cache_damage_rc(MDB_NOTFOUND, 0));
+	assert_false(cache_damage_rc(MDB_MAP_FULL, 0));
+	assert_false(cache_damage_rc(MDB_MAP_RESIZED, 0));
+	assert_false(cache_damage_rc(MDB_READERS_FULL, 0));
+	assert_false(cache_damage_rc(EIO, 0));
+	assert_false(cache_damage_rc(ENOSPC, 0));
+	assert_false(cache_damage_rc(0, 0));
+}
+
+/* Every page after the metas zeroed under an open handle. */
+static void
+zero_tree(const char *path)
+{
+	struct stat	st;
+	off_t		off;
+
+	assert_int_equal(stat(path, &st), 0);
+	for (off = 2 * LMDB_PSIZE; off < st.st_size; off += LMDB_PSIZE)
+		scribble(path, off, LMDB_PSIZE, 0);
+}
+
+/* The eventfd's count: 0 when nothing is waiting. */
+static uint64_t
+damage_count(int efd)
+{
+	uint64_t	n;
+
+	return read(efd, &n, sizeof(n)) == (ssize_t)sizeof(n) ? n : 0;
+}
+
+/*
+ * Damage found at run time: noted once, on the original for any handle,
+ * signalled on the fd; every later call refuses the store without reading
+ * it; a reset clears it.
+ */
+static void
+test_damage_runtime(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache	*c, *t;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES], aside[400];
+	int		 efd;
+
+	damage_fill(f, path, sizeof(path));
+	c = store_open_ok(f->dir, 0, 0);
+	assert_true((efd = cache_damage_fd(c)) >= 0);
+	assert_int_equal(cache_damage_fd(c), efd);
+	assert_non_null(t = cache_twin(c));
+	assert_int_equal(cache_damage_fd(t), -1);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 700), 1);
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 0);
+	assert_int_equal(damage_count(efd), 0);
+
+	zero_tree(path);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 700), -1);
+	assert_non_null(strstr(cache_strerror(c), "the store is damaged"));
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "get meta: MDB_"));
+	assert_int_equal(damage_count(efd), 1);
+	/* The twin, another thread's handle, refuses it too, reading nothing. */
+	cache_twin_follow(t);
+	assert_int_equal(get_n(t, CACHE_KIND_OCSP, 3, 700), -1);
+	assert_non_null(strstr(cache_strerror(t), "not read until it is moved aside"));
+	assert_int_equal(cache_damage_found(t, why, sizeof(why)), 1);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 4, 100, 700), -1);
+	assert_non_null(strstr(cache_strerror(c), "the store is damaged ("));
+	assert_int_equal(cache_walk(c, 0, NULL, 0, 0, NULL, NULL), -1);
+	assert_int_equal(damage_count(efd), 0);
+
+	assert_int_equal(cache_reset(c, "", aside, sizeof(aside)), 0);
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 5, 100, 700), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 5, 700), 1);
+
+	/* Found first by the twin: noted on the original, fd and all. */
+	cache_twin_follow(t);
+	assert_int_equal(get_n(t, CACHE_KIND_OCSP, 5, 700), 1);
+	zero_tree(path);
+	cache_twin_follow(t);
+	assert_int_equal(get_n(t, CACHE_KIND_OCSP, 5, 700), -1);
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 1);
+	assert_int_equal(damage_count(efd), 1);
+	cache_close(t);
+	cache_close(c);
+}
+
+/* A meta without its body, as a misleading branch page shows it: damage. */
+static void
+test_damage_no_body(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache	*c;
+	MDB_env		*env;
+	MDB_txn		*txn;
+	MDB_dbi		 dbi;
+	MDB_val		 k;
+	uint8_t		 lk[1 + CACHE_KEY_MAX_BYTES];
+	char		 why[CACHE_DAMAGE_NOTE_BYTES];
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 700), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 700), 0);
+	cache_close(c);
+	lk[0] = CACHE_KIND_OCSP;
+	k.mv_data = lk;
+	k.mv_size = 1 + store_key(lk + 1, 1);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "body", 0, &dbi), 0);
+	assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 700), -1);
+	assert_int_equal(cache_damage_found(c, why, sizeof(why)), 1);
+	assert_string_equal(why, "get body: a stored entry has no body");
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 700), -1);
+	cache_close(c);
+}
+
+enum fault_how {
+	FAULT_TRUNCATED,	/* a lookup past the end of a shortened file */
+	FAULT_ASSERT,		/* LMDB's assertion callback */
+	FAULT_WILD,		/* a wild pointer outside the map: a bug */
+	FAULT_SENT,		/* SIGBUS sent by kill, not raised by an access */
+};
+
+/* An address no map holds, read at run time so no compiler sees through it. */
+static volatile uintptr_t	fault_wild = 16;
+
+/* A child arms, opens the store and meets `how`; its wait status. */
+static int
+fault_child(struct store_fixture *f, const char *path, enum fault_how how)
+{
+	struct rlimit	 nocore = { 0, 0 };
+	struct cache	*c;
+	unsigned	 i;
+	pid_t		 pid;
+	int		 st;
+
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		setrlimit(RLIMIT_CORE, &nocore);
+		if (cache_fault_arm(f->dir, "test: ") == -1 ||
+		    (c = store_open_ok(f->dir, 0, 0)) == NULL)
+			_exit(90);
+		switch (how) {
+		case FAULT_TRUNCATED:
+			if (truncate(path, 3 * LMDB_PSIZE) == -1)
+				_exit(91);
+			for (i = 0; i < DAMAGE_ENTRIES; i++)
+				(void)get_n(c, CACHE_KIND_OCSP, i, 700);
+			break;
+		case FAULT_ASSERT:
+			cache_fault_assert("mdb.c:1: Assertion 'x' failed in f()");
+			break;
+		case FAULT_WILD:
+			*(volatile int *)fault_wild = 1;
+			break;
+		case FAULT_SENT:
+			kill(getpid(), SIGBUS);
+			break;
+		}
+		_exit(92);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+/*
+ * A fault inside the map and an assertion leave the marker and exit 3;
+ * the marker says what was read; a fault elsewhere, or a signal sent, is
+ * left to the default action, with no marker.
+ */
+static void
+test_fault_marker(void **state)
+{
+	struct store_fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES], marker[400];
+	struct stat	 st;
+	int		 ws;
+
+	damage_fill(f, path, sizeof(path));
+	snprintf(marker, sizeof(marker), "%s/%s", f->dir, CACHE_FAULT_MARKER);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
+
+	ws = fault_child(f, path, FAULT_WILD);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSEGV);
+	ws = fault_child(f, path, FAULT_SENT);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGBUS);
+	assert_int_equal(stat(marker, &st), -1);
+
+	ws = fault_child(f, path, FAULT_ASSERT);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "an LMDB assertion"));
+	assert_non_null(strstr(why, "Assertion 'x' failed"));
+	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
+
+	ws = fault_child(f, path, FAULT_TRUNCATED);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "SIGBUS reading page "));
+	assert_non_null(strstr(why, "during lookup"));
+	assert_int_equal(stat(marker, &st), 0);
+	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
+	assert_int_equal(stat(marker, &st), -1);
+}
+
+/* A marker names its file: a store put back since is not judged by it. */
+static void
+test_fault_marker_file(void **state)
+{
+	struct store_fixture	*f = *state;
+	char		 path[400], why[CACHE_DAMAGE_NOTE_BYTES], marker[400];
+	char		 moved[420];
+	struct stat	 st;
+	int		 ws, fd;
+
+	damage_fill(f, path, sizeof(path));
+	snprintf(marker, sizeof(marker), "%s/%s", f->dir, CACHE_FAULT_MARKER);
+	ws = fault_child(f, path, FAULT_ASSERT);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
+	/* Another data.mdb in its place: the marker is stale, removed. */
+	snprintf(moved, sizeof(moved), "%s.old", path);
+	assert_int_equal(rename(path, moved), 0);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT, 0600)) != -1);
+	close(fd);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
+	assert_int_equal(stat(marker, &st), -1);
+	/* No data.mdb at all: nothing to move aside. */
+	assert_true((fd = open(marker, O_WRONLY | O_CREAT, 0600)) != -1);
+	close(fd);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
+	assert_int_equal(stat(marker, &st), -1);
+	/* A marker cut short still means damage. */
+	assert_int_equal(rename(moved, path), 0);
+	assert_true((fd = open(marker, O_WRONLY | O_CREAT, 0600)) != -1);
+	assert_int_equal(write(fd, "data.mdb ino", 12), 12);
+	close(fd);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "does not say more"));
+}
+
 /* The handle survives a reset: same pointer, empty, writable, noted. */
 static void
 test_reset(void **state)
@@ -1439,6 +1706,11 @@ main(void)
 		T(test_check_meta),
 		T(test_check_root),
 		T(test_check_forked_pages),
+		T(test_damage_rc),
+		T(test_damage_runtime),
+		T(test_damage_no_body),
+		T(test_fault_marker),
+		T(test_fault_marker_file),
 		T(test_reset),
 		T(test_lock_dir),
 		T(test_lock_holder),

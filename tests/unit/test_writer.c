@@ -2,8 +2,10 @@
 /* Unit tests for cache/writer.c: writes on the thread, in order, their results back on the caller's thread. */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <lmdb.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -418,6 +420,78 @@ test_after_reset(void **state)
 	assert_int_equal(unlink(aside), 0);
 }
 
+/* Every page after LMDB's two metas zeroed, under the open store. */
+static void
+zero_tree(const char *dir)
+{
+	static const uint8_t	zero[4096];
+	char			path[512];
+	struct stat		st;
+	off_t			off;
+	int			fd;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_true((fd = open(path, O_WRONLY)) != -1);
+	assert_int_equal(fstat(fd, &st), 0);
+	for (off = 2 * sizeof(zero); off < st.st_size; off += sizeof(zero))
+		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
+		    (ssize_t)sizeof(zero));
+	close(fd);
+}
+
+/*
+ * Damage the writer thread finds, in a put or in the room measurement,
+ * marks the original for the caller: the writes after it are refused
+ * without touching the file.
+ */
+static void
+test_damage_on_thread(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache_writer	*w;
+	struct seen		 s = { 0 };
+	char			 err[256], why[CACHE_DAMAGE_NOTE_BYTES], aside[512];
+	struct pollfd		 pfd;
+	uint64_t		 n;
+	int			 i;
+
+	assert_true((pfd.fd = cache_damage_fd(f->c)) >= 0);
+	pfd.events = POLLIN;
+	assert_non_null(w = cache_writer_start(f->c, err, sizeof(err)));
+	for (i = 0; i < 40; i++)
+		submit_put(w, &s, i, 1000, 1000, 'o');
+	cache_writer_wait(w);
+	zero_tree(f->dir);
+	s.n = 0;
+	submit_put(w, &s, 3, 2000, 1000, 'n');
+	submit_put(w, &s, 50, 2000, 1000, 'n');
+	cache_writer_wait(w);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.rc[0], -1);
+	assert_int_equal(s.rc[1], -1);
+	assert_non_null(strstr(s.err, "not read until it is moved aside"));
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(read(pfd.fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	assert_int_equal(cache_damage_found(f->c, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "MDB_"));
+	assert_int_equal(cache_reset(f->c, "", aside, sizeof(aside)), 0);
+
+	/* The room measurement meets it as well. */
+	for (i = 0; i < 40; i++)
+		submit_put(w, &s, i, 1000, 1000, 'o');
+	cache_writer_wait(w);
+	zero_tree(f->dir);
+	s.n = 0;
+	assert_int_equal(cache_writer_room(w, note, arg_of(&s, 60)), 0);
+	cache_writer_wait(w);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.rc[0], -1);
+	assert_int_equal(cache_damage_found(f->c, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "room: "));
+	cache_writer_stop(w);
+	assert_int_equal(unlink(aside), 0);
+}
+
 /* Stopping finishes what was queued: a reopened store has every write. */
 static void
 test_stop_finishes(void **state)
@@ -454,6 +528,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_damage_on_thread,
+		    store_setup_open, store_teardown),
 		cmocka_unit_test_setup_teardown(test_order_and_results,
 		    store_setup_open, store_teardown),
 		cmocka_unit_test_setup_teardown(test_room,

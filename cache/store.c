@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/daemon.h"
 #include "cache/store.h"
 
 #define CACHE_MAXDBS		8	/* meta, body, aux, due, and room to grow */
@@ -35,6 +37,16 @@
 #define CACHE_DUE_AT_BYTES	8	/* big-endian next_refresh_at */
 #define CACHE_DUE_KEY_BYTES	(1 + CACHE_DUE_AT_BYTES + CACHE_KEY_MAX_BYTES)
 #define MIB			((size_t)1 << 20)
+/*
+ * Below this much free space on the store's file system, writes wait: a
+ * commit that grows data.mdb would fail part-way (LMDB reports a short
+ * write as EIO) and leave the file grown to fill the disk.
+ */
+#define CACHE_SPACE_MIN_BYTES	((long long)1 << 20)
+#define CACHE_OPEN_TRIES	3	/* lock.mdb replaced while LMDB opened it */
+/* LMDB's node and page headers, for estimating what a put needs */
+#define CACHE_LMDB_NODE_BYTES	8
+#define CACHE_LMDB_PAGEHDR_BYTES 16
 
 struct cache {
 	MDB_env		*env;
@@ -57,6 +69,14 @@ struct cache {
 	size_t		 walk_skipped;
 	size_t		 map_bytes;	/* asked at open, for a reset */
 	int		 map_full;	/* the last error was MDB_MAP_FULL */
+	enum cache_cause cause;		/* of the last error */
+	int		 trim_due;	/* a write failed for want of disk */
+	size_t		 trimmed;	/* bytes the last trim gave back */
+	/* an original's, read by its twins' threads too (atomic) */
+	int		 no_space;	/* writes wait for free space */
+	/* lock.mdb and data.mdb as this environment opened them */
+	dev_t		 lock_dev, data_dev;
+	ino_t		 lock_ino, data_ino;
 	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
 	unsigned long	 env_gen;	/* environments opened: a reset maps anew */
 	/* cache_release_pages_step's map, as found at its first step */
@@ -78,6 +98,7 @@ cache_seterr(struct cache *c, const char *fmt, ...)
 	va_list	ap;
 	int	n;
 
+	c->cause = CACHE_CAUSE_NONE;
 	n = snprintf(c->err, sizeof(c->err), "cache: %s: ", c->dir);
 	if (n < 0 || (size_t)n >= sizeof(c->err))
 		return;
@@ -102,23 +123,82 @@ env_bytes(MDB_env *env, size_t *map, size_t *used)
 	return 0;
 }
 
+/*
+ * Free bytes on the store's file system for this process (root may use
+ * the reserved blocks), or -1 when statvfs fails.
+ */
+static long long
+cache_free_bytes(const struct cache *c)
+{
+	struct statvfs	sv;
+
+	if (statvfs(c->dir, &sv) == -1)
+		return -1;
+	return (long long)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) *
+	    (long long)sv.f_frsize;
+}
+
+static struct cache *
+cache_origin(struct cache *c)
+{
+	return c->of != NULL ? c->of : c;
+}
+
+/* A write failed for want of disk: later writes wait until there is room. */
+static void
+cache_set_no_space(struct cache *c, const char *op, long long freeb)
+{
+	cache_seterr(c, "%s: no space left on device (%lld KiB free): writes "
+	    "wait until there is room", op, freeb > 0 ? freeb >> 10 : 0);
+	c->cause = CACHE_CAUSE_NO_SPACE;
+	__atomic_store_n(&cache_origin(c)->no_space, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A write that failed for want of disk (ENOSPC, EDQUOT, or EIO, which is
+ * how LMDB reports a short write, with the disk found full) or for an I/O
+ * error: the failed transaction's pages past the store's end are given
+ * back when it ends (cache_write_abort).
+ */
+static void
+cache_set_write_err(struct cache *c, const char *op, int rc)
+{
+	long long	freeb = cache_free_bytes(c);
+
+	c->trim_due = 1;
+	if (rc != EIO || (freeb >= 0 && freeb < CACHE_SPACE_MIN_BYTES)) {
+		cache_set_no_space(c, op, freeb);
+		return;
+	}
+	cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
+	c->cause = CACHE_CAUSE_IO;
+}
+
 /* LMDB's error, or for a full map how full and what to change. */
 static void
 cache_setmdberr(struct cache *c, const char *op, int rc)
 {
 	size_t		used, map;
 
-	c->map_full = rc == MDB_MAP_FULL;
 	/* LMDB found a page that is not what its tree says. */
 	if (rc == MDB_PAGE_NOTFOUND || rc == MDB_CORRUPTED) {
 		cache_seterr(c, "%s: %s: the store is damaged", op,
 		    mdb_strerror(rc));
+		c->map_full = 0;
+		return;
+	}
+	if (rc == ENOSPC || rc == EDQUOT || rc == EIO) {
+		cache_set_write_err(c, op, rc);
+		c->map_full = 0;
 		return;
 	}
 	if (rc != MDB_MAP_FULL) {
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
+		c->map_full = 0;
 		return;
 	}
+	c->map_full = 1;
+	c->cause = CACHE_CAUSE_MAP_FULL;
 	if (env_bytes(c->env, &map, &used) != 0) {
 		snprintf(c->err, sizeof(c->err),
 		    "cache: map full: raise map_size_mb");
@@ -200,6 +280,126 @@ cache_read_begin(struct cache *c)
 	return -1;
 }
 
+/* dev and inode of DIR/name. 0, or -1 (errno). */
+static int
+cache_file_id(const char *dir, const char *name, dev_t *dev, ino_t *ino)
+{
+	char		path[PATH_MAX];
+	struct stat	st;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (stat(path, &st) == -1)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * Whether lock.mdb and data.mdb at their paths are still the files this
+ * environment opened. A process that opens the store after lock.mdb was
+ * removed or replaced gets another lock file: its writers and ours would
+ * not exclude each other, nor see each other's readers. 0, or -1 (c->err).
+ */
+static int
+cache_check_ids(struct cache *c)
+{
+	dev_t	dev;
+	ino_t	ino;
+
+	if (cache_file_id(c->dir, "lock.mdb", &dev, &ino) == -1 ||
+	    dev != c->lock_dev || ino != c->lock_ino) {
+		cache_seterr(c, "lock.mdb was removed or replaced since this "
+		    "process opened the store: writes refused (a process "
+		    "opening it now would not share this one's lock; restart "
+		    "stapled)");
+		c->cause = CACHE_CAUSE_LOCK;
+		return -1;
+	}
+	if (cache_file_id(c->dir, "data.mdb", &dev, &ino) == -1 ||
+	    dev != c->data_dev || ino != c->data_ino) {
+		cache_seterr(c, "data.mdb was moved or replaced since this "
+		    "process opened the store: writes refused");
+		c->cause = CACHE_CAUSE_LOCK;
+		return -1;
+	}
+	return 0;
+}
+
+struct cache_peer {
+	long	pid;
+	int	seen;
+};
+
+/* mdb_reader_list's lines: "pid thread txnid", after a header line. */
+static int
+cache_peer_line(const char *msg, void *arg)
+{
+	struct cache_peer	*p = arg;
+	long			 pid;
+
+	if (sscanf(msg, "%ld", &pid) == 1 && pid == p->pid)
+		p->seen = 1;
+	return 0;
+}
+
+/*
+ * The daemon holding DIR, when that is another process, keeps a reader
+ * slot in its lock file for its life (cache_env_open). Not finding it in
+ * ours means it opened another lock.mdb, one removed or replaced since:
+ * a write now could reuse pages its lookups read. 0, or -1 (c->err).
+ */
+static int
+cache_check_peer(struct cache *c)
+{
+	struct cache_peer	p = { 0, 0 };
+	pid_t			pid = cache_lock_holder(c->dir);
+
+	if (pid <= 0 || pid == getpid())
+		return 0;
+	p.pid = pid;
+	(void)mdb_reader_list(c->env, cache_peer_line, &p);
+	if (p.seen)
+		return 0;
+	cache_seterr(c, "the running stapled (pid %ld) does not share this "
+	    "lock.mdb (it was removed or replaced while stapled ran): writes "
+	    "refused until stapled is restarted", (long)pid);
+	c->cause = CACHE_CAUSE_LOCK;
+	return -1;
+}
+
+/* While the disk is full, a write waits unless there is room again. 0, or -1. */
+static int
+cache_space_wait(struct cache *c)
+{
+	struct cache	*o = cache_origin(c);
+	long long	 freeb;
+
+	if (!__atomic_load_n(&o->no_space, __ATOMIC_RELAXED))
+		return 0;
+	if ((freeb = cache_free_bytes(c)) < 0 ||
+	    freeb >= CACHE_SPACE_MIN_BYTES) {
+		__atomic_store_n(&o->no_space, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	cache_set_no_space(c, "write", freeb);
+	return -1;
+}
+
+enum cache_cause
+cache_writes_held(struct cache *c)
+{
+	if (c == NULL || c->env == NULL || c->readonly)
+		return CACHE_CAUSE_NONE;
+	if (cache_check_ids(c) == -1 || cache_space_wait(c) == -1)
+		return c->cause;
+	return CACHE_CAUSE_NONE;
+}
+
 static int
 cache_write_begin(struct cache *c, MDB_txn **txn)
 {
@@ -215,6 +415,10 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 		cache_seterr(c, "opened read-only");
 		return -1;
 	}
+	c->trimmed = 0;
+	if (cache_check_ids(c) == -1 || cache_check_peer(c) == -1 ||
+	    cache_space_wait(c) == -1)
+		return -1;
 	/*
 	 * A process that died inside a read transaction (staplectl killed
 	 * during an export, a crashed reader) leaves its slot in the lock
@@ -238,7 +442,10 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	return -1;
 }
 
-/* Commit frees the transaction whatever it returns. */
+/*
+ * Commit frees the transaction whatever it returns. A store moved aside
+ * while the transaction ran took the commit with it: said, as a failure.
+ */
 static int
 cache_commit(struct cache *c, MDB_txn *txn)
 {
@@ -248,7 +455,53 @@ cache_commit(struct cache *c, MDB_txn *txn)
 		cache_setmdberr(c, "commit", rc);
 		return -1;
 	}
+	if (cache_check_ids(c) == -1) {
+		snprintf(c->err, sizeof(c->err), "cache: %s: data.mdb or "
+		    "lock.mdb was moved aside or replaced during the write: "
+		    "what it stored went with the old file", c->dir);
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * Give back what a failed write left past the store's end: under the
+ * writer lock (no process extends the file meanwhile), the file is cut
+ * to the last page the newest commit names. No snapshot refers to a page
+ * past it (the last page only grows), so no reader reads what is cut.
+ */
+static void
+cache_trim(struct cache *c)
+{
+	struct stat	 st;
+	MDB_txn		*txn;
+	size_t		 map, used;
+	int		 fd;
+
+	if (mdb_txn_begin(c->env, NULL, 0, &txn) != 0)
+		return;
+	if (env_bytes(c->env, &map, &used) == 0 &&
+	    mdb_env_get_fd(c->env, &fd) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_size > 0 && (size_t)st.st_size > used &&
+	    ftruncate(fd, (off_t)used) == 0)
+		c->trimmed = (size_t)st.st_size - used;
+	mdb_txn_abort(txn);
+}
+
+/* End a write transaction that failed (txn NULL: commit freed it). */
+static void
+cache_write_abort(struct cache *c, MDB_txn *txn)
+{
+	size_t	n;
+
+	mdb_txn_abort(txn);
+	if (!c->trim_due)
+		return;
+	c->trim_due = 0;
+	cache_trim(c);
+	if (c->trimmed > 0 && (n = strlen(c->err)) < sizeof(c->err))
+		snprintf(c->err + n, sizeof(c->err) - n, "; gave back the "
+		    "%zu KiB the write had added to data.mdb", c->trimmed >> 10);
 }
 
 /* ---- the due index: kind || big-endian next_refresh_at || key ---------- */
@@ -458,11 +711,57 @@ cache_open_dbis(struct cache *c)
 	return rv;
 }
 
+/*
+ * mdb_env_open, and the lock file and data file it opened (cache_check_ids
+ * compares them before each write). The data file is LMDB's descriptor;
+ * the lock file is the one at its path before and after the open, which
+ * is tried again should it have been replaced in between. An LMDB code.
+ */
+static int
+cache_env_open_ids(struct cache *c, unsigned flags)
+{
+	struct stat	st;
+	dev_t		dev;
+	ino_t		ino;
+	int		rc, fd, before, tries;
+
+	for (tries = 0; tries < CACHE_OPEN_TRIES; tries++) {
+		before = cache_file_id(c->dir, "lock.mdb", &dev, &ino) == 0;
+		if ((rc = mdb_env_open(c->env, c->dir, flags,
+		    CACHE_FILE_MODE)) != 0)
+			return rc;
+		if ((rc = mdb_env_get_fd(c->env, &fd)) != 0)
+			return rc;
+		if (fstat(fd, &st) == -1)
+			return errno;
+		c->data_dev = st.st_dev;
+		c->data_ino = st.st_ino;
+		/* None: a read-only open on a read-only medium (never writes). */
+		if (cache_file_id(c->dir, "lock.mdb", &c->lock_dev,
+		    &c->lock_ino) == -1) {
+			c->lock_dev = 0;
+			c->lock_ino = 0;
+			return 0;
+		}
+		if (!before || (dev == c->lock_dev && ino == c->lock_ino))
+			return 0;
+		/* Replaced while LMDB opened it: LMDB's may be either. */
+		mdb_env_close(c->env);
+		if ((rc = mdb_env_create(&c->env)) != 0 ||
+		    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
+		    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
+		    (rc = mdb_env_set_mapsize(c->env, c->map_bytes)) != 0)
+			return rc;
+	}
+	return EBUSY;
+}
+
 /* Create and open c->env for c->dir with c->map_bytes. 0, or -1 (c->err). */
 static int
 cache_env_open(struct cache *c)
 {
 	MDB_envinfo	 info;
+	long long	 freeb;
 	int		 rc, dead;
 
 	c->env_gen++;
@@ -478,9 +777,8 @@ cache_env_open(struct cache *c)
 	 * the reusable read transaction outlive any one thread's use, and
 	 * the lock file stays in use so staplectl may open alongside.
 	 */
-	rc = mdb_env_open(c->env, c->dir,
-	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0),
-	    CACHE_FILE_MODE);
+	rc = cache_env_open_ids(c,
+	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0));
 	if (rc != 0) {
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		return -1;
@@ -501,7 +799,21 @@ cache_env_open(struct cache *c)
 		cache_seterr(c, "map size: %s", mdb_strerror(rc));
 		return -1;
 	}
-	return cache_open_dbis(c);
+	if (cache_open_dbis(c) == -1)
+		return -1;
+	if (c->readonly)
+		return 0;
+	/*
+	 * A writer holds a reader slot for the handle's life (the reusable
+	 * read transaction, reset): other processes find it there and know
+	 * they share its lock file (cache_check_peer).
+	 */
+	if (cache_read_begin(c) == 0)
+		cache_read_end(c);
+	/* A full disk: serve what is stored, write once there is room. */
+	if ((freeb = cache_free_bytes(c)) >= 0 && freeb < CACHE_SPACE_MIN_BYTES)
+		__atomic_store_n(&c->no_space, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 struct cache *
@@ -611,6 +923,10 @@ cache_twin_follow(struct cache *c)
 	c->map_bytes = of->map_bytes;
 	c->lazy_meta = of->lazy_meta;
 	c->map_full = 0;
+	c->lock_dev = of->lock_dev;
+	c->lock_ino = of->lock_ino;
+	c->data_dev = of->data_dev;
+	c->data_ino = of->data_ino;
 }
 
 int
@@ -812,6 +1128,55 @@ cache_put(struct cache *c, const uint8_t *key, size_t klen,
 	return res;
 }
 
+/* About what one put adds to the map: its meta, body and due key. */
+static size_t
+cache_put_bytes(const struct cache_put_item *it, size_t psize)
+{
+	size_t	key = 1 + it->klen + CACHE_LMDB_NODE_BYTES;
+	size_t	body = it->body->request_len + it->body->response_len +
+		    it->body->headers_len + RECORD_META_BYTES;
+	size_t	n;
+
+	/* Leaf pages are half full at worst: twice each small record. */
+	n = 2 * (key + RECORD_META_BYTES) + 2 * (key + CACHE_DUE_AT_BYTES);
+	if (key + body <= psize / 2)
+		return n + 2 * (key + body);
+	/* A big body takes overflow pages of its own. */
+	return n + 2 * key + (body + CACHE_LMDB_PAGEHDR_BYTES + psize - 1) /
+	    psize * psize;
+}
+
+/*
+ * A full map, named with what the refused puts need: the pages in use
+ * (less the free ones) and the estimate for the items, against the map.
+ */
+static void
+cache_map_need(struct cache *c, const struct cache_put_item *it, size_t n)
+{
+	struct cache_room	room;
+	MDB_stat		st;
+	char			keep[sizeof(c->err)];
+	size_t			need = 0, i;
+
+	memcpy(keep, c->err, sizeof(keep));
+	if (mdb_env_stat(c->env, &st) != 0 || cache_room(c, &room) == -1) {
+		memcpy(c->err, keep, sizeof(keep));
+		c->cause = CACHE_CAUSE_MAP_FULL;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		need += cache_put_bytes(&it[i], st.ms_psize);
+	need += room.used_bytes - room.free_bytes;
+	/* It did not fit: whatever the estimate, more than the map. */
+	if (need <= room.map_bytes)
+		need = room.map_bytes + st.ms_psize;
+	snprintf(c->err, sizeof(c->err), "cache: map full: needs about %zu "
+	    "MiB, map_size_mb is %zu: raise map_size_mb", (need + MIB - 1) /
+	    MIB, room.map_bytes / MIB);
+	c->cause = CACHE_CAUSE_MAP_FULL;
+	c->map_full = 1;
+}
+
 int
 cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
     int *results)
@@ -843,7 +1208,9 @@ cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
+	if (rv == -1 && c->cause == CACHE_CAUSE_MAP_FULL)
+		cache_map_need(c, it, n);
 	return rv;
 }
 
@@ -891,7 +1258,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -938,7 +1305,7 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -974,7 +1341,7 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1232,7 +1599,7 @@ cache_due_repair(struct cache *c, const struct cache_due_stale *st)
 	txn = NULL;
 	rv = rc;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1375,7 +1742,7 @@ cache_reschedule(struct cache *c, const struct cache_sched *s, size_t n)
 		goto out;
 	rv = changed;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1424,7 +1791,7 @@ cache_aux_put(struct cache *c, const char *name, const uint8_t *val,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -2073,6 +2440,40 @@ cache_check_forked(const char *dir, char *why, size_t whylen)
 	return cache_check_result(status, fd, why, whylen);
 }
 
+/*
+ * The lock file's transaction ids belong to the moved file, so the new
+ * store needs a new one. Every process with the environment open holds a
+ * read lock on its first byte (LMDB's own test of whether it is alone):
+ * when a write lock can be had, nobody does and the file is removed;
+ * else it is renamed beside the moved file, ASIDE.lock, so a staplectl
+ * holding it keeps the pair it opened, and finds at its next write that
+ * neither is the store's any more. 0, or -1 (errno).
+ */
+static int
+cache_lock_file_drop(const char *lock, const char *aside)
+{
+	struct flock	fl;
+	char		to[PATH_MAX];
+	int		fd, rv;
+
+	if ((fd = open(lock, O_RDWR | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_len = 1;
+	/* An open-file-description lock: closing it leaves others' alone. */
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		rv = unlink(lock);
+	else if (snprintf(to, sizeof(to), "%s.lock", aside) >= (int)sizeof(to)) {
+		errno = ENAMETOOLONG;
+		rv = -1;
+	} else
+		rv = rename(lock, to);
+	close(fd);
+	return rv == -1 && errno == ENOENT ? 0 : rv;
+}
+
 int
 cache_move_aside(const char *dir, char *aside, size_t asidelen)
 {
@@ -2091,10 +2492,7 @@ cache_move_aside(const char *dir, char *aside, size_t asidelen)
 	}
 	if (rename(from, aside) == -1)
 		return -1;
-	/* The lock file's transaction ids belong to the old file. */
-	if (unlink(lock) == -1 && errno != ENOENT)
-		return -1;
-	return 0;
+	return cache_lock_file_drop(lock, aside);
 }
 
 int
@@ -2149,33 +2547,47 @@ cache_map_full(const struct cache *c)
 	return c->map_full;
 }
 
+const char *const cache_cause_str[CACHE_CAUSE_MAX] = {
+	[CACHE_CAUSE_NONE] = "none",
+	[CACHE_CAUSE_MAP_FULL] = "map full",
+	[CACHE_CAUSE_NO_SPACE] = "no space left on device",
+	[CACHE_CAUSE_IO] = "I/O error",
+	[CACHE_CAUSE_LOCK] = "lock file not shared",
+};
+
+enum cache_cause
+cache_cause(const struct cache *c)
+{
+	return c->cause;
+}
+
 int
-cache_lock_dir(const char *dir, char *err, size_t errlen)
+cache_cause_later(enum cache_cause cause)
+{
+	return cause == CACHE_CAUSE_MAP_FULL || cause == CACHE_CAUSE_NO_SPACE ||
+	    cause == CACHE_CAUSE_IO || cause == CACHE_CAUSE_LOCK;
+}
+
+/*
+ * DIR/stapled.lock gets the pid, for staplectl and for a second daemon's
+ * message; /proc/locks names the holder too, so a file that cannot be
+ * written (a full disk) costs only a warning in err.
+ */
+static void
+cache_lock_pid_file(const char *dir, char *err, size_t errlen)
 {
 	struct stat	st;
 	char		path[PATH_MAX], pid[32];
 	int		fd, n;
 
 	if (snprintf(path, sizeof(path), "%s/stapled.lock", dir) >=
-	    (int)sizeof(path)) {
-		snprintf(err, errlen, "cache_dir %s: path too long", dir);
-		return -1;
-	}
+	    (int)sizeof(path))
+		return;
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CACHE_FILE_MODE))
 	    == -1) {
-		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
+		snprintf(err, errlen, "%s: %s: the pid is not recorded", path,
 		    strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		snprintf(err, errlen, "cache_dir %s is in use by another "
-		    "stapled (pid %s): one daemon per cache directory", dir,
-		    pid[0] ? pid : "unknown");
-		close(fd);
-		return -1;
+		return;
 	}
 	/*
 	 * Overwrite in place and cut only a longer leftover: truncating to
@@ -2184,12 +2596,43 @@ cache_lock_dir(const char *dir, char *err, size_t errlen)
 	 */
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (pwrite(fd, pid, n, 0) != n || fstat(fd, &st) == -1 ||
-	    (st.st_size > n && ftruncate(fd, n) == -1)) {
-		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
-		    strerror(errno));
-		close(fd);
+	    (st.st_size > n && ftruncate(fd, n) == -1))
+		snprintf(err, errlen, "%s: %s: the pid is not recorded", path,
+		    errno != 0 ? strerror(errno) : "short write");
+	close(fd);
+}
+
+int
+cache_lock_dir(const char *dir, char *err, size_t errlen)
+{
+	pid_t	pid;
+	int	fd;
+
+	err[0] = '\0';
+	/* The directory itself: no file to remove from under the lock. */
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "cache_dir %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK) {
+			snprintf(err, errlen, "cache_dir %s: flock: %s", dir,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		if ((pid = cache_lock_holder(dir)) > 0)
+			snprintf(err, errlen, "cache_dir %s is in use by "
+			    "another stapled (pid %ld): one daemon per cache "
+			    "directory", dir, (long)pid);
+		else
+			snprintf(err, errlen, "cache_dir %s is in use by "
+			    "another stapled (pid unknown): one daemon per "
+			    "cache directory", dir);
+		return -1;
+	}
+	cache_lock_pid_file(dir, err, errlen);
 	return fd;
 }
 

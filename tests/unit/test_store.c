@@ -941,8 +941,11 @@ test_map_full(void **state)
 	assert_true(n > 10);
 	assert_true(cache_map_full(c));
 	assert_non_null(strstr(cache_strerror(c), "map full"));
-	assert_non_null(strstr(cache_strerror(c), "of 1 MiB"));
+	assert_non_null(strstr(cache_strerror(c), "needs about 2 MiB, "
+	    "map_size_mb is 1"));
 	assert_non_null(strstr(cache_strerror(c), "raise map_size_mb"));
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_MAP_FULL);
+	assert_true(cache_cause_later(cache_cause(c)));
 	/* Nothing of the failed put, everything before it. */
 	assert_int_equal(get_n(c, CACHE_KIND_OCSP, n, 16 * 1024), 0);
 	for (i = 0; i < n; i++)

@@ -148,8 +148,8 @@ cache_origin(struct cache *c)
 static void
 cache_set_no_space(struct cache *c, const char *op, long long freeb)
 {
-	cache_seterr(c, "%s: no space left on device (%lld KiB free): writes "
-	    "wait until there is room", op, freeb > 0 ? freeb >> 10 : 0);
+	cache_seterr(c, "%s: no space left on device (%lld KiB free)", op,
+	    freeb > 0 ? freeb >> 10 : 0);
 	c->cause = CACHE_CAUSE_NO_SPACE;
 	__atomic_store_n(&cache_origin(c)->no_space, 1, __ATOMIC_RELAXED);
 }

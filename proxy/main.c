@@ -90,6 +90,7 @@ struct daemon {
 	pid_t			 check_pid;	/* 0: none running */
 	int			 check_fd;	/* its reason pipe */
 	int			 lock_fd;	/* cache_lock_dir's, held for life */
+	enum cache_cause	 held;		/* why writes are held (store_held) */
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
@@ -100,6 +101,7 @@ struct daemon {
 };
 
 static void	send_status(struct daemon *, const char *head);
+static void	store_held(struct daemon *);
 
 /* Bytes of the line naming every service's upstreams. */
 #define UPSTREAMS_LINE_BYTES	2048
@@ -553,6 +555,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* staplectl may have imported intermediates since: pick them up. */
 	gen_learn_pool(d->gen);
+	store_held(d);
 	refresh_stats(d->refresh, &rs);
 	root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I}", "pid", (int)getpid(),
 	    "version", PACKAGE_VERSION, "started", (json_int_t)d->started,
@@ -580,7 +583,9 @@ record_health(evutil_socket_t fd, short what, void *arg)
 		json_object_set_new(root, "upstreams", svcs);
 	else
 		json_decref(svcs);
-	if (root != NULL && (text = json_dumps(root, JSON_COMPACT)) != NULL) {
+	/* While writes are held the record waits too (said once, above). */
+	if (root != NULL && d->held == CACHE_CAUSE_NONE &&
+	    (text = json_dumps(root, JSON_COMPACT)) != NULL) {
 		if (d->writer == NULL || cache_writer_aux_put(d->writer, "daemon",
 		    (const uint8_t *)text, strlen(text), health_landed, NULL) == -1) {
 			if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
@@ -889,6 +894,29 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 }
 
 /*
+ * Whether the store takes writes (a full disk, a lock file not shared):
+ * said when that changes, and shown in stapled_store_read_only. Refused
+ * writes are counted where they fail; a full disk's clear on their own
+ * once there is room, a lock file's at the next start.
+ */
+static void
+store_held(struct daemon *d)
+{
+	enum cache_cause	held = cache_writes_held(d->cache);
+
+	if (held == d->held)
+		return;
+	if (held == CACHE_CAUSE_NONE)
+		log_info("cache %s: writing again", d->cache_dir);
+	else if (held == CACHE_CAUSE_LOCK)
+		log_err("%s; serving read-only", cache_strerror(d->cache));
+	else
+		log_warn("%s; serving read-only", cache_strerror(d->cache));
+	d->held = held;
+	metrics.store_read_only = held != CACHE_CAUSE_NONE;
+}
+
+/*
  * Claim the cache directory, run the cheap checks, move a damaged file
  * aside and open the store. 0, or -1 with a message in err.
  */
@@ -904,6 +932,8 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 	if (make_dir(cfg->cache_dir, err, errlen) == -1 ||
 	    (d->lock_fd = cache_lock_dir(cfg->cache_dir, err, errlen)) == -1)
 		return -1;
+	if (err[0] != '\0')
+		log_warn("%s", err);
 	if ((r = cache_check_file(cfg->cache_dir, why, sizeof(why))) == -1) {
 		snprintf(err, errlen, "cache: %s", why);
 		return -1;
@@ -932,6 +962,7 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 		    cfg->cache_dir, cache_due_built(d->cache));
 	if (note[0] != '\0')
 		cache_note_damage(d->cache, note);
+	store_held(d);
 	return 0;
 }
 

@@ -254,6 +254,10 @@ render_counters(struct evbuffer *b)
 	    metrics.store_damaged, metrics.lookups_loop, metrics.lookups_thread,
 	    metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_read_only 1 while the store takes no writes (no space left on device, or lock.mdb not shared), serving what it holds.\n"
+	    "# TYPE stapled_store_read_only gauge\n"
+	    "stapled_store_read_only %d\n", metrics.store_read_only);
 	render_kind_hists(b, "stapled_hit_latency_seconds", "Cache hits, from "
 	    "the request parsed to the answer queued.", metrics.hit_latency,
 	    METRICS_HIST_HIT);

@@ -549,8 +549,10 @@ xfer_plan(struct xfer *x)
 
 /*
  * Import: store the planned entries in one transaction, then the
- * bundle's CAs the pool's rule admits. 0, or -1 when nothing could be
- * stored (said).
+ * bundle's CAs the pool's rule admits. 0, or the exit code when nothing
+ * could be stored (said): CTL_LATER when the cache cannot take the bundle
+ * now (a full map or disk, an I/O error, a lock file not shared), so the
+ * bundle is kept for a later run; else CTL_REJECTED.
  */
 static int
 xfer_store(struct xfer *x)
@@ -562,7 +564,8 @@ xfer_store(struct xfer *x)
 	if (cache_put_many(ctl->cache, x->items, x->nput, x->res) == -1) {
 		ctl_warnx("%s: nothing imported: %s", x->path,
 		    cache_strerror(ctl->cache));
-		return -1;
+		return cache_cause_later(cache_cause(ctl->cache)) ? CTL_LATER :
+		    CTL_REJECTED;
 	}
 	for (i = 0, k = 0; i < x->bd.nentries; i++)
 		if (x->outc[i] == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
@@ -675,7 +678,7 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 	xfer_check(&x);
 	if (import && (x.nrej == 0 || x.partial)) {
 		xfer_plan(&x);
-		if (xfer_store(&x) == -1)
+		if ((rv = xfer_store(&x)) != 0)
 			goto out;
 	}
 	rv = xfer_report(&x);

@@ -155,6 +155,7 @@ note "free before the import: $(free_kb) KiB"
 ctl -C "$D" -f "$T/d.conf" import "$T/big.jsonl"
 check_eq "an import the disk cannot hold: exit 4" 4 "$CTL_RC"
 check "it says no space left on device" grep -q 'no space left on device' "$T/ctl.out"
+check "and that it gave back what the failed write added" grep -q 'gave back the [0-9]* KiB' "$T/ctl.out"
 check_eq "data.mdb is not grown" "$before" "$(size_of "$D/data.mdb")"
 check "the space is given back (over 1 MiB free: $(free_kb) KiB)" lt 1024 "$(free_kb)"
 ctl -C "$D" check

@@ -306,6 +306,22 @@ cache_file_id(const char *dir, const char *name, dev_t *dev, ino_t *ino)
  * not exclude each other, nor see each other's readers. 0, or -1 (c->err).
  */
 static int
+cache_check_data_id(struct cache *c)
+{
+	dev_t	dev;
+	ino_t	ino;
+
+	if (cache_file_id(c->dir, "data.mdb", &dev, &ino) == -1 ||
+	    dev != c->data_dev || ino != c->data_ino) {
+		cache_seterr(c, "data.mdb was moved or replaced since this "
+		    "process opened the store: writes refused");
+		c->cause = CACHE_CAUSE_LOCK;
+		return -1;
+	}
+	return 0;
+}
+
+static int
 cache_check_ids(struct cache *c)
 {
 	dev_t	dev;
@@ -320,14 +336,7 @@ cache_check_ids(struct cache *c)
 		c->cause = CACHE_CAUSE_LOCK;
 		return -1;
 	}
-	if (cache_file_id(c->dir, "data.mdb", &dev, &ino) == -1 ||
-	    dev != c->data_dev || ino != c->data_ino) {
-		cache_seterr(c, "data.mdb was moved or replaced since this "
-		    "process opened the store: writes refused");
-		c->cause = CACHE_CAUSE_LOCK;
-		return -1;
-	}
-	return 0;
+	return cache_check_data_id(c);
 }
 
 struct cache_peer {
@@ -357,9 +366,21 @@ static int
 cache_check_peer(struct cache *c)
 {
 	struct cache_peer	p = { 0, 0 };
-	pid_t			pid = cache_lock_holder(c->dir);
+	char			path[PATH_MAX], text[32];
+	ssize_t			n;
+	pid_t			pid;
+	int			fd;
 
-	if (pid <= 0 || pid == getpid())
+	/* The daemon itself, by the pid it wrote: no /proc/locks to read. */
+	if (snprintf(path, sizeof(path), "%s/stapled.lock", c->dir) <
+	    (int)sizeof(path) && (fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = pread(fd, text, sizeof(text) - 1, 0);
+		close(fd);
+		text[n > 0 ? n : 0] = '\0';
+		if (strtol(text, NULL, 10) == (long)getpid())
+			return 0;
+	}
+	if ((pid = cache_lock_holder(c->dir)) <= 0 || pid == getpid())
 		return 0;
 	p.pid = pid;
 	(void)mdb_reader_list(c->env, cache_peer_line, &p);
@@ -416,8 +437,8 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 		return -1;
 	}
 	c->trimmed = 0;
-	if (cache_check_ids(c) == -1 || cache_check_peer(c) == -1 ||
-	    cache_space_wait(c) == -1)
+	if (cache_check_ids(c) == -1 || cache_space_wait(c) == -1 ||
+	    cache_check_peer(c) == -1)
 		return -1;
 	/*
 	 * A process that died inside a read transaction (staplectl killed
@@ -455,10 +476,10 @@ cache_commit(struct cache *c, MDB_txn *txn)
 		cache_setmdberr(c, "commit", rc);
 		return -1;
 	}
-	if (cache_check_ids(c) == -1) {
-		snprintf(c->err, sizeof(c->err), "cache: %s: data.mdb or "
-		    "lock.mdb was moved aside or replaced during the write: "
-		    "what it stored went with the old file", c->dir);
+	if (cache_check_data_id(c) == -1) {
+		snprintf(c->err, sizeof(c->err), "cache: %s: data.mdb was "
+		    "moved aside or replaced during the write: what it stored "
+		    "went with the old file", c->dir);
 		return -1;
 	}
 	return 0;

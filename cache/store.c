@@ -331,8 +331,7 @@ cache_check_ids(struct cache *c)
 	    dev != c->lock_dev || ino != c->lock_ino) {
 		cache_seterr(c, "lock.mdb was removed or replaced since this "
 		    "process opened the store: writes refused (a process "
-		    "opening it now would not share this one's lock; restart "
-		    "stapled)");
+		    "opening it now would not share this one's lock)");
 		c->cause = CACHE_CAUSE_LOCK;
 		return -1;
 	}
@@ -388,7 +387,7 @@ cache_check_peer(struct cache *c)
 		return 0;
 	cache_seterr(c, "the running stapled (pid %ld) does not share this "
 	    "lock.mdb (it was removed or replaced while stapled ran): writes "
-	    "refused until stapled is restarted", (long)pid);
+	    "refused until stapled opens the store again", (long)pid);
 	c->cause = CACHE_CAUSE_LOCK;
 	return -1;
 }
@@ -2516,15 +2515,12 @@ cache_move_aside(const char *dir, char *aside, size_t asidelen)
 	return cache_lock_file_drop(lock, aside);
 }
 
-int
-cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
+/* End the handle's and its twins' read transactions; close the environment. */
+static void
+cache_env_drop(struct cache *c)
 {
 	struct cache	*t;
 
-	if (c->of != NULL) {
-		cache_seterr(c, "a twin cannot reset its original's store");
-		return -1;
-	}
 	mdb_txn_abort(c->rtxn);
 	c->rtxn = NULL;
 	c->rtxn_live = 0;
@@ -2542,11 +2538,84 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 	if (c->env != NULL)
 		mdb_env_close(c->env);
 	c->env = NULL;
+}
+
+int
+cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
+{
+	if (c->of != NULL) {
+		cache_seterr(c, "a twin cannot reset its original's store");
+		return -1;
+	}
+	cache_env_drop(c);
 	if (cache_move_aside(c->dir, aside, asidelen) == -1) {
 		cache_seterr(c, "moving data.mdb aside: %s", strerror(errno));
 		return -1;
 	}
 	cache_note_damage(c, note);
+	return cache_env_open(c);
+}
+
+/* The first pid other than ours among the reader slots, into *arg. */
+static int
+cache_other_reader(const char *msg, void *arg)
+{
+	long	*other = arg, pid;
+
+	if (*other == 0 && sscanf(msg, "%ld", &pid) == 1 && pid > 0 &&
+	    pid != (long)getpid())
+		*other = pid;
+	return 0;
+}
+
+/*
+ * A process other than this one with this environment's lock file open:
+ * a live one's reader slot (dead ones cleared first), or LMDB's record
+ * locks on the file (/proc/locks, by inode; a match on another file
+ * system only postpones a reopen). Its pid, or 0.
+ */
+static long
+cache_lock_other(struct cache *c)
+{
+	char		line[256], type[16];
+	unsigned long	ino;
+	long		other = 0, pid;
+	FILE		*f;
+	int		dead;
+
+	(void)mdb_reader_check(c->env, &dead);
+	(void)mdb_reader_list(c->env, cache_other_reader, &other);
+	if (other != 0 || (f = fopen("/proc/locks", "re")) == NULL)
+		return other;
+	while (other == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "->") == NULL && sscanf(line,
+		    "%*d: %15s %*s %*s %ld %*x:%*x:%lu", type, &pid, &ino) == 3 &&
+		    strcmp(type, "POSIX") == 0 && ino == (unsigned long)c->lock_ino &&
+		    pid > 0 && pid != (long)getpid())
+			other = pid;
+	fclose(f);
+	return other;
+}
+
+int
+cache_reopen(struct cache *c)
+{
+	long	other;
+
+	if (c->of != NULL || c->env == NULL || c->readonly) {
+		cache_seterr(c, "only an original, read-write handle reopens");
+		return 1;
+	}
+	/* A data.mdb moved away is not followed: whatever is there now is not ours. */
+	if (cache_check_data_id(c) == -1)
+		return 1;
+	if ((other = cache_lock_other(c)) != 0) {
+		cache_seterr(c, "lock.mdb was removed or replaced, and pid %ld "
+		    "still has the old one open: reopening waits for it", other);
+		c->cause = CACHE_CAUSE_LOCK;
+		return 1;
+	}
+	cache_env_drop(c);
 	return cache_env_open(c);
 }
 

@@ -289,6 +289,17 @@ int	cache_move_aside(const char *dir, char *aside, size_t asidelen);
  */
 int	cache_reset(struct cache *, const char *note, char *aside,
 	    size_t asidelen);
+/*
+ * Close the handle's environment and open it again on the same data.mdb,
+ * taking up the lock.mdb now at its path (cache_writes_held said LOCK
+ * because it was removed or replaced). Refused while any other process
+ * has the old lock file open (its reader slots, LMDB's record locks on it
+ * in /proc/locks): it would share neither file after the reopen. Refused
+ * too when data.mdb is not the file opened. Same rules as cache_reset
+ * for twins. 0 reopened; 1 refused, the handle as it was; -1 the open
+ * failed, the handle unusable but for cache_close (cache_strerror).
+ */
+int	cache_reopen(struct cache *);
 /* Keep a note about damage found (copied), and read it back (NULL: none). */
 void		 cache_note_damage(struct cache *, const char *note);
 const char	*cache_damage(const struct cache *);

@@ -904,6 +904,28 @@ store_held(struct daemon *d)
 {
 	enum cache_cause	held = cache_writes_held(d->cache);
 
+	/*
+	 * lock.mdb removed or replaced: once nobody else holds the old one,
+	 * open the store again with the one at the path. Lookups and writes
+	 * in hand finish first, as for a reset.
+	 */
+	if (held == CACHE_CAUSE_LOCK && d->held == CACHE_CAUSE_LOCK &&
+	    d->writer != NULL) {
+		cache_reader_wait(d->reader);
+		cache_writer_wait(d->writer);
+		switch (cache_reopen(d->cache)) {
+		case 0:
+			log_warn("cache %s: opened the store again, with the "
+			    "lock.mdb now at its path", d->cache_dir);
+			held = cache_writes_held(d->cache);
+			break;
+		case 1:
+			log_debug("%s", cache_strerror(d->cache));
+			break;
+		default:
+			fatal("%s", cache_strerror(d->cache));
+		}
+	}
 	if (held == d->held)
 		return;
 	if (held == CACHE_CAUSE_NONE)

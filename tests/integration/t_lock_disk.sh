@@ -49,6 +49,30 @@ fill_disk() {
 	true
 }
 
+# hold_export DIR CONF GO: a staplectl export of DIR into a pipe nobody
+# reads until the file GO exists; returns once the export's child holds
+# DIR's lock file (LMDB's record lock on it) and is blocked writing, done
+# with the map for now, its pid in HOLDER. Its exit status lands in GO.rc.
+hold_export() {
+	local _i=0 _ino
+	_ino=$(stat -c %i "$1/lock.mdb")
+	rm -f "$3" "$3.rc"
+	("$CTL" -C "$1" -f "$2" export 2>"$3.err"; echo $? >"$3.rc") |
+	    (while [ ! -e "$3" ]; do sleep 0.1; done; cat >/dev/null) &
+	until HOLDER=$(awk -v ino="$_ino" '$2 == "POSIX" { split($6, d, ":")
+	    if (d[3] == ino) { print $5; exit } }' /proc/locks) &&
+	    [ -n "$HOLDER" ] && case $(cat "/proc/$HOLDER/wchan" 2>/dev/null) in
+	    *pipe_write*) true ;; *) false ;; esac || [ $_i -ge 300 ]; do
+		sleep 0.1; _i=$((_i + 1)); done
+}
+# release GO: let the held export go on; its exit status when it ends.
+release() {
+	local _i=0
+	touch "$1"
+	until [ -s "$1.rc" ] || [ $_i -ge 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	cat "$1.rc" 2>/dev/null
+}
+
 fill_pki "$T/pki" P-256
 mkdir -p "$T/small" "$T/big"
 "$FILL" -s "$FILL_PKI" -o "$T/small" "$T/src_small" "$NSMALL" >"$T/fill1.log" 2>&1 ||
@@ -76,6 +100,10 @@ check "it names the running one (pid $SPID)" \
 check_eq "the first still serves" 200 "$(served 1)"
 
 # ---- 2. lock.mdb removed under the daemon: staplectl's writes refused ---------
+# A staplectl holds the old lock file meanwhile, so the daemon cannot
+# reopen the store before the writes below are tried.
+hold_export "$S" "$T/s1.conf" "$T/go2"
+check "a staplectl export holds the store (pid ${HOLDER:-none})" test -n "$HOLDER"
 rm -f "$S/lock.mdb"
 key=$("$CTL" -C "$S" list 2>/dev/null | awk 'NR == 1 { print $1 }')
 ctl -C "$S" -f "$T/s1.conf" purge "$key"
@@ -91,7 +119,7 @@ check_eq "staplectl check: the store is sound" 0 "$CTL_RC"
 check_eq "every entry still stored" "$NSMALL" "$("$CTL" -C "$S" list 2>/dev/null | wc -l)"
 check_eq "an entry still served" 200 "$(served 1)"
 check_eq "the last entry still served" 200 "$(served $NSMALL)"
-# The daemon's own writes stop too, said within a health period (10 s).
+# The daemon's own writes stop too, said at its next check (every 10 s).
 i=0
 until grep -q 'lock.mdb was removed or replaced.*serving read-only' "$T/first.log" ||
     [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
@@ -99,12 +127,20 @@ check "the daemon logs lock.mdb removed, serving read-only" \
     grep -q 'error: .*lock.mdb was removed or replaced.*serving read-only' "$T/first.log"
 metrics_get "$T/m2"
 check_eq "stapled_store_read_only 1" 1 "$(metric_sum "$T/m2" '^stapled_store_read_only$')"
+check "the held export ends with a documented status" between "$(release "$T/go2")" 0 3
+# Nobody holds the old lock file now: the daemon opens the store again.
+i=0
+until grep -q 'writing again' "$T/first.log" || [ $i -ge 300 ]; do
+	sleep 0.1; i=$((i + 1)); done
+check "then it opens the store again with the new lock.mdb" \
+    grep -q 'opened the store again, with the lock.mdb now at its path' "$T/first.log"
+metrics_get "$T/m2b"
+check_eq "stapled_store_read_only 0" 0 "$(metric_sum "$T/m2b" '^stapled_store_read_only$')"
+ctl -C "$S" -f "$T/s1.conf" purge "$key"
+check_eq "they share it now: purge exit 0" 0 "$CTL_RC"
+check_eq "the purged entry is gone" $((NSMALL - 1)) "$("$CTL" -C "$S" list 2>/dev/null | wc -l)"
 stapled_stop
 check_eq "SIGTERM exits 0" 0 "$BG_RC"
-STAPLED_CACHE=$S stapled_start again -f "$T/s1.conf"
-ctl -C "$S" -f "$T/s1.conf" purge "$key"
-check_eq "after a restart they share it: purge exit 0" 0 "$CTL_RC"
-stapled_stop
 
 # ---- 3. a move aside beside a staplectl that holds the store ------------------
 M=$T/s3
@@ -112,18 +148,8 @@ conf s3 "$M"
 ctl -C "$M" -f "$T/s3.conf" import "$T/big.jsonl"
 check_eq "import the big bundle: exit 0" 0 "$CTL_RC"
 ino=$(stat -c %i "$M/lock.mdb")
-# export into a pipe nobody reads yet: it holds the store open, blocked.
-rm -f "$T/go"
-("$CTL" -C "$M" -f "$T/s3.conf" export 2>"$T/exp.err"; echo $? >"$T/exp.rc") |
-    (while [ ! -e "$T/go" ]; do sleep 0.1; done; cat >/dev/null) &
-# Its child holds LMDB's lock on the file once open; wait until it is
-# blocked writing into the full pipe, done with the map for now.
-holder() { awk -v ino="$ino" '$2 == "POSIX" { split($6, d, ":"); if (d[3] == ino) { print $5; exit } }' /proc/locks; }
-i=0
-until h=$(holder) && [ -n "$h" ] && case $(cat "/proc/$h/wchan" 2>/dev/null) in
-    *pipe_write*) true ;; *) false ;; esac || [ $i -ge 300 ]; do
-	sleep 0.1; i=$((i + 1)); done
-check "a staplectl export holds the store, blocked (pid ${h:-none})" test -n "$h"
+hold_export "$M" "$T/s3.conf" "$T/go3"
+check "a staplectl export holds the store, blocked (pid ${HOLDER:-none})" test -n "$HOLDER"
 sz=$(size_of "$M/data.mdb")
 truncate -s $((sz / 2)) "$M/data.mdb"
 STAPLED_CACHE=$M stapled_start moved -f "$T/s3.conf"
@@ -134,11 +160,7 @@ check "the lock file the staplectl holds is renamed beside it, not removed" test
 check_eq "it is the same file" "$ino" "$(stat -c %i "$alock" 2>/dev/null)"
 check "the daemon has a lock file of its own" \
     test "$(stat -c %i "$M/lock.mdb" 2>/dev/null)" != "$ino"
-touch "$T/go"
-i=0
-until [ -s "$T/exp.rc" ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
-check "the held export ends with a documented status ($(cat "$T/exp.rc"))" \
-    between "$(cat "$T/exp.rc")" 0 3
+check "the held export ends with a documented status" between "$(release "$T/go3")" 0 3
 ctl -C "$M" -f "$T/s3.conf" import "$T/small.jsonl"
 check_eq "an import beside the daemon's new store: exit 0" 0 "$CTL_RC"
 check_eq "the daemon serves it" 200 "$(served 1)"

@@ -1529,6 +1529,43 @@ test_move_aside_held(void **state)
 	close(hold[1]);
 }
 
+/*
+ * lock.mdb removed under the daemon's handle: reopening waits while
+ * another process holds the old lock file, then takes up the new one.
+ */
+static void
+test_reopen(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	char			 lock[PATH_MAX], b;
+	int			 ready[2], hold[2];
+	pid_t			 pid;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid = child_put(f->dir, 1, ready[1], hold[0]);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->dir);
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_LOCK);
+	assert_int_equal(cache_reopen(c), 1);	/* the child holds the old one */
+	assert_non_null(strstr(cache_strerror(c), "still has the old one open"));
+	assert_int_equal(write(hold[1], "g", 1), 1);
+	assert_int_equal(child_wait(pid), 3);
+	assert_int_equal(cache_reopen(c), 0);
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_NONE);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 64), CACHE_PUT_STORED);
+	assert_int_equal(child_wait(child_put(f->dir, 3, -1, -1)), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 3, 64), 1);
+	cache_close(c);
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[0]);
+	close(hold[1]);
+}
+
 /* One holder of the directory lock at a time, even in one process. */
 static void
 test_lock_dir(void **state)
@@ -1640,6 +1677,7 @@ main(void)
 		T(test_lock_mdb_replaced),
 		T(test_lock_peer),
 		T(test_move_aside_held),
+		T(test_reopen),
 		T(test_cause_content),
 		T(test_reload_record),
 	};

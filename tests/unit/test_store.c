@@ -30,6 +30,7 @@
 #define MIB		((size_t)1 << 20)
 #define WALK_ENTRIES	1000
 #define CRASH_ROUNDS	20
+#define CHILD_MAX_S	60	/* a child_put waiting for its parent */
 
 /* A response whose bytes depend on the key and a tag, to catch mix-ups. */
 static void
@@ -1433,6 +1434,8 @@ child_put(const char *dir, unsigned i, int ready, int hold)
 
 	if ((pid = fork()) != 0)
 		return pid;
+	/* A parent whose assertion failed never writes to `hold`. */
+	alarm(CHILD_MAX_S);
 	if ((c = cache_open(dir, 0, 0, err, sizeof(err))) == NULL)
 		_exit(1);
 	if (ready != -1 && write(ready, "r", 1) != 1)

@@ -195,6 +195,9 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 	if (rc != MDB_MAP_FULL) {
 		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
 		c->map_full = 0;
+		/* The lock file busy: every reader slot taken, a lock not had. */
+		if (rc == MDB_READERS_FULL || rc == EBUSY || rc == EAGAIN)
+			c->cause = CACHE_CAUSE_LOCK;
 		return;
 	}
 	c->map_full = 1;
@@ -2642,7 +2645,7 @@ const char *const cache_cause_str[CACHE_CAUSE_MAX] = {
 	[CACHE_CAUSE_MAP_FULL] = "map full",
 	[CACHE_CAUSE_NO_SPACE] = "no space left on device",
 	[CACHE_CAUSE_IO] = "I/O error",
-	[CACHE_CAUSE_LOCK] = "lock file not shared",
+	[CACHE_CAUSE_LOCK] = "lock file not shared or busy",
 };
 
 enum cache_cause

@@ -322,7 +322,8 @@ int	cache_map_full(const struct cache *);
  *             daemon holding DIR is not among the readers of this lock
  *             file (it opened another): a write would not be seen by the
  *             other's locks, and is refused before it begins. Only a new
- *             open (a restart) mends it.
+ *             open (cache_reopen, a restart) mends it. Also the lock file
+ *             busy: MDB_READERS_FULL, EBUSY, EAGAIN.
  * A write that fails for NO_SPACE or IO gives back, before it returns,
  * the pages it added to data.mdb past the newest commit's last page (the
  * file is cut under the writer lock; no snapshot refers to them).

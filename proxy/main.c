@@ -896,8 +896,9 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 /*
  * Whether the store takes writes (a full disk, a lock file not shared):
  * said when that changes, and shown in stapled_store_read_only. Refused
- * writes are counted where they fail; a full disk's clear on their own
- * once there is room, a lock file's at the next start.
+ * writes are counted where they fail. A full disk's clear on their own
+ * once there is room; a lock file's once the store is opened again,
+ * tried at each later call (every HEALTH_RECORD_S).
  */
 static void
 store_held(struct daemon *d)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* stapled.reload (the daemon's reload verdicts, one small text file) and the probe of stapled.lock's holder. */
+/* stapled.reload (the daemon's reload verdicts, one small text file) and the probe of the cache directory's holder (stapled.lock names it). */
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -128,35 +129,87 @@ out:
 	return rv;
 }
 
-pid_t
-cache_lock_holder(const char *dir)
+/*
+ * The pid /proc/locks gives for the flock on the directory `st` names: the
+ * pid, 0 when none is listed (or the file system shows the lock under
+ * other numbers), -1 when /proc/locks cannot be read.
+ */
+static pid_t
+holder_proc_locks(const struct stat *st)
+{
+	char		 line[256], type[16], mode[16];
+	unsigned	 maj, min;
+	unsigned long	 ino;
+	long		 pid;
+	FILE		*f;
+	pid_t		 rv = 0;
+
+	if ((f = fopen("/proc/locks", "re")) == NULL)
+		return -1;
+	while (rv == 0 && fgets(line, sizeof(line), f) != NULL) {
+		/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" */
+		if (strstr(line, "->") != NULL || sscanf(line,
+		    "%*d: %15s %*s %15s %ld %x:%x:%lu", type, mode, &pid, &maj,
+		    &min, &ino) != 6)
+			continue;
+		if (strcmp(type, "FLOCK") == 0 && strcmp(mode, "WRITE") == 0 &&
+		    pid > 0 && maj == major(st->st_dev) &&
+		    min == minor(st->st_dev) && ino == (unsigned long)st->st_ino)
+			rv = (pid_t)pid;
+	}
+	fclose(f);
+	return rv;
+}
+
+/* The pid written in DIR/stapled.lock: the pid, or -1 (EINVAL: none). */
+static pid_t
+holder_pid_file(const char *dir)
 {
 	char	path[PATH_MAX], text[32];
 	long	pid;
 	ssize_t	n;
 	int	fd;
-	pid_t	rv = -1;
 
 	if (path_in(path, sizeof(path), dir, LOCK_FILE) == -1)
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		(void)flock(fd, LOCK_UN);	/* nobody holds it */
-		rv = 0;
-		goto out;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		errno = EINVAL;
+		return -1;
 	}
-	if (errno != EWOULDBLOCK)
-		goto out;
-	if ((n = pread(fd, text, sizeof(text) - 1, 0)) == -1)
-		goto out;
-	text[n] = '\0';
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
 	if (sscanf(text, "%ld", &pid) != 1 || pid <= 0) {
 		errno = EINVAL;
-		goto out;
+		return -1;
 	}
-	rv = (pid_t)pid;
-out:
+	return (pid_t)pid;
+}
+
+pid_t
+cache_lock_holder(const char *dir)
+{
+	struct stat	st;
+	pid_t		pid;
+	int		fd;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return -1;
+	}
+	/* Listed: no lock taken, so a daemon starting now is not disturbed. */
+	if ((pid = holder_proc_locks(&st)) > 0) {
+		close(fd);
+		return pid;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		(void)flock(fd, LOCK_UN);	/* nobody holds it */
+		close(fd);
+		return 0;
+	}
+	pid = errno == EWOULDBLOCK ? holder_pid_file(dir) : -1;
 	close(fd);
-	return rv;
+	return pid;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's small files beside the store: who holds the cache directory (stapled.lock) and how its last reload went (stapled.reload). */
+/* The daemon's small files beside the store: who holds the cache directory (its flock; stapled.lock names the pid) and how its last reload went (stapled.reload). */
 #ifndef CACHE_DAEMON_H
 #define CACHE_DAEMON_H
 
@@ -30,10 +30,12 @@ int	cache_reload_put(const char *dir, const struct cache_reload *r);
  */
 int	cache_reload_get(const char *dir, struct cache_reload *r);
 /*
- * The pid of the daemon holding DIR (cache_lock_dir's flock on
- * DIR/stapled.lock), without taking the lock from it. Returns the pid, 0
- * when no daemon holds the directory, -1 on an error (errno; EINVAL: the
- * lock is held but names no pid). Probing takes a shared lock for an
+ * The pid of the daemon holding DIR (cache_lock_dir's flock on the
+ * directory itself), without taking the lock from it: the holder as
+ * /proc/locks lists it, else the pid written in DIR/stapled.lock. Returns
+ * the pid, 0 when no daemon holds the directory (or it does not exist),
+ * -1 on an error (errno; EINVAL: the lock is held but names no pid). When
+ * /proc/locks does not list it, probing takes a shared lock for an
  * instant: a daemon starting in that instant fails as it would beside a
  * running one.
  */

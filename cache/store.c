@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "cache/fault.h"
+#include "cache/daemon.h"
 #include "cache/store.h"
 
 #define CACHE_MAXDBS		8	/* meta, body, aux, due, and room to grow */
@@ -39,6 +41,16 @@
 #define CACHE_DUE_AT_BYTES	8	/* big-endian next_refresh_at */
 #define CACHE_DUE_KEY_BYTES	(1 + CACHE_DUE_AT_BYTES + CACHE_KEY_MAX_BYTES)
 #define MIB			((size_t)1 << 20)
+/*
+ * Below this much free space on the store's file system, writes wait: a
+ * commit that grows data.mdb would fail part-way (LMDB reports a short
+ * write as EIO) and leave the file grown to fill the disk.
+ */
+#define CACHE_SPACE_MIN_BYTES	((long long)1 << 20)
+#define CACHE_OPEN_TRIES	3	/* lock.mdb replaced while LMDB opened it */
+/* LMDB's node and page headers, for estimating what a put needs */
+#define CACHE_LMDB_NODE_BYTES	8
+#define CACHE_LMDB_PAGEHDR_BYTES 16
 
 struct cache {
 	MDB_env		*env;
@@ -61,6 +73,14 @@ struct cache {
 	size_t		 walk_skipped;
 	size_t		 map_bytes;	/* asked at open, for a reset */
 	int		 map_full;	/* the last error was MDB_MAP_FULL */
+	enum cache_cause cause;		/* of the last error */
+	int		 trim_due;	/* a write failed for want of disk */
+	size_t		 trimmed;	/* bytes the last trim gave back */
+	/* an original's, read by its twins' threads too (atomic) */
+	int		 no_space;	/* writes wait for free space */
+	/* lock.mdb and data.mdb as this environment opened them */
+	dev_t		 lock_dev, data_dev;
+	ino_t		 lock_ino, data_ino;
 	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
 	unsigned long	 env_gen;	/* environments opened: a reset maps anew */
 	/* cache_release_pages_step's map, as found at its first step */
@@ -90,6 +110,7 @@ cache_seterr(struct cache *c, const char *fmt, ...)
 	va_list	ap;
 	int	n;
 
+	c->cause = CACHE_CAUSE_NONE;
 	n = snprintf(c->err, sizeof(c->err), "cache: %s: ", c->dir);
 	if (n < 0 || (size_t)n >= sizeof(c->err))
 		return;
@@ -137,8 +158,23 @@ cache_damage_rc(int rc, int prior)
 	}
 }
 
+/*
+ * Free bytes on the store's file system for this process (root may use
+ * the reserved blocks), or -1 when statvfs fails.
+ */
+static long long
+cache_free_bytes(const struct cache *c)
+{
+	struct statvfs	sv;
+
+	if (statvfs(c->dir, &sv) == -1)
+		return -1;
+	return (long long)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) *
+	    (long long)sv.f_frsize;
+}
+
 static struct cache *
-cache_orig(struct cache *c)
+cache_origin(struct cache *c)
 {
 	return c->of != NULL ? c->of : c;
 }
@@ -147,7 +183,7 @@ cache_orig(struct cache *c)
 static void
 cache_mark_damaged(struct cache *c, const char *op, const char *cause)
 {
-	struct cache	*o = cache_orig(c);
+	struct cache	*o = cache_origin(c);
 	uint64_t	 one = 1;
 	int		 sound = 0;
 
@@ -163,7 +199,7 @@ cache_mark_damaged(struct cache *c, const char *op, const char *cause)
 static int
 cache_refuse_damaged(struct cache *c)
 {
-	struct cache	*o = cache_orig(c);
+	struct cache	*o = cache_origin(c);
 	int		 st = atomic_load_explicit(&o->damaged,
 			    memory_order_acquire);
 
@@ -174,6 +210,36 @@ cache_refuse_damaged(struct cache *c)
 	return 1;
 }
 
+/* A write failed for want of disk: later writes wait until there is room. */
+static void
+cache_set_no_space(struct cache *c, const char *op, long long freeb)
+{
+	cache_seterr(c, "%s: no space left on device (%lld KiB free)", op,
+	    freeb > 0 ? freeb >> 10 : 0);
+	c->cause = CACHE_CAUSE_NO_SPACE;
+	__atomic_store_n(&cache_origin(c)->no_space, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A write that failed for want of disk (ENOSPC, EDQUOT, or EIO, which is
+ * how LMDB reports a short write, with the disk found full) or for an I/O
+ * error: the failed transaction's pages past the store's end are given
+ * back when it ends (cache_write_abort).
+ */
+static void
+cache_set_write_err(struct cache *c, const char *op, int rc)
+{
+	long long	freeb = cache_free_bytes(c);
+
+	c->trim_due = 1;
+	if (rc != EIO || (freeb >= 0 && freeb < CACHE_SPACE_MIN_BYTES)) {
+		cache_set_no_space(c, op, freeb);
+		return;
+	}
+	cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
+	c->cause = CACHE_CAUSE_IO;
+}
+
 /* LMDB's error, or for a full map how full and what to change. */
 static void
 cache_setmdberr(struct cache *c, const char *op, int rc)
@@ -181,7 +247,7 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 	size_t		used, map;
 	int		prior = c->txn_rc;
 
-	c->map_full = rc == MDB_MAP_FULL;
+	c->map_full = 0;
 	c->txn_rc = rc;
 	/* LMDB found a page that is not what its tree says. */
 	if (cache_damage_rc(rc, prior)) {
@@ -192,10 +258,20 @@ cache_setmdberr(struct cache *c, const char *op, int rc)
 		    "wrong type)");
 		return;
 	}
-	if (rc != MDB_MAP_FULL) {
-		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
+	if (rc == ENOSPC || rc == EDQUOT || rc == EIO) {
+		cache_set_write_err(c, op, rc);
 		return;
 	}
+	if (rc != MDB_MAP_FULL) {
+		cache_seterr(c, "%s: %s", op, mdb_strerror(rc));
+		c->map_full = 0;
+		/* The lock file busy: every reader slot taken, a lock not had. */
+		if (rc == MDB_READERS_FULL || rc == EBUSY || rc == EAGAIN)
+			c->cause = CACHE_CAUSE_LOCK;
+		return;
+	}
+	c->map_full = 1;
+	c->cause = CACHE_CAUSE_MAP_FULL;
 	if (env_bytes(c->env, &map, &used) != 0) {
 		snprintf(c->err, sizeof(c->err),
 		    "cache: map full: raise map_size_mb");
@@ -342,6 +418,146 @@ cache_read_begin(struct cache *c, const char *op)
 	return -1;
 }
 
+/* dev and inode of DIR/name. 0, or -1 (errno). */
+static int
+cache_file_id(const char *dir, const char *name, dev_t *dev, ino_t *ino)
+{
+	char		path[PATH_MAX];
+	struct stat	st;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (stat(path, &st) == -1)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * Whether lock.mdb and data.mdb at their paths are still the files this
+ * environment opened. A process that opens the store after lock.mdb was
+ * removed or replaced gets another lock file: its writers and ours would
+ * not exclude each other, nor see each other's readers. 0, or -1 (c->err).
+ */
+static int
+cache_check_data_id(struct cache *c)
+{
+	dev_t	dev;
+	ino_t	ino;
+
+	if (cache_file_id(c->dir, "data.mdb", &dev, &ino) == -1 ||
+	    dev != c->data_dev || ino != c->data_ino) {
+		cache_seterr(c, "data.mdb was moved or replaced since this "
+		    "process opened the store: writes refused");
+		c->cause = CACHE_CAUSE_LOCK;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cache_check_ids(struct cache *c)
+{
+	dev_t	dev;
+	ino_t	ino;
+
+	if (cache_file_id(c->dir, "lock.mdb", &dev, &ino) == -1 ||
+	    dev != c->lock_dev || ino != c->lock_ino) {
+		cache_seterr(c, "lock.mdb was removed or replaced since this "
+		    "process opened the store: writes refused (a process "
+		    "opening it now would not share this one's lock)");
+		c->cause = CACHE_CAUSE_LOCK;
+		return -1;
+	}
+	return cache_check_data_id(c);
+}
+
+struct cache_peer {
+	long	pid;
+	int	seen;
+};
+
+/* mdb_reader_list's lines: "pid thread txnid", after a header line. */
+static int
+cache_peer_line(const char *msg, void *arg)
+{
+	struct cache_peer	*p = arg;
+	long			 pid;
+
+	if (sscanf(msg, "%ld", &pid) == 1 && pid == p->pid)
+		p->seen = 1;
+	return 0;
+}
+
+/*
+ * The daemon holding DIR, when that is another process, keeps a reader
+ * slot in its lock file for its life (cache_env_open). Not finding it in
+ * ours means it opened another lock.mdb, one removed or replaced since:
+ * a write now could reuse pages its lookups read. 0, or -1 (c->err).
+ */
+static int
+cache_check_peer(struct cache *c)
+{
+	struct cache_peer	p = { 0, 0 };
+	char			path[PATH_MAX], text[32];
+	ssize_t			n;
+	pid_t			pid;
+	int			fd;
+
+	/* The daemon itself, by the pid it wrote: no /proc/locks to read. */
+	if (snprintf(path, sizeof(path), "%s/stapled.lock", c->dir) <
+	    (int)sizeof(path) && (fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = pread(fd, text, sizeof(text) - 1, 0);
+		close(fd);
+		text[n > 0 ? n : 0] = '\0';
+		if (strtol(text, NULL, 10) == (long)getpid())
+			return 0;
+	}
+	if ((pid = cache_lock_holder(c->dir)) <= 0 || pid == getpid())
+		return 0;
+	p.pid = pid;
+	(void)mdb_reader_list(c->env, cache_peer_line, &p);
+	if (p.seen)
+		return 0;
+	cache_seterr(c, "the running stapled (pid %ld) does not share this "
+	    "lock.mdb (it was removed or replaced while stapled ran): writes "
+	    "refused until stapled opens the store again", (long)pid);
+	c->cause = CACHE_CAUSE_LOCK;
+	return -1;
+}
+
+/* While the disk is full, a write waits unless there is room again. 0, or -1. */
+static int
+cache_space_wait(struct cache *c)
+{
+	struct cache	*o = cache_origin(c);
+	long long	 freeb;
+
+	if (!__atomic_load_n(&o->no_space, __ATOMIC_RELAXED))
+		return 0;
+	if ((freeb = cache_free_bytes(c)) < 0 ||
+	    freeb >= CACHE_SPACE_MIN_BYTES) {
+		__atomic_store_n(&o->no_space, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	cache_set_no_space(c, "write", freeb);
+	return -1;
+}
+
+enum cache_cause
+cache_writes_held(struct cache *c)
+{
+	if (c == NULL || c->env == NULL || c->readonly)
+		return CACHE_CAUSE_NONE;
+	if (cache_check_ids(c) == -1 || cache_space_wait(c) == -1)
+		return c->cause;
+	return CACHE_CAUSE_NONE;
+}
+
 static int
 cache_write_begin(struct cache *c, MDB_txn **txn)
 {
@@ -358,7 +574,11 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 		return -1;
 	}
 	c->txn_rc = 0;
+	c->trimmed = 0;
 	if (cache_refuse_damaged(c))
+		return -1;
+	if (cache_check_ids(c) == -1 || cache_space_wait(c) == -1 ||
+	    cache_check_peer(c) == -1)
 		return -1;
 	cache_fault_doing("write");
 	/*
@@ -384,7 +604,10 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	return -1;
 }
 
-/* Commit frees the transaction whatever it returns. */
+/*
+ * Commit frees the transaction whatever it returns. A store moved aside
+ * while the transaction ran took the commit with it: said, as a failure.
+ */
 static int
 cache_commit(struct cache *c, MDB_txn *txn)
 {
@@ -394,7 +617,53 @@ cache_commit(struct cache *c, MDB_txn *txn)
 		cache_setmdberr(c, "commit", rc);
 		return -1;
 	}
+	if (cache_check_data_id(c) == -1) {
+		snprintf(c->err, sizeof(c->err), "cache: %s: data.mdb was "
+		    "moved aside or replaced during the write: what it stored "
+		    "went with the old file", c->dir);
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * Give back what a failed write left past the store's end: under the
+ * writer lock (no process extends the file meanwhile), the file is cut
+ * to the last page the newest commit names. No snapshot refers to a page
+ * past it (the last page only grows), so no reader reads what is cut.
+ */
+static void
+cache_trim(struct cache *c)
+{
+	struct stat	 st;
+	MDB_txn		*txn;
+	size_t		 map, used;
+	int		 fd;
+
+	if (mdb_txn_begin(c->env, NULL, 0, &txn) != 0)
+		return;
+	if (env_bytes(c->env, &map, &used) == 0 &&
+	    mdb_env_get_fd(c->env, &fd) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_size > 0 && (size_t)st.st_size > used &&
+	    ftruncate(fd, (off_t)used) == 0)
+		c->trimmed = (size_t)st.st_size - used;
+	mdb_txn_abort(txn);
+}
+
+/* End a write transaction that failed (txn NULL: commit freed it). */
+static void
+cache_write_abort(struct cache *c, MDB_txn *txn)
+{
+	size_t	n;
+
+	mdb_txn_abort(txn);
+	if (!c->trim_due)
+		return;
+	c->trim_due = 0;
+	cache_trim(c);
+	if (c->trimmed > 0 && (n = strlen(c->err)) < sizeof(c->err))
+		snprintf(c->err + n, sizeof(c->err) - n, "; gave back the "
+		    "%zu KiB the write had added to data.mdb", c->trimmed >> 10);
 }
 
 /* ---- the due index: kind || big-endian next_refresh_at || key ---------- */
@@ -604,11 +873,57 @@ cache_open_dbis(struct cache *c)
 	return rv;
 }
 
+/*
+ * mdb_env_open, and the lock file and data file it opened (cache_check_ids
+ * compares them before each write). The data file is LMDB's descriptor;
+ * the lock file is the one at its path before and after the open, which
+ * is tried again should it have been replaced in between. An LMDB code.
+ */
+static int
+cache_env_open_ids(struct cache *c, unsigned flags)
+{
+	struct stat	st;
+	dev_t		dev;
+	ino_t		ino;
+	int		rc, fd, before, tries;
+
+	for (tries = 0; tries < CACHE_OPEN_TRIES; tries++) {
+		before = cache_file_id(c->dir, "lock.mdb", &dev, &ino) == 0;
+		if ((rc = mdb_env_open(c->env, c->dir, flags,
+		    CACHE_FILE_MODE)) != 0)
+			return rc;
+		if ((rc = mdb_env_get_fd(c->env, &fd)) != 0)
+			return rc;
+		if (fstat(fd, &st) == -1)
+			return errno;
+		c->data_dev = st.st_dev;
+		c->data_ino = st.st_ino;
+		/* None: a read-only open on a read-only medium (never writes). */
+		if (cache_file_id(c->dir, "lock.mdb", &c->lock_dev,
+		    &c->lock_ino) == -1) {
+			c->lock_dev = 0;
+			c->lock_ino = 0;
+			return 0;
+		}
+		if (!before || (dev == c->lock_dev && ino == c->lock_ino))
+			return 0;
+		/* Replaced while LMDB opened it: LMDB's may be either. */
+		mdb_env_close(c->env);
+		if ((rc = mdb_env_create(&c->env)) != 0 ||
+		    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
+		    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
+		    (rc = mdb_env_set_mapsize(c->env, c->map_bytes)) != 0)
+			return rc;
+	}
+	return EBUSY;
+}
+
 /* Create and open c->env for c->dir with c->map_bytes. 0, or -1 (c->err). */
 static int
 cache_env_open(struct cache *c)
 {
 	MDB_envinfo	 info;
+	long long	 freeb;
 	int		 rc, dead;
 
 	c->env_gen++;
@@ -626,9 +941,8 @@ cache_env_open(struct cache *c)
 	 * the reusable read transaction outlive any one thread's use, and
 	 * the lock file stays in use so staplectl may open alongside.
 	 */
-	rc = mdb_env_open(c->env, c->dir,
-	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0),
-	    CACHE_FILE_MODE);
+	rc = cache_env_open_ids(c,
+	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0));
 	if (rc != 0) {
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		return -1;
@@ -650,7 +964,21 @@ cache_env_open(struct cache *c)
 		return -1;
 	}
 	cache_fault_register(c);
-	return cache_open_dbis(c);
+	if (cache_open_dbis(c) == -1)
+		return -1;
+	if (c->readonly)
+		return 0;
+	/*
+	 * A writer holds a reader slot for the handle's life (the reusable
+	 * read transaction, reset): other processes find it there and know
+	 * they share its lock file (cache_check_peer).
+	 */
+	if (cache_read_begin(c, "reader slot") == 0)
+		cache_read_end(c);
+	/* A full disk: serve what is stored, write once there is room. */
+	if ((freeb = cache_free_bytes(c)) >= 0 && freeb < CACHE_SPACE_MIN_BYTES)
+		__atomic_store_n(&c->no_space, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 struct cache *
@@ -766,6 +1094,10 @@ cache_twin_follow(struct cache *c)
 	c->map_bytes = of->map_bytes;
 	c->lazy_meta = of->lazy_meta;
 	c->map_full = 0;
+	c->lock_dev = of->lock_dev;
+	c->lock_ino = of->lock_ino;
+	c->data_dev = of->data_dev;
+	c->data_ino = of->data_ino;
 }
 
 int
@@ -978,6 +1310,55 @@ cache_put(struct cache *c, const uint8_t *key, size_t klen,
 	return res;
 }
 
+/* About what one put adds to the map: its meta, body and due key. */
+static size_t
+cache_put_bytes(const struct cache_put_item *it, size_t psize)
+{
+	size_t	key = 1 + it->klen + CACHE_LMDB_NODE_BYTES;
+	size_t	body = it->body->request_len + it->body->response_len +
+		    it->body->headers_len + RECORD_META_BYTES;
+	size_t	n;
+
+	/* Leaf pages are half full at worst: twice each small record. */
+	n = 2 * (key + RECORD_META_BYTES) + 2 * (key + CACHE_DUE_AT_BYTES);
+	if (key + body <= psize / 2)
+		return n + 2 * (key + body);
+	/* A big body takes overflow pages of its own. */
+	return n + 2 * key + (body + CACHE_LMDB_PAGEHDR_BYTES + psize - 1) /
+	    psize * psize;
+}
+
+/*
+ * A full map, named with what the refused puts need: the pages in use
+ * (less the free ones) and the estimate for the items, against the map.
+ */
+static void
+cache_map_need(struct cache *c, const struct cache_put_item *it, size_t n)
+{
+	struct cache_room	room;
+	MDB_stat		st;
+	char			keep[sizeof(c->err)];
+	size_t			need = 0, i;
+
+	memcpy(keep, c->err, sizeof(keep));
+	if (mdb_env_stat(c->env, &st) != 0 || cache_room(c, &room) == -1) {
+		memcpy(c->err, keep, sizeof(keep));
+		c->cause = CACHE_CAUSE_MAP_FULL;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		need += cache_put_bytes(&it[i], st.ms_psize);
+	need += room.used_bytes - room.free_bytes;
+	/* It did not fit: whatever the estimate, more than the map. */
+	if (need <= room.map_bytes)
+		need = room.map_bytes + st.ms_psize;
+	snprintf(c->err, sizeof(c->err), "cache: map full: needs about %zu "
+	    "MiB, map_size_mb is %zu: raise map_size_mb", (need + MIB - 1) /
+	    MIB, room.map_bytes / MIB);
+	c->cause = CACHE_CAUSE_MAP_FULL;
+	c->map_full = 1;
+}
+
 int
 cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
     int *results)
@@ -1009,7 +1390,9 @@ cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
+	if (rv == -1 && c->cause == CACHE_CAUSE_MAP_FULL)
+		cache_map_need(c, it, n);
 	return rv;
 }
 
@@ -1057,7 +1440,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1104,7 +1487,7 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1140,7 +1523,7 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1398,7 +1781,7 @@ cache_due_repair(struct cache *c, const struct cache_due_stale *st)
 	txn = NULL;
 	rv = rc;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1541,7 +1924,7 @@ cache_reschedule(struct cache *c, const struct cache_sched *s, size_t n)
 		goto out;
 	rv = changed;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -1590,7 +1973,7 @@ cache_aux_put(struct cache *c, const char *name, const uint8_t *val,
 		goto out;
 	rv = 0;
  out:
-	mdb_txn_abort(txn);
+	cache_write_abort(c, txn);
 	return rv;
 }
 
@@ -2239,6 +2622,40 @@ cache_check_forked(const char *dir, char *why, size_t whylen)
 	return cache_check_result(status, fd, why, whylen);
 }
 
+/*
+ * The lock file's transaction ids belong to the moved file, so the new
+ * store needs a new one. Every process with the environment open holds a
+ * read lock on its first byte (LMDB's own test of whether it is alone):
+ * when a write lock can be had, nobody does and the file is removed;
+ * else it is renamed beside the moved file, ASIDE.lock, so a staplectl
+ * holding it keeps the pair it opened, and finds at its next write that
+ * neither is the store's any more. 0, or -1 (errno).
+ */
+static int
+cache_lock_file_drop(const char *lock, const char *aside)
+{
+	struct flock	fl;
+	char		to[PATH_MAX];
+	int		fd, rv;
+
+	if ((fd = open(lock, O_RDWR | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_len = 1;
+	/* An open-file-description lock: closing it leaves others' alone. */
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		rv = unlink(lock);
+	else if (snprintf(to, sizeof(to), "%s.lock", aside) >= (int)sizeof(to)) {
+		errno = ENAMETOOLONG;
+		rv = -1;
+	} else
+		rv = rename(lock, to);
+	close(fd);
+	return rv == -1 && errno == ENOENT ? 0 : rv;
+}
+
 int
 cache_move_aside(const char *dir, char *aside, size_t asidelen)
 {
@@ -2257,21 +2674,15 @@ cache_move_aside(const char *dir, char *aside, size_t asidelen)
 	}
 	if (rename(from, aside) == -1)
 		return -1;
-	/* The lock file's transaction ids belong to the old file. */
-	if (unlink(lock) == -1 && errno != ENOENT)
-		return -1;
-	return 0;
+	return cache_lock_file_drop(lock, aside);
 }
 
-int
-cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
+/* End the handle's and its twins' read transactions; close the environment. */
+static void
+cache_env_drop(struct cache *c)
 {
 	struct cache	*t;
 
-	if (c->of != NULL) {
-		cache_seterr(c, "a twin cannot reset its original's store");
-		return -1;
-	}
 	mdb_txn_abort(c->rtxn);
 	c->rtxn = NULL;
 	c->rtxn_live = 0;
@@ -2291,6 +2702,16 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 		mdb_env_close(c->env);
 	}
 	c->env = NULL;
+}
+
+int
+cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
+{
+	if (c->of != NULL) {
+		cache_seterr(c, "a twin cannot reset its original's store");
+		return -1;
+	}
+	cache_env_drop(c);
 	if (cache_move_aside(c->dir, aside, asidelen) == -1) {
 		cache_seterr(c, "moving data.mdb aside: %s", strerror(errno));
 		return -1;
@@ -2305,7 +2726,7 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 int
 cache_damage_found(struct cache *c, char *why, size_t whylen)
 {
-	struct cache	*o = cache_orig(c);
+	struct cache	*o = cache_origin(c);
 
 	if (atomic_load_explicit(&o->damaged, memory_order_acquire) != 2)
 		return 0;
@@ -2323,6 +2744,69 @@ cache_damage_fd(struct cache *c)
 	if (c->damage_efd == -1)
 		c->damage_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	return c->damage_efd;
+}
+
+/* The first pid other than ours among the reader slots, into *arg. */
+static int
+cache_other_reader(const char *msg, void *arg)
+{
+	long	*other = arg, pid;
+
+	if (*other == 0 && sscanf(msg, "%ld", &pid) == 1 && pid > 0 &&
+	    pid != (long)getpid())
+		*other = pid;
+	return 0;
+}
+
+/*
+ * A process other than this one with this environment's lock file open:
+ * a live one's reader slot (dead ones cleared first), or LMDB's record
+ * locks on the file (/proc/locks, by inode; a match on another file
+ * system only postpones a reopen). Its pid, or 0.
+ */
+static long
+cache_lock_other(struct cache *c)
+{
+	char		line[256], type[16];
+	unsigned long	ino;
+	long		other = 0, pid;
+	FILE		*f;
+	int		dead;
+
+	(void)mdb_reader_check(c->env, &dead);
+	(void)mdb_reader_list(c->env, cache_other_reader, &other);
+	if (other != 0 || (f = fopen("/proc/locks", "re")) == NULL)
+		return other;
+	while (other == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "->") == NULL && sscanf(line,
+		    "%*d: %15s %*s %*s %ld %*x:%*x:%lu", type, &pid, &ino) == 3 &&
+		    strcmp(type, "POSIX") == 0 && ino == (unsigned long)c->lock_ino &&
+		    pid > 0 && pid != (long)getpid())
+			other = pid;
+	fclose(f);
+	return other;
+}
+
+int
+cache_reopen(struct cache *c)
+{
+	long	other;
+
+	if (c->of != NULL || c->env == NULL || c->readonly) {
+		cache_seterr(c, "only an original, read-write handle reopens");
+		return 1;
+	}
+	/* A data.mdb moved away is not followed: whatever is there now is not ours. */
+	if (cache_check_data_id(c) == -1)
+		return 1;
+	if ((other = cache_lock_other(c)) != 0) {
+		cache_seterr(c, "lock.mdb was removed or replaced, and pid %ld "
+		    "still has the old one open: reopening waits for it", other);
+		c->cause = CACHE_CAUSE_LOCK;
+		return 1;
+	}
+	cache_env_drop(c);
+	return cache_env_open(c);
 }
 
 void
@@ -2343,33 +2827,47 @@ cache_map_full(const struct cache *c)
 	return c->map_full;
 }
 
+const char *const cache_cause_str[CACHE_CAUSE_MAX] = {
+	[CACHE_CAUSE_NONE] = "none",
+	[CACHE_CAUSE_MAP_FULL] = "map full",
+	[CACHE_CAUSE_NO_SPACE] = "no space left on device",
+	[CACHE_CAUSE_IO] = "I/O error",
+	[CACHE_CAUSE_LOCK] = "lock file not shared or busy",
+};
+
+enum cache_cause
+cache_cause(const struct cache *c)
+{
+	return c->cause;
+}
+
 int
-cache_lock_dir(const char *dir, char *err, size_t errlen)
+cache_cause_later(enum cache_cause cause)
+{
+	return cause == CACHE_CAUSE_MAP_FULL || cause == CACHE_CAUSE_NO_SPACE ||
+	    cause == CACHE_CAUSE_IO || cause == CACHE_CAUSE_LOCK;
+}
+
+/*
+ * DIR/stapled.lock gets the pid, for staplectl and for a second daemon's
+ * message; /proc/locks names the holder too, so a file that cannot be
+ * written (a full disk) costs only a warning in err.
+ */
+static void
+cache_lock_pid_file(const char *dir, char *err, size_t errlen)
 {
 	struct stat	st;
 	char		path[PATH_MAX], pid[32];
 	int		fd, n;
 
 	if (snprintf(path, sizeof(path), "%s/stapled.lock", dir) >=
-	    (int)sizeof(path)) {
-		snprintf(err, errlen, "cache_dir %s: path too long", dir);
-		return -1;
-	}
+	    (int)sizeof(path))
+		return;
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CACHE_FILE_MODE))
 	    == -1) {
-		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
+		snprintf(err, errlen, "%s: %s: the pid is not recorded", path,
 		    strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		snprintf(err, errlen, "cache_dir %s is in use by another "
-		    "stapled (pid %s): one daemon per cache directory", dir,
-		    pid[0] ? pid : "unknown");
-		close(fd);
-		return -1;
+		return;
 	}
 	/*
 	 * Overwrite in place and cut only a longer leftover: truncating to
@@ -2378,12 +2876,43 @@ cache_lock_dir(const char *dir, char *err, size_t errlen)
 	 */
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (pwrite(fd, pid, n, 0) != n || fstat(fd, &st) == -1 ||
-	    (st.st_size > n && ftruncate(fd, n) == -1)) {
-		snprintf(err, errlen, "cache_dir %s: %s: %s", dir, path,
-		    strerror(errno));
-		close(fd);
+	    (st.st_size > n && ftruncate(fd, n) == -1))
+		snprintf(err, errlen, "%s: %s: the pid is not recorded", path,
+		    errno != 0 ? strerror(errno) : "short write");
+	close(fd);
+}
+
+int
+cache_lock_dir(const char *dir, char *err, size_t errlen)
+{
+	pid_t	pid;
+	int	fd;
+
+	err[0] = '\0';
+	/* The directory itself: no file to remove from under the lock. */
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "cache_dir %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK) {
+			snprintf(err, errlen, "cache_dir %s: flock: %s", dir,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		if ((pid = cache_lock_holder(dir)) > 0)
+			snprintf(err, errlen, "cache_dir %s is in use by "
+			    "another stapled (pid %ld): one daemon per cache "
+			    "directory", dir, (long)pid);
+		else
+			snprintf(err, errlen, "cache_dir %s is in use by "
+			    "another stapled (pid unknown): one daemon per "
+			    "cache directory", dir);
+		return -1;
+	}
+	cache_lock_pid_file(dir, err, errlen);
 	return fd;
 }
 

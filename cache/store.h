@@ -275,8 +275,10 @@ int	cache_check_result(int wstatus, int fd, char *why, size_t whylen);
 int	cache_check_forked(const char *dir, char *why, size_t whylen);
 /*
  * Rename DIR/data.mdb to DIR/data.mdb.damaged-<UTC time> (its path into
- * `aside`) and remove DIR/lock.mdb. No environment on DIR may be open in
- * this process. 0, or -1 with errno.
+ * `aside`) and remove DIR/lock.mdb, or, while another process has the
+ * environment open (LMDB's read lock on the lock file's first byte), rename
+ * it to `aside` followed by ".lock": a lock file in use is never removed.
+ * No environment on DIR may be open in this process. 0, or -1 with errno.
  */
 int	cache_move_aside(const char *dir, char *aside, size_t asidelen);
 /*
@@ -313,16 +315,75 @@ int	cache_reset(struct cache *, const char *note, char *aside,
 int	cache_damage_rc(int rc, int prior);
 int	cache_damage_found(struct cache *, char *why, size_t whylen);
 int	cache_damage_fd(struct cache *);
+
+/*
+ * Close the handle's environment and open it again on the same data.mdb,
+ * taking up the lock.mdb now at its path (cache_writes_held said LOCK
+ * because it was removed or replaced). Refused while any other process
+ * has the old lock file open (its reader slots, LMDB's record locks on it
+ * in /proc/locks): it would share neither file after the reopen. Refused
+ * too when data.mdb is not the file opened. Same rules as cache_reset
+ * for twins. 0 reopened; 1 refused, the handle as it was; -1 the open
+ * failed, the handle unusable but for cache_close (cache_strerror).
+ */
+int	cache_reopen(struct cache *);
 /* Keep a note about damage found (copied), and read it back (NULL: none). */
 void		 cache_note_damage(struct cache *, const char *note);
 const char	*cache_damage(const struct cache *);
 /* Whether the last failed call on the handle failed because the map is full. */
 int	cache_map_full(const struct cache *);
+
 /*
- * The daemon's claim on DIR: an exclusive flock on DIR/stapled.lock, the
- * pid written in it. Returns the fd to keep open for the daemon's life, or
- * -1 with a message in err (another daemon holds it: its pid). LMDB's own
- * lock.mdb is untouched, so staplectl opens the store beside the daemon.
+ * Why the last failed call on the handle failed, when it is the store's
+ * state rather than what was given: the write may succeed later. NONE
+ * for any other failure (a bad key, a body too large, damage).
+ *   MAP_FULL  the map is full ("map full: needs about N MiB, map_size_mb
+ *             is M" for puts)
+ *   NO_SPACE  the file system is full: ENOSPC, EDQUOT, or EIO with less
+ *             than 1 MiB free (LMDB reports a short write as EIO); later
+ *             writes of the handle wait, refused at once, until statvfs
+ *             finds 1 MiB free again. An open finding less starts so.
+ *   IO        another I/O error writing
+ *   LOCK      lock.mdb or data.mdb at its path is not the file this
+ *             environment opened (removed, replaced, moved aside), or the
+ *             daemon holding DIR is not among the readers of this lock
+ *             file (it opened another): a write would not be seen by the
+ *             other's locks, and is refused before it begins. Only a new
+ *             open (cache_reopen, a restart) mends it. Also the lock file
+ *             busy: MDB_READERS_FULL, EBUSY, EAGAIN.
+ * A write that fails for NO_SPACE or IO gives back, before it returns,
+ * the pages it added to data.mdb past the newest commit's last page (the
+ * file is cut under the writer lock; no snapshot refers to them).
+ */
+enum cache_cause {
+	CACHE_CAUSE_NONE = 0,
+	CACHE_CAUSE_MAP_FULL,
+	CACHE_CAUSE_NO_SPACE,
+	CACHE_CAUSE_IO,
+	CACHE_CAUSE_LOCK,
+	CACHE_CAUSE_MAX
+};
+extern const char *const cache_cause_str[CACHE_CAUSE_MAX];
+enum cache_cause	cache_cause(const struct cache *);
+/* 1 for the causes above but NONE: the store cannot take the write now. */
+int			cache_cause_later(enum cache_cause);
+/*
+ * Whether writes are held now, and why: NO_SPACE (the disk was full at
+ * the last write or at open, and still is), LOCK, or NONE. A stat of
+ * lock.mdb and data.mdb, and a statvfs while the disk is full; the
+ * handle's error is set as a refused write would set it. For the
+ * original's thread.
+ */
+enum cache_cause	cache_writes_held(struct cache *);
+
+/*
+ * The daemon's claim on DIR: an exclusive flock on the directory itself,
+ * which no removed file can lift, and the pid written in DIR/stapled.lock
+ * (cache_lock_holder). Returns the fd to keep open for the daemon's life,
+ * with err empty or a warning (the pid file could not be written, as on a
+ * full disk: the lock holds all the same), or -1 with a message in err
+ * (another daemon holds it: its pid). LMDB's own lock.mdb is untouched,
+ * so staplectl opens the store beside the daemon.
  */
 int	cache_lock_dir(const char *dir, char *err, size_t errlen);
 

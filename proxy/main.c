@@ -95,6 +95,7 @@ struct daemon {
 	struct store_salvage	*salvage;	/* what a moved-aside store still holds */
 	char			 salvage_from[PATH_MAX];	/* moved aside at start */
 	int			 lock_fd;	/* cache_lock_dir's, held for life */
+	enum cache_cause	 held;		/* why writes are held (store_held) */
 	time_t			 started;
 	int64_t			 shutdown_deadline_ms;
 	int			 stopping;
@@ -105,6 +106,7 @@ struct daemon {
 };
 
 static void	send_status(struct daemon *, const char *head);
+static void	store_held(struct daemon *);
 
 /* Bytes of the line naming every service's upstreams. */
 #define UPSTREAMS_LINE_BYTES	2048
@@ -558,6 +560,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* staplectl may have imported intermediates since: pick them up. */
 	gen_learn_pool(d->gen);
+	store_held(d);
 	refresh_stats(d->refresh, &rs);
 	root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I}", "pid", (int)getpid(),
 	    "version", PACKAGE_VERSION, "started", (json_int_t)d->started,
@@ -585,7 +588,9 @@ record_health(evutil_socket_t fd, short what, void *arg)
 		json_object_set_new(root, "upstreams", svcs);
 	else
 		json_decref(svcs);
-	if (root != NULL && (text = json_dumps(root, JSON_COMPACT)) != NULL) {
+	/* While writes are held the record waits too (said once, above). */
+	if (root != NULL && d->held == CACHE_CAUSE_NONE &&
+	    (text = json_dumps(root, JSON_COMPACT)) != NULL) {
 		if (d->writer == NULL || cache_writer_aux_put(d->writer, "daemon",
 		    (const uint8_t *)text, strlen(text), health_landed, NULL) == -1) {
 			if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
@@ -895,6 +900,52 @@ listen_every(struct daemon *d, const struct config *cfg, char *err,
 	return 0;
 }
 
+/*
+ * Whether the store takes writes (a full disk, a lock file not shared):
+ * said when that changes, and shown in stapled_store_read_only. Refused
+ * writes are counted where they fail. A full disk's clear on their own
+ * once there is room; a lock file's once the store is opened again,
+ * tried at each later call (every HEALTH_RECORD_S).
+ */
+static void
+store_held(struct daemon *d)
+{
+	enum cache_cause	held = cache_writes_held(d->cache);
+
+	/*
+	 * lock.mdb removed or replaced: once nobody else holds the old one,
+	 * open the store again with the one at the path. Lookups and writes
+	 * in hand finish first, as for a reset.
+	 */
+	if (held == CACHE_CAUSE_LOCK && d->held == CACHE_CAUSE_LOCK &&
+	    d->writer != NULL) {
+		cache_reader_wait(d->reader);
+		cache_writer_wait(d->writer);
+		switch (cache_reopen(d->cache)) {
+		case 0:
+			log_warn("cache %s: opened the store again, with the "
+			    "lock.mdb now at its path", d->cache_dir);
+			held = cache_writes_held(d->cache);
+			break;
+		case 1:
+			log_debug("%s", cache_strerror(d->cache));
+			break;
+		default:
+			fatal("%s", cache_strerror(d->cache));
+		}
+	}
+	if (held == d->held)
+		return;
+	if (held == CACHE_CAUSE_NONE)
+		log_info("cache %s: writing again", d->cache_dir);
+	else if (held == CACHE_CAUSE_LOCK)
+		log_err("%s; serving read-only", cache_strerror(d->cache));
+	else
+		log_warn("%s; serving read-only", cache_strerror(d->cache));
+	d->held = held;
+	metrics.store_read_only = held != CACHE_CAUSE_NONE;
+}
+
 /* Open the store in cfg->cache_dir with the daemon's settings. 0, or -1 with err. */
 static int
 store_open_env(struct daemon *d, const struct config *cfg, char *err,
@@ -911,6 +962,7 @@ store_open_env(struct daemon *d, const struct config *cfg, char *err,
 	if (cache_due_built(d->cache) > 0)
 		log_info("cache %s: built the refresh due index: %ld entries",
 		    cfg->cache_dir, cache_due_built(d->cache));
+	store_held(d);
 	return 0;
 }
 
@@ -1044,9 +1096,13 @@ store_open(struct daemon *d, const struct config *cfg, char *err,
 	char	why[CACHE_DAMAGE_NOTE_BYTES], head[32];
 	int	r, fd;
 
+	err[0] = '\0';
 	if (make_dir(cfg->cache_dir, err, errlen) == -1 ||
 	    (d->lock_fd = cache_lock_dir(cfg->cache_dir, err, errlen)) == -1)
 		return -1;
+	/* Claimed, with a warning (the pid not written: a full disk). */
+	if (err[0] != '\0')
+		log_warn("%s", err);
 	if (cache_fault_arm(cfg->cache_dir, log_head(LOG_LVL_ERR, head,
 	    sizeof(head))) == -1)
 		log_warn("cache %s: faults in the map are not caught: %s",

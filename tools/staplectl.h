@@ -26,7 +26,7 @@ enum ctl_exit {
 	CTL_REJECTED = 1,	/* something was rejected or failed */
 	CTL_USAGE = 2,		/* bad command line or configuration */
 	CTL_NOFILE = 3,		/* cannot open the cache or a file */
-	CTL_UNAVAILABLE = 4,	/* the command is not in this build */
+	CTL_LATER = 4,		/* import: the cache cannot take the bundle now */
 	CTL_NODAEMON = 5,	/* reload: no daemon runs, or none answered in time */
 };
 

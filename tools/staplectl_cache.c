@@ -593,6 +593,7 @@ check_salvage(struct ctl *ctl, const char *damage)
 	struct entry_salvage_rules	 rules;
 	struct entry_salvage_count	 cnt;
 	struct ctl_trust		 t;
+	struct cache			*fresh = NULL;
 	char				 aside[PATH_MAX], why[CACHE_DAMAGE_NOTE_BYTES];
 	int				 lock, rv = CTL_NOFILE;
 
@@ -615,6 +616,16 @@ check_salvage(struct ctl *ctl, const char *damage)
 	}
 	printf("cache %s: damaged (%s): moved aside to %s\n", ctl->cache_dir,
 	    damage, aside);
+	/*
+	 * The claim's holder has the new store open, as a daemon has: the
+	 * child writing into it then shares the holder's lock file
+	 * (cache_check_peer), which writes are refused without.
+	 */
+	if ((fresh = cache_open(ctl->cache_dir, ctl->conf.map_size, 0, why,
+	    sizeof(why))) == NULL) {
+		ctl_warnx("cache %s: the new store: %s", ctl->cache_dir, why);
+		goto out;
+	}
 	if (entry_salvage_forked(aside, ctl->cache_dir, ctl->conf.map_size,
 	    &rules, ctl->now, &cnt, why, sizeof(why)) == -1) {
 		ctl_warnx("cache %s: salvage of %s failed: %s (%zu entries "
@@ -630,6 +641,7 @@ check_salvage(struct ctl *ctl, const char *damage)
 		    cnt.refusal);
 	rv = CTL_OK;
  out:
+	cache_close(fresh);
 	rim_trust_free(rules.rim);
 	ctl_trust_free(&t);
 	close(lock);

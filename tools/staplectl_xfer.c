@@ -862,8 +862,10 @@ xfer_plan(struct xfer *x)
 
 /*
  * Import: store the planned entries in one transaction, then the
- * bundle's CAs the pool's rule admits. 0, or -1 when nothing could be
- * stored (said).
+ * bundle's CAs the pool's rule admits. 0, or the exit code when nothing
+ * could be stored (said): CTL_LATER when the cache cannot take the bundle
+ * now (a full map or disk, an I/O error, a lock file not shared), so the
+ * bundle is kept for a later run; else CTL_REJECTED.
  */
 static int
 xfer_store(struct xfer *x)
@@ -875,7 +877,8 @@ xfer_store(struct xfer *x)
 	if (cache_put_many(ctl->cache, x->items, x->nput, x->res) == -1) {
 		ctl_warnx("%s: nothing imported: %s", x->path,
 		    cache_strerror(ctl->cache));
-		return -1;
+		return cache_cause_later(cache_cause(ctl->cache)) ? CTL_LATER :
+		    CTL_REJECTED;
 	}
 	for (i = 0, k = 0; i < x->npend; i++)
 		if (x->pend[i].o == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
@@ -976,7 +979,7 @@ xfer(struct ctl *ctl, int argc, char **argv, int import)
 	if (import && x.holding && (x.nrej == 0 || x.partial)) {
 		if (xfer_plan(&x) == -1)
 			goto out;
-		if (xfer_store(&x) == -1)
+		if ((rv = xfer_store(&x)) != 0)
 			goto out;
 	}
 	rv = xfer_report(&x);

@@ -145,7 +145,7 @@ stapled_stop
 "$CTL" -C "$T/offline" -f "$T/conf.json" check >"$T/c0.out" 2>"$T/c0.err"
 check_eq "check on the damaged copy: exit 3" 3 "$?"
 # The daemon's claim on the directory (flock(1) plays the daemon): refused, left in place.
-flock -n "$T/offline/stapled.lock" "$CTL" -C "$T/offline" -f "$T/conf.json" \
+flock -n "$T/offline" "$CTL" -C "$T/offline" -f "$T/conf.json" \
     check --salvage >"$T/cl.out" 2>"$T/cl.err"
 check_eq "check --salvage while the directory is claimed: exit 3" 3 "$?"
 check "... it names the claim" grep -q 'in use by another stapled' "$T/cl.err"

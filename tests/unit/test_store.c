@@ -32,6 +32,7 @@
 #define MIB		((size_t)1 << 20)
 #define WALK_ENTRIES	1000
 #define CRASH_ROUNDS	20
+#define CHILD_MAX_S	60	/* a child_put waiting for its parent */
 
 /* A response whose bytes depend on the key and a tag, to catch mix-ups. */
 static void
@@ -943,8 +944,11 @@ test_map_full(void **state)
 	assert_true(n > 10);
 	assert_true(cache_map_full(c));
 	assert_non_null(strstr(cache_strerror(c), "map full"));
-	assert_non_null(strstr(cache_strerror(c), "of 1 MiB"));
+	assert_non_null(strstr(cache_strerror(c), "needs about 2 MiB, "
+	    "map_size_mb is 1"));
 	assert_non_null(strstr(cache_strerror(c), "raise map_size_mb"));
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_MAP_FULL);
+	assert_true(cache_cause_later(cache_cause(c)));
 	/* Nothing of the failed put, everything before it. */
 	assert_int_equal(get_n(c, CACHE_KIND_OCSP, n, 16 * 1024), 0);
 	for (i = 0; i < n; i++)
@@ -1602,6 +1606,236 @@ test_reset(void **state)
 	cache_close(c);
 }
 
+/* Removing stapled.lock lifts nothing: the directory itself is locked. */
+static void
+test_lock_dir_unlinked(void **state)
+{
+	struct store_fixture	*f = *state;
+	char			 err[512], path[PATH_MAX], want[64];
+	int			 a;
+
+	assert_true((a = cache_lock_dir(f->tmp, err, sizeof(err))) != -1);
+	assert_string_equal(err, "");
+	snprintf(path, sizeof(path), "%s/stapled.lock", f->tmp);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(cache_lock_dir(f->tmp, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "(pid %ld)", (long)getpid());
+	assert_non_null(strstr(err, "in use by another stapled"));
+	assert_non_null(strstr(err, want));
+	assert_int_equal(cache_lock_holder(f->tmp), getpid());
+	close(a);
+	assert_int_equal(cache_lock_holder(f->tmp), 0);
+}
+
+/* Content errors are not the store's state: no cause, not for later. */
+static void
+test_cause_content(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	struct cache_meta	 m;
+	struct cache_body	 b = { 0 };
+	uint8_t			 key[CACHE_KEY_MAX_BYTES + 1] = { 1 };
+	int			 i;
+
+	for (i = 0; i < CACHE_CAUSE_MAX; i++)
+		assert_non_null(cache_cause_str[i]);
+	assert_false(cache_cause_later(CACHE_CAUSE_NONE));
+	assert_true(cache_cause_later(CACHE_CAUSE_NO_SPACE));
+	assert_true(cache_cause_later(CACHE_CAUSE_IO));
+	assert_true(cache_cause_later(CACHE_CAUSE_LOCK));
+	c = store_open_ok(f->dir, 0, 0);
+	store_meta(&m, CACHE_KIND_OCSP, 100);
+	assert_int_equal(cache_put(c, key, sizeof(key), &m, &b), -1);
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_NONE);
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_NONE);
+	cache_close(c);
+}
+
+/* lock.mdb removed or replaced under an open handle: its writes are refused. */
+static void
+test_lock_mdb_replaced(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	char			 lock[PATH_MAX], moved[PATH_MAX];
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 64), CACHE_PUT_STORED);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->dir);
+	snprintf(moved, sizeof(moved), "%s/lock.mdb.old", f->dir);
+	assert_int_equal(rename(lock, moved), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 64), -1);
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_LOCK);
+	assert_non_null(strstr(cache_strerror(c), "lock.mdb was removed or "
+	    "replaced"));
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_LOCK);
+	/* The same file back at its path: writes again. */
+	assert_int_equal(link(moved, lock), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 64), CACHE_PUT_STORED);
+	/* Another file at the path is no better than none. */
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(close(open(lock, O_CREAT | O_RDWR, 0600)), 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 3, 100, 64), -1);
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_LOCK);
+	cache_close(c);
+	assert_int_equal(unlink(moved), 0);
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 64), 1);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 64), 1);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 3, 64), 0);
+	cache_close(c);
+}
+
+/*
+ * In a child: open the store, put entry `i`, and exit 0 stored, 2 refused
+ * for a lock file not shared, 1 otherwise. `hold` (not -1): first wait
+ * until a byte can be read from it.
+ */
+static pid_t
+child_put(const char *dir, unsigned i, int ready, int hold)
+{
+	struct cache	*c;
+	char		 err[512], b;
+	pid_t		 pid;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	/* A parent whose assertion failed never writes to `hold`. */
+	alarm(CHILD_MAX_S);
+	if ((c = cache_open(dir, 0, 0, err, sizeof(err))) == NULL)
+		_exit(1);
+	if (ready != -1 && write(ready, "r", 1) != 1)
+		_exit(1);
+	if (hold != -1 && read(hold, &b, 1) != 1)
+		_exit(1);
+	if (put_n(c, CACHE_KIND_OCSP, i, 100, 64) == CACHE_PUT_STORED)
+		_exit(0);
+	_exit(cache_cause(c) == CACHE_CAUSE_LOCK &&
+	    strstr(cache_strerror(c), "does not share") != NULL ? 2 :
+	    cache_cause(c) == CACHE_CAUSE_LOCK ? 3 : 1);
+}
+
+static int
+child_wait(pid_t pid)
+{
+	int	st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/*
+ * The daemon's lock.mdb removed under it: a process opening the store
+ * now gets another lock file, and finds the daemon holding the directory
+ * is not among its readers; its write is refused.
+ */
+static void
+test_lock_peer(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	char			 err[512], lock[PATH_MAX];
+	int			 a;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_true((a = cache_lock_dir(f->dir, err, sizeof(err))) != -1);
+	assert_int_equal(child_wait(child_put(f->dir, 1, -1, -1)), 0);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->dir);
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(child_wait(child_put(f->dir, 2, -1, -1)), 2);
+	close(a);
+	cache_close(c);
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 64), 1);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 64), 0);
+	cache_close(c);
+}
+
+/*
+ * Moving a store aside beside a process that has it open: its lock file
+ * is renamed with the data file, not removed, and that process's next
+ * write is refused (it would land in the moved file).
+ */
+static void
+test_move_aside_held(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	struct stat		 st, ast;
+	char			 aside[PATH_MAX], alock[PATH_MAX + 8];
+	char			 lock[PATH_MAX], b;
+	int			 ready[2], hold[2];
+	pid_t			 pid;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 64), CACHE_PUT_STORED);
+	cache_close(c);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->dir);
+	assert_int_equal(stat(lock, &st), 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid = child_put(f->dir, 2, ready[1], hold[0]);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(cache_move_aside(f->dir, aside, sizeof(aside)), 0);
+	snprintf(alock, sizeof(alock), "%s.lock", aside);
+	assert_int_equal(stat(lock, &ast), -1);
+	assert_int_equal(stat(alock, &ast), 0);
+	assert_true(ast.st_ino == st.st_ino);
+	c = store_open_ok(f->dir, 0, 0);	/* the new store, a new lock */
+	assert_int_equal(write(hold[1], "g", 1), 1);
+	assert_int_equal(child_wait(pid), 3);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 64), 0);
+	cache_close(c);
+	/* With nobody holding it, the lock file is removed. */
+	assert_int_equal(unlink(alock), 0);
+	assert_int_equal(cache_move_aside(f->dir, aside, sizeof(aside)), 0);
+	assert_int_equal(stat(lock, &ast), -1);
+	assert_int_equal(stat(alock, &ast), -1);
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[0]);
+	close(hold[1]);
+}
+
+/*
+ * lock.mdb removed under the daemon's handle: reopening waits while
+ * another process holds the old lock file, then takes up the new one.
+ */
+static void
+test_reopen(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	char			 lock[PATH_MAX], b;
+	int			 ready[2], hold[2];
+	pid_t			 pid;
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid = child_put(f->dir, 1, ready[1], hold[0]);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->dir);
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_LOCK);
+	assert_int_equal(cache_reopen(c), 1);	/* the child holds the old one */
+	assert_non_null(strstr(cache_strerror(c), "still has the old one open"));
+	assert_int_equal(write(hold[1], "g", 1), 1);
+	assert_int_equal(child_wait(pid), 3);
+	assert_int_equal(cache_reopen(c), 0);
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_NONE);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 64), CACHE_PUT_STORED);
+	assert_int_equal(child_wait(child_put(f->dir, 3, -1, -1)), 0);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 3, 64), 1);
+	cache_close(c);
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[0]);
+	close(hold[1]);
+}
+
 /* One holder of the directory lock at a time, even in one process. */
 static void
 test_lock_dir(void **state)
@@ -1714,6 +1948,12 @@ main(void)
 		T(test_reset),
 		T(test_lock_dir),
 		T(test_lock_holder),
+		T(test_lock_dir_unlinked),
+		T(test_lock_mdb_replaced),
+		T(test_lock_peer),
+		T(test_move_aside_held),
+		T(test_reopen),
+		T(test_cause_content),
 		T(test_reload_record),
 	};
 

@@ -623,6 +623,35 @@ test_negative_off(void **state)
 	assert_int_equal(njobs, 2);
 }
 
+static void
+neg_short(struct config *cfg)
+{
+	cfg->amd_kds.negative_ttl_s = 1;
+}
+
+/* A remembered 404 lasts negative_ttl_s; then the upstream is asked again. */
+static void
+test_negative_expires(void **state)
+{
+	struct fx	*f = *state;
+	struct timespec	 ms = { 0, 10000000 };
+	time_t		 until;
+	int		 i;
+	static const uint8_t nf[] = "no such chip";
+
+	gen_up(f, 0, neg_short);
+	(void)ask_kds(f, GENOA_PATH);
+	until = time(NULL) + 1;
+	assert_int_equal(answer(&jobs[0], 404, nf, sizeof(nf) - 1, NULL), -1);
+	(void)ask_kds(f, GENOA_PATH);
+	if (time(NULL) < until)		/* remembered for the rest of the second */
+		assert_int_equal(njobs, 1);
+	for (i = 0; i < SPIN_MAX_MS / 10 && time(NULL) <= until; i++)
+		nanosleep(&ms, NULL);
+	(void)ask_kds(f, GENOA_PATH);
+	assert_int_equal(njobs, 2);
+}
+
 /* Every upstream failed: KDS clients get a 503 naming what was tried, with Retry-After. */
 static void
 test_failed_kds(void **state)
@@ -823,6 +852,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_negative, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_negative_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_negative_expires, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_kds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_ocsp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_definitive_ocsp, setup, teardown),

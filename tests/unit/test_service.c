@@ -37,6 +37,7 @@
 #define CHAIN_PATH	"/vcek/v1/Milan/cert_chain"
 #define GENOA_PATH	"/vcek/v1/Genoa/cert_chain"
 #define OCSP_REQ	"/tests/vectors/nvidia/captured/requests/h100-a-0-leaf-fmc.nonce.sha384.req.der"
+#define T_2019_01_01	1546300800	/* before the Milan chain's notBefore */
 #define JOBS_MAX	16
 #define WAITERS_MAX	8
 #define HDRS_BYTES	4096
@@ -842,6 +843,130 @@ test_budget(void **state)
 	assert_int_equal(again->result, METRICS_RES_HIT);
 }
 
+/* A due entry from thisUpdate tu, as a refresh finds it: its request kept, due now. */
+static void
+store_due(struct fx *f, const char *path, int64_t tu)
+{
+	struct cache_meta	m;
+	struct cache_body	b = { 0 };
+	time_t			now = time(NULL);
+
+	store_meta(&m, CACHE_KIND_KDS, tu);
+	m.next_update = now + 3600;
+	m.fetched_at = now - 60;
+	m.last_served_at = now - 60;
+	m.next_refresh_at = now - 1;
+	b.response = (const uint8_t *)"old chain";
+	b.response_len = 9;
+	b.request = (const uint8_t *)path;
+	b.request_len = strlen(path);
+	assert_int_equal(cache_put(f->sf->c, (const uint8_t *)path, strlen(path),
+	    &m, &b), 0);
+}
+
+/* Turn the loop until the refresh has asked upstream (or the bound passes). */
+static void
+spin_jobs(struct fx *f, size_t n)
+{
+	struct timespec	ms = { 0, 1000000 };
+	int		i;
+
+	for (i = 0; i < SPIN_MAX_MS && njobs < n; i++) {
+		event_base_loop(f->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* A background refresh asks with the kept request; a verified answer replaces the entry. */
+static void
+test_refresh_ok(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	unsigned long		 ok = metrics.refresh_ok;
+
+	gen_up(f, 0, NULL);
+	store_due(f, CHAIN_PATH, T_2019_01_01);
+	refresh_start(f->refresh);
+	spin_jobs(f, 1);
+	assert_int_equal(njobs, 1);
+	assert_string_equal(jobs[0].method, "GET");
+	assert_string_equal(jobs[0].path, CHAIN_PATH);
+	assert_int_equal(answer(&jobs[0], 200, f->chain, f->chain_len, NULL),
+	    FETCH_ACCEPT);
+	assert_int_equal(metrics.refresh_ok, ok + 1);
+	assert_int_equal(cache_get(f->sf->c, CACHE_KIND_KDS,
+	    (const uint8_t *)CHAIN_PATH, strlen(CHAIN_PATH), &m, &b), 1);
+	assert_int_equal(b.response_len, f->chain_len);
+	assert_int_equal(m.refresh_failures, 0);
+	refresh_stop(f->refresh);
+}
+
+/* A refresh whose answer does not verify fails: the stored entry stays, backed off. */
+static void
+test_refresh_refused(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	unsigned long		 failed = metrics.refresh_failed;
+	static const uint8_t	 junk[] = "not a chain";
+
+	gen_up(f, 0, NULL);
+	store_due(f, CHAIN_PATH, T_2019_01_01);
+	refresh_start(f->refresh);
+	spin_jobs(f, 1);
+	assert_int_equal(njobs, 1);
+	assert_int_equal(answer(&jobs[0], 200, junk, sizeof(junk) - 1, NULL),
+	    FETCH_REJECT);
+	upstream_fail(&jobs[0], FETCH_ERR_REJECTED, "fake-upstream: rejected");
+	assert_int_equal(metrics.refresh_failed, failed + 1);
+	assert_int_equal(cache_get(f->sf->c, CACHE_KIND_KDS,
+	    (const uint8_t *)CHAIN_PATH, strlen(CHAIN_PATH), &m, &b), 1);
+	assert_memory_equal(b.response, "old chain", 9);
+	assert_int_equal(m.refresh_failures, 1);
+	assert_true(m.next_refresh_at > time(NULL));
+	refresh_stop(f->refresh);
+}
+
+/*
+ * The stored entry is newer than the refreshed answer (a lagging mirror):
+ * kept, its schedule renewed on the writer, and the refresh ends when that lands.
+ */
+static void
+test_refresh_kept(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_meta	 m;
+	struct cache_body	 b;
+	struct refresh_stats	 st;
+	unsigned long		 ok = metrics.refresh_ok;
+	time_t			 start = time(NULL);
+	int			 i;
+
+	gen_up(f, 1, NULL);
+	store_due(f, CHAIN_PATH, start - 60);
+	refresh_start(f->refresh);
+	spin_jobs(f, 1);
+	assert_int_equal(njobs, 1);
+	assert_int_equal(answer(&jobs[0], 200, f->chain, f->chain_len, NULL),
+	    FETCH_HOLD);
+	assert_int_equal(metrics.refresh_ok, ok);	/* not before it lands */
+	for (i = 0; i < 100 && cache_writer_pending(f->writer) > 0; i++)
+		cache_writer_wait(f->writer);
+	assert_true(jobs[0].ended);
+	assert_int_equal(metrics.refresh_ok, ok + 1);
+	assert_int_equal(cache_get(f->sf->c, CACHE_KIND_KDS,
+	    (const uint8_t *)CHAIN_PATH, strlen(CHAIN_PATH), &m, &b), 1);
+	assert_memory_equal(b.response, "old chain", 9);
+	assert_true(m.fetched_at >= start);
+	assert_true(m.next_refresh_at > start);
+	refresh_stats(f->refresh, &st);
+	assert_int_equal(st.inflight, 0);
+	refresh_stop(f->refresh);
+}
+
 int
 main(void)
 {
@@ -860,6 +985,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_upstream_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_kept, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

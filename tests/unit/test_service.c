@@ -530,6 +530,11 @@ test_miss_stored(void **state)
 	assert_memory_equal(b.response, f->chain, f->chain_len);
 	assert_string_equal(m.source, "fake-upstream");
 	assert_true(m.next_update > time(NULL));
+	/* KDS keeps the upstream's Content-Type with the entry. */
+	assert_int_equal(b.headers_len, strlen("Content-Type: "
+	    "application/x-pem-file\r\n"));
+	assert_memory_equal(b.headers, "Content-Type: application/x-pem-file\r\n",
+	    b.headers_len);
 	/* The next client is a hit. */
 	again = ask_kds(f, CHAIN_PATH);
 	assert_int_equal(njobs, 1);

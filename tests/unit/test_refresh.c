@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for the refresh scheduler (proxy/refresh.c) on a real store and event loop, with a fake refresher. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "cache/store.h"
+#include "proxy/metrics.h"
+#include "proxy/refresh.h"
+
+#include "store_fixture.h"
+
+#define STARTS_MAX	64
+#define SPIN_MAX_MS	10000	/* a bound for a slow machine, never a timing */
+#define MIN_INTERVAL_S	10
+#define IDLE_S		(30L * 86400)
+
+/* What the fake refresher does with a start. */
+enum fake_mode {
+	FAKE_HOLD,		/* keep it in flight until the test ends it */
+	FAKE_OK,		/* store a new schedule, then done(ok) at once */
+	FAKE_FAIL,		/* done(failed) at once */
+	FAKE_REFUSE,		/* return -1: could not start */
+};
+
+struct start {
+	int			 kind;
+	int			 id;	/* the key's number */
+	void			*arg;
+	refresh_done_fn		*done;
+	void			*done_arg;
+	int			 ended;
+	struct timespec		 at;
+};
+
+struct fx {
+	struct store_fixture	*sf;
+	struct event_base	*base;
+	struct refresh		*r;
+	enum fake_mode		 mode;
+	size_t			 nstarts;
+	struct start		 starts[STARTS_MAX];
+};
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+key_id(const uint8_t *key, size_t klen)
+{
+	char	buf[32];
+
+	assert_true(klen > 4 && klen < sizeof(buf));
+	memcpy(buf, key, klen);
+	buf[klen] = '\0';
+	return atoi(buf + 4);
+}
+
+/* Entry i of kind: thisUpdate tu (valid an hour), fetched now, due at `at`. */
+static void
+put(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
+    int64_t served_at, unsigned failures)
+{
+	static const uint8_t	 resp[] = "response";
+	struct cache_meta	 m;
+	struct cache_body	 b = { 0 };
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+
+	store_meta(&m, kind, tu);
+	m.fetched_at = time(NULL);
+	m.next_refresh_at = at;
+	m.last_served_at = served_at;
+	m.refresh_failures = failures;
+	b.response = resp;
+	b.response_len = sizeof(resp);
+	b.request = resp;
+	b.request_len = sizeof(resp);
+	assert_int_equal(cache_put(f->sf->c, key, store_key(key, (unsigned)i),
+	    &m, &b), 0);
+}
+
+static struct cache_meta
+meta(struct fx *f, uint8_t kind, int i)
+{
+	struct cache_meta	m;
+	uint8_t			key[CACHE_KEY_MAX_BYTES];
+
+	assert_int_equal(cache_get_meta(f->sf->c, kind, key,
+	    store_key(key, (unsigned)i), &m), 1);
+	return m;
+}
+
+/* The refresher's start: recorded, then as f->mode says. */
+static int
+fake_start(void *arg, enum cache_kind kind, const uint8_t *key, size_t klen,
+    refresh_done_fn *done, void *done_arg)
+{
+	struct fx		*f = arg;
+	struct start		*s;
+	struct cache_meta	 m;
+
+	assert_true(f->nstarts < STARTS_MAX);
+	s = &f->starts[f->nstarts++];
+	s->kind = kind;
+	s->id = key_id(key, klen);
+	s->arg = arg;
+	s->done = done;
+	s->done_arg = done_arg;
+	clock_gettime(CLOCK_MONOTONIC, &s->at);
+	switch (f->mode) {
+	case FAKE_HOLD:
+		return 0;
+	case FAKE_OK:
+		/* What a stored refresh leaves: a new schedule. */
+		assert_int_equal(cache_get_meta(f->sf->c, kind, key, klen, &m), 1);
+		m.next_refresh_at = time(NULL) + 600;
+		m.refresh_failures = 0;
+		assert_int_equal(cache_put_meta(f->sf->c, key, klen, &m), 0);
+		s->ended = 1;
+		done(f->r, 1, NULL, done_arg);
+		return 0;
+	case FAKE_FAIL:
+		s->ended = 1;
+		done(f->r, 0, "fake upstream failed", done_arg);
+		return 0;
+	case FAKE_REFUSE:
+		s->ended = 1;
+		return -1;
+	}
+	return -1;
+}
+
+/* End held start n: ok stores a new schedule first, as a refresh does. */
+static void
+finish(struct fx *f, size_t n, int ok)
+{
+	struct start		*s = &f->starts[n];
+	struct cache_meta	 m;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen = store_key(key, (unsigned)s->id);
+
+	assert_false(s->ended);
+	if (ok) {
+		assert_int_equal(cache_get_meta(f->sf->c, s->kind, key, klen,
+		    &m), 1);
+		m.next_refresh_at = time(NULL) + 600;
+		assert_int_equal(cache_put_meta(f->sf->c, key, klen, &m), 0);
+	}
+	s->ended = 1;
+	s->done(f->r, ok, ok ? NULL : "fake upstream failed", s->done_arg);
+}
+
+static void
+set_kind(struct fx *f, uint8_t kind, double rate, size_t max_inflight,
+    long idle_s)
+{
+	struct refresh_kind_conf	kc;
+
+	memset(&kc, 0, sizeof(kc));
+	kc.sched.fraction = 0.5;
+	kc.sched.jitter = 0.1;
+	kc.sched.min_interval_s = MIN_INTERVAL_S;
+	kc.sched.max_interval_s = 43200;
+	kc.idle_expire_s = idle_s;
+	kc.rate_limit_per_s = rate;
+	kc.max_inflight = max_inflight;
+	kc.start = fake_start;
+	kc.arg = f;
+	refresh_set_kind(f->r, kind, &kc);
+}
+
+/* One turn of the loop: whatever timers are due run once. */
+static void
+turn(struct fx *f)
+{
+	assert_int_not_equal(event_base_loop(f->base,
+	    EVLOOP_ONCE | EVLOOP_NONBLOCK), -1);
+}
+
+/* Turn the loop until n refreshes have started (or the bound passes). */
+static void
+spin_starts(struct fx *f, size_t n)
+{
+	int64_t	end = mono_ms() + SPIN_MAX_MS;
+	struct timespec	ms = { 0, 1000000 };
+
+	while (f->nstarts < n && mono_ms() < end) {
+		turn(f);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Turn the loop for about ms milliseconds. */
+static void
+spin_for(struct fx *f, int64_t ms)
+{
+	int64_t		end = mono_ms() + ms;
+	struct timespec	one = { 0, 1000000 };
+
+	while (mono_ms() < end) {
+		turn(f);
+		nanosleep(&one, NULL);
+	}
+}
+
+static int
+setup(void **state)
+{
+	struct fx	*f;
+	void		*sf;
+
+	if (store_setup_open(&sf) == -1 || (f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	f->sf = sf;
+	if ((f->base = event_base_new()) == NULL ||
+	    (f->r = refresh_new(f->base, f->sf->c, NULL)) == NULL)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx	*f = *state;
+	void		*sf = f->sf;
+
+	refresh_free(f->r);
+	event_base_free(f->base);
+	free(f);
+	return store_teardown(&sf);
+}
+
+/* Due entries start soonest first, from the due index; one not due yet waits. */
+static void
+test_due_order(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now - 50, 0, 0);
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now - 10, 0, 0);
+	put(f, CACHE_KIND_OCSP, 3, now - 60, now - 300, 0, 0);
+	put(f, CACHE_KIND_OCSP, 4, now - 60, now - 100, 0, 0);
+	put(f, CACHE_KIND_OCSP, 5, now - 60, now + 3000, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 4);
+	assert_int_equal(f->starts[0].id, 3);
+	assert_int_equal(f->starts[1].id, 4);
+	assert_int_equal(f->starts[2].id, 1);
+	assert_int_equal(f->starts[3].id, 2);
+}
+
+/* The start callback gets the kind's arg, kind and key; other kinds are not its. */
+static void
+test_start_args(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+	size_t		 i;
+
+	put(f, CACHE_KIND_KDS, 7, now - 60, now - 5, 0, 0);
+	put(f, CACHE_KIND_RIM, 8, now - 60, now - 5, 0, 0);	/* no refresher */
+	put(f, CACHE_KIND_PCCS, 9, now - 60, now - 5, 0, 0);
+	set_kind(f, CACHE_KIND_KDS, 100, 0, IDLE_S);
+	set_kind(f, CACHE_KIND_PCCS, 100, 0, IDLE_S);
+	{
+		/* A kind disabled by a NULL start (a reload) refreshes nothing. */
+		struct refresh_kind_conf	kc;
+
+		memset(&kc, 0, sizeof(kc));
+		refresh_set_kind(f->r, CACHE_KIND_PCCS, &kc);
+	}
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 1);
+	assert_int_equal(f->starts[0].kind, CACHE_KIND_KDS);
+	assert_int_equal(f->starts[0].id, 7);
+	assert_ptr_equal(f->starts[0].arg, f);
+	assert_non_null(f->starts[0].done);
+	for (i = 0; i < f->nstarts; i++)
+		assert_int_not_equal(f->starts[i].kind, CACHE_KIND_RIM);
+	/* A stats read sees it in flight until it ends. */
+	{
+		struct refresh_stats	st;
+
+		refresh_stats(f->r, &st);
+		assert_int_equal(st.inflight, 1);
+		finish(f, 0, 1);
+		refresh_stats(f->r, &st);
+		assert_int_equal(st.inflight, 0);
+	}
+}
+
+/* max_inflight per kind: no more at once; a slot freed starts the next, none twice. */
+static void
+test_max_inflight(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+	size_t		 i, j;
+	int		 k;
+
+	for (k = 1; k <= 5; k++)
+		put(f, CACHE_KIND_OCSP, k, now - 60, now - 100 + k, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 2, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 2);
+	assert_int_equal(f->starts[0].id, 1);
+	assert_int_equal(f->starts[1].id, 2);
+	finish(f, 0, 1);
+	spin_starts(f, 3);
+	assert_int_equal(f->nstarts, 3);
+	assert_int_equal(f->starts[2].id, 3);
+	/* The one still held is not started again while in flight. */
+	spin_for(f, 50);
+	assert_int_equal(f->nstarts, 3);
+	finish(f, 1, 1);
+	finish(f, 2, 1);
+	spin_starts(f, 5);
+	assert_int_equal(f->nstarts, 5);
+	for (i = 0; i < f->nstarts; i++)
+		for (j = i + 1; j < f->nstarts; j++)
+			assert_int_not_equal(f->starts[i].id, f->starts[j].id);
+}
+
+/* REFRESH_MAX_INFLIGHT across kinds, whatever max_inflight says. */
+static void
+test_global_slots(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+	int		 k;
+
+	for (k = 1; k <= REFRESH_MAX_INFLIGHT + 4; k++)
+		put(f, k % 2 ? CACHE_KIND_OCSP : CACHE_KIND_KDS, k, now - 60,
+		    now - 50, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	set_kind(f, CACHE_KIND_KDS, 100, 0, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	spin_for(f, 50);
+	assert_int_equal(f->nstarts, REFRESH_MAX_INFLIGHT);
+}
+
+/* The token bucket: a second's worth at once, then one per 1/rate s. */
+static void
+test_rate(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+	unsigned long	 limited = metrics.refresh_rate_limited;
+	int64_t		 first, third;
+	int		 k;
+
+	for (k = 1; k <= 6; k++)
+		put(f, CACHE_KIND_OCSP, k, now - 60, now - 100 + k, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 2, 0, IDLE_S);
+	f->mode = FAKE_OK;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 2);
+	/* The entry that found no token is counted once, however long it waits. */
+	assert_int_equal(metrics.refresh_rate_limited, limited + 1);
+	spin_starts(f, 3);
+	assert_int_equal(f->nstarts, 3);
+	assert_int_equal(f->starts[2].id, 3);
+	first = (int64_t)f->starts[0].at.tv_sec * 1000 +
+	    f->starts[0].at.tv_nsec / 1000000;
+	third = (int64_t)f->starts[2].at.tv_sec * 1000 +
+	    f->starts[2].at.tv_nsec / 1000000;
+	/* A token every 500 ms: never sooner (a slow machine is only later). */
+	assert_true(third - first >= 450);
+	assert_int_equal(metrics.refresh_rate_limited, limited + 2);
+}
+
+/* A failed refresh backs off: min_interval * 2^(n-1), equal jitter, counted in the store. */
+static void
+test_backoff(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	unsigned long		 failed = metrics.refresh_failed;
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now - 5, 0, 0);
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now - 5, 0, 3);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	f->mode = FAKE_FAIL;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 2);
+	assert_int_equal(metrics.refresh_failed, failed + 2);
+	m = meta(f, CACHE_KIND_OCSP, 1);
+	assert_int_equal(m.refresh_failures, 1);
+	assert_true(m.next_refresh_at >= now + MIN_INTERVAL_S / 2);
+	assert_true(m.next_refresh_at <= time(NULL) + MIN_INTERVAL_S);
+	/* The fourth failure: 80 s, drawn from [40, 80). */
+	m = meta(f, CACHE_KIND_OCSP, 2);
+	assert_int_equal(m.refresh_failures, 4);
+	assert_true(m.next_refresh_at >= now + 4 * MIN_INTERVAL_S);
+	assert_true(m.next_refresh_at <= time(NULL) + 8 * MIN_INTERVAL_S);
+	/* The stored answer itself is untouched: still served until nextUpdate. */
+	assert_int_equal(m.next_update, now - 60 + 3600);
+}
+
+/* A refresh that cannot start backs off like one that failed, and frees its slot. */
+static void
+test_refused_start(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	struct refresh_stats	 st;
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now - 5, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 1, IDLE_S);
+	f->mode = FAKE_REFUSE;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 1);
+	m = meta(f, CACHE_KIND_OCSP, 1);
+	assert_int_equal(m.refresh_failures, 1);
+	assert_true(m.next_refresh_at > now);
+	refresh_stats(f->r, &st);
+	assert_int_equal(st.inflight, 0);
+}
+
+/* Imports (no schedule) get one, jittered within its bounds, and are not started. */
+static void
+test_import_jitter(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL), t1;
+	struct cache_meta	 m;
+	int64_t			 lo = INT64_MAX, hi = 0;
+	int			 k;
+
+	/* Valid now .. now + 1 h: half of it is 1800 s, +-10 %. */
+	for (k = 1; k <= 20; k++)
+		put(f, CACHE_KIND_OCSP, k, now, 0, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	t1 = time(NULL);
+	assert_int_equal(f->nstarts, 0);
+	for (k = 1; k <= 20; k++) {
+		m = meta(f, CACHE_KIND_OCSP, k);
+		assert_true(m.next_refresh_at >= now + 1620);
+		assert_true(m.next_refresh_at <= t1 + 1980);
+		if (m.next_refresh_at < lo)
+			lo = m.next_refresh_at;
+		if (m.next_refresh_at > hi)
+			hi = m.next_refresh_at;
+	}
+	/* Spread, not one burst: 20 draws over 360 s are not all within 30 s. */
+	assert_true(hi - lo > 30);
+}
+
+/* Expired and idle entries are parked, not refreshed; long expired ones purged. */
+static void
+test_parked(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+
+	put(f, CACHE_KIND_OCSP, 1, now - 7200, now - 100, 0, 0);	/* expired an hour ago */
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now - 100, now - 7200, 0);	/* idle: asked 2 h ago */
+	put(f, CACHE_KIND_OCSP, 3, now - 9 * 86400, now - 100, 0, 0);	/* past the purge grace */
+	put(f, CACHE_KIND_OCSP, 4, now - 60, now - 100, now - 60, 0);	/* due */
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, 3600);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 1);
+	assert_int_equal(f->starts[0].id, 4);
+	m = meta(f, CACHE_KIND_OCSP, 1);
+	assert_true(m.flags & CACHE_F_PARKED);
+	assert_int_equal(m.next_refresh_at, m.next_update + REFRESH_PURGE_GRACE_S);
+	m = meta(f, CACHE_KIND_OCSP, 2);
+	assert_true(m.flags & CACHE_F_PARKED);
+	assert_int_equal(m.next_refresh_at, m.next_update);
+	assert_int_equal(cache_get_meta(f->sf->c, CACHE_KIND_OCSP, key,
+	    store_key(key, 3), &m), 0);
+}
+
+/* Touches: counted in memory, written at TOUCH_BATCH distinct entries or a flush. */
+static void
+test_touch_batch(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	int			 k;
+
+	for (k = 0; k < 256; k++)
+		put(f, CACHE_KIND_OCSP, k, now - 60, now + 600, 0, 0);
+	for (k = 0; k < 3; k++)
+		refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 0),
+		    now - 5);
+	for (k = 1; k < 255; k++)
+		refresh_touch(f->r, CACHE_KIND_OCSP, key,
+		    store_key(key, (unsigned)k), now - 5);
+	/* 255 distinct entries wait: nothing written yet. */
+	m = meta(f, CACHE_KIND_OCSP, 0);
+	assert_int_equal(m.served_count, 0);
+	assert_int_equal(m.last_served_at, 0);
+	/* The 256th writes the batch. */
+	refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 255), now - 5);
+	m = meta(f, CACHE_KIND_OCSP, 0);
+	assert_int_equal(m.served_count, 3);
+	assert_int_equal(m.last_served_at, now - 5);
+	m = meta(f, CACHE_KIND_OCSP, 255);
+	assert_int_equal(m.served_count, 1);
+	/* One more waits until a flush. */
+	refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 7), now - 1);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 7).served_count, 1);
+	refresh_flush_touches(f->r);
+	m = meta(f, CACHE_KIND_OCSP, 7);
+	assert_int_equal(m.served_count, 2);
+	assert_int_equal(m.last_served_at, now - 1);
+}
+
+/* Hits: a recent recorded use is not written again; an old one waits for the walk. */
+static void
+test_hits(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now + 600, 0, 0);	/* never served */
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now + 600, now - 60, 0);	/* recent */
+	put(f, CACHE_KIND_OCSP, 3, now - 60, now + 600, now - 7200, 0);	/* two hours */
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	m = meta(f, CACHE_KIND_OCSP, 1);
+	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 1), &m, now);
+	m = meta(f, CACHE_KIND_OCSP, 2);
+	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 2), &m, now);
+	m = meta(f, CACHE_KIND_OCSP, 3);
+	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 3), &m, now);
+	refresh_flush_touches(f->r);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 1).last_served_at, now);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 2).last_served_at, now - 60);
+	/* Not in the table: the walk writes it, stamped with its own time. */
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 3).last_served_at, now - 7200);
+	refresh_start(f->r);
+	turn(f);
+	m = meta(f, CACHE_KIND_OCSP, 3);
+	assert_true(m.last_served_at >= now);
+	assert_int_equal(m.served_count, 1);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 2).last_served_at, now - 60);
+}
+
+/* Stopped: in flight ones finish, no new one starts. */
+static void
+test_stop(void **state)
+{
+	struct fx	*f = *state;
+	time_t		 now = time(NULL);
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now - 50, 0, 0);
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now - 40, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 1, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 1);
+	refresh_stop(f->r);
+	finish(f, 0, 1);
+	spin_for(f, 50);
+	assert_int_equal(f->nstarts, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_due_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_inflight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_global_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_import_jitter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

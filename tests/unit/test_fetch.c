@@ -595,13 +595,17 @@ setup(void **state)
 	return 0;
 }
 
-/* Every handle and header list fetch.c made is gone with the ctx. */
+/*
+ * A case ends with no job left (their job_args are on its stack), and
+ * every handle and header list fetch.c made is gone with the ctx.
+ */
 static int
 teardown(void **state)
 {
 	size_t	i;
 
 	(void)state;
+	assert_int_equal(fetch_ctx_inflight(ctx), 0);
 	fetch_pool_free(pool);
 	fetch_ctx_free(ctx);
 	event_base_free(base);
@@ -863,6 +867,14 @@ first_answers(const char *key, const char *want_upstream)
 	pump();
 	assert_int_equal(dr.calls, 1);
 	assert_string_equal(dr.upstream, want_upstream);
+}
+
+/* Cancels the jobs still running, while their records are in scope. */
+static void
+ctx_end(void)
+{
+	fetch_ctx_free(ctx);
+	ctx = NULL;
 }
 
 /* ---- cases --------------------------------------------------------------- */
@@ -1195,6 +1207,7 @@ test_single_flight(void **state)
 	assert_non_null(join(NULL, &jr[4], &dr[4]));
 	assert_non_null(join(NULL, &jr[5], &dr[5]));
 	assert_int_equal(fk.nadded, 5);
+	ctx_end();
 }
 
 /* At max_inflight a job queues, still joinable, and starts when a slot frees. */
@@ -1296,6 +1309,7 @@ test_hold_release(void **state)
 	assert_int_equal(fetch_ctx_inflight(ctx), 0);
 	assert_non_null(join("k1", &jr[2], &dr[2]));
 	assert_int_equal(fk.nadded, 2);
+	ctx_end();
 }
 
 /* What goes on the wire for a POST: the body (copied), headers, the URL as configured. */
@@ -1516,6 +1530,7 @@ test_load_and_multi_setopt(void **state)
 	assert_true(log_has("fetch: libcurl loaded"));
 	assert_non_null(join("k2", &jr[1], &dr[1]));
 	assert_int_equal(fk.nadded, 1);
+	ctx_end();
 }
 
 int

@@ -1533,6 +1533,64 @@ test_load_and_multi_setopt(void **state)
 	ctx_end();
 }
 
+/* At max_inflight a hedge is skipped; failover still goes on once the slot frees. */
+static void
+test_hedge_skipped_at_cap(void **state)
+{
+	struct job_rec	jr = { 0 };
+	struct done_rec	dr = { 0 };
+	int64_t		end;
+
+	(void)state;
+	pool_make(2, 20, 1);
+	assert_non_null(join("k1", &jr, &dr));
+	/* five hedge periods pass with no second transfer */
+	for (end = real_ms() + 100; real_ms() < end; usleep(2000))
+		pump();
+	assert_int_equal(fk.nadded, 1);
+	fk_answer(fk.added[0], 503, NULL, "busy");
+	pump();
+	assert_int_equal(fk.nadded, 2);
+	assert_true(has_prefix(fk.added[1]->url, "http://b.test/"));
+	fk_answer(fk.added[1], 200, NULL, "ok");
+	pump();
+	assert_int_equal(dr.calls, 1);
+	assert_string_equal(dr.upstream, "b");
+}
+
+/*
+ * With pacing_ms, a request that went to an upstream is not sent there
+ * again within it: skipped as paced (no health effect); all paced, the
+ * job fails soon as paced.
+ */
+static void
+test_pacing(void **state)
+{
+	struct fetch_pool_conf	conf = { .pacing_ms = 10000 };
+	struct job_rec		jr = { 0 };
+	struct done_rec		dr = { 0 };
+
+	(void)state;
+	assert_non_null(pool = fetch_pool_new(ctx, "svc", ups3, 2, &conf));
+	first_answers("k1", "a");
+	first_answers("k1", "b");
+	first_answers("k2", "a");		/* another request is not paced */
+	assert_non_null(join("k1", &jr, &dr));
+	assert_int_equal(dr.calls, 0);
+	pump();
+	assert_int_equal(dr.calls, 1);
+	assert_int_equal(dr.err, FETCH_ERR_PACED);
+	assert_true(has_prefix(dr.summary, "a: paced: the same request went "
+	    "there "));
+	assert_non_null(strstr(dr.summary, "; b: paced: "));
+	health();
+	assert_int_equal(hh[0].failures[FETCH_ERR_PACED], 2);	/* k1's 2nd and 3rd */
+	assert_int_equal(hh[0].consecutive_failures, 0);
+	assert_true(hh[0].up);
+	clock_offset_ms += 10001;
+	first_answers("k1", "a");
+}
+
 int
 main(void)
 {
@@ -1543,6 +1601,7 @@ main(void)
 		T(test_reject_fails_over),
 		T(test_hedge_second_wins),
 		T(test_hedge_first_wins),
+		T(test_hedge_skipped_at_cap),
 		T(test_cooldown_skips),
 		T(test_all_resting_oldest_first),
 		T(test_retry_after_429),
@@ -1551,6 +1610,7 @@ main(void)
 		T(test_max_inflight_queues),
 		T(test_queued_job_dropped),
 		T(test_hold_release),
+		T(test_pacing),
 		T(test_post_request),
 		T(test_too_big),
 		T(test_easy_setopt_refused),

@@ -963,7 +963,10 @@ test_5xx_then_answer(void **state)
 	assert_int_equal(hh[1].latency->count, 1);
 }
 
-/* An answer the check rejects counts against its upstream; the next is tried. */
+/*
+ * An answer the check rejects counts against its upstream; the next is
+ * tried.
+ */
 static void
 test_reject_fails_over(void **state)
 {
@@ -1026,7 +1029,10 @@ test_hedge_second_wins(void **state)
 	assert_int_equal(fetch_ctx_inflight(ctx), 0);
 }
 
-/* The first upstream answers after the hedge started: it wins, the later one is cancelled unblamed. */
+/*
+ * The first upstream answers after the hedge started: it wins, the later
+ * one is cancelled unblamed.
+ */
 static void
 test_hedge_first_wins(void **state)
 {
@@ -1081,7 +1087,10 @@ test_cooldown_skips(void **state)
 	assert_true(hh[0].up);
 }
 
-/* Every upstream resting: all are tried, the one whose failure is oldest first. */
+/*
+ * Every upstream resting: all are tried, the one whose failure is oldest
+ * first.
+ */
 static void
 test_all_resting_oldest_first(void **state)
 {
@@ -1147,7 +1156,10 @@ test_retry_after_429(void **state)
 	first_answers("k6", "a");
 }
 
-/* A 404 or 410 is the answer about the object: not failed over, upstream healthy. */
+/*
+ * A 404 or 410 is the answer about the object: not failed over, upstream
+ * healthy.
+ */
 static void
 test_final_answer_not_failed_over(void **state)
 {
@@ -1216,7 +1228,10 @@ test_single_flight(void **state)
 	ctx_end();
 }
 
-/* At max_inflight a job queues, still joinable, and starts when a slot frees. */
+/*
+ * At max_inflight a job queues, still joinable, and starts when a slot
+ * frees.
+ */
 static void
 test_max_inflight_queues(void **state)
 {
@@ -1248,20 +1263,23 @@ test_max_inflight_queues(void **state)
 	assert_int_equal(fetch_ctx_inflight(ctx), 0);
 }
 
-/* A queued job whose waiters all left is dropped unsent; one still wanted starts. */
+/*
+ * A queued job whose waiters all left is dropped unsent; one still wanted
+ * starts.
+ */
 static void
 test_queued_job_dropped(void **state)
 {
 	struct job_rec		 jr[4] = { { 0 } };
 	struct done_rec		 dr[4] = { { 0 } };
-	struct fetch_waiter	*w1, *w2, *w3;
+	struct fetch_waiter	*w1, *w2;
 
 	(void)state;
 	pool_make(2, 0, 1);
 	assert_non_null(join("k0", &jr[0], &dr[0]));
 	assert_non_null(w1 = join("k1", &jr[1], &dr[1]));
 	assert_non_null(w2 = join("k2", &jr[2], &dr[2]));
-	assert_non_null(w3 = join("k2", &jr[3], &dr[3]));
+	assert_non_null(join("k2", &jr[3], &dr[3]));
 	assert_int_equal(fetch_pool_queued(pool), 2);
 	assert_int_equal(fetch_ctx_inflight(ctx), 3);
 	fetch_leave(w1);
@@ -1281,7 +1299,6 @@ test_queued_job_dropped(void **state)
 	assert_int_equal(dr[2].calls, 0);
 	assert_int_equal(dr[3].calls, 1);
 	assert_int_equal(fetch_ctx_inflight(ctx), 0);
-	(void)w3;
 }
 
 /* FETCH_HOLD keeps the job joinable; fetch_release answers every waiter. */
@@ -1318,7 +1335,10 @@ test_hold_release(void **state)
 	ctx_end();
 }
 
-/* What goes on the wire for a POST: the body (copied), headers, the URL as configured. */
+/*
+ * What goes on the wire for a POST: the body (copied), headers, the URL as
+ * configured.
+ */
 static void
 test_post_request(void **state)
 {
@@ -1380,7 +1400,10 @@ test_too_big(void **state)
 	assert_int_equal(hh[0].failures[FETCH_ERR_TOO_BIG], 1);
 }
 
-/* An option libcurl refuses fails that attempt (logged by name); the next upstream is tried. */
+/*
+ * An option libcurl refuses fails that attempt (logged by name); the next
+ * upstream is tried.
+ */
 static void
 test_easy_setopt_refused(void **state)
 {
@@ -1412,7 +1435,10 @@ test_easy_setopt_refused(void **state)
 	assert_int_equal(dr[1].calls, 0);
 }
 
-/* A refused curl_multi_add_handle fails the attempt; a refused remove is logged and the job goes on. */
+/*
+ * A refused curl_multi_add_handle fails the attempt; a refused remove is
+ * logged and the job goes on.
+ */
 static void
 test_multi_add_remove_refused(void **state)
 {
@@ -1446,7 +1472,10 @@ test_multi_add_remove_refused(void **state)
 	assert_int_equal(fk.multi_cleanups, 1);
 }
 
-/* Sockets curl hands over are watched; failed assign and socket actions are logged. */
+/*
+ * Sockets curl hands over are watched; failed assign and socket actions
+ * are logged.
+ */
 static void
 test_sockets_and_actions(void **state)
 {
@@ -1502,7 +1531,10 @@ test_sockets_and_actions(void **state)
 	assert_int_equal(dr[1].calls, 1);
 }
 
-/* A failed load or multi setup is logged and retried; meanwhile jobs fail soon, saying why. */
+/*
+ * A failed load or multi setup is logged and retried; meanwhile jobs fail
+ * soon, saying why.
+ */
 static void
 test_load_and_multi_setopt(void **state)
 {
@@ -1539,7 +1571,10 @@ test_load_and_multi_setopt(void **state)
 	ctx_end();
 }
 
-/* At max_inflight a hedge is skipped; failover still goes on once the slot frees. */
+/*
+ * At max_inflight a hedge is skipped; failover still goes on once the slot
+ * frees.
+ */
 static void
 test_hedge_skipped_at_cap(void **state)
 {

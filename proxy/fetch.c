@@ -170,6 +170,14 @@ static void	job_step(struct fetch_job *);
 /* job_advance: nothing started because the pool is at max_inflight */
 #define JOB_WAIT_SLOT	1
 
+/*
+ * Monotonic ms. tests/unit/test_fetch.c builds this file with
+ * FETCH_TEST_CLOCK defined and a clock of its own, to move cooldowns on.
+ */
+#ifdef FETCH_TEST_CLOCK
+int64_t	fetch_test_now_ms(void);
+#define now_ms	fetch_test_now_ms
+#else
 static int64_t
 now_ms(void)
 {
@@ -178,6 +186,7 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+#endif
 
 /* xorshift64*: jitter only, nothing secret. */
 static uint64_t

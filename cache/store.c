@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The LMDB store: the environment and its twins, reads and writes of entries. */
+/* The LMDB store: the environment, its twins, reads and writes of entries. */
 #include "config.h"
 
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The store's file checks: the cheap checks, the check walk, a move aside and a reset. */
+/* The store's file checks: cheap checks, the check walk, move aside, reset. */
 #include "config.h"
 
 #include <sys/eventfd.h>

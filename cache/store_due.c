@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The due index: entries by next refresh, built at open, walked and rescheduled. */
+/* The due index: entries by next refresh, built at open, walked, moved. */
 #include "config.h"
 
 #include <errno.h>

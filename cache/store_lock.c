@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The store's locks: the lock file's identity and peers, the directory lock, a reopen. */
+/* The store's locks: lock files, their peers, the directory lock, a reopen. */
 #include "config.h"
 
 #include <sys/file.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A full disk: free space, the wait for room, the trim after a failed write, the causes. */
+/* A full disk: free space, the wait for room, the trim, a write's cause. */
 #include "config.h"
 
 #include <sys/stat.h>

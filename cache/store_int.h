@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store's insides, internal to cache/: struct cache and the helpers
+ * that cache/store*.c call in one another. Nothing outside cache/ includes it.
+ */
+#ifndef CACHE_STORE_INT_H
+#define CACHE_STORE_INT_H
+
+#include <sys/types.h>
+
+#include <lmdb.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/store.h"
+
+#define CACHE_MAXDBS		8	/* meta, body, aux, due, and room to grow */
+#define CACHE_MAXREADERS	256	/* daemon, staplectl, exporters */
+#define CACHE_LMDB_FREE_DBI	0	/* the free pages, by the transaction that freed them */
+#define CACHE_LMDB_MAIN_DBI	1	/* the unnamed database naming the others */
+#define CACHE_DIR_MODE		0750
+/* Group-writable, less the umask: staplectl run by a member of the daemon's
+ * group opens lock.mdb for writing even to read (stapled.service's
+ * UMask=0007 keeps these bits; the usual 022 or 027 removes them). */
+#define CACHE_FILE_MODE		0660
+#define CACHE_LKEY_BYTES	(1 + CACHE_KEY_MAX_BYTES)
+#define CACHE_DUE_AT_BYTES	8	/* big-endian next_refresh_at */
+#define CACHE_DUE_KEY_BYTES	(1 + CACHE_DUE_AT_BYTES + CACHE_KEY_MAX_BYTES)
+#define MIB			((size_t)1 << 20)
+/*
+ * Below this much free space on the store's file system, writes wait: a
+ * commit that grows data.mdb would fail part-way (LMDB reports a short
+ * write as EIO) and leave the file grown to fill the disk.
+ */
+#define CACHE_SPACE_MIN_BYTES	((long long)1 << 20)
+#define CACHE_OPEN_TRIES	3	/* lock.mdb replaced while LMDB opened it */
+/* LMDB's node and page headers, for estimating what a put needs */
+#define CACHE_LMDB_NODE_BYTES	8
+#define CACHE_LMDB_PAGEHDR_BYTES 16
+
+struct cache {
+	MDB_env		*env;
+	MDB_dbi		 meta;
+	MDB_dbi		 body;
+	MDB_dbi		 aux;
+	MDB_dbi		 due;		/* the due index; valid when have_due */
+	int		 have_due;
+	long		 due_built;	/* keys built at open, or -1 */
+	size_t		 due_skipped;
+	/*
+	 * One read transaction, reset between calls and renewed for the
+	 * next, so a hit allocates nothing. Live only from a cache_get until
+	 * the next call on the handle: that is how long its pointers last.
+	 */
+	MDB_txn		*rtxn;
+	int		 rtxn_live;
+	int		 readonly;
+	int		 in_walk;	/* inside a cache_walk callback */
+	size_t		 walk_skipped;
+	size_t		 map_bytes;	/* asked at open, for a reset */
+	int		 map_full;	/* the last error was MDB_MAP_FULL */
+	enum cache_cause cause;		/* of the last error */
+	int		 trim_due;	/* a write failed for want of disk */
+	size_t		 trimmed;	/* bytes the last trim gave back */
+	/* an original's, read by its twins' threads too (atomic) */
+	int		 no_space;	/* writes wait for free space */
+	/* lock.mdb and data.mdb as this environment opened them */
+	dev_t		 lock_dev, data_dev;
+	ino_t		 lock_ino, data_ino;
+	int		 lazy_meta;	/* MDB_NOMETASYNC: synced at close */
+	unsigned long	 env_gen;	/* environments opened: a reset maps anew */
+	/* cache_release_pages_step's map, as found at its first step */
+	unsigned long	 rel_lo, rel_hi, rel_gen;
+	struct cache	*of;		/* a twin: the handle whose environment it shares */
+	struct cache	*twins;		/* an original: its twins, through twin_next */
+	struct cache	*twin_next;
+	char		*dir;
+	char		 err[256];
+	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
+	int		 txn_rc;	/* the current transaction's last LMDB error */
+	/*
+	 * An original's: damage found at run time by any of its handles, on
+	 * any thread. 0 sound; 1 being noted; 2 noted, damaged_why written.
+	 */
+	atomic_int	 damaged;
+	char		 damaged_why[CACHE_DAMAGE_NOTE_BYTES];
+	int		 damage_efd;	/* cache_damage_fd's, or -1 */
+};
+
+/* store.c */
+void	cache_seterr(struct cache *c, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+int	env_bytes(MDB_env *env, size_t *map, size_t *used);
+struct cache *	cache_origin(struct cache *c);
+void	cache_setmdberr(struct cache *c, const char *op, int rc);
+int	cache_lkey(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
+	    uint8_t buf[CACHE_LKEY_BYTES], MDB_val *k);
+void	cache_read_end(struct cache *c);
+int	cache_read_begin(struct cache *c, const char *op);
+int	cache_write_begin(struct cache *c, MDB_txn **txn);
+int	cache_commit(struct cache *c, MDB_txn *txn);
+void	cache_write_abort(struct cache *c, MDB_txn *txn);
+int	cache_env_open(struct cache *c);
+int	cache_txn_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
+	    struct cache_meta *m);
+int	cache_txn_put_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
+	    const struct cache_meta *old, const struct cache_meta *m);
+
+/* store_lock.c */
+int	cache_file_id(const char *dir, const char *name, dev_t *dev, ino_t *ino);
+int	cache_check_data_id(struct cache *c);
+int	cache_check_ids(struct cache *c);
+int	cache_check_peer(struct cache *c);
+
+/* store_space.c */
+long long	cache_free_bytes(const struct cache *c);
+void	cache_set_write_err(struct cache *c, const char *op, int rc);
+int	cache_space_wait(struct cache *c);
+void	cache_trim(struct cache *c);
+
+/* store_due.c */
+int	cache_txn_due_move(struct cache *c, MDB_txn *txn, const MDB_val *lk,
+	    const struct cache_meta *old, const struct cache_meta *m);
+int	cache_open_due(struct cache *c, MDB_txn *txn);
+
+/* store_room.c */
+int	free_record_count(const MDB_val *v, size_t *count);
+
+/* store_check.c */
+void	cache_env_drop(struct cache *c);
+
+#endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for the store's due index (cache/store.c) against a real LMDB environment. */
+/* Unit tests for the store's due index (cache/store_due.c) against a real LMDB environment. */
 #include "config.h"
 
 #include <lmdb.h>

@@ -77,7 +77,7 @@ struct gen {
 	struct refresh	*refresh;
 	struct config_cidr *trusted;	/* trusted_proxies, parsed */
 	size_t		 ntrusted;
-	struct svc	 svcs[CONFIG_SVC_MAX];
+	struct svc	 svcs[CACHE_KIND_MAX];
 };
 
 /* A fetch in flight: the call, with its buffers owned (the fetch job's arg). */
@@ -127,11 +127,11 @@ struct refresh_wait {
 
 static size_t	npending;
 
-static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
-	[CONFIG_SVC_OCSP] = &ocsp_ops,
-	[CONFIG_SVC_RIM] = &rim_ops,
-	[CONFIG_SVC_PCCS] = &pccs_ops,
-	[CONFIG_SVC_KDS] = &kds_ops,
+static const struct svc_ops *const svc_table[CACHE_KIND_MAX] = {
+	[CACHE_KIND_OCSP] = &ocsp_ops,
+	[CACHE_KIND_RIM] = &rim_ops,
+	[CACHE_KIND_PCCS] = &pccs_ops,
+	[CACHE_KIND_KDS] = &kds_ops,
 };
 
 size_t
@@ -195,7 +195,7 @@ gen_unref(struct gen *g)
 
 	if (g == NULL || --g->refs > 0)
 		return;
-	for (i = 0; i < CONFIG_SVC_MAX; i++)
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
 		svc_fini(&g->svcs[i]);
 	free(g->trusted);
 	config_free(g->cfg);
@@ -216,7 +216,7 @@ gen_cache(const struct gen *g)
 }
 
 struct svc *
-gen_svc(struct gen *g, enum config_svc id)
+gen_svc(struct gen *g, enum cache_kind id)
 {
 	return &g->svcs[id];
 }
@@ -292,8 +292,8 @@ pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
 void
 gen_learn_pool(struct gen *g)
 {
-	if (g->cache != NULL && g->svcs[CONFIG_SVC_OCSP].trust != NULL &&
-	    entry_pool_walk(g->cache, pool_one, g->svcs[CONFIG_SVC_OCSP].trust) == -1)
+	if (g->cache != NULL && g->svcs[CACHE_KIND_OCSP].trust != NULL &&
+	    entry_pool_walk(g->cache, pool_one, g->svcs[CACHE_KIND_OCSP].trust) == -1)
 		log_warn("ocsp: reading the learned intermediates: %s",
 		    cache_strerror(g->cache));
 }
@@ -345,7 +345,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 		gen_unref(g);
 		return NULL;
 	}
-	for (i = 0; i < CONFIG_SVC_MAX; i++)
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
 		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
 		    err, errlen) == -1) {
 			gen_unref(g);
@@ -1370,7 +1370,7 @@ gen_install_refresh(struct gen *g)
 	const struct config_service	*c;
 	size_t				 i;
 
-	for (i = 0; i < CONFIG_SVC_MAX; i++) {
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
 		c = g->svcs[i].conf;
 		memset(&kc, 0, sizeof(kc));
 		kc.sched.fraction = c->refresh.fraction;

@@ -112,7 +112,7 @@ void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);
 struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
-struct svc		*gen_svc(struct gen *, enum config_svc);
+struct svc		*gen_svc(struct gen *, enum cache_kind);
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
  * records "pool/<sha256>", written by staplectl and the RIM route) to the

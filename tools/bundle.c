@@ -17,6 +17,7 @@
 #include "attest/der.h"
 #include "attest/util.h"
 #include "cache/record.h"
+#include "entry/kind.h"
 #include "tools/bundle.h"
 
 struct bundle_writer {
@@ -240,17 +241,6 @@ rd_header(struct rd *r, json_t *o, struct bundle *b)
 }
 
 static int
-rd_kind(const char *name)
-{
-	int	k;
-
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		if (strcmp(name, cache_kind_str[k]) == 0)
-			return k;
-	return 0;
-}
-
-static int
 rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 {
 	const char	*s;
@@ -266,7 +256,7 @@ rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 	if (strlen(s) == 0 || strlen(s) >= sizeof(e->kind_name))
 		return rd_fail(r, "kind: not a kind name");
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", s);
-	e->kind = rd_kind(s);
+	e->kind = kind_by_name(s);
 	if ((s = rd_str(r, o, "key", 1)) == NULL)
 		return -1;
 	if ((n = bundle_unhex(s, e->key, sizeof(e->key))) <= 0)

@@ -165,7 +165,6 @@ struct ctl_ent {
 int	ctl_collect(struct ctl *, enum cache_kind, struct ctl_ent **out,
 	    size_t *n);	/* CTL_OK or CTL_NOFILE; *out is malloc'd */
 /* "ocsp" ... as kind, or 0. */
-enum cache_kind ctl_kind(const char *);
 /* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
 void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,
 	    char *buf, size_t len);

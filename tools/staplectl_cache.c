@@ -28,17 +28,6 @@
 #define STATUS_DAMAGED_PREFIX	"data.mdb.damaged-"	/* cache_move_aside's names */
 #define DAEMON_STALE_S		60		/* it records every few seconds */
 
-enum cache_kind
-ctl_kind(const char *s)
-{
-	int	k;
-
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		if (strcmp(s, cache_kind_str[k]) == 0)
-			return k;
-	return 0;
-}
-
 struct collect {
 	struct ctl_ent	*e;
 	size_t		 n, cap;
@@ -388,8 +377,8 @@ list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = ctl_kind(optarg)) == 0) {
-				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
+			if ((*kind = kind_by_name(optarg)) == 0) {
+				ctl_warnx("--kind %s: not " KIND_NAMES,
 				    optarg);
 				return CTL_USAGE;
 			}

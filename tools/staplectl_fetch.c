@@ -595,7 +595,7 @@ haul_take(struct haul *h, struct ctl_fetched *cf)
 /* Flags win over the configuration's upstreams (the file's, else the vendor's own endpoint). */
 static int
 ups_default(char **ups, size_t *n, const struct config *conf,
-    enum config_svc svc)
+    enum cache_kind svc)
 {
 	const struct config_service	*s = config_service(conf, svc);
 	size_t				 i;
@@ -603,7 +603,7 @@ ups_default(char **ups, size_t *n, const struct config *conf,
 	if (*n > 0)
 		return CTL_OK;
 	if (s->nupstreams > CTL_MAX_LIST) {
-		ctl_warnx("%s.upstreams: more than %d", config_svc_str[svc],
+		ctl_warnx("%s.upstreams: more than %d", kind_table[svc].section,
 		    CTL_MAX_LIST);
 		return CTL_USAGE;
 	}
@@ -1262,12 +1262,12 @@ fetch_ups_add(struct fetch_ups *u, int ch, char *url)
 static int
 fetch_ups_defaults(struct ctl *ctl, struct fetch_ups *u)
 {
-	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CONFIG_SVC_OCSP) !=
+	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CACHE_KIND_OCSP) !=
 	    CTL_OK ||
-	    ups_default(u->rim, &u->nrim, &ctl->conf, CONFIG_SVC_RIM) != CTL_OK ||
-	    ups_default(u->pccs, &u->npccs, &ctl->conf, CONFIG_SVC_PCCS) !=
+	    ups_default(u->rim, &u->nrim, &ctl->conf, CACHE_KIND_RIM) != CTL_OK ||
+	    ups_default(u->pccs, &u->npccs, &ctl->conf, CACHE_KIND_PCCS) !=
 	    CTL_OK ||
-	    ups_default(u->kds, &u->nkds, &ctl->conf, CONFIG_SVC_KDS) != CTL_OK)
+	    ups_default(u->kds, &u->nkds, &ctl->conf, CACHE_KIND_KDS) != CTL_OK)
 		return CTL_USAGE;
 	return CTL_OK;
 }

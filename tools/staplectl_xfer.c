@@ -130,8 +130,8 @@ export_opts(int argc, char **argv, enum cache_kind *kind, const char **outpath)
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = ctl_kind(optarg)) == 0) {
-				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
+			if ((*kind = kind_by_name(optarg)) == 0) {
+				ctl_warnx("--kind %s: not " KIND_NAMES,
 				    optarg);
 				return CTL_USAGE;
 			}

@@ -2,13 +2,18 @@
 /* The kind table: each kind's configuration section and rules, by enum cache_kind. */
 #include <string.h>
 
+#include "attest/amd.h"
+#include "attest/intel.h"
 #include "entry/kind.h"
 
+/* RIMs are served with the vendors' skew, as Intel's and AMD's objects are. */
+#define RIM_MIN_SKEW_S	300
+
 const struct kind_row kind_table[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = { .section = "ocsp" },
-	[CACHE_KIND_RIM] = { .section = "rim" },
-	[CACHE_KIND_PCCS] = { .section = "pccs" },
-	[CACHE_KIND_KDS] = { .section = "amd_kds" },
+	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0 },
+	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S },
+	[CACHE_KIND_PCCS] = { .section = "pccs", .min_skew_s = INTEL_SKEW_S },
+	[CACHE_KIND_KDS] = { .section = "amd_kds", .min_skew_s = AMD_SKEW_S },
 };
 
 const char *
@@ -39,4 +44,14 @@ kind_by_section(const char *s)
 		if (strcmp(s, kind_table[k].section) == 0)
 			return (enum cache_kind)k;
 	return 0;
+}
+
+int
+entry_servable(const struct cache_meta *m, enum cache_kind kind, long skew_s,
+    time_t now)
+{
+	if ((int)kind >= KIND_FIRST && kind < CACHE_KIND_MAX &&
+	    skew_s < kind_table[kind].min_skew_s)
+		skew_s = kind_table[kind].min_skew_s;
+	return m->next_update > now && m->this_update <= now + skew_s;
 }

@@ -3,6 +3,8 @@
 #ifndef ENTRY_KIND_H
 #define ENTRY_KIND_H
 
+#include <time.h>
+
 #include "cache/record.h"
 
 /*
@@ -12,6 +14,12 @@
  */
 struct kind_row {
 	const char		*section;	/* the configuration's section */
+	/*
+	 * The least clock skew an entry is served with: the vendor's
+	 * verifier admits an object up to this far ahead of now (0: only
+	 * the configured skew_s).
+	 */
+	long			 min_skew_s;
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
 
@@ -27,5 +35,14 @@ enum cache_kind	 kind_by_section(const char *);
 
 /* The names for a message: "ocsp, rim, pccs or kds". */
 #define KIND_NAMES	"ocsp, rim, pccs or kds"
+
+/*
+ * Whether a stored entry of `kind` may be served at now, with the
+ * configured skew (skew_s, raised to the kind's min_skew_s): 1 when
+ * next_update > now and this_update <= now + skew, else 0 (expired, or
+ * not valid yet). The rule the daemon serves by and staplectl reports.
+ */
+int		 entry_servable(const struct cache_meta *, enum cache_kind kind,
+		    long skew_s, time_t now);
 
 #endif

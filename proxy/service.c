@@ -31,10 +31,9 @@
 #include "proxy/refresh.h"
 #include "proxy/service.h"
 
-#define SVC_HEADERS_MAX_BYTES	(64 * 1024)
+#define SVC_HEADERS_MAX_BYTES	ENTRY_KEPT_HEADERS_MAX_BYTES
 #define NEG_SLOTS		1024	/* remembered answers (404/410, definitive) per service */
 #define NEG_MAX_BODY_BYTES	4096
-#define SVC_VENDOR_SKEW_S	300	/* INTEL_SKEW_S, AMD_SKEW_S */
 #define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
 
 /*
@@ -165,29 +164,6 @@ svc_fini(struct svc *s)
 	miss_limit_free(s->misses);
 }
 
-/* An upstream base without the suffix that names the API (dstack writes KDS bases so). */
-static char *
-base_url(const struct svc_ops *ops, const char *url)
-{
-	size_t	n = strlen(url), k, i;
-	char	*u;
-
-	while (n > 0 && url[n - 1] == '/')
-		n--;
-	for (i = 0; ops->base_suffixes != NULL && ops->base_suffixes[i] != NULL; i++) {
-		k = strlen(ops->base_suffixes[i]);
-		if (n > k && strncmp(url + n - k, ops->base_suffixes[i], k) == 0) {
-			n -= k;
-			break;
-		}
-	}
-	if ((u = malloc(n + 1)) != NULL) {
-		memcpy(u, url, n);
-		u[n] = '\0';
-	}
-	return u;
-}
-
 void
 gen_unref(struct gen *g)
 {
@@ -247,7 +223,8 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 		return -1;
 	}
 	for (i = 0; i < c->nupstreams; i++) {
-		if ((s->urls[i] = base_url(ops, c->upstreams[i].url)) == NULL) {
+		if ((s->urls[i] = entry_base_url(c->upstreams[i].url,
+		    ops->base_suffixes)) == NULL) {
 			free(ups);
 			snprintf(err, errlen, "out of memory");
 			return -1;
@@ -813,16 +790,9 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
     enum metrics_result result)
 {
 	time_t	now = time(NULL);
-	long	skew;
 
-	/*
-	 * Never serve what has expired, or what is not valid yet. Intel and
-	 * AMD objects are stored with up to SVC_VENDOR_SKEW_S of clock skew.
-	 */
-	skew = s->conf->skew_s;
-	if (s->ops->kind != CACHE_KIND_OCSP && skew < SVC_VENDOR_SKEW_S)
-		skew = SVC_VENDOR_SKEW_S;
-	if (m->next_update <= now || m->this_update > now + skew)
+	/* Never serve what has expired, or what is not valid yet. */
+	if (!entry_servable(m, s->ops->kind, s->conf->skew_s, now))
 		return 0;
 	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
 	    b->headers_len, now, result);

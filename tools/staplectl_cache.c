@@ -433,7 +433,8 @@ list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
 		    "subject", subj, "status", st, "this_update", tu,
 		    "next_update", nu, "seconds_left",
 		    (json_int_t)(m->next_update - ctl->now), "valid",
-		    m->next_update > ctl->now, "source", m->source, "served",
+		    entry_servable(m, e->kind, ctl_skew_s(ctl, e->kind), ctl->now),
+		    "source", m->source, "served",
 		    (json_int_t)m->served_count);
 		if (e->kind == CACHE_KIND_OCSP)
 			json_object_set_new(o, "certid_hash", json_string(hash));

@@ -282,7 +282,7 @@ ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *en
 /* The entry's metadata: status, times, where it came from, its refresh plan. */
 static void
 show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
-    time_t now)
+    long skew_s, time_t now)
 {
 	const char	*st;
 
@@ -292,7 +292,8 @@ show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
 		json_object_set_new(o, "status", json_integer(m->status));
 	ctl_put_time(o, "this_update", m->this_update);
 	ctl_put_time(o, "next_update", m->next_update);
-	json_object_set_new(o, "valid", json_boolean(m->next_update > now));
+	json_object_set_new(o, "valid", json_boolean(entry_servable(m, kind,
+	    skew_s, now)));
 	json_object_set_new(o, "seconds_left",
 	    json_integer(m->next_update - now));
 	ctl_put_time(o, "produced_at", m->produced_at);
@@ -359,7 +360,7 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 		ctl_entry_hash(ent, b, hash, sizeof(hash));
 		json_object_set_new(o, "certid_hash", json_string(hash));
 	}
-	show_meta(o, ent->kind, m, ctl->now);
+	show_meta(o, ent->kind, m, ctl_skew_s(ctl, ent->kind), ctl->now);
 	show_bodies(o, b);
 	if (ent->kind == CACHE_KIND_OCSP)
 		show_ocsp(ctl, t, ent, o, b);

@@ -208,6 +208,14 @@ ctl_load_config(struct ctl *ctl, const char *path)
 	return CTL_OK;
 }
 
+long
+ctl_skew_s(const struct ctl *ctl, enum cache_kind kind)
+{
+	const struct config_service	*c = config_service(&ctl->conf, kind);
+
+	return c != NULL ? c->skew_s : 0;
+}
+
 void
 ctl_free(struct ctl *ctl)
 {

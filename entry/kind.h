@@ -20,6 +20,10 @@ struct kind_row {
 	 * the configured skew_s).
 	 */
 	long			 min_skew_s;
+	/* Response headers kept with an entry and served again (NULL-terminated, or NULL). */
+	const char *const	*keep_headers;
+	/* Suffixes an upstream URL may end in that mean its host (entry_base_url). */
+	const char *const	*base_suffixes;
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
 

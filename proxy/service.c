@@ -224,7 +224,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	}
 	for (i = 0; i < c->nupstreams; i++) {
 		if ((s->urls[i] = entry_base_url(c->upstreams[i].url,
-		    ops->base_suffixes)) == NULL) {
+		    kind_table[ops->kind].base_suffixes)) == NULL) {
 			free(ups);
 			snprintf(err, errlen, "out of memory");
 			return -1;
@@ -707,8 +707,8 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	j->verdict = v;
 	if (v == ENTRY_STORE) {
 		fetch_res_answer(res, &ans);
-		hlen = entry_keep_headers(s->ops->keep_headers, &ans, headers,
-		    sizeof(headers));
+		hlen = entry_keep_headers(kind_table[s->ops->kind].keep_headers,
+		    &ans, headers, sizeof(headers));
 		if (hlen >= 0)
 			store(j, res, &a, headers, (size_t)hlen, now);
 		else {

@@ -52,10 +52,7 @@ struct svc_ops {
 	const char		*name;		/* "ocsp": logs, metrics, config */
 	const char		*retry_after_s;	/* for svc_serve_failed_text */
 	enum cache_kind		 kind;
-	/* Response headers kept with an entry and served again (issuer chains). */
-	const char *const	*keep_headers;
-	/* Upstream URL suffixes that mean the host ("/vcek/v1", dstack's KDS form). */
-	const char *const	*base_suffixes;
+	/* Kept headers and upstream base suffixes: kind_table[kind]'s. */
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
 	void			 (*trust_free)(void *);

@@ -202,14 +202,17 @@ struct ctl_check {
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+/* One kind's check, the shape of ctl_check_entry (a row of its table). */
+typedef int ctl_check_fn(struct ctl *, struct ctl_trust *,
+    const struct bundle_entry *, time_t now, struct ctl_check *c);
 
 /*
  * tools/staplectl_check.c: Intel PCS/PCCS and AMD KDS entries, by
  * entry/pccs.c's and entry/kds.c's rules. A PCCS entry whose stored
  * counterpart has a newer tcbEvaluationDataNumber sets c->keep_stored.
  */
-int	ctl_check_pccs(struct ctl *, const struct bundle_entry *, time_t now,
-	    struct ctl_check *c);
+int	ctl_check_pccs(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 int	ctl_check_kds(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 /*

@@ -313,8 +313,8 @@ kept_of(const struct ctl_http *r, enum cache_kind kind, size_t *outlen,
 	*why = "out of memory";
 	if ((out = malloc(ENTRY_KEPT_HEADERS_MAX_BYTES)) == NULL)
 		return NULL;
-	n = entry_keep_headers(kind == CACHE_KIND_PCCS ? pccs_keep_headers :
-	    kds_keep_headers, &a, out, ENTRY_KEPT_HEADERS_MAX_BYTES);
+	n = entry_keep_headers(kind_table[kind].keep_headers, &a, out,
+	    ENTRY_KEPT_HEADERS_MAX_BYTES);
 	free(h.last);
 	if (n < 0) {
 		*why = "kept headers over the limit: not stored";
@@ -382,8 +382,8 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		goto failed;
 	e->request_len = strlen(path);
 	for (i = 0; i < nups; i++) {
-		if ((base = entry_base_url(ups[i], kind == CACHE_KIND_PCCS ?
-		    pccs_base_suffixes : kds_base_suffixes)) == NULL)
+		if ((base = entry_base_url(ups[i],
+		    kind_table[kind].base_suffixes)) == NULL)
 			goto failed;
 		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
 		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)

@@ -55,6 +55,13 @@ test_sections_and_names(void **state)
 	assert_int_equal(kind_by_name("unknown"), 0);
 	assert_int_equal(kind_by_name(""), 0);
 	assert_int_equal(kind_by_name(NULL), 0);
+	/* Only the collateral kinds keep headers and name API suffixes. */
+	assert_null(kind_table[CACHE_KIND_OCSP].keep_headers);
+	assert_null(kind_table[CACHE_KIND_RIM].base_suffixes);
+	assert_string_equal(kind_table[CACHE_KIND_PCCS].keep_headers[1],
+	    "TCB-Info-Issuer-Chain");
+	assert_string_equal(kind_table[CACHE_KIND_KDS].base_suffixes[0],
+	    "/vcek/v1");
 }
 
 static int

@@ -39,19 +39,6 @@ bundle_status_name(enum cache_kind kind, int status)
 
 /* ---- small codecs ---------------------------------------------------- */
 
-void
-bundle_hex(char *out, const uint8_t *buf, size_t len)
-{
-	static const char	digits[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[buf[i] >> 4];
-		out[2 * i + 1] = digits[buf[i] & 0xf];
-	}
-	out[2 * len] = '\0';
-}
-
 long
 bundle_unhex(const char *s, uint8_t *out, size_t outlen)
 {
@@ -796,7 +783,7 @@ bundle_write_entry(struct bundle_writer *w, const struct bundle_entry *e)
 	    e->klen > CACHE_KEY_MAX_BYTES || e->response_len == 0)
 		return -1;
 	kind = cache_kind_str[e->kind];
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	o = json_object();
 	if (o == NULL ||
 	    json_object_set_new(o, "type", json_string("entry")) == -1 ||
@@ -861,7 +848,7 @@ bundle_writer_end(struct bundle_writer *w)
 
 	if (w->failed || EVP_DigestFinal_ex(w->md, md, &mdlen) != 1)
 		return -1;
-	bundle_hex(hex, md, sizeof(md));
+	util_hex(md, sizeof(md), hex);
 	/* Written by hand: it is not part of what it seals. */
 	n = snprintf(line, sizeof(line),
 	    "{\"type\":\"end\",\"entries\":%zu,\"sha256\":\"%s\"}\n",

@@ -18,6 +18,7 @@
 
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "entry/salvage.h"
@@ -96,8 +97,8 @@ ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
 		if (req.certids[0].serial_len * 2 + 8 > len)
 			return;
 		memcpy(buf, "serial=", 7);
-		bundle_hex(buf + 7, req.certids[0].serial,
-		    req.certids[0].serial_len);
+		util_hex(req.certids[0].serial,
+		    req.certids[0].serial_len, buf + 7);
 		return;
 	}
 	/* Other kinds are keyed by a printable name (a RIM ID, a path). */
@@ -418,7 +419,7 @@ list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
 
 	if (cache_get(ctl->cache, e->kind, e->key, e->klen, NULL, &b) != 1)
 		memset(&b, 0, sizeof(b));
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	ctl_entry_subject(e, &b, subj, sizeof(subj));
 	ctl_entry_hash(e, &b, hash, sizeof(hash));
 	bundle_time_str(tu, m->this_update);

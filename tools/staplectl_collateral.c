@@ -14,6 +14,7 @@
 
 #include "attest/amd.h"
 #include "attest/intel.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
@@ -134,7 +135,7 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			json_object_set_new(o, "object",
 			    json_string(kds_what_str[kr.what]));
 			if (kr.what == KDS_VEK) {
-				bundle_hex(hex, kr.id.hwid, kr.id.hwid_len);
+				util_hex(kr.id.hwid, kr.id.hwid_len, hex);
 				json_object_set_new(o, "hwid", json_string(hex));
 				json_object_set_new(o, "tcb", tcb_json(&kr.id.tcb));
 			}
@@ -244,7 +245,7 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 		n = tee_snp_paths(&s, paths, COLL_MAX_PATHS);
 		for (j = 0; j < n; j++)
 			add_path(kds, paths[j]);
-		bundle_hex(hex, s.chip_id, sizeof(s.chip_id));
+		util_hex(s.chip_id, sizeof(s.chip_id), hex);
 		o = json_pack("{s:s, s:i, s:s, s:s, s:o}", "snp_report", reports[i],
 		    "version", s.version, "product", amd_product_str[s.product],
 		    "chip_id", hex, "reported_tcb", tcb_json(&s.tcb));

@@ -49,7 +49,7 @@ put_hex(json_t *o, const char *name, const uint8_t *p, size_t n)
 
 	if ((h = malloc(2 * n + 1)) == NULL)
 		return;
-	bundle_hex(h, p, n);
+	util_hex(p, n, h);
 	json_object_set_new(o, name, json_string(h));
 	free(h);
 }
@@ -240,7 +240,7 @@ find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
 	if ((rv = ctl_collect(ctl, 0, &e, &n)) != CTL_OK)
 		return rv;
 	for (i = 0; i < n; i++) {
-		bundle_hex(hex, e[i].key, e[i].klen);
+		util_hex(e[i].key, e[i].klen, hex);
 		if (strncasecmp(hex, arg, alen) != 0)
 			continue;
 		if (strlen(hex) == alen) {	/* exact: wins */
@@ -352,7 +352,7 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 	char	hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160], hash[32];
 	json_t	*o;
 
-	bundle_hex(hex, ent->key, ent->klen);
+	util_hex(ent->key, ent->klen, hex);
 	ctl_entry_subject(ent, b, subj, sizeof(subj));
 	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
 	    cache_kind_str[ent->kind], "subject", subj);

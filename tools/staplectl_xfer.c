@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kds.h"
 #include "entry/pool.h"
@@ -309,7 +310,7 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
 	const char	*st = NULL;
 	json_t		*j;
 
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	if (c->ok) {
 		bundle_time_str(nu, c->meta.next_update);
 		st = bundle_status_name(e->kind, c->meta.status);

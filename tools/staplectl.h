@@ -69,6 +69,8 @@ void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
  */
 int	ctl_load_config(struct ctl *, const char *path);
 void	ctl_free(struct ctl *);
+/* --kind's argument: CTL_OK with *kind, or CTL_USAGE after saying why. */
+int	ctl_opt_kind(const char *, enum cache_kind *);
 /* The configured skew_s of kind's section (entry_servable's argument); 0 for no kind. */
 long	ctl_skew_s(const struct ctl *, enum cache_kind);
 

@@ -378,11 +378,8 @@ list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = kind_by_name(optarg)) == 0) {
-				ctl_warnx("--kind %s: not " KIND_NAMES,
-				    optarg);
+			if (ctl_opt_kind(optarg, kind) != CTL_OK)
 				return CTL_USAGE;
-			}
 			break;
 		case 'e':
 			if (ctl_parse_duration(optarg, within) == -1) {

@@ -131,11 +131,8 @@ export_opts(int argc, char **argv, enum cache_kind *kind, const char **outpath)
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = kind_by_name(optarg)) == 0) {
-				ctl_warnx("--kind %s: not " KIND_NAMES,
-				    optarg);
+			if (ctl_opt_kind(optarg, kind) != CTL_OK)
 				return CTL_USAGE;
-			}
 			break;
 		case 'o':
 			*outpath = optarg;

@@ -36,19 +36,12 @@
 #define CONFIG_REASON_BYTES	160	/* why a value is refused */
 #define CONFIG_QUOTE_BYTES	128	/* a value quoted in a message */
 
-const char *const config_svc_str[CONFIG_SVC_MAX] = {
-	[CONFIG_SVC_OCSP] = "ocsp",
-	[CONFIG_SVC_RIM] = "rim",
-	[CONFIG_SVC_PCCS] = "pccs",
-	[CONFIG_SVC_KDS] = "amd_kds",
-};
-
 /* Where each service's section lives in struct config. */
-static const size_t svc_off[CONFIG_SVC_MAX] = {
-	[CONFIG_SVC_OCSP] = offsetof(struct config, ocsp),
-	[CONFIG_SVC_RIM] = offsetof(struct config, rim),
-	[CONFIG_SVC_PCCS] = offsetof(struct config, pccs),
-	[CONFIG_SVC_KDS] = offsetof(struct config, amd_kds),
+static const size_t svc_off[CACHE_KIND_MAX] = {
+	[CACHE_KIND_OCSP] = offsetof(struct config, ocsp),
+	[CACHE_KIND_RIM] = offsetof(struct config, rim),
+	[CACHE_KIND_PCCS] = offsetof(struct config, pccs),
+	[CACHE_KIND_KDS] = offsetof(struct config, amd_kds),
 };
 
 const char *const config_mode_str[2] = {
@@ -66,9 +59,9 @@ static const char *const log_level_str[] = { "info", "debug", "trace" };
 _Static_assert(sizeof(enum config_mode) == sizeof(int), "mode is an int");
 
 const struct config_service *
-config_service(const struct config *cfg, enum config_svc svc)
+config_service(const struct config *cfg, enum cache_kind svc)
 {
-	if (cfg == NULL || (unsigned)svc >= CONFIG_SVC_MAX)
+	if (cfg == NULL || (int)svc < KIND_FIRST || svc >= CACHE_KIND_MAX)
 		return NULL;
 	return (const struct config_service *)((const char *)cfg +
 	    svc_off[svc]);
@@ -175,7 +168,7 @@ config_free(struct config *cfg)
 	listen_replace(cfg, NULL, NULL, 0);
 	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
 		service_free(section(cfg, svc));
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -692,11 +685,11 @@ enum cfg_type {
 	CFG_T_LISTEN,		/* struct config's listen, nlisten and listen_tls */
 };
 
-#define CFG_ROOT	CONFIG_SVC_MAX		/* the top level's section */
-#define CFG_NSECTIONS	(CONFIG_SVC_MAX + 1)
+#define CFG_ROOT	0		/* the top level's section: no kind's */
+#define CFG_NSECTIONS	CACHE_KIND_MAX
 #define CFG_IN(s)	(1u << (s))
-#define CFG_SERVICES	(CFG_IN(CONFIG_SVC_OCSP) | CFG_IN(CONFIG_SVC_RIM) | \
-			    CFG_IN(CONFIG_SVC_PCCS) | CFG_IN(CONFIG_SVC_KDS))
+#define CFG_SERVICES	(CFG_IN(CACHE_KIND_OCSP) | CFG_IN(CACHE_KIND_RIM) | \
+			    CFG_IN(CACHE_KIND_PCCS) | CFG_IN(CACHE_KIND_KDS))
 #define CFG_OPEN_MIN	0x1	/* DOUBLE: the lower bound is out of range */
 #define CFG_LIST_ONLY	0x2	/* LIST: a lone string is refused */
 
@@ -867,17 +860,17 @@ static const struct cfg_key listen_keys[] = {
 static const struct cfg_table listen_table = { KEYS(listen_keys), NULL };
 
 #define SF(f)	offsetof(struct config_service, f)
-#define OCSP	CFG_IN(CONFIG_SVC_OCSP)
-#define RIM	CFG_IN(CONFIG_SVC_RIM)
-#define PCCS	CFG_IN(CONFIG_SVC_PCCS)
-#define KDS	CFG_IN(CONFIG_SVC_KDS)
+#define OCSP	CFG_IN(CACHE_KIND_OCSP)
+#define RIM	CFG_IN(CACHE_KIND_RIM)
+#define PCCS	CFG_IN(CACHE_KIND_PCCS)
+#define KDS	CFG_IN(CACHE_KIND_KDS)
 static const struct cfg_key service_keys[] = {
 	{ "upstreams", CFG_T_UPSTREAMS, CFG_SERVICES, SF(upstreams),
 	    .noff = SF(nupstreams), .def_s = {
-		[CONFIG_SVC_OCSP] = CONFIG_DEFAULT_OCSP_UPSTREAM,
-		[CONFIG_SVC_RIM] = CONFIG_DEFAULT_RIM_UPSTREAM,
-		[CONFIG_SVC_PCCS] = CONFIG_DEFAULT_PCCS_UPSTREAM,
-		[CONFIG_SVC_KDS] = CONFIG_DEFAULT_KDS_UPSTREAM } },
+		[CACHE_KIND_OCSP] = CONFIG_DEFAULT_OCSP_UPSTREAM,
+		[CACHE_KIND_RIM] = CONFIG_DEFAULT_RIM_UPSTREAM,
+		[CACHE_KIND_PCCS] = CONFIG_DEFAULT_PCCS_UPSTREAM,
+		[CACHE_KIND_KDS] = CONFIG_DEFAULT_KDS_UPSTREAM } },
 	{ "anchors", CFG_T_LIST, OCSP | RIM, SF(anchors), .noff = SF(nanchors) },
 	{ "intermediates", CFG_T_LIST, OCSP, SF(intermediates),
 	    .noff = SF(nintermediates) },
@@ -910,10 +903,10 @@ static const struct cfg_key service_keys[] = {
 	    .lmin = 0, .lmax = 3600, .def_l = DEF_ALL(60) },
 	/* AMD KDS throttles identical requests to about one per 10 s. */
 	{ "pacing_ms", CFG_T_LONG, CFG_SERVICES, SF(pacing_ms), .lmin = 0,
-	    .lmax = 600000, .def_l = { [CONFIG_SVC_KDS] = 10000 } },
+	    .lmax = 600000, .def_l = { [CACHE_KIND_KDS] = 10000 } },
 	{ "retention_s", CFG_T_LONG, RIM, SF(retention_s), .lmin = 0,
 	    .lmax = CONFIG_MAX_INTERVAL_S,
-	    .def_l = { [CONFIG_SVC_RIM] = CONFIG_DEFAULT_RIM_RETENTION_S } },
+	    .def_l = { [CACHE_KIND_RIM] = CONFIG_DEFAULT_RIM_RETENTION_S } },
 	{ "api_key_file", CFG_T_STR, PCCS, .off = SF(api_key_file) },
 	/* client misses and refreshes together; the rest queue */
 	{ "max_upstream_inflight", CFG_T_LONG, CFG_SERVICES,
@@ -950,12 +943,9 @@ key_find(const struct cfg_table *t, int sec, const char *name)
 static int
 svc_find(const char *name)
 {
-	int	svc;
+	enum cache_kind	svc = kind_by_section(name);
 
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
-		if (strcmp(config_svc_str[svc], name) == 0)
-			return svc;
-	return -1;
+	return svc != 0 ? (int)svc : -1;
 }
 
 /* ---- defaults ------------------------------------------------------------ */
@@ -1027,7 +1017,7 @@ config_defaults(struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	table_defaults(&root_table, cfg, CFG_ROOT);
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
 		table_defaults(&service_table, section(cfg, svc), svc);
 }
 
@@ -1038,7 +1028,7 @@ upstream_default_nonce(void)
 	struct up_fields	f;
 
 	memset(&f, 0, sizeof(f));
-	table_defaults(&upstream_table, &f, CONFIG_SVC_OCSP);
+	table_defaults(&upstream_table, &f, CACHE_KIND_OCSP);
 	return f.verify_nonce;
 }
 
@@ -1778,9 +1768,9 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 	    timeout_check(cfg->keepalive_timeout_s, "keepalive_timeout_s", err,
 	    errlen) == -1)
 		return -1;
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++)
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
 		if (service_validate(config_service(cfg, svc),
-		    config_svc_str[svc], err, errlen) == -1)
+		    kind_table[svc].section, err, errlen) == -1)
 			return -1;
 	return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "entry/kind.h"
+
 /* Defaults the command lines also print; the key table uses these. */
 #define CONFIG_DEFAULT_LISTEN		"127.0.0.1:8090"
 #define CONFIG_DEFAULT_CACHE_DIR	"/var/lib/stapled"
@@ -39,15 +41,7 @@
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
-/* The services, in the order of their sections; config_svc_str names them as the file does. */
-enum config_svc {
-	CONFIG_SVC_OCSP,
-	CONFIG_SVC_RIM,
-	CONFIG_SVC_PCCS,
-	CONFIG_SVC_KDS,
-	CONFIG_SVC_MAX
-};
-extern const char *const config_svc_str[CONFIG_SVC_MAX];	/* "ocsp" "rim" "pccs" "amd_kds" */
+/* The services are the kinds (entry/kind.h); kind_table[k].section names each one's section. */
 
 enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
@@ -189,7 +183,7 @@ int	config_parse_cidr(const char *s, struct config_cidr *out);
 
 /* The section of one service (borrowed from cfg); NULL for a bad id. */
 const struct config_service *config_service(const struct config *,
-	    enum config_svc);
+	    enum cache_kind);
 /* How long a RIM is kept: rim.retention_s, its 0 meaning the default. */
 long	config_retention_s(const struct config_service *);
 

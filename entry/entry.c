@@ -61,6 +61,28 @@ entry_keep_headers(const char *const *names, const struct entry_answer *a,
 	return (int)n;
 }
 
+char *
+entry_base_url(const char *url, const char *const *suffixes)
+{
+	size_t	n = strlen(url), k, i;
+	char	*u;
+
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	for (i = 0; suffixes != NULL && suffixes[i] != NULL; i++) {
+		k = strlen(suffixes[i]);
+		if (n > k && strncmp(url + n - k, suffixes[i], k) == 0) {
+			n -= k;
+			break;
+		}
+	}
+	if ((u = malloc(n + 1)) != NULL) {
+		memcpy(u, url, n);
+		u[n] = '\0';
+	}
+	return u;
+}
+
 int
 entry_request_text(const uint8_t *req, size_t len, char *buf, size_t buflen)
 {

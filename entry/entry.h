@@ -75,6 +75,16 @@ char		*entry_header_dup(const uint8_t *headers, size_t len, const char *name);
  */
 int		 entry_keep_headers(const char *const *names,
 		    const struct entry_answer *, char *buf, size_t buflen);
+/* The most kept-headers bytes an entry stores (entry_keep_headers' buflen). */
+#define ENTRY_KEPT_HEADERS_MAX_BYTES	(64 * 1024)
+
+/*
+ * An upstream's base URL: `url` without trailing '/' and without the
+ * first of `suffixes` (NULL-terminated, or NULL) it ends in, the API's
+ * path that operators may write into it ("/vcek/v1"). A new string, or
+ * NULL when out of memory.
+ */
+char		*entry_base_url(const char *url, const char *const *suffixes);
 
 /*
  * A stored entry's request (a bundle's, the store's) as a string into

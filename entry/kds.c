@@ -30,11 +30,6 @@ const char *const kds_what_str[KDS_WHAT_MAX] = {
 	[KDS_VEK] = "vcek",
 };
 
-/* KDS sends Content-Type only; verifiers need nothing else from it. */
-const char *const kds_keep_headers[] = { "Content-Type", NULL };
-/* dstack and others configure "https://kdsintf.amd.com/vcek/v1": its host is meant. */
-const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
-
 static const char *const kds_vek_params[] = { "blSPL", "teeSPL", "snpSPL",
 	"ucodeSPL", "fmcSPL", NULL };
 

@@ -35,24 +35,6 @@ const char *const pccs_what_str[PCCS_WHAT_MAX] = {
 	[PCCS_FMSPCS] = "fmspcs",
 };
 
-const char *const pccs_keep_headers[] = {
-	"Content-Type",
-	"TCB-Info-Issuer-Chain",
-	"SGX-TCB-Info-Issuer-Chain",
-	"SGX-Enclave-Identity-Issuer-Chain",
-	"TCB-Evaluation-Data-Numbers-Issuer-Chain",
-	"SGX-PCK-CRL-Issuer-Chain",
-	"SGX-PCK-Certificate-Issuer-Chain",
-	"SGX-PCK-Certificate-CA-Type",
-	"SGX-TCBm",
-	"SGX-FMSPC",
-	NULL
-};
-
-const char *const pccs_base_suffixes[] = {
-	"/sgx/certification/v4", "/tdx/certification/v4", NULL
-};
-
 /* TCB info's header before PCS v4 renamed it. */
 #define PCCS_V3_TCB_CHAIN	"SGX-TCB-Info-Issuer-Chain"
 

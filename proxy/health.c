@@ -35,7 +35,7 @@ upstreams_line(struct gen *gen, char *buf, size_t len)
 	int	n;
 
 	buf[0] = '\0';
-	for (id = 0; id < CONFIG_SVC_MAX && off < len; id++) {
+	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX && off < len; id++) {
 		struct fetch_pool	*pool = svc_pool(gen_svc(gen, id));
 
 		if (pool == NULL)
@@ -88,7 +88,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	    "recorded", (json_int_t)time(NULL), "refresh_backlog",
 	    (json_int_t)rs.backlog, "refresh_inflight", (json_int_t)rs.inflight);
 	svcs = json_object();
-	for (id = 0; root != NULL && svcs != NULL && id < CONFIG_SVC_MAX; id++) {
+	for (id = CACHE_KIND_OCSP; root != NULL && svcs != NULL && id < CACHE_KIND_MAX; id++) {
 		pool = svc_pool(gen_svc(d->gen, id));
 		n = fetch_pool_health(pool, fh, HEALTH_MAX_UPSTREAMS);
 		ups = json_array();
@@ -132,7 +132,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 void
 send_status(struct daemon *d, const char *head)
 {
-	struct fetch_pool	*pools[CONFIG_SVC_MAX];
+	struct fetch_pool	*pools[CACHE_KIND_MAX] = { NULL };
 	struct refresh_stats	 rs;
 	struct status_summary	 sum;
 	char			 line[NOTIFY_MAX_BYTES - 32];
@@ -141,9 +141,9 @@ send_status(struct daemon *d, const char *head)
 	if (!notify_enabled())
 		return;
 	refresh_stats(d->refresh, &rs);
-	for (id = 0; id < CONFIG_SVC_MAX; id++)
+	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(d->gen, id));
-	status_summarize(&sum, &rs, pools, CONFIG_SVC_MAX, time(NULL));
+	status_summarize(&sum, &rs, pools, CACHE_KIND_MAX, time(NULL));
 	status_line(&sum, line, sizeof(line));
 	notify_send("%sSTATUS=%s", head, line);
 }

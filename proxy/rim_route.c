@@ -77,7 +77,7 @@ rim_trust_destroy(void *t)
 static void
 learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 {
-	struct svc		*ocsp = gen_svc(svc_gen(s), CONFIG_SVC_OCSP);
+	struct svc		*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
 	struct cache		*cache = gen_cache(svc_gen(s));
 	const struct rim_certs	*chain = &ad->result.chain;
 	size_t			 i;
@@ -102,7 +102,7 @@ rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 					    config_retention_s(svc_conf(s)), 0 };
 	struct entry_answer		 ans;
 	struct entry_rim_admission	 ad;
-	struct svc			*ocsp = gen_svc(svc_gen(s), CONFIG_SVC_OCSP);
+	struct svc			*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
 	enum entry_verdict		 v = ENTRY_REFUSE;
 
 	fetch_res_answer(res, &ans);

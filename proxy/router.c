@@ -78,14 +78,14 @@ reply_text(struct http_req *req, int code, const char *reason, const char *text)
 static void
 reply_metrics(struct router *rt, struct http_req *req)
 {
-	struct fetch_pool	*pools[CONFIG_SVC_MAX];
+	struct fetch_pool	*pools[CACHE_KIND_MAX] = { NULL };
 	struct refresh_stats	 rs;
 	size_t			 id;
 
 	refresh_stats(rt->refresh, &rs);
-	for (id = 0; id < CONFIG_SVC_MAX; id++)
+	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(rt->gen, id));
-	metrics_render(http_resp_body(req), &rs, pools, CONFIG_SVC_MAX, time(NULL));
+	metrics_render(http_resp_body(req), &rs, pools, CACHE_KIND_MAX, time(NULL));
 	http_resp_header(req, "Content-Type",
 	    "text/plain; version=0.0.4; charset=utf-8");
 	http_reply(req, 200, "OK");
@@ -99,15 +99,15 @@ static void
 reply_ready(struct router *rt, struct http_req *req)
 {
 	const char		*dmg = cache_damage(rt->cache);
-	struct fetch_pool	*pools[CONFIG_SVC_MAX];
+	struct fetch_pool	*pools[CACHE_KIND_MAX] = { NULL };
 	struct refresh_stats	 rs;
 	struct status_summary	 sum;
 	size_t			 id;
 
 	refresh_stats(rt->refresh, &rs);
-	for (id = 0; id < CONFIG_SVC_MAX; id++)
+	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(rt->gen, id));
-	status_summarize(&sum, &rs, pools, CONFIG_SVC_MAX, time(NULL));
+	status_summarize(&sum, &rs, pools, CACHE_KIND_MAX, time(NULL));
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
 	evbuffer_add_printf(http_resp_body(req), "ready\n");
 	if (dmg != NULL)
@@ -156,20 +156,20 @@ dispatch_get(struct router *rt, struct http_req *req, const char *p)
 	const char	*query = http_req_query(req);
 
 	if (pccs_is_path(p)) {
-		pccs_handle(gen_svc(rt->gen, CONFIG_SVC_PCCS), req, p, query);
+		pccs_handle(gen_svc(rt->gen, CACHE_KIND_PCCS), req, p, query);
 		return;
 	}
 	if (kds_is_path(p)) {
-		kds_handle(gen_svc(rt->gen, CONFIG_SVC_KDS), req, p, query);
+		kds_handle(gen_svc(rt->gen, CACHE_KIND_KDS), req, p, query);
 		return;
 	}
 	if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
-		rim_handle_get(gen_svc(rt->gen, CONFIG_SVC_RIM), req,
+		rim_handle_get(gen_svc(rt->gen, CACHE_KIND_RIM), req,
 		    p + strlen(RIM_ROUTE_PREFIX));
 		return;
 	}
 	/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}; nothing else. */
-	if (ocsp_handle_get(gen_svc(rt->gen, CONFIG_SVC_OCSP), req, p) == -1)
+	if (ocsp_handle_get(gen_svc(rt->gen, CACHE_KIND_OCSP), req, p) == -1)
 		http_error(req, 404, "Not Found");
 }
 
@@ -202,7 +202,7 @@ router_dispatch(struct http_req *req, void *arg)
 	}
 	switch (http_req_method(req)) {
 	case HTTP_POST:
-		ocsp = gen_svc(rt->gen, CONFIG_SVC_OCSP);
+		ocsp = gen_svc(rt->gen, CACHE_KIND_OCSP);
 		if (ocsp_is_post_path(ocsp, p))
 			ocsp_handle_post(ocsp, req);
 		else

@@ -31,10 +31,9 @@
 #include "proxy/refresh.h"
 #include "proxy/service.h"
 
-#define SVC_HEADERS_MAX_BYTES	(64 * 1024)
+#define SVC_HEADERS_MAX_BYTES	ENTRY_KEPT_HEADERS_MAX_BYTES
 #define NEG_SLOTS		1024	/* remembered answers (404/410, definitive) per service */
 #define NEG_MAX_BODY_BYTES	4096
-#define SVC_VENDOR_SKEW_S	300	/* INTEL_SKEW_S, AMD_SKEW_S */
 #define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
 
 /*
@@ -77,7 +76,7 @@ struct gen {
 	struct refresh	*refresh;
 	struct config_cidr *trusted;	/* trusted_proxies, parsed */
 	size_t		 ntrusted;
-	struct svc	 svcs[CONFIG_SVC_MAX];
+	struct svc	 svcs[CACHE_KIND_MAX];
 };
 
 /* A fetch in flight: the call, with its buffers owned (the fetch job's arg). */
@@ -127,11 +126,11 @@ struct refresh_wait {
 
 static size_t	npending;
 
-static const struct svc_ops *const svc_table[CONFIG_SVC_MAX] = {
-	[CONFIG_SVC_OCSP] = &ocsp_ops,
-	[CONFIG_SVC_RIM] = &rim_ops,
-	[CONFIG_SVC_PCCS] = &pccs_ops,
-	[CONFIG_SVC_KDS] = &kds_ops,
+static const struct svc_ops *const svc_table[CACHE_KIND_MAX] = {
+	[CACHE_KIND_OCSP] = &ocsp_ops,
+	[CACHE_KIND_RIM] = &rim_ops,
+	[CACHE_KIND_PCCS] = &pccs_ops,
+	[CACHE_KIND_KDS] = &kds_ops,
 };
 
 size_t
@@ -165,29 +164,6 @@ svc_fini(struct svc *s)
 	miss_limit_free(s->misses);
 }
 
-/* An upstream base without the suffix that names the API (dstack writes KDS bases so). */
-static char *
-base_url(const struct svc_ops *ops, const char *url)
-{
-	size_t	n = strlen(url), k, i;
-	char	*u;
-
-	while (n > 0 && url[n - 1] == '/')
-		n--;
-	for (i = 0; ops->base_suffixes != NULL && ops->base_suffixes[i] != NULL; i++) {
-		k = strlen(ops->base_suffixes[i]);
-		if (n > k && strncmp(url + n - k, ops->base_suffixes[i], k) == 0) {
-			n -= k;
-			break;
-		}
-	}
-	if ((u = malloc(n + 1)) != NULL) {
-		memcpy(u, url, n);
-		u[n] = '\0';
-	}
-	return u;
-}
-
 void
 gen_unref(struct gen *g)
 {
@@ -195,7 +171,7 @@ gen_unref(struct gen *g)
 
 	if (g == NULL || --g->refs > 0)
 		return;
-	for (i = 0; i < CONFIG_SVC_MAX; i++)
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
 		svc_fini(&g->svcs[i]);
 	free(g->trusted);
 	config_free(g->cfg);
@@ -216,7 +192,7 @@ gen_cache(const struct gen *g)
 }
 
 struct svc *
-gen_svc(struct gen *g, enum config_svc id)
+gen_svc(struct gen *g, enum cache_kind id)
 {
 	return &g->svcs[id];
 }
@@ -247,7 +223,8 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 		return -1;
 	}
 	for (i = 0; i < c->nupstreams; i++) {
-		if ((s->urls[i] = base_url(ops, c->upstreams[i].url)) == NULL) {
+		if ((s->urls[i] = entry_base_url(c->upstreams[i].url,
+		    kind_table[ops->kind].base_suffixes)) == NULL) {
 			free(ups);
 			snprintf(err, errlen, "out of memory");
 			return -1;
@@ -292,8 +269,8 @@ pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
 void
 gen_learn_pool(struct gen *g)
 {
-	if (g->cache != NULL && g->svcs[CONFIG_SVC_OCSP].trust != NULL &&
-	    entry_pool_walk(g->cache, pool_one, g->svcs[CONFIG_SVC_OCSP].trust) == -1)
+	if (g->cache != NULL && g->svcs[CACHE_KIND_OCSP].trust != NULL &&
+	    entry_pool_walk(g->cache, pool_one, g->svcs[CACHE_KIND_OCSP].trust) == -1)
 		log_warn("ocsp: reading the learned intermediates: %s",
 		    cache_strerror(g->cache));
 }
@@ -345,7 +322,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 		gen_unref(g);
 		return NULL;
 	}
-	for (i = 0; i < CONFIG_SVC_MAX; i++)
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
 		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
 		    err, errlen) == -1) {
 			gen_unref(g);
@@ -730,8 +707,8 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	j->verdict = v;
 	if (v == ENTRY_STORE) {
 		fetch_res_answer(res, &ans);
-		hlen = entry_keep_headers(s->ops->keep_headers, &ans, headers,
-		    sizeof(headers));
+		hlen = entry_keep_headers(kind_table[s->ops->kind].keep_headers,
+		    &ans, headers, sizeof(headers));
 		if (hlen >= 0)
 			store(j, res, &a, headers, (size_t)hlen, now);
 		else {
@@ -813,16 +790,9 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
     enum metrics_result result)
 {
 	time_t	now = time(NULL);
-	long	skew;
 
-	/*
-	 * Never serve what has expired, or what is not valid yet. Intel and
-	 * AMD objects are stored with up to SVC_VENDOR_SKEW_S of clock skew.
-	 */
-	skew = s->conf->skew_s;
-	if (s->ops->kind != CACHE_KIND_OCSP && skew < SVC_VENDOR_SKEW_S)
-		skew = SVC_VENDOR_SKEW_S;
-	if (m->next_update <= now || m->this_update > now + skew)
+	/* Never serve what has expired, or what is not valid yet. */
+	if (!entry_servable(m, s->ops->kind, s->conf->skew_s, now))
 		return 0;
 	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
 	    b->headers_len, now, result);
@@ -1370,7 +1340,7 @@ gen_install_refresh(struct gen *g)
 	const struct config_service	*c;
 	size_t				 i;
 
-	for (i = 0; i < CONFIG_SVC_MAX; i++) {
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
 		c = g->svcs[i].conf;
 		memset(&kc, 0, sizeof(kc));
 		kc.sched.fraction = c->refresh.fraction;

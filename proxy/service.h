@@ -52,10 +52,7 @@ struct svc_ops {
 	const char		*name;		/* "ocsp": logs, metrics, config */
 	const char		*retry_after_s;	/* for svc_serve_failed_text */
 	enum cache_kind		 kind;
-	/* Response headers kept with an entry and served again (issuer chains). */
-	const char *const	*keep_headers;
-	/* Upstream URL suffixes that mean the host ("/vcek/v1", dstack's KDS form). */
-	const char *const	*base_suffixes;
+	/* Kept headers and upstream base suffixes: kind_table[kind]'s. */
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
 	void			 (*trust_free)(void *);
@@ -112,7 +109,7 @@ void			 gen_ref(struct gen *);
 void			 gen_unref(struct gen *);	/* accepts NULL */
 const struct config	*gen_config(const struct gen *);
 struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
-struct svc		*gen_svc(struct gen *, enum config_svc);
+struct svc		*gen_svc(struct gen *, enum cache_kind);
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
  * records "pool/<sha256>", written by staplectl and the RIM route) to the

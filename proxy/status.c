@@ -27,7 +27,7 @@ status_summarize(struct status_summary *s, const struct refresh_stats *rs,
 	s->expired = rs->expired;
 	s->valid_left_s = rs->earliest_next_update != 0 ?
 	    rs->earliest_next_update - (int64_t)now : -1;
-	for (i = 0; i < npools && i < CONFIG_SVC_MAX; i++) {
+	for (i = 0; i < npools && i < CACHE_KIND_MAX; i++) {
 		if (pools[i] == NULL)
 			continue;
 		n = fetch_pool_health(pools[i], fh, METRICS_MAX_UPSTREAMS);

@@ -21,7 +21,7 @@ struct status_summary {
 	struct {
 		const char	*service;	/* borrowed from the pool */
 		size_t		 up, total;	/* upstreams out of cooldown, configured */
-	}		svc[CONFIG_SVC_MAX];
+	}		svc[CACHE_KIND_MAX];
 	size_t		nsvc;
 	int		saturated;	/* enum metrics_saturation of the public listeners */
 	unsigned long	conns, max_conns;	/* open on them, and their budget */
@@ -30,7 +30,7 @@ struct status_summary {
 
 /*
  * Sum up rs (the refresher's last pass, borrowed) and the npools upstream
- * pools (borrowed; at most CONFIG_SVC_MAX are used) at now. Scans nothing:
+ * pools (borrowed; at most CACHE_KIND_MAX are used) at now. Scans nothing:
  * the figures are those metrics_render prints. Cannot fail.
  */
 void	status_summarize(struct status_summary *, const struct refresh_stats *rs,

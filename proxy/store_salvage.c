@@ -124,8 +124,8 @@ salvage_spawn(struct store_salvage *s, struct gen *gen, const char *aside)
 	struct entry_salvage_rules	 rules;
 
 	memset(&rules, 0, sizeof(rules));
-	rules.ocsp = svc_trust(gen_svc(gen, CONFIG_SVC_OCSP));
-	rules.rim = svc_trust(gen_svc(gen, CONFIG_SVC_RIM));
+	rules.ocsp = svc_trust(gen_svc(gen, CACHE_KIND_OCSP));
+	rules.rim = svc_trust(gen_svc(gen, CACHE_KIND_RIM));
 	rules.ocsp_skew_s = cfg->ocsp.skew_s;
 	rules.rim_retention_s = config_retention_s(&cfg->rim);
 	snprintf(s->aside, sizeof(s->aside), "%s", aside);

@@ -17,6 +17,7 @@
 #include "attest/der.h"
 #include "attest/util.h"
 #include "cache/record.h"
+#include "entry/kind.h"
 #include "tools/bundle.h"
 
 struct bundle_writer {
@@ -37,19 +38,6 @@ bundle_status_name(enum cache_kind kind, int status)
 }
 
 /* ---- small codecs ---------------------------------------------------- */
-
-void
-bundle_hex(char *out, const uint8_t *buf, size_t len)
-{
-	static const char	digits[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[buf[i] >> 4];
-		out[2 * i + 1] = digits[buf[i] & 0xf];
-	}
-	out[2 * len] = '\0';
-}
 
 long
 bundle_unhex(const char *s, uint8_t *out, size_t outlen)
@@ -240,17 +228,6 @@ rd_header(struct rd *r, json_t *o, struct bundle *b)
 }
 
 static int
-rd_kind(const char *name)
-{
-	int	k;
-
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		if (strcmp(name, cache_kind_str[k]) == 0)
-			return k;
-	return 0;
-}
-
-static int
 rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 {
 	const char	*s;
@@ -266,7 +243,7 @@ rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 	if (strlen(s) == 0 || strlen(s) >= sizeof(e->kind_name))
 		return rd_fail(r, "kind: not a kind name");
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", s);
-	e->kind = rd_kind(s);
+	e->kind = kind_by_name(s);
 	if ((s = rd_str(r, o, "key", 1)) == NULL)
 		return -1;
 	if ((n = bundle_unhex(s, e->key, sizeof(e->key))) <= 0)
@@ -806,7 +783,7 @@ bundle_write_entry(struct bundle_writer *w, const struct bundle_entry *e)
 	    e->klen > CACHE_KEY_MAX_BYTES || e->response_len == 0)
 		return -1;
 	kind = cache_kind_str[e->kind];
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	o = json_object();
 	if (o == NULL ||
 	    json_object_set_new(o, "type", json_string("entry")) == -1 ||
@@ -871,7 +848,7 @@ bundle_writer_end(struct bundle_writer *w)
 
 	if (w->failed || EVP_DigestFinal_ex(w->md, md, &mdlen) != 1)
 		return -1;
-	bundle_hex(hex, md, sizeof(md));
+	util_hex(md, sizeof(md), hex);
 	/* Written by hand: it is not part of what it seals. */
 	n = snprintf(line, sizeof(line),
 	    "{\"type\":\"end\",\"entries\":%zu,\"sha256\":\"%s\"}\n",

@@ -151,11 +151,10 @@ int	bundle_writer_end(struct bundle_writer *);
 size_t	bundle_writer_entries(const struct bundle_writer *);
 void	bundle_writer_free(struct bundle_writer *);	/* NULL ok */
 
-/* Helpers the tools share: RFC 3339 UTC ("2025-01-02T03:04:05Z"), hex. */
+/* Helpers the tools share: RFC 3339 UTC ("2025-01-02T03:04:05Z"), a key's hex. */
 void	bundle_time_str(char buf[32], int64_t t);
 int	bundle_time_parse(const char *s, int64_t *t);
-void	bundle_hex(char *out, const uint8_t *buf, size_t len);	/* 2*len+1 */
-/* Decode hex (either case); returns the byte count, or -1. */
+/* Decode a key's hex (either case, util_unhex's digits): the byte count, or -1. Encode with util_hex. */
 long	bundle_unhex(const char *s, uint8_t *out, size_t outlen);
 
 #endif

@@ -69,6 +69,10 @@ void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
  */
 int	ctl_load_config(struct ctl *, const char *path);
 void	ctl_free(struct ctl *);
+/* --kind's argument: CTL_OK with *kind, or CTL_USAGE after saying why. */
+int	ctl_opt_kind(const char *, enum cache_kind *);
+/* The configured skew_s of kind's section (entry_servable's argument); 0 for no kind. */
+long	ctl_skew_s(const struct ctl *, enum cache_kind);
 
 /*
  * Open the cache once (read-only or not), after the damage checks: the
@@ -165,7 +169,6 @@ struct ctl_ent {
 int	ctl_collect(struct ctl *, enum cache_kind, struct ctl_ent **out,
 	    size_t *n);	/* CTL_OK or CTL_NOFILE; *out is malloc'd */
 /* "ocsp" ... as kind, or 0. */
-enum cache_kind ctl_kind(const char *);
 /* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
 void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,
 	    char *buf, size_t len);
@@ -201,14 +204,17 @@ struct ctl_check {
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
+/* One kind's check, the shape of ctl_check_entry (a row of its table). */
+typedef int ctl_check_fn(struct ctl *, struct ctl_trust *,
+    const struct bundle_entry *, time_t now, struct ctl_check *c);
 
 /*
  * tools/staplectl_check.c: Intel PCS/PCCS and AMD KDS entries, by
  * entry/pccs.c's and entry/kds.c's rules. A PCCS entry whose stored
  * counterpart has a newer tcbEvaluationDataNumber sets c->keep_stored.
  */
-int	ctl_check_pccs(struct ctl *, const struct bundle_entry *, time_t now,
-	    struct ctl_check *c);
+int	ctl_check_pccs(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 int	ctl_check_kds(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 /*

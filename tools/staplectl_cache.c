@@ -18,6 +18,7 @@
 
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "entry/salvage.h"
@@ -27,17 +28,6 @@
 #define STATUS_EXPIRING_S	(6 * 3600)	/* what status counts as expiring */
 #define STATUS_DAMAGED_PREFIX	"data.mdb.damaged-"	/* cache_move_aside's names */
 #define DAEMON_STALE_S		60		/* it records every few seconds */
-
-enum cache_kind
-ctl_kind(const char *s)
-{
-	int	k;
-
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		if (strcmp(s, cache_kind_str[k]) == 0)
-			return k;
-	return 0;
-}
 
 struct collect {
 	struct ctl_ent	*e;
@@ -107,8 +97,8 @@ ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
 		if (req.certids[0].serial_len * 2 + 8 > len)
 			return;
 		memcpy(buf, "serial=", 7);
-		bundle_hex(buf + 7, req.certids[0].serial,
-		    req.certids[0].serial_len);
+		util_hex(req.certids[0].serial,
+		    req.certids[0].serial_len, buf + 7);
 		return;
 	}
 	/* Other kinds are keyed by a printable name (a RIM ID, a path). */
@@ -388,11 +378,8 @@ list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = ctl_kind(optarg)) == 0) {
-				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
-				    optarg);
+			if (ctl_opt_kind(optarg, kind) != CTL_OK)
 				return CTL_USAGE;
-			}
 			break;
 		case 'e':
 			if (ctl_parse_duration(optarg, within) == -1) {
@@ -429,7 +416,7 @@ list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
 
 	if (cache_get(ctl->cache, e->kind, e->key, e->klen, NULL, &b) != 1)
 		memset(&b, 0, sizeof(b));
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	ctl_entry_subject(e, &b, subj, sizeof(subj));
 	ctl_entry_hash(e, &b, hash, sizeof(hash));
 	bundle_time_str(tu, m->this_update);
@@ -444,7 +431,8 @@ list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
 		    "subject", subj, "status", st, "this_update", tu,
 		    "next_update", nu, "seconds_left",
 		    (json_int_t)(m->next_update - ctl->now), "valid",
-		    m->next_update > ctl->now, "source", m->source, "served",
+		    entry_servable(m, e->kind, ctl_skew_s(ctl, e->kind), ctl->now),
+		    "source", m->source, "served",
 		    (json_int_t)m->served_count);
 		if (e->kind == CACHE_KIND_OCSP)
 			json_object_set_new(o, "certid_hash", json_string(hash));

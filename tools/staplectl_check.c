@@ -111,24 +111,23 @@ check_rim(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	return c->ok;
 }
 
+/* Each kind's check, by enum cache_kind: the entry's rules, as the daemon admits by them. */
+static ctl_check_fn *const ctl_checks[CACHE_KIND_MAX] = {
+	[CACHE_KIND_OCSP] = check_ocsp,
+	[CACHE_KIND_RIM] = check_rim,
+	[CACHE_KIND_PCCS] = ctl_check_pccs,
+	[CACHE_KIND_KDS] = ctl_check_kds,
+};
+
 int
 ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
     const struct bundle_entry *e, time_t now, struct ctl_check *c)
 {
 	memset(c, 0, sizeof(*c));
-	switch (e->kind) {
-	case CACHE_KIND_OCSP:
-		return check_ocsp(ctl, t, e, now, c);
-	case CACHE_KIND_RIM:
-		return check_rim(ctl, t, e, now, c);
-	case CACHE_KIND_PCCS:
-		return ctl_check_pccs(ctl, e, now, c);
-	case CACHE_KIND_KDS:
-		return ctl_check_kds(ctl, t, e, now, c);
-	default:
+	if (kind_name(e->kind) == NULL || ctl_checks[e->kind] == NULL)
 		return ctl_reject(c, "kind \"%s\" is not known to this staplectl",
 		    e->kind_name);
-	}
+	return ctl_checks[e->kind](ctl, t, e, now, c);
 }
 
 /* ---- chains ------------------------------------------------------------- */
@@ -241,11 +240,13 @@ pccs_stored_is_newer(struct ctl *ctl, const struct bundle_entry *e,
 }
 
 int
-ctl_check_pccs(struct ctl *ctl, const struct bundle_entry *e, time_t now,
-    struct ctl_check *c)
+ctl_check_pccs(struct ctl *ctl, struct ctl_trust *t,
+    const struct bundle_entry *e, time_t now, struct ctl_check *c)
 {
 	struct pccs_req		r;
 	struct pccs_admitted	ad;
+
+	(void)t;	/* PCCS entries need no peers' chains */
 
 	if (!ctl_pccs_verify(e, now, c, &r, &ad))
 		return 0;

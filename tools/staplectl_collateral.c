@@ -14,6 +14,7 @@
 
 #include "attest/amd.h"
 #include "attest/intel.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
@@ -134,7 +135,7 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			json_object_set_new(o, "object",
 			    json_string(kds_what_str[kr.what]));
 			if (kr.what == KDS_VEK) {
-				bundle_hex(hex, kr.id.hwid, kr.id.hwid_len);
+				util_hex(kr.id.hwid, kr.id.hwid_len, hex);
 				json_object_set_new(o, "hwid", json_string(hex));
 				json_object_set_new(o, "tcb", tcb_json(&kr.id.tcb));
 			}
@@ -244,7 +245,7 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 		n = tee_snp_paths(&s, paths, COLL_MAX_PATHS);
 		for (j = 0; j < n; j++)
 			add_path(kds, paths[j]);
-		bundle_hex(hex, s.chip_id, sizeof(s.chip_id));
+		util_hex(s.chip_id, sizeof(s.chip_id), hex);
 		o = json_pack("{s:s, s:i, s:s, s:s, s:o}", "snp_report", reports[i],
 		    "version", s.version, "product", amd_product_str[s.product],
 		    "chip_id", hex, "reported_tcb", tcb_json(&s.tcb));
@@ -280,46 +281,49 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 }
 
 /* ---- fetch ---------------------------------------------------------------- */
-/* The kept headers, as the daemon stores them: "Name: value\r\n" in its order. */
-static uint8_t *
-kept_headers(const struct ctl_http *r, const char *const *keep, size_t *outlen)
-{
-	char	*out, *v;
-	size_t	 i, n = 0, cap = r->hlen + 1;
+/* A header of a fetched answer, for entry_keep_headers; each value lives until the next call. */
+struct fetched_headers {
+	const struct ctl_http	*r;
+	char			*last;
+};
 
-	if ((out = malloc(cap)) == NULL)
-		return NULL;
-	for (i = 0; keep[i] != NULL; i++) {
-		/* The raw lines end in CRLF already: the same reader serves. */
-		if ((v = header_value((const uint8_t *)r->hdr, r->hlen,
-		    keep[i])) == NULL)
-			continue;
-		if (n + strlen(keep[i]) + strlen(v) + 4 < cap)
-			n += (size_t)snprintf(out + n, cap - n, "%s: %s\r\n",
-			    keep[i], v);
-		free(v);
-	}
-	*outlen = n;
-	return (uint8_t *)out;
+static const char *
+fetched_header(const void *arg, const char *name)
+{
+	struct fetched_headers	*h = (struct fetched_headers *)arg;
+
+	free(h->last);
+	/* The raw lines end in CRLF already: the same reader serves. */
+	h->last = header_value((const uint8_t *)h->r->hdr, h->r->hlen, name);
+	return h->last;
 }
 
-/* An upstream base without a trailing '/' or the API suffix (as the daemon takes them). */
-static void
-base_of(const char *url, const char *const *suffixes, char *buf, size_t len)
+/*
+ * The kept headers of kind, as the daemon stores them: NULL with *why
+ * when they do not fit (the daemon does not store such an answer).
+ */
+static uint8_t *
+kept_of(const struct ctl_http *r, enum cache_kind kind, size_t *outlen,
+    const char **why)
 {
-	size_t	n, k, i;
+	struct fetched_headers	 h = { r, NULL };
+	struct entry_answer	 a = { NULL, 0, fetched_header, &h };
+	char			*out;
+	int			 n;
 
-	snprintf(buf, len, "%s", url);
-	n = strlen(buf);
-	while (n > 0 && buf[n - 1] == '/')
-		buf[--n] = '\0';
-	for (i = 0; suffixes[i] != NULL; i++) {
-		k = strlen(suffixes[i]);
-		if (n > k && strcmp(buf + n - k, suffixes[i]) == 0) {
-			buf[n - k] = '\0';
-			return;
-		}
+	*why = "out of memory";
+	if ((out = malloc(ENTRY_KEPT_HEADERS_MAX_BYTES)) == NULL)
+		return NULL;
+	n = entry_keep_headers(kind_table[kind].keep_headers, &a, out,
+	    ENTRY_KEPT_HEADERS_MAX_BYTES);
+	free(h.last);
+	if (n < 0) {
+		*why = "kept headers over the limit: not stored";
+		free(out);
+		return NULL;
 	}
+	*outlen = (size_t)n;
+	return (uint8_t *)out;
 }
 
 static struct bundle_entry *
@@ -361,8 +365,9 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	struct bundle_entry	*e;
 	struct ctl_http		 r;
 	struct ctl_check	*c;
-	char			 url[TEE_PATH_MAX + 512], base[512];
+	char			 url[TEE_PATH_MAX + 512], *base;
 	char			 err[TEE_PATH_MAX + 700];
+	const char		*why;
 	size_t			 i;
 
 	if ((e = fetched_add(f)) == NULL) {
@@ -378,21 +383,30 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		goto failed;
 	e->request_len = strlen(path);
 	for (i = 0; i < nups; i++) {
-		base_of(ups[i], kind == CACHE_KIND_PCCS ? pccs_base_suffixes :
-		    kds_base_suffixes, base, sizeof(base));
+		if ((base = entry_base_url(ups[i],
+		    kind_table[kind].base_suffixes)) == NULL)
+			goto failed;
 		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
 		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)
 			snprintf(url, sizeof(url), "%s", INTEL_ROOT_CRL_URL);
 		else
 			snprintf(url, sizeof(url), "%s%s", base, path);
+		free(base);
 		if (ctl_http_do(url, NULL, 0, NULL, &r, err, sizeof(err)) == -1) {
 			ctl_warnx("fetch: %s", err);
 			continue;
 		}
 		free(e->response);
 		free(e->headers);
-		e->headers = kept_headers(&r, kind == CACHE_KIND_PCCS ? pccs_keep_headers :
-		    kds_keep_headers, &e->headers_len);
+		e->headers_len = 0;
+		e->response = NULL;
+		if ((e->headers = kept_of(&r, kind, &e->headers_len,
+		    &why)) == NULL) {
+			ctl_warnx("fetch: %s: rejected: %s", url, why);
+			free(r.body);
+			free(r.hdr);
+			continue;
+		}
 		e->response = r.body;
 		e->response_len = r.len;
 		free(r.hdr);

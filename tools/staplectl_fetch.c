@@ -19,6 +19,7 @@
 #include "attest/evidence.h"
 #include "attest/ocsp.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/rim.h"
 #include "tools/bundle.h"
@@ -238,7 +239,7 @@ certid_json(const uint8_t *key, const uint8_t *req, size_t reqlen,
 	char		 hex[2 * OCSP_KEY_BYTES + 1], hash[32];
 	json_t		*o;
 
-	bundle_hex(hex, key, OCSP_KEY_BYTES);
+	util_hex(key, OCSP_KEY_BYTES, hex);
 	o = json_pack("{s:s}", "key", hex);
 	if (ocsp_req_parse(req, reqlen, &parsed, &why) == 0) {
 		evidence_req_hash_name(&parsed, hash, sizeof(hash));
@@ -595,7 +596,7 @@ haul_take(struct haul *h, struct ctl_fetched *cf)
 /* Flags win over the configuration's upstreams (the file's, else the vendor's own endpoint). */
 static int
 ups_default(char **ups, size_t *n, const struct config *conf,
-    enum config_svc svc)
+    enum cache_kind svc)
 {
 	const struct config_service	*s = config_service(conf, svc);
 	size_t				 i;
@@ -603,7 +604,7 @@ ups_default(char **ups, size_t *n, const struct config *conf,
 	if (*n > 0)
 		return CTL_OK;
 	if (s->nupstreams > CTL_MAX_LIST) {
-		ctl_warnx("%s.upstreams: more than %d", config_svc_str[svc],
+		ctl_warnx("%s.upstreams: more than %d", kind_table[svc].section,
 		    CTL_MAX_LIST);
 		return CTL_USAGE;
 	}
@@ -757,7 +758,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		    c->reason);
 	}
 	/* Not asked: said once, when the last upstream went down. */
-	bundle_hex(hex, key, klen);
+	util_hex(key, klen, hex);
 	if (o != FETCH_NOT_ASKED)
 		ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
 		    cache_kind_str[kind], hex, fetch_outcome_str[o]);
@@ -930,8 +931,8 @@ fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 			ctl_warnx("manifest: ocsp[%zu]: %s", i, err);
 			h->failed++;
 		} else if (!listed_as(l, n, &l[i].req.certids[0], hh)) {
-			bundle_hex(serial, l[i].req.certids[0].serial,
-			    l[i].req.certids[0].serial_len);
+			util_hex(l[i].req.certids[0].serial,
+			    l[i].req.certids[0].serial_len, serial);
 			ctl_warnx("manifest: ocsp[%zu] (serial=%s): its issuer's "
 			    "certificate is not known here (anchors, pool), so "
 			    "it is not asked with %s", i, serial,
@@ -1262,12 +1263,12 @@ fetch_ups_add(struct fetch_ups *u, int ch, char *url)
 static int
 fetch_ups_defaults(struct ctl *ctl, struct fetch_ups *u)
 {
-	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CONFIG_SVC_OCSP) !=
+	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CACHE_KIND_OCSP) !=
 	    CTL_OK ||
-	    ups_default(u->rim, &u->nrim, &ctl->conf, CONFIG_SVC_RIM) != CTL_OK ||
-	    ups_default(u->pccs, &u->npccs, &ctl->conf, CONFIG_SVC_PCCS) !=
+	    ups_default(u->rim, &u->nrim, &ctl->conf, CACHE_KIND_RIM) != CTL_OK ||
+	    ups_default(u->pccs, &u->npccs, &ctl->conf, CACHE_KIND_PCCS) !=
 	    CTL_OK ||
-	    ups_default(u->kds, &u->nkds, &ctl->conf, CONFIG_SVC_KDS) != CTL_OK)
+	    ups_default(u->kds, &u->nkds, &ctl->conf, CACHE_KIND_KDS) != CTL_OK)
 		return CTL_USAGE;
 	return CTL_OK;
 }

@@ -49,7 +49,7 @@ put_hex(json_t *o, const char *name, const uint8_t *p, size_t n)
 
 	if ((h = malloc(2 * n + 1)) == NULL)
 		return;
-	bundle_hex(h, p, n);
+	util_hex(p, n, h);
 	json_object_set_new(o, name, json_string(h));
 	free(h);
 }
@@ -240,7 +240,7 @@ find_entry(struct ctl *ctl, const char *arg, struct ctl_ent *out)
 	if ((rv = ctl_collect(ctl, 0, &e, &n)) != CTL_OK)
 		return rv;
 	for (i = 0; i < n; i++) {
-		bundle_hex(hex, e[i].key, e[i].klen);
+		util_hex(e[i].key, e[i].klen, hex);
 		if (strncasecmp(hex, arg, alen) != 0)
 			continue;
 		if (strlen(hex) == alen) {	/* exact: wins */
@@ -282,7 +282,7 @@ ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *en
 /* The entry's metadata: status, times, where it came from, its refresh plan. */
 static void
 show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
-    time_t now)
+    long skew_s, time_t now)
 {
 	const char	*st;
 
@@ -292,7 +292,8 @@ show_meta(json_t *o, enum cache_kind kind, const struct cache_meta *m,
 		json_object_set_new(o, "status", json_integer(m->status));
 	ctl_put_time(o, "this_update", m->this_update);
 	ctl_put_time(o, "next_update", m->next_update);
-	json_object_set_new(o, "valid", json_boolean(m->next_update > now));
+	json_object_set_new(o, "valid", json_boolean(entry_servable(m, kind,
+	    skew_s, now)));
 	json_object_set_new(o, "seconds_left",
 	    json_integer(m->next_update - now));
 	ctl_put_time(o, "produced_at", m->produced_at);
@@ -351,7 +352,7 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 	char	hex[2 * CACHE_KEY_MAX_BYTES + 1], subj[160], hash[32];
 	json_t	*o;
 
-	bundle_hex(hex, ent->key, ent->klen);
+	util_hex(ent->key, ent->klen, hex);
 	ctl_entry_subject(ent, b, subj, sizeof(subj));
 	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
 	    cache_kind_str[ent->kind], "subject", subj);
@@ -359,7 +360,7 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 		ctl_entry_hash(ent, b, hash, sizeof(hash));
 		json_object_set_new(o, "certid_hash", json_string(hash));
 	}
-	show_meta(o, ent->kind, m, ctl->now);
+	show_meta(o, ent->kind, m, ctl_skew_s(ctl, ent->kind), ctl->now);
 	show_bodies(o, b);
 	if (ent->kind == CACHE_KIND_OCSP)
 		show_ocsp(ctl, t, ent, o, b);

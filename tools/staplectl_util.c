@@ -208,6 +208,24 @@ ctl_load_config(struct ctl *ctl, const char *path)
 	return CTL_OK;
 }
 
+int
+ctl_opt_kind(const char *arg, enum cache_kind *kind)
+{
+	if ((*kind = kind_by_name(arg)) == 0) {
+		ctl_warnx("--kind %s: not " KIND_NAMES, arg);
+		return CTL_USAGE;
+	}
+	return CTL_OK;
+}
+
+long
+ctl_skew_s(const struct ctl *ctl, enum cache_kind kind)
+{
+	const struct config_service	*c = config_service(&ctl->conf, kind);
+
+	return c != NULL ? c->skew_s : 0;
+}
+
 void
 ctl_free(struct ctl *ctl)
 {

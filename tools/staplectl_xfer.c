@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kds.h"
 #include "entry/pool.h"
@@ -130,11 +131,8 @@ export_opts(int argc, char **argv, enum cache_kind *kind, const char **outpath)
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((*kind = ctl_kind(optarg)) == 0) {
-				ctl_warnx("--kind %s: not ocsp, rim, pccs or kds",
-				    optarg);
+			if (ctl_opt_kind(optarg, kind) != CTL_OK)
 				return CTL_USAGE;
-			}
 			break;
 		case 'o':
 			*outpath = optarg;
@@ -309,7 +307,7 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
 	const char	*st = NULL;
 	json_t		*j;
 
-	bundle_hex(key, e->key, e->klen);
+	util_hex(e->key, e->klen, key);
 	if (c->ok) {
 		bundle_time_str(nu, c->meta.next_update);
 		st = bundle_status_name(e->kind, c->meta.status);

@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "attest/util.h"
 #include "tools/bundle.h"
 
 #define T0	1700000000
@@ -156,7 +157,7 @@ seal(const char *body, size_t entries, size_t *len)
 	size_t	 n = strlen(body);
 
 	EVP_Digest(body, n, md, NULL, EVP_sha256(), NULL);
-	bundle_hex(hex, md, sizeof(md));
+	util_hex(md, sizeof(md), hex);
 	out = malloc(n + 160);
 	*len = (size_t)snprintf(out, n + 160,
 	    "%s{\"type\":\"end\",\"entries\":%zu,\"sha256\":\"%s\"}\n", body,

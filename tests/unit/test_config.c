@@ -743,14 +743,14 @@ test_service_acceptance(void **state)
 	static const struct {
 		const char	*key;
 		const char	*value;
-		unsigned	 in;	/* bit per enum config_svc */
+		unsigned	 in;	/* bit per enum cache_kind */
 	} keys[] = {
-#define ALL	0xfu
+#define ALL	0x1eu
 #define BIT(s)	(1u << (s))
 		{ "upstreams", "\"https://u.example\"", ALL },
-		{ "anchors", "[\"/a.pem\"]", BIT(CONFIG_SVC_OCSP) | BIT(CONFIG_SVC_RIM) },
-		{ "intermediates", "\"/i.pem\"", BIT(CONFIG_SVC_OCSP) },
-		{ "paths", "[\"/p\"]", BIT(CONFIG_SVC_OCSP) },
+		{ "anchors", "[\"/a.pem\"]", BIT(CACHE_KIND_OCSP) | BIT(CACHE_KIND_RIM) },
+		{ "intermediates", "\"/i.pem\"", BIT(CACHE_KIND_OCSP) },
+		{ "paths", "[\"/p\"]", BIT(CACHE_KIND_OCSP) },
 		{ "mode", "\"upstream_first\"", ALL },
 		{ "hedge_ms", "0", ALL },
 		{ "connect_timeout_ms", "1", ALL },
@@ -763,8 +763,8 @@ test_service_acceptance(void **state)
 		{ "shuffle", "true", ALL },
 		{ "negative_ttl_s", "3600", ALL },
 		{ "pacing_ms", "600000", ALL },
-		{ "retention_s", "0", BIT(CONFIG_SVC_RIM) },
-		{ "api_key_file", "\"/k\"", BIT(CONFIG_SVC_PCCS) },
+		{ "retention_s", "0", BIT(CACHE_KIND_RIM) },
+		{ "api_key_file", "\"/k\"", BIT(CACHE_KIND_PCCS) },
 		/* Top-level and upstream keys are not service keys. */
 		{ "listen", "\"127.0.0.1:1\"", 0 },
 		{ "cache_dir", "\"/c\"", 0 },
@@ -781,17 +781,17 @@ test_service_acceptance(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+		for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
 			snprintf(js, sizeof(js), "{\"%s\": {\"%s\": %s}}",
-			    config_svc_str[svc], keys[i].key, keys[i].value);
+			    kind_table[svc].section, keys[i].key, keys[i].value);
 			if (keys[i].in & (1u << svc)) {
 				assert_int_equal(load(&cfg, js), 0);
 				config_free(&cfg);
 				continue;
 			}
 			snprintf(want, sizeof(want), NAME ":1:%zu: %s: unknown "
-			    "key \"%s\"", strlen(config_svc_str[svc]) + 7,
-			    config_svc_str[svc], keys[i].key);
+			    "key \"%s\"", strlen(kind_table[svc].section) + 7,
+			    kind_table[svc].section, keys[i].key);
 			load_fails(js, want);
 		}
 	/* And the other way round: service keys are unknown at the top. */
@@ -811,11 +811,11 @@ test_upstream_keys(void **state)
 	int				 svc;
 
 	(void)state;
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
 		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": ["
 		    "{\"url\": \"https://a.example/x\", \"name\": \"a-1\", "
 		    "\"verify_nonce\": false}, {\"url\": \"https://a.example/y\"}, "
-		    "\"http://b.example:81\"]}}", config_svc_str[svc]);
+		    "\"http://b.example:81\"]}}", kind_table[svc].section);
 		assert_int_equal(load(&cfg, js), 0);
 		assert_non_null(s = config_service(&cfg, svc));
 		assert_int_equal(s->nupstreams, 3);
@@ -828,10 +828,10 @@ test_upstream_keys(void **state)
 		config_free(&cfg);
 
 		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": [{\"url\": "
-		    "\"https://a\", \"shuffle\": true}]}}", config_svc_str[svc]);
+		    "\"https://a\", \"shuffle\": true}]}}", kind_table[svc].section);
 		snprintf(want, sizeof(want), NAME ":1:%zu: %s.upstreams[0]: "
-		    "unknown key \"shuffle\"", strlen(config_svc_str[svc]) + 42,
-		    config_svc_str[svc]);
+		    "unknown key \"shuffle\"", strlen(kind_table[svc].section) + 42,
+		    kind_table[svc].section);
 		load_fails(js, want);
 	}
 	load_fails("{\"pccs\": {\"upstreams\": [{\"url\": 1}]}}",
@@ -852,14 +852,15 @@ test_upstream_keys(void **state)
 static void
 test_service_defaults(void **state)
 {
-	static const char *const url[CONFIG_SVC_MAX] = {
-		[CONFIG_SVC_OCSP] = "https://ocsp.ndis.nvidia.com",
-		[CONFIG_SVC_RIM] = "https://rim.attestation.nvidia.com",
-		[CONFIG_SVC_PCCS] = "https://api.trustedservices.intel.com",
-		[CONFIG_SVC_KDS] = "https://kdsintf.amd.com",
+	static const char *const url[CACHE_KIND_MAX] = {
+		[CACHE_KIND_OCSP] = "https://ocsp.ndis.nvidia.com",
+		[CACHE_KIND_RIM] = "https://rim.attestation.nvidia.com",
+		[CACHE_KIND_PCCS] = "https://api.trustedservices.intel.com",
+		[CACHE_KIND_KDS] = "https://kdsintf.amd.com",
 	};
-	static const char *const name[CONFIG_SVC_MAX] = {
-		"ocsp", "rim", "pccs", "amd_kds"
+	static const char *const name[CACHE_KIND_MAX] = {
+		[CACHE_KIND_OCSP] = "ocsp", [CACHE_KIND_RIM] = "rim",
+		[CACHE_KIND_PCCS] = "pccs", [CACHE_KIND_KDS] = "amd_kds"
 	};
 	struct config			 cfg;
 	const struct config_service	*s;
@@ -867,14 +868,15 @@ test_service_defaults(void **state)
 
 	(void)state;
 	config_defaults(&cfg);
-	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_OCSP), &cfg.ocsp);
-	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_RIM), &cfg.rim);
-	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_PCCS), &cfg.pccs);
-	assert_ptr_equal(config_service(&cfg, CONFIG_SVC_KDS), &cfg.amd_kds);
-	assert_null(config_service(&cfg, CONFIG_SVC_MAX));
-	for (svc = 0; svc < CONFIG_SVC_MAX; svc++) {
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_OCSP), &cfg.ocsp);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_RIM), &cfg.rim);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_PCCS), &cfg.pccs);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_KDS), &cfg.amd_kds);
+	assert_null(config_service(&cfg, CACHE_KIND_MAX));
+	assert_null(config_service(&cfg, 0));
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
 		s = config_service(&cfg, svc);
-		assert_string_equal(config_svc_str[svc], name[svc]);
+		assert_string_equal(kind_table[svc].section, name[svc]);
 		assert_int_equal(s->nupstreams, 1);
 		assert_string_equal(s->upstreams[0].url, url[svc]);
 		assert_string_equal(s->upstreams[0].name, url[svc] + 8);
@@ -893,9 +895,9 @@ test_service_defaults(void **state)
 		assert_true(s->rate_limit_per_s == 20);
 		assert_int_equal(s->shuffle, 0);
 		assert_int_equal(s->negative_ttl_s, 60);
-		assert_int_equal(s->pacing_ms, svc == CONFIG_SVC_KDS ? 10000 : 0);
+		assert_int_equal(s->pacing_ms, svc == CACHE_KIND_KDS ? 10000 : 0);
 		assert_int_equal(s->retention_s,
-		    svc == CONFIG_SVC_RIM ? 30L * 24 * 3600 : 0);
+		    svc == CACHE_KIND_RIM ? 30L * 24 * 3600 : 0);
 		assert_int_equal(s->nanchors + s->nintermediates + s->npaths, 0);
 		assert_null(s->api_key_file);
 	}

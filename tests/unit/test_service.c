@@ -445,7 +445,7 @@ ask_kds(struct fx *f, const char *path)
 {
 	struct http_req	*req = new_req(f);
 
-	kds_handle(gen_svc(f->gen, CONFIG_SVC_KDS), req, path, NULL);
+	kds_handle(gen_svc(f->gen, CACHE_KIND_KDS), req, path, NULL);
 	return req;
 }
 
@@ -693,7 +693,7 @@ test_failed_ocsp(void **state)
 	req->content_type = "application/ocsp-request";
 	req->body = der;
 	req->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CONFIG_SVC_OCSP), req);
+	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), req);
 	assert_int_equal(njobs, 1);
 	assert_string_equal(jobs[0].method, "POST");
 	assert_int_equal(jobs[0].body_len, len);
@@ -721,7 +721,7 @@ test_definitive_ocsp(void **state)
 	req->content_type = "application/ocsp-request";
 	req->body = der;
 	req->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CONFIG_SVC_OCSP), req);
+	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), req);
 	assert_int_equal(answer(&jobs[0], 200, OCSP_RESP_UNAUTHORIZED,
 	    sizeof(OCSP_RESP_UNAUTHORIZED), NULL), FETCH_ACCEPT);
 	assert_int_equal(req->result, METRICS_RES_DEFINITIVE);
@@ -730,7 +730,7 @@ test_definitive_ocsp(void **state)
 	again->content_type = "application/ocsp-request";
 	again->body = der;
 	again->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CONFIG_SVC_OCSP), again);
+	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), again);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(again->result, METRICS_RES_DEFINITIVE);
 	assert_body(again, OCSP_RESP_UNAUTHORIZED, sizeof(OCSP_RESP_UNAUTHORIZED));

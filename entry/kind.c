@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kind table: each kind's configuration section and rules, by enum cache_kind. */
+#include <string.h>
+
+#include "attest/amd.h"
+#include "attest/intel.h"
+#include "entry/kds.h"
+#include "entry/kind.h"
+#include "entry/pccs.h"
+
+/* RIMs are served with the vendors' skew, as Intel's and AMD's objects are. */
+#define RIM_MIN_SKEW_S	300
+
+/* PCS answers carry the issuer chains their verifiers read. */
+const char *const pccs_keep_headers[] = {
+	"Content-Type",
+	"TCB-Info-Issuer-Chain",
+	"SGX-TCB-Info-Issuer-Chain",
+	"SGX-Enclave-Identity-Issuer-Chain",
+	"TCB-Evaluation-Data-Numbers-Issuer-Chain",
+	"SGX-PCK-CRL-Issuer-Chain",
+	"SGX-PCK-Certificate-Issuer-Chain",
+	"SGX-PCK-Certificate-CA-Type",
+	"SGX-TCBm",
+	"SGX-FMSPC",
+	NULL
+};
+
+const char *const pccs_base_suffixes[] = {
+	"/sgx/certification/v4", "/tdx/certification/v4", NULL
+};
+
+/* KDS sends Content-Type only; verifiers need nothing else from it. */
+const char *const kds_keep_headers[] = { "Content-Type", NULL };
+/* dstack and others configure "https://kdsintf.amd.com/vcek/v1": its host is meant. */
+const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
+
+const struct kind_row kind_table[CACHE_KIND_MAX] = {
+	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0 },
+	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S },
+	[CACHE_KIND_PCCS] = { .section = "pccs", .min_skew_s = INTEL_SKEW_S,
+	    .keep_headers = pccs_keep_headers,
+	    .base_suffixes = pccs_base_suffixes },
+	[CACHE_KIND_KDS] = { .section = "amd_kds", .min_skew_s = AMD_SKEW_S,
+	    .keep_headers = kds_keep_headers,
+	    .base_suffixes = kds_base_suffixes },
+};
+
+const char *
+kind_name(int kind)
+{
+	if (kind < KIND_FIRST || kind >= CACHE_KIND_MAX)
+		return NULL;
+	return cache_kind_str[kind];
+}
+
+enum cache_kind
+kind_by_name(const char *s)
+{
+	int	k;
+
+	for (k = KIND_FIRST; s != NULL && k < CACHE_KIND_MAX; k++)
+		if (strcmp(s, cache_kind_str[k]) == 0)
+			return (enum cache_kind)k;
+	return 0;
+}
+
+enum cache_kind
+kind_by_section(const char *s)
+{
+	int	k;
+
+	for (k = KIND_FIRST; s != NULL && k < CACHE_KIND_MAX; k++)
+		if (strcmp(s, kind_table[k].section) == 0)
+			return (enum cache_kind)k;
+	return 0;
+}
+
+int
+entry_servable(const struct cache_meta *m, enum cache_kind kind, long skew_s,
+    time_t now)
+{
+	if ((int)kind >= KIND_FIRST && kind < CACHE_KIND_MAX &&
+	    skew_s < kind_table[kind].min_skew_s)
+		skew_s = kind_table[kind].min_skew_s;
+	return m->next_update > now && m->this_update <= now + skew_s;
+}

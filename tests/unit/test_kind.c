@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for entry/kind.c: the one table of kinds, its names and sections. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "attest/amd.h"
+#include "attest/intel.h"
+#include "entry/entry.h"
+#include "entry/kind.h"
+
+#define NOW	1700000000
+
+/* Every kind has a name and a section, each found again by its lookup. */
+static void
+test_every_kind_named(void **state)
+{
+	int	k;
+
+	(void)state;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		assert_non_null(kind_name(k));
+		assert_non_null(kind_table[k].section);
+		assert_int_equal(kind_by_name(kind_name(k)), k);
+		assert_int_equal(kind_by_section(kind_table[k].section), k);
+		/* The message's list names each kind. */
+		assert_non_null(strstr(KIND_NAMES, kind_name(k)));
+	}
+	assert_null(kind_name(0));
+	assert_null(kind_name(CACHE_KIND_MAX));
+	assert_null(kind_name(-1));
+}
+
+/* The configuration's section names are the file's, the store's names its own. */
+static void
+test_sections_and_names(void **state)
+{
+	(void)state;
+	assert_string_equal(kind_table[CACHE_KIND_OCSP].section, "ocsp");
+	assert_string_equal(kind_table[CACHE_KIND_RIM].section, "rim");
+	assert_string_equal(kind_table[CACHE_KIND_PCCS].section, "pccs");
+	assert_string_equal(kind_table[CACHE_KIND_KDS].section, "amd_kds");
+	assert_string_equal(kind_name(CACHE_KIND_KDS), "kds");
+	assert_int_equal(kind_by_section("amd_kds"), CACHE_KIND_KDS);
+	assert_int_equal(kind_by_section("kds"), 0);
+	assert_int_equal(kind_by_name("amd_kds"), 0);
+	assert_int_equal(kind_by_name("unknown"), 0);
+	assert_int_equal(kind_by_name(""), 0);
+	assert_int_equal(kind_by_name(NULL), 0);
+	/* Only the collateral kinds keep headers and name API suffixes. */
+	assert_null(kind_table[CACHE_KIND_OCSP].keep_headers);
+	assert_null(kind_table[CACHE_KIND_RIM].base_suffixes);
+	assert_string_equal(kind_table[CACHE_KIND_PCCS].keep_headers[1],
+	    "TCB-Info-Issuer-Chain");
+	assert_string_equal(kind_table[CACHE_KIND_KDS].base_suffixes[0],
+	    "/vcek/v1");
+}
+
+static int
+servable(enum cache_kind kind, long skew, time_t this_update,
+    time_t next_update)
+{
+	struct cache_meta	m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	m.this_update = this_update;
+	m.next_update = next_update;
+	return entry_servable(&m, kind, skew, NOW);
+}
+
+/* Expired is never servable, whatever the kind or the skew. */
+static void
+test_servable_expiry(void **state)
+{
+	int	k;
+
+	(void)state;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		assert_true(servable(k, 60, NOW - 10, NOW + 1));
+		assert_false(servable(k, 60, NOW - 10, NOW));
+		assert_false(servable(k, 3600, NOW - 10, NOW - 1));
+		assert_true(servable(k, 0, NOW, NOW + 1));
+	}
+}
+
+/* OCSP takes the configured skew as it is; the others at least the vendors'. */
+static void
+test_servable_skew(void **state)
+{
+	(void)state;
+	assert_false(servable(CACHE_KIND_OCSP, 0, NOW + 1, NOW + 100));
+	assert_true(servable(CACHE_KIND_OCSP, 60, NOW + 60, NOW + 100));
+	assert_false(servable(CACHE_KIND_OCSP, 60, NOW + 61, NOW + 100));
+	assert_int_equal(kind_table[CACHE_KIND_PCCS].min_skew_s, INTEL_SKEW_S);
+	assert_int_equal(kind_table[CACHE_KIND_KDS].min_skew_s, AMD_SKEW_S);
+	assert_int_equal(kind_table[CACHE_KIND_OCSP].min_skew_s, 0);
+	assert_true(servable(CACHE_KIND_PCCS, 0, NOW + INTEL_SKEW_S, NOW + 9999));
+	assert_false(servable(CACHE_KIND_PCCS, 0, NOW + INTEL_SKEW_S + 1,
+	    NOW + 9999));
+	assert_true(servable(CACHE_KIND_KDS, 60, NOW + AMD_SKEW_S, NOW + 9999));
+	assert_false(servable(CACHE_KIND_KDS, 60, NOW + AMD_SKEW_S + 1,
+	    NOW + 9999));
+	assert_true(servable(CACHE_KIND_RIM, 0, NOW + 300, NOW + 9999));
+	assert_false(servable(CACHE_KIND_RIM, 0, NOW + 301, NOW + 9999));
+	/* A larger configured skew wins over the vendor's. */
+	assert_true(servable(CACHE_KIND_PCCS, 600, NOW + 600, NOW + 9999));
+	assert_false(servable(CACHE_KIND_PCCS, 600, NOW + 601, NOW + 9999));
+	/* No kind: the configured skew only. */
+	assert_false(servable(0, 0, NOW + 1, NOW + 9999));
+}
+
+/* An upstream's base: trailing slashes and one API suffix go. */
+static void
+test_base_url(void **state)
+{
+	static const char *const suf[] = { "/vcek/v1", "/vlek/v1", NULL };
+	static const struct {
+		const char	*url, *want;
+	} c[] = {
+		{ "https://kds.example", "https://kds.example" },
+		{ "https://kds.example/", "https://kds.example" },
+		{ "https://kds.example//", "https://kds.example" },
+		{ "https://kds.example/vcek/v1", "https://kds.example" },
+		{ "https://kds.example/vlek/v1/", "https://kds.example" },
+		{ "https://kds.example/vcek/v1/vlek/v1", "https://kds.example/vcek/v1" },
+		{ "/vcek/v1", "/vcek/v1" },
+		{ "https://kds.example/x/vcek/v2", "https://kds.example/x/vcek/v2" },
+	};
+	size_t	i;
+	char	*u;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_non_null(u = entry_base_url(c[i].url, suf));
+		assert_string_equal(u, c[i].want);
+		free(u);
+	}
+	assert_non_null(u = entry_base_url("https://o.example/", NULL));
+	assert_string_equal(u, "https://o.example");
+	free(u);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_kind_named),
+		cmocka_unit_test(test_sections_and_names),
+		cmocka_unit_test(test_servable_expiry),
+		cmocka_unit_test(test_servable_skew),
+		cmocka_unit_test(test_base_url),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

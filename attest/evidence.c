@@ -24,7 +24,7 @@
 #include "attest/nvidia_certs.h"
 #include "attest/b64.h"
 #include "attest/der.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "attest/util.h"
 

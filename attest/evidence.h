@@ -8,7 +8,7 @@
 
 #include <openssl/x509.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 
 /*
  * Inputs, detected by content:

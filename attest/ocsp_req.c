@@ -9,7 +9,7 @@
 #include <openssl/ocsp.h>
 
 #include "attest/der.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/util.h"
 
 /* The key input of one CertID of common sizes fits on the stack. */

@@ -16,7 +16,7 @@
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/util.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "entry/entry.h"
 #include "entry/ocsp.h"
 

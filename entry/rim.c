@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "entry/conf.h"
 #include "entry/entry.h"

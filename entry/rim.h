@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/record.h"
 #include "entry/entry.h"

@@ -11,7 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"

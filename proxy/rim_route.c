@@ -9,7 +9,7 @@
 
 #include <event2/buffer.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/store.h"
 #include "entry/conf.h"

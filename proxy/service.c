@@ -13,7 +13,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/reader.h"

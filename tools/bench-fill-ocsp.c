@@ -16,7 +16,7 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"

@@ -15,7 +15,7 @@
 
 #define FILL_RESPONSE_BYTES	1536	/* about one NVIDIA OCSP response */
 #define FILL_REQUEST_BYTES	120	/* one SHA-1 CertID and a 16-byte nonce */
-#define FILL_KEY_BYTES		32	/* as attest/ocsp.h: SHA-256 of the CertID list */
+#define FILL_KEY_BYTES		32	/* as attest/ocsp_req.h: SHA-256 of the CertID list */
 #define FILL_FILE_MAX_BYTES	(64u * 1024)
 #define FILL_VALIDITY_S		86400	/* NVIDIA's OCSP window */
 #define FILL_FRACTION		0.5	/* stapled's default refresh.fraction */

@@ -12,7 +12,7 @@
 #include <openssl/ocsp.h>
 #include <openssl/x509.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "tools/bundle.h"

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "attest/evidence.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/pool.h"

@@ -13,7 +13,7 @@
 
 #include "attest/amd.h"
 #include "attest/intel.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "cache/record.h"
 #include "cache/store.h"

@@ -17,7 +17,7 @@
 #include <openssl/rand.h>
 
 #include "attest/evidence.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/store.h"

@@ -16,7 +16,7 @@
 #include <openssl/ocsp.h>
 #include <openssl/x509.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"

@@ -28,7 +28,7 @@
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/store.h"
 #include "entry/pool.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

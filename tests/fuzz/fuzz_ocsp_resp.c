@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "entry/entry.h"
 #include "entry/ocsp.h"
 #include "tv.h"

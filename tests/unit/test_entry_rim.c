@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "entry/conf.h"
 #include "entry/entry.h"

@@ -19,7 +19,7 @@
 
 #include "attest/b64.h"
 #include "attest/evidence.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "tv.h"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "tv.h"
 
 #define VEC_DIR	"/tests/vectors/nvidia/derived/ocsp_requests/"

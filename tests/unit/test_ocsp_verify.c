@@ -21,7 +21,7 @@
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
-#include "attest/ocsp.h"
+#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "tv.h"
 

@@ -18,7 +18,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "attest/ocsp.h"
+#include "attest/ocsp_req.h"
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"

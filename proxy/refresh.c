@@ -45,7 +45,8 @@ bucket_take(struct refresh *r, int kind)
 	if (b->last.tv_sec == 0 && b->last.tv_nsec == 0)
 		b->tokens = burst;
 	else
-		b->tokens += rate * (mono_ms(&now) - mono_ms(&b->last)) / 1000.0;
+		b->tokens += rate * (refresh_mono_ms(&now) -
+		    refresh_mono_ms(&b->last)) / 1000.0;
 	if (b->tokens > burst)
 		b->tokens = burst;
 	b->last = now;

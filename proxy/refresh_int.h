@@ -17,14 +17,14 @@
 #define TOUCH_SLOTS		4096	/* the unwritten hits' table (open addressing) */
 #define TOUCH_FLUSH_MS		5000
 /*
- * Such a hit on an entry whose recorded use is older than that waits as
- * a fingerprint (proxy/uses.h) until the walk reaches the entry, and the
- * walk writes the waiting uses in key order, WALK_TOUCH_BATCH to a
- * transaction: neighbours share their leaf pages. Written one by one,
- * as hits come, a first hit in an hour on each of a million entries cost
- * a leaf page written per hit. At most USES_MAX_SLOTS / 4 * 3 wait in
- * each of the two generations (8 bytes a slot); beyond, hits are written
- * as they come.
+ * A hit on an entry whose recorded use is older than the touch resolution
+ * (refresh_hit in refresh_touch.c) waits as a fingerprint (proxy/uses.h)
+ * until the walk reaches the entry, and the walk writes the waiting uses
+ * in key order, WALK_TOUCH_BATCH to a transaction: neighbours share their
+ * leaf pages. Written one by one, as hits come, a first hit in an hour on
+ * each of a million entries cost a leaf page written per hit. At most
+ * USES_MAX_SLOTS / 4 * 3 wait in each of the two generations (8 bytes a
+ * slot); beyond, hits are written as they come.
  */
 #define WALK_TOUCH_BATCH	1024
 #define USES_MAX_SLOTS		((size_t)1 << 20)
@@ -108,8 +108,9 @@ struct refresh {
 	size_t			 count[CACHE_KIND_MAX];	/* entries, as far as we know */
 };
 
+/* A CLOCK_MONOTONIC reading in milliseconds. */
 static inline int64_t
-mono_ms(const struct timespec *t)
+refresh_mono_ms(const struct timespec *t)
 {
 	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
 }

@@ -67,7 +67,7 @@ release_check(struct refresh *r)
 	unsigned long	n = r->hits - r->hits_at_check;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ms = mono_ms(&ts);
+	now_ms = refresh_mono_ms(&ts);
 	if ((el = now_ms - r->check_ms) < RELEASE_MIN_MS)
 		return !r->busy;
 	r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;

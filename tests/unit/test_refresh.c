@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for the refresh scheduler (proxy/refresh.c) on a real store and event loop, with a fake refresher. */
+/* Unit tests for the refresh scheduler (proxy/refresh*.c) on a real store and event loop, with a fake refresher. */
 #include "config.h"
 
 #include <setjmp.h>

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The refresh scheduler's private state, shared by proxy/refresh*.c: struct refresh and the calls between its files. */
+#ifndef PROXY_REFRESH_INT_H
+#define PROXY_REFRESH_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "cache/writer.h"
+#include "proxy/evict.h"
+#include "proxy/refresh.h"
+#include "proxy/uses.h"
+
+#define TOUCH_SLOTS		4096	/* the unwritten hits' table (open addressing) */
+#define TOUCH_FLUSH_MS		5000
+/*
+ * A hit on an entry whose recorded use is older than the touch resolution
+ * (refresh_hit in refresh_touch.c) waits as a fingerprint (proxy/uses.h)
+ * until the walk reaches the entry, and the walk writes the waiting uses
+ * in key order, WALK_TOUCH_BATCH to a transaction: neighbours share their
+ * leaf pages. Written one by one, as hits come, a first hit in an hour on
+ * each of a million entries cost a leaf page written per hit. At most
+ * USES_MAX_SLOTS / 4 * 3 wait in each of the two generations (8 bytes a
+ * slot); beyond, hits are written as they come.
+ */
+#define WALK_TOUCH_BATCH	1024
+#define USES_MAX_SLOTS		((size_t)1 << 20)
+/*
+ * The map's pages are released (design.md 7.6) while hits come at most
+ * this fast: re-reading what so few hits need costs little (each release
+ * costs a read of /proc/self/maps and the unmapping of what was read).
+ * The hit rate is measured by a timer of its own every RELEASE_CHECK_MS,
+ * which releases when it finds hits few or the cap exceeded, and at a
+ * pass's end when the last check is RELEASE_MIN_MS old; the walk's chunks
+ * ask for a release as the due turns do (release_soon).
+ */
+#define RELEASE_QUIET_HITS_PER_S	1000
+#define RELEASE_CHECK_MS		1000
+#define RELEASE_MIN_MS			100
+
+struct inflight {
+	int		used;
+	int		started;
+	unsigned	failures;	/* before this refresh */
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+	struct refresh	*r;
+};
+
+/* An entry long expired, deleted after the chunk that found it. */
+struct purge_key {
+	uint8_t		kind;
+	uint8_t		key[CACHE_KEY_MAX_BYTES];
+	size_t		klen;
+};
+
+struct bucket {
+	double		tokens;
+	struct timespec	last;
+};
+
+struct refresh {
+	struct event_base	*base;
+	struct cache		*cache;
+	struct cache_writer	*writer;	/* NULL: the loop writes */
+	struct refresh_kind_conf kinds[CACHE_KIND_MAX];
+	int			 have[CACHE_KIND_MAX];
+	struct bucket		 buckets[CACHE_KIND_MAX];
+	struct event		*walk_ev;
+	struct event		*due_ev;
+	struct event		*touch_ev;
+	struct event		*release_ev;	/* the load check, RELEASE_CHECK_MS */
+	struct event		*soon_ev;	/* a release RELEASE_SOON_MS after store reads */
+	struct event		*step_ev;	/* the next step of a release */
+	size_t			 release_at;	/* where it starts; 0: no release under way */
+	int			 stopped;
+	int			 walking;
+	int			 slot_wait;	/* the due turn waits for a free slot */
+	uint32_t		 deferred[CACHE_KIND_MAX];	/* hash of the entry last rate-limited */
+	unsigned long		 hits;		/* refresh_hit calls, ever */
+	unsigned long		 hits_at_check;	/* `hits` at the last release check */
+	int64_t			 check_ms;	/* that check, monotonic */
+	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
+	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
+	size_t			 file_base;	/* file pages resident after the last release */
+	uint8_t			 after[1 + CACHE_KEY_MAX_BYTES];
+	size_t			 afterlen;
+	struct refresh_stats	 cur;	/* the pass in progress */
+	struct refresh_stats	 last;	/* the last complete pass */
+	struct cache_room	 room;	/* measured after it */
+	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
+	struct cache_touch	*touches;
+	size_t			 ntouches;
+	struct uses		*uses;		/* hits waiting for the walk */
+	struct cache_touch	*wt;		/* their uses, found by the walk */
+	size_t			 nwt;
+	struct cache_sched	*sched;		/* REFRESH_SCHED_MAX changes to write */
+	size_t			 nsched;
+	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
+	size_t			 npurge;
+	/* max_entries: candidates of the pass in progress, and of the last one */
+	struct evict_set	*building[CACHE_KIND_MAX];
+	struct evict_set	*ready[CACHE_KIND_MAX];
+	size_t			 count[CACHE_KIND_MAX];	/* entries, as far as we know */
+};
+
+/* A CLOCK_MONOTONIC reading in milliseconds. */
+static inline int64_t
+refresh_mono_ms(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
+/* refresh.c: the slots, the token bucket, the schedule and purge queues. */
+int	bucket_take(struct refresh *r, int kind);
+struct inflight *inflight_find(struct refresh *r, int kind, const uint8_t *key,
+	    size_t klen);
+struct inflight *inflight_slot(struct refresh *r, int kind);
+int	kind_refreshed(const struct refresh *r, int kind);
+int	entry_idle(const struct refresh *r, int kind, const struct cache_meta *m,
+    time_t now);
+int	sched_add(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, int64_t at, uint16_t set, uint16_t clear);
+int	sched_apply(struct refresh *r);
+void	purge_add(struct refresh *r, int kind, const uint8_t *key, size_t klen);
+void	purge_claimed(struct refresh *r);
+void	start_claimed(struct refresh *r);
+
+/* refresh_due.c: the due turn (due_ev). */
+void	due_cb(evutil_socket_t fd, short what, void *arg);
+
+/* refresh_walk.c: the paced walk (walk_ev). */
+void	walk_cb(evutil_socket_t fd, short what, void *arg);
+
+/* refresh_release.c: letting go of the map's resident pages. */
+int	release_check(struct refresh *r);
+void	release(struct refresh *r);
+void	step_cb(evutil_socket_t fd, short what, void *arg);
+void	release_cb(evutil_socket_t fd, short what, void *arg);
+void	soon_cb(evutil_socket_t fd, short what, void *arg);
+void	release_soon(struct refresh *r);
+
+/* refresh_touch.c: hits and uses, batched into writes. */
+int	walk_use(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, time_t now);
+void	walk_touches_flush(struct refresh *r);
+void	walk_touches_room(struct refresh *r, size_t chunk);
+void	uses_write_all(struct refresh *r);
+void	touch_cb(evutil_socket_t fd, short what, void *arg);
+const struct cache_touch *touch_find(const struct refresh *r, int kind,
+	    const uint8_t *key, size_t klen);
+
+/* refresh_evict.c: a walk pass's eviction candidates. */
+void	evict_pass_begin(struct refresh *r);
+void	evict_pass_end(struct refresh *r);
+
+#endif

@@ -99,6 +99,7 @@ struct fetch_job {
 	size_t			 slen;
 	int			 queued;	/* on pool->queue, waiting for a slot */
 	struct fetch_attempt	*held;		/* FETCH_HOLD: the accepted answer */
+	const struct fetch_outcome *outcome;	/* fetch_set_outcome; NULL: none */
 	TAILQ_ENTRY(fetch_job)	 ctx_entry;
 	TAILQ_ENTRY(fetch_job)	 pool_entry;
 	TAILQ_ENTRY(fetch_job)	 queue_entry;
@@ -752,6 +753,7 @@ job_finish(struct fetch_job *job, struct fetch_attempt *a)
 	if (a != NULL) {
 		res_from(&res, job, a);
 		res.err = FETCH_OK;
+		res.outcome = job->outcome;
 	} else {
 		res_from(&res, job, job->last);
 		res.err = job->last_err;
@@ -879,6 +881,7 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 				    sizeof(why));
 			if (v != FETCH_REJECT)
 				goto answer;
+			job->outcome = NULL;	/* set for accepted answers only */
 			err = FETCH_ERR_REJECTED;
 			why[sizeof(why) - 1] = '\0';
 			snprintf(reason, sizeof(reason), "rejected: %s",
@@ -1511,6 +1514,12 @@ fetch_release(struct fetch_job *job)
 	a = job->held;
 	job->held = NULL;
 	job_finish(job, a);
+}
+
+void
+fetch_set_outcome(struct fetch_job *job, const struct fetch_outcome *o)
+{
+	job->outcome = o;
 }
 
 size_t

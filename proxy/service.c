@@ -93,7 +93,6 @@ struct svc_job {
 	/* ENTRY_STORE on the writer: the fetch job, held until the put lands */
 	struct fetch_job *held;
 	int		 storing;
-	int		 map_full;	/* the put failed for want of map */
 	struct cache_meta stored;	/* what was put; KEPT: the newer entry's, as written */
 	uint8_t		*headers;	/* the kept headers of that entry, or NULL */
 	size_t		 headers_len;
@@ -585,7 +584,6 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
 	if (put == -1) {
 		metrics.store_errors++;
-		j->map_full = map_full;
 		j->out.map_full = map_full;
 		if (map_full)
 			metrics.store_map_full++;

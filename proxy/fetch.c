@@ -133,6 +133,7 @@ job_finish(struct fetch_job *job, struct fetch_attempt *a)
 	if (a != NULL) {
 		res_from(&res, job, a);
 		res.err = FETCH_OK;
+		res.outcome = job->outcome;
 	} else {
 		res_from(&res, job, job->last);
 		res.err = job->last_err;
@@ -660,6 +661,12 @@ fetch_release(struct fetch_job *job)
 	a = job->held;
 	job->held = NULL;
 	job_finish(job, a);
+}
+
+void
+fetch_set_outcome(struct fetch_job *job, const struct fetch_outcome *o)
+{
+	job->outcome = o;
 }
 
 const char *

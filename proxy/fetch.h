@@ -16,6 +16,7 @@
 #define FETCH_TIMEOUT_MS		10000
 #define FETCH_HEDGE_MS			500
 
+struct cache_meta;
 struct event_base;
 struct fetch_ctx;
 struct fetch_pool;
@@ -37,6 +38,22 @@ struct fetch_pool_conf {
 	size_t		 max_response_bytes; /* 0: FETCH_MAX_RESPONSE_BYTES */
 };
 
+/*
+ * What the job's owner made of the answer the job ends with: its check's
+ * verdict and what the store did with it. The check sets it for an answer
+ * it accepts (fetch_set_outcome) and may change it until the job ends;
+ * every waiter then finds it in fetch_res.outcome. fetch/ only carries it.
+ */
+struct fetch_outcome {
+	enum entry_verdict	 verdict;
+	int			 stored;	/* the store holds an entry from this answer */
+	int			 map_full;	/* its put failed for want of map */
+	const struct cache_meta	*meta;		/* stored: the entry's meta */
+	const uint8_t		*headers;	/* stored: its kept headers, or NULL */
+	size_t			 headers_len;
+	const char		*note;		/* ENTRY_DEFINITIVE: what the answer said */
+};
+
 /* What one exchange produced; every pointer is borrowed for the callback. */
 struct fetch_res {
 	enum fetch_err	 err;		/* FETCH_OK: an answer (any status) */
@@ -49,6 +66,7 @@ struct fetch_res {
 	const void	*priv;		/* for fetch_res_header */
 	const void	*job_arg;	/* the job's job_arg, as its check saw it */
 	struct fetch_job *job;		/* for fetch_release after FETCH_HOLD */
+	const struct fetch_outcome *outcome; /* the accepted answer's, or NULL */
 };
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */
@@ -117,6 +135,13 @@ struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
 void			 fetch_leave(struct fetch_waiter *);
 /* End a job held by its check (FETCH_HOLD): every waiter gets done(). */
 void			 fetch_release(struct fetch_job *);
+/*
+ * From the check, for the answer it accepts (FETCH_ACCEPT or FETCH_HOLD):
+ * the outcome every waiter's done() sees in res->outcome. It is borrowed
+ * and must live until the job's free_cb (job_arg is the place for it).
+ */
+void			 fetch_set_outcome(struct fetch_job *,
+			    const struct fetch_outcome *);
 
 /*
  * Per-upstream health and counters, for /metrics and the log. The

@@ -101,6 +101,7 @@ struct fetch_job {
 	size_t			 slen;
 	int			 queued;	/* on pool->queue, waiting for a slot */
 	struct fetch_attempt	*held;		/* FETCH_HOLD: the accepted answer */
+	const struct fetch_outcome *outcome;	/* fetch_set_outcome; NULL: none */
 	TAILQ_ENTRY(fetch_job)	 ctx_entry;
 	TAILQ_ENTRY(fetch_job)	 pool_entry;
 	TAILQ_ENTRY(fetch_job)	 queue_entry;

@@ -393,6 +393,7 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 				    sizeof(why));
 			if (v != FETCH_REJECT)
 				goto answer;
+			job->outcome = NULL;	/* set for accepted answers only */
 			err = FETCH_ERR_REJECTED;
 			why[sizeof(why) - 1] = '\0';
 			snprintf(reason, sizeof(reason), "rejected: %s",

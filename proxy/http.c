@@ -155,7 +155,7 @@ struct conn {
 	int			 pending;	/* a request is being answered */
 	int			 continued;	/* 100 Continue sent for this request */
 	int			 close_after;
-	int			 in_process;
+	int			 in_process;	/* conn_process is on the stack */
 	int			 dead;		/* to be freed when conn_process unwinds */
 	int			 rd_paused;	/* read event removed (conn_update_read) */
 	int			 eof;		/* the client shut its side (or half of it) */
@@ -451,6 +451,8 @@ conn_send(struct conn *c)
 /*
  * Write what the socket takes. Then, unless it closes, parse on: below
  * HTTP_MAX_QUEUED_OUT_BYTES the next pipelined request may be answered.
+ * Called within conn_process (which parses on itself) or from the loop
+ * (conn_write_cb), never on the stack of a late answer (conn_write_later).
  */
 static void
 conn_write(struct conn *c)
@@ -470,6 +472,18 @@ conn_write(struct conn *c)
 		c->phase = HTTP_PH_NONE;	/* a blocked answer moved: its deadline restarts */
 	if (!c->in_process)
 		conn_process(c);	/* which closes, if the last answer is out */
+}
+
+/*
+ * An answer given outside conn_process (an upstream's completion, a lookup
+ * thread's, a budget timer): the loop sends it and runs the next pipelined
+ * request from conn_write_cb, not on the stack of whoever answered, which
+ * may be iterating over its own waiters.
+ */
+static void
+conn_write_later(struct conn *c)
+{
+	event_active(c->wev, EV_WRITE, 1);
 }
 
 /*
@@ -582,7 +596,10 @@ http_reply(struct http_req *r, int status, const char *reason)
 	http_head_reset(&r->head);	/* the next request's head starts */
 	if (c->close_after)
 		c->inlen = 0;	/* no request after this one is answered */
-	conn_write(c);	/* then conn_process resumes reading, if it may */
+	if (c->in_process)
+		conn_write(c);	/* and conn_process goes on with the next request */
+	else
+		conn_write_later(c);
 }
 
 void

@@ -106,7 +106,12 @@ struct event_base *http_req_base(const struct http_req *);
 /* The peer's address (AF_INET, AF_INET6 or AF_UNIX) into ss; 0, or -1 (errno from getpeername). */
 int		 http_req_peer(const struct http_req *, struct sockaddr_storage *ss);
 
-/* The answer: headers, then body bytes, then http_reply (exactly once). */
+/*
+ * The answer: headers, then body bytes, then http_reply (exactly once).
+ * Given within the handler, it is written at once; given later (after an
+ * upstream fetch), it is queued and the loop writes it and then reads the
+ * connection's next request, so the caller's stack never runs a handler.
+ */
 void		 http_resp_header(struct http_req *, const char *name, const char *value);
 struct evbuffer	*http_resp_body(struct http_req *);
 void		 http_reply(struct http_req *, int status, const char *reason);

@@ -92,10 +92,12 @@ struct svc_job {
 	/* ENTRY_STORE on the writer: the fetch job, held until the put lands */
 	struct fetch_job *held;
 	int		 storing;
-	int		 map_full;	/* the put failed for want of map */
-	struct cache_meta stored;	/* what was put */
+	struct cache_meta stored;	/* what was put; KEPT: the newer entry's, as written */
+	uint8_t		*headers;	/* the kept headers of that entry, or NULL */
+	size_t		 headers_len;
 	struct schedule_conf sched;
 	time_t		 stored_at;
+	struct fetch_outcome out;	/* what every waiter is told (fetch_set_outcome) */
 };
 
 /* A client waiting for a fetch. */
@@ -105,7 +107,6 @@ struct pending {
 	struct fetch_waiter	*w;
 	struct event		*budget;
 	struct svc_job		*call;	/* a copy of the call, for the answer */
-	time_t			 started;
 };
 
 /* A client waiting for a lookup on the reader's threads (lookup_threads). */
@@ -119,9 +120,6 @@ struct refresh_wait {
 	struct svc	*svc;
 	refresh_done_fn	*done;
 	void		*done_arg;
-	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	size_t		 klen;
-	time_t		 started;
 };
 
 static size_t	npending;
@@ -376,6 +374,7 @@ job_free(void *arg)
 	free(j->keep);
 	free(j->path);
 	free(j->extra_header);
+	free(j->headers);
 	free(j);
 }
 
@@ -521,6 +520,31 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 static cache_writer_done	kept_landed;
 
 /*
+ * The newer entry a put kept (CACHE_PUT_KEPT): its meta into *m and its
+ * kept headers into the job, which serves the answer with them. 0, or -1
+ * when it is gone or cannot be read.
+ */
+static int
+kept_entry(struct svc_job *j, struct cache_meta *m)
+{
+	struct cache	*cache = j->svc->gen->cache;
+	struct cache_body b;
+	uint8_t		*h = NULL;
+
+	if (cache_get(cache, j->svc->ops->kind, j->call.key, j->call.klen, m,
+	    &b) != 1)
+		return -1;
+	if (b.headers_len > 0 && (h = dup_bytes(b.headers, b.headers_len)) == NULL)
+		return -1;
+	free(j->headers);
+	j->headers = h;
+	j->headers_len = h != NULL ? b.headers_len : 0;
+	j->out.headers = j->headers;
+	j->out.headers_len = j->headers_len;
+	return 0;
+}
+
+/*
  * The put's result (on the loop, when it landed). 1 when a schedule
  * write for the newer stored entry went to the writer (kept_landed ends
  * the job), else 0.
@@ -537,7 +561,7 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
 	if (put == -1) {
 		metrics.store_errors++;
-		j->map_full = map_full;
+		j->out.map_full = map_full;
 		if (map_full)
 			metrics.store_map_full++;
 		log_err("%s: %s: not stored: %s", s->ops->name, hex, err);
@@ -548,23 +572,26 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 		log_debug("%s: %s: stored from %s (valid for %llds)",
 		    s->ops->name, hex, j->stored.source,
 		    (long long)(j->stored.next_update - now));
+		j->out.stored = 1;
 		return 0;
 	}
 	/* The stored entry is newer: keep it, but plan its next refresh. */
 	log_debug("%s: %s: kept the newer stored entry", s->ops->name, hex);
-	if (cache_get_meta(cache, s->ops->kind, j->call.key, j->call.klen,
-	    &old) != 1)
+	if (kept_entry(j, &old) == -1)
 		return 0;
 	if (!(old.flags & CACHE_F_NO_REFRESH))
 		old.next_refresh_at = schedule_refresh_at(&j->sched,
 		    old.this_update, old.next_update, now, refresh_rand());
 	old.refresh_failures = 0;
 	old.fetched_at = now;
+	j->stored = old;
 	if (j->storing && cache_writer_put_meta(s->gen->writer, j->call.key,
 	    j->call.klen, &old, kept_landed, j) == 0)
 		return 1;
 	if (cache_put_meta(cache, j->call.key, j->call.klen, &old) == -1)
 		log_err("%s: %s: %s", s->ops->name, hex, cache_strerror(cache));
+	else
+		j->out.stored = 1;
 	return 0;
 }
 
@@ -579,7 +606,8 @@ kept_landed(const struct cache_writer_res *res, void *arg)
 		log_hex(hex, sizeof(hex), j->call.key,
 		    j->call.klen < 8 ? j->call.klen : 8);
 		log_err("%s: %s: %s", j->svc->ops->name, hex, res->err);
-	}
+	} else
+		j->out.stored = 1;
 	fetch_release(j->held);		/* frees j */
 }
 
@@ -627,6 +655,17 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 		j->verdict = ENTRY_PASS;
 		return;
 	}
+	/* The waiters are served with what is stored: the job keeps a copy. */
+	if (headers_len > 0 &&
+	    (j->headers = dup_bytes((const uint8_t *)headers, headers_len)) == NULL) {
+		j->verdict = ENTRY_PASS;
+		log_err("%s: %s: not stored: out of memory", s->ops->name, hex);
+		return;
+	}
+	j->headers_len = headers_len;
+	j->out.meta = &j->stored;
+	j->out.headers = j->headers;
+	j->out.headers_len = j->headers_len;
 	j->stored = a->meta;
 	j->sched = sc;
 	j->stored_at = now;
@@ -719,6 +758,9 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 		}
 	} else if (v == ENTRY_DEFINITIVE)
 		job_definitive(j, res, why, now);
+	j->out.verdict = j->verdict;
+	j->out.note = j->note;
+	fetch_set_outcome(res->job, &j->out);
 	if (j->storing) {
 		/* Asked again before it lands, the key joins this job. */
 		j->held = res->job;
@@ -732,11 +774,10 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 static enum entry_verdict
 job_verdict(const struct fetch_res *res)
 {
-	const struct svc_job	*j = res->job_arg;
-
-	if (j == NULL || res->err != FETCH_OK || res->http_status / 100 != 2)
+	if (res->outcome == NULL || res->err != FETCH_OK ||
+	    res->http_status / 100 != 2)
 		return ENTRY_REFUSE;
-	return j->verdict;
+	return res->outcome->verdict;
 }
 
 static const struct fetch_req *
@@ -903,8 +944,8 @@ pending_done(const struct fetch_res *res, void *arg)
 	struct pending		*p = arg;
 	struct svc		*s = p->svc;
 	const struct svc_call	*c = &p->call->call;
+	const struct fetch_outcome *o = res->outcome;
 	struct cache_meta	 m;
-	struct cache_body	 b;
 	time_t			 now = time(NULL);
 	char			 why[128];
 
@@ -921,14 +962,12 @@ pending_done(const struct fetch_res *res, void *arg)
 	} else if (res->err == FETCH_OK && res->http_status / 100 == 2) {
 		/*
 		 * Verified and stored, or passed on: the upstream's bytes,
-		 * unmodified. The metadata comes from the store when it took it.
+		 * unmodified. The metadata and kept headers are the stored
+		 * entry's, as the job's outcome says.
 		 */
-		memset(&m, 0, sizeof(m));
-		m.kind = s->ops->kind;
-		if (cache_get(s->gen->cache, s->ops->kind, c->key, c->klen, &m,
-		    &b) == 1 && m.fetched_at >= p->started) {
-			svc_serve(s, p->req, c, &m, res->body, res->body_len,
-			    b.headers, b.headers_len, now, METRICS_RES_MISS);
+		if (o != NULL && o->stored) {
+			svc_serve(s, p->req, c, o->meta, res->body, res->body_len,
+			    o->headers, o->headers_len, now, METRICS_RES_MISS);
 			/* A miss is a use too: it starts the idle clock. */
 			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
 			    now);
@@ -1020,7 +1059,6 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	npending++;
 	p->svc = s;
 	p->req = req;
-	p->started = time(NULL);
 	p->budget = evtimer_new(http_req_base(req), pending_budget, p);
 	if (p->budget == NULL || (p->call = job_new(s, c)) == NULL ||
 	    (j = job_new(s, c)) == NULL) {
@@ -1249,7 +1287,7 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 {
 	struct refresh_wait	*rw = arg;
 	struct svc		*s = rw->svc;
-	struct cache_meta	 m;
+	const struct fetch_outcome *o = res->outcome;
 	char			 why[128];
 	const char		*w = NULL;
 	int			 ok;
@@ -1259,8 +1297,7 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 	 * joined); an unverifiable answer reaches clients but is no refresh.
 	 */
 	ok = res->err == FETCH_OK && res->http_status / 100 == 2 &&
-	    cache_get_meta(s->gen->cache, s->ops->kind, rw->key, rw->klen, &m) == 1 &&
-	    m.fetched_at >= rw->started;
+	    o != NULL && o->stored;
 	if (!ok) {
 		if (res->err != FETCH_OK)
 			w = res->summary ? res->summary : fetch_err_str[res->err];
@@ -1272,10 +1309,10 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			/* Not stored, nothing replaced: the stored answer stays. */
 			snprintf(why, sizeof(why), "%s answered %s, unsigned: the "
 			    "stored answer stays", res->upstream ? res->upstream :
-			    "?", ((const struct svc_job *)res->job_arg)->note);
+			    "?", o->note);
 			w = why;
-		} else if (cache_map_full(s->gen->cache) || (res->job_arg != NULL &&
-		    ((const struct svc_job *)res->job_arg)->map_full))
+		} else if (cache_map_full(s->gen->cache) ||
+		    (o != NULL && o->map_full))
 			w = "verified but not stored: map full (see above)";
 		else
 			w = "the answer could not be verified (see above)";
@@ -1320,9 +1357,6 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	gen_ref(s->gen);
 	rw->done = done;
 	rw->done_arg = done_arg;
-	rw->started = time(NULL);
-	memcpy(rw->key, key, klen);
-	rw->klen = klen;
 	if (fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
 	    job_free, refresh_fetched, rw) == NULL) {
 		job_free(j);

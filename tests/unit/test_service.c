@@ -164,6 +164,7 @@ struct fetch_job {
 	int			 ended;
 	struct fetch_res	 res;	/* the held answer */
 	const char		*headers;	/* of the answer: "Name: value\n" */
+	const struct fetch_outcome *outcome;	/* fetch_set_outcome's */
 };
 
 static struct fetch_job	jobs[JOBS_MAX];
@@ -263,7 +264,15 @@ fetch_release(struct fetch_job *job)
 {
 	assert_true(job->held);
 	job->held = 0;
+	job->res.outcome = job->outcome;
 	job_finish(job, &job->res);
+}
+
+/* As fetch.c: the accepted answer's outcome goes to every waiter. */
+void
+fetch_set_outcome(struct fetch_job *job, const struct fetch_outcome *o)
+{
+	job->outcome = o;
 }
 
 static const char *
@@ -324,9 +333,12 @@ answer(struct fetch_job *job, int status, const uint8_t *body, size_t len,
 		return -1;
 	}
 	v = job->check(&res, job->job_arg, why, sizeof(why));
-	if (v == FETCH_ACCEPT)
+	if (v == FETCH_REJECT)
+		job->outcome = NULL;	/* set for accepted answers only */
+	if (v == FETCH_ACCEPT) {
+		res.outcome = job->outcome;
 		job_finish(job, &res);
-	else if (v == FETCH_HOLD) {
+	} else if (v == FETCH_HOLD) {
 		job->held = 1;
 		job->res = res;
 	}

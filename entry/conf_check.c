@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The syntax of configuration values (HOST:PORT, URLs, names, CIDRs, files, paths) and the reason a value is refused. */
+/* The configuration's checks: the syntax of each value (HOST:PORT, URLs, names, CIDRs, files, paths), and the whole after the command line. */
 #include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 
 #include <sys/socket.h>
@@ -336,5 +336,128 @@ path_check(const char *s, char *r, size_t rlen)
 			    "characters, ? or #");
 			return -1;
 		}
+	return 0;
+}
+
+/* ---- checks after the command line ------------------------------------- */
+
+static int
+service_validate(const struct config_service *s, const char *name, char *err,
+    size_t errlen)
+{
+	char	r[CONFIG_REASON_BYTES], q[CONFIG_QUOTE_BYTES];
+	size_t	i;
+
+	if (s->nupstreams == 0) {
+		snprintf(err, errlen, "%s.upstreams: at least one upstream is "
+		    "required", name);
+		return -1;
+	}
+	for (i = 0; i < s->nupstreams; i++)
+		if (url_check(s->upstreams[i].url, NULL, 0, r, sizeof(r)) == -1) {
+			snprintf(err, errlen, "%s.upstreams[%zu]: \"%s\": %s", name,
+			    i, quote(q, sizeof(q), s->upstreams[i].url), r);
+			return -1;
+		}
+	if (s->refresh.max_interval_s < s->refresh.min_interval_s) {
+		snprintf(err, errlen, "%s.refresh.max_interval_s: must not be less "
+		    "than min_interval_s", name);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+timeout_check(long v, const char *name, char *err, size_t errlen)
+{
+	if (v >= 1 && v <= CONFIG_MAX_TIMEOUT_S)
+		return 0;
+	snprintf(err, errlen, "%s: must be between 1 and %d", name,
+	    CONFIG_MAX_TIMEOUT_S);
+	return -1;
+}
+
+/* listen or admin_listen: at most CONFIG_MAX_LISTEN HOST:PORT entries. */
+static int
+addr_list_validate(const char *key, char *const *list, size_t n, char *err,
+    size_t errlen)
+{
+	char	r[CONFIG_REASON_BYTES], q[CONFIG_QUOTE_BYTES];
+	size_t	i;
+
+	if (n > CONFIG_MAX_LISTEN) {
+		snprintf(err, errlen, "%s: %zu addresses, at most %d", key, n,
+		    CONFIG_MAX_LISTEN);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (listen_check(list[i], r, sizeof(r)) == -1) {
+			snprintf(err, errlen, "%s[%zu]: \"%s\": %s", key, i,
+			    quote(q, sizeof(q), list[i]), r);
+			return -1;
+		}
+	return 0;
+}
+
+/* The top level's values, as the flags may have changed them. */
+static int
+root_validate(const struct config *cfg, char *err, size_t errlen)
+{
+	char	q[CONFIG_QUOTE_BYTES];
+	size_t	i;
+
+	if (cfg->nlisten == 0) {
+		snprintf(err, errlen, "listen: at least one address is required");
+		return -1;
+	}
+	if (addr_list_validate("listen", cfg->listen, cfg->nlisten, err,
+	    errlen) == -1 || addr_list_validate("admin_listen",
+	    cfg->admin_listen, cfg->nadmin_listen, err, errlen) == -1)
+		return -1;
+	for (i = 0; cfg->listen_tls != NULL && i < cfg->nlisten; i++)
+		if ((cfg->listen_tls[i].cert == NULL) !=
+		    (cfg->listen_tls[i].key == NULL)) {
+			snprintf(err, errlen, "listen[%zu]: \"%s\": TLS needs both "
+			    "a certificate and a key file", i,
+			    quote(q, sizeof(q), cfg->listen[i]));
+			return -1;
+		}
+	if (cfg->cache_dir == NULL || cfg->cache_dir[0] == '\0') {
+		snprintf(err, errlen, "cache_dir: must not be empty");
+		return -1;
+	}
+	if (cfg->map_size == 0) {
+		snprintf(err, errlen, "map_size_mb: must be at least 1");
+		return -1;
+	}
+	if (cfg->log_level < 0 || cfg->log_level > 2) {
+		snprintf(err, errlen, "log_level: must be 0, 1 or 2");
+		return -1;
+	}
+	if (cfg->max_connections < 0 || cfg->max_connections > CONFIG_MAX_CONNECTIONS) {
+		snprintf(err, errlen, "max_connections: must be between 0 and %d",
+		    CONFIG_MAX_CONNECTIONS);
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_validate(const struct config *cfg, char *err, size_t errlen)
+{
+	int	svc;
+
+	if (root_validate(cfg, err, errlen) == -1 ||
+	    timeout_check(cfg->header_timeout_s, "header_timeout_s", err,
+	    errlen) == -1 ||
+	    timeout_check(cfg->body_timeout_s, "body_timeout_s", err,
+	    errlen) == -1 ||
+	    timeout_check(cfg->keepalive_timeout_s, "keepalive_timeout_s", err,
+	    errlen) == -1)
+		return -1;
+	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
+		if (service_validate(config_service(cfg, svc),
+		    kind_table[svc].section, err, errlen) == -1)
+			return -1;
 	return 0;
 }

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "entry/conf.h"
+#include "cache/record.h"
 #include "entry/conf_pos.h"
 
 #define CONFIG_MAX_DEPTH	8
@@ -19,6 +19,12 @@
 #define MIB			((size_t)1024 * 1024)
 #define CONFIG_REASON_BYTES	160	/* why a value is refused */
 #define CONFIG_QUOTE_BYTES	128	/* a value quoted in a message */
+
+/* entry/conf.h's, named here by pointer only */
+struct config;
+struct config_service;
+struct config_tls;
+struct config_upstream;
 
 /*
  * Every key of the file, once: its JSON type and range, the sections that
@@ -123,7 +129,7 @@ void	listen_replace(struct config *cfg, char **l, struct config_tls *t,
 void	upstreams_free(struct config_upstream *u, size_t n);
 int	tls_copy(struct config_tls *dst, const struct config_tls *src);
 
-/* conf_check.c: the syntax of values; each check is a cfg_check_fn but url_check */
+/* conf_check.c: the checks of values; each is a cfg_check_fn but url_check */
 const char	*quote(char *buf, size_t len, const char *s);
 void	reason(char *r, size_t rlen, const char *msg);
 int	listen_check(const char *s, char *r, size_t rlen);

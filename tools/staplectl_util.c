@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* staplectl's shared plumbing: the configuration (read by entry/conf.c), the cache, the trust store and the cache's intermediate pool. */
+/* staplectl's shared plumbing: the configuration (read by entry/conf_load.c), the cache, the trust store and the cache's intermediate pool. */
 #include "config.h"
 
 #include <sys/stat.h>

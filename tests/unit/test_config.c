@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for entry/conf.c and entry/conf_pos.c: defaults, the JSON file, positions, setters. */
+/* Unit tests for entry/conf*.c: defaults, the JSON file, positions, setters. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

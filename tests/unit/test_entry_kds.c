@@ -28,22 +28,6 @@
 #define TURIN_VCEK	"/vcek/v1/Turin/1e550a8ee5cf9f4d?fmcSPL=0&blSPL=0&" \
 	"teeSPL=0&snpSPL=0&ucodeSPL=9"
 
-struct buf {
-	uint8_t	*p;
-	size_t	 len;
-};
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), "/tests/vectors/amd/%s", name);
-	b.p = tv_src(rel, &b.len);
-	return b;
-}
-
 /* Parse a client's URL ("path?query"); returns the status, 0 when it parses. */
 static int
 client(const char *url, struct kds_req *r, const char **why)
@@ -275,7 +259,7 @@ admit(const char *path, const char *file, const struct kds_chain *chain,
 {
 	struct kds_req		 r;
 	struct entry_answer	 a;
-	struct buf		 b = load(file);
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/", file);
 	const char		*why;
 	enum entry_verdict	 v;
 
@@ -307,7 +291,7 @@ admit_genuine(void **state)
 {
 	struct kds_admit	 ad;
 	struct kds_chain	 chain;
-	struct buf		 b = load("cert_chain_milan");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/", "cert_chain_milan");
 
 	(void)state;
 	assert_int_equal(admit("/vcek/v1/Milan/cert_chain", "cert_chain_milan",
@@ -347,7 +331,7 @@ static void
 admit_swapped(void **state)
 {
 	struct kds_chain	 chain;
-	struct buf		 b = load("ask_ark_genoa.pem");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/", "ask_ark_genoa.pem");
 
 	(void)state;
 	/* Another product's cert_chain and CRL. */

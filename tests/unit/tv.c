@@ -6,8 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
+
+#include <openssl/evp.h>
 
 #include "tv.h"
 
@@ -72,4 +75,102 @@ tv_src_try(const char *rel, size_t *len)
 	if ((f = fopen(path, "rb")) == NULL)
 		return NULL;
 	return tv_slurp(f, path, len);
+}
+
+struct tv_buf
+tv_load(const char *dir, const char *name)
+{
+	char		rel[TV_REL_BYTES];
+	struct tv_buf	b;
+
+	if ((size_t)snprintf(rel, sizeof(rel), "%s%s", dir, name) >= sizeof(rel))
+		fail_msg("%s%s: path too long", dir, name);
+	b.p = tv_src(rel, &b.len);
+	return b;
+}
+
+void
+tv_free(struct tv_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+}
+
+struct tv_buf
+tv_json_str(const struct tv_buf *json, const char *key)
+{
+	char		 pat[128];
+	const char	*s, *p;
+	struct tv_buf	 b;
+	size_t		 n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	if ((s = strstr((const char *)json->p, pat)) == NULL)
+		fail_msg("no field %s", key);
+	s += strlen(pat);
+	while (*s == ' ' || *s == ':')
+		s++;
+	assert_int_equal(*s, '"');
+	assert_non_null(b.p = malloc(strlen(s) + 1));
+	for (p = s + 1; *p != '"'; p++) {
+		assert_int_not_equal(*p, '\0');
+		if (*p != '\\') {
+			b.p[n++] = (uint8_t)*p;
+			continue;
+		}
+		switch (*++p) {
+		case 'n':
+			b.p[n++] = '\n';
+			break;
+		case '"':
+		case '\\':
+		case '/':
+			b.p[n++] = (uint8_t)*p;
+			break;
+		default:
+			fail_msg("escape \\%c not expected in %s", *p, key);
+		}
+	}
+	b.p[n] = '\0';
+	b.len = n;
+	return b;
+}
+
+int
+tv_sh(const char *fmt, ...)
+{
+	char	 cmd[8192];
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < sizeof(cmd));
+	return system(cmd);
+}
+
+char *
+tv_rim_envelope(const char *id, const char *rel)
+{
+	unsigned char	 md[32];
+	char		 hex[65], *b64, *json;
+	uint8_t		*xml;
+	size_t		 i, len, jlen;
+	int		 n;
+
+	xml = tv_src(rel, &len);
+	assert_int_equal(EVP_Digest(xml, len, md, NULL, EVP_sha256(), NULL), 1);
+	for (i = 0; i < sizeof(md); i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	assert_non_null(b64 = malloc(len / 3 * 4 + 8));
+	assert_true((n = EVP_EncodeBlock((unsigned char *)b64, xml, (int)len)) > 0);
+	jlen = (size_t)n + strlen(id) + 256;
+	assert_non_null(json = malloc(jlen));
+	snprintf(json, jlen, "{\"id\": \"%s\", \"rim\": \"%s\", \"sha256\": "
+	    "\"%s\", \"rim_format\": \"SWID\", \"request_id\": \"r-1\"}", id,
+	    b64, hex);
+	free(b64);
+	free(xml);
+	return json;
 }

@@ -19,4 +19,28 @@ uint8_t	*tv_src(const char *rel, size_t *len);
 /* As tv_src, but NULL when the file cannot be opened (an optional vector). */
 uint8_t	*tv_src_try(const char *rel, size_t *len);
 
+/* A whole vector in memory: p is NUL-terminated past len; the caller frees it. */
+struct tv_buf {
+	uint8_t	*p;
+	size_t	 len;
+};
+
+/* tv_src of dir (under top_srcdir, ending in '/') followed by name. */
+struct tv_buf	tv_load(const char *dir, const char *name);
+/* Frees b->p and sets it to NULL. */
+void		tv_free(struct tv_buf *b);
+/*
+ * The string value of key in a wrapper JSON file (teepot, dcap-qvl),
+ * unescaped (\n, \", \\, \/): a fixture made at test time from the real
+ * file. A missing key or another escape fails the test.
+ */
+struct tv_buf	tv_json_str(const struct tv_buf *json, const char *key);
+/* system() of the formatted command (at most 8 KiB); its status. */
+int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The RIM service's JSON answer for the document at rel (tv_src), built
+ * as NVIDIA builds it: id, the base64 document, its SHA-256; caller frees.
+ */
+char		*tv_rim_envelope(const char *id, const char *rel);
+
 #endif

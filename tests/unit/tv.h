@@ -43,4 +43,13 @@ int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 char		*tv_rim_envelope(const char *id, const char *rel);
 
+/* The NVIDIA RIM vectors (tests/vectors/nvidia/SOURCES.md), for tv_src. */
+#define TV_NV_TESTDATA		"/tests/vectors/nvidia/attestation-sdk/testdata/"
+#define TV_RIM_DRIVER_XML	TV_NV_TESTDATA "NV_GPU_DRIVER_GH100_550.144.03.xml"
+#define TV_RIM_DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
+#define TV_RIM_SWITCH_XML	TV_NV_TESTDATA \
+	"switchVBIOSRim_NV_SWITCH_BIOS_5612_0002_890_9610550001.xml"
+#define TV_RIM_SWITCH_ID	"NV_SWITCH_BIOS_5612_0002_890_9610550001"
+#define TV_RIM_BADCHAIN_XML	TV_NV_TESTDATA "incorrect_cert_chain_driver_rim.xml"
+
 #endif

@@ -511,6 +511,30 @@ stapled_start() {
 # stapled_stop: SIGTERM and wait; exit status in $BG_RC.
 stapled_stop() { bg_kill "$SPID" TERM; }
 
+# ocsp_bundle_warmed OUT: a bundle of three OCSP entries (two leaves and the
+# intermediate) at OUT, exported from the cache $T/a that a daemon filled
+# from the live upstream "good" (left running, its port in UP); the
+# configuration in $T/a.json.
+ocsp_bundle_warmed() {
+	local _out=$1 pair
+	farm_start UP good -ndays 1 -rother CHAIN
+	cat >"$T/a.json" <<EOF
+{ "cache_dir": "$T/a",
+  "ocsp": { "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
+            "anchors": [ "$ANCHORS" ], "intermediates": [ "$INTERMEDIATES" ] } }
+EOF
+	STAPLED_CACHE=$T/a stapled_start a -f "$T/a.json"
+	for pair in "$ICA_CERT $LEAF1" "$ICA_CERT $LEAF2" "$IDENT_CERT $ICA_CERT"; do
+		set -- $pair
+		openssl ocsp -url "$SURL/ocsp" -issuer "$1" -cert "$2" -CAfile "$ANCHORS" \
+		    -verify_other "$INTERMEDIATES" >"$T/warm.out" 2>&1 ||
+		    die "warming: openssl ocsp failed ($(cat "$T/warm.out"))"
+	done
+	"$CTL" -C "$T/a" -f "$T/a.json" export --out "$_out" >"$T/export.log" 2>&1 ||
+	    die "staplectl export failed: $(cat "$T/export.log")"
+	stapled_stop
+}
+
 # ---- clients ----------------------------------------------------------------------
 
 # mkreq OUT ISSUER CERT [openssl ocsp options...]: a DER OCSPRequest with a

@@ -209,56 +209,84 @@ der_crl_check(const uint8_t *der, size_t len, const char **why)
 
 /* ---- OpenSSL objects from checked bytes --------------------------------- */
 
-X509 *
-der_x509(const uint8_t *der, size_t len, const char **why)
+/* One kind of object that der_object and der_pem_object make. */
+struct der_kind {
+	const char	*label;		/* its PEM label */
+	int		(*check)(const uint8_t *, size_t, const char **);
+	const char	*what;		/* the refusal when OpenSSL cannot parse it */
+	void		*(*d2i)(const uint8_t **, long);
+	void		(*release)(void *);
+};
+
+static void *
+d2i_cert(const uint8_t **p, long len)
 {
-	X509		*x = NULL;
+	return d2i_X509(NULL, p, len);
+}
+
+static void
+free_cert(void *x)
+{
+	X509_free(x);
+}
+
+static void *
+d2i_crl(const uint8_t **p, long len)
+{
+	return d2i_X509_CRL(NULL, p, len);
+}
+
+static void
+free_crl(void *crl)
+{
+	X509_CRL_free(crl);
+}
+
+static const struct der_kind der_cert = {
+	DER_PEM_CERT, der_cert_check, "not an X.509 certificate", d2i_cert,
+	free_cert
+};
+static const struct der_kind der_crl = {
+	DER_PEM_CRL, der_crl_check, "not an X.509 CRL", d2i_crl, free_crl
+};
+
+/* der_x509 and der_x509_crl for kind k. */
+static void *
+der_object(const struct der_kind *k, const uint8_t *der, size_t len,
+    const char **why)
+{
+	void		*obj = NULL;
 	const uint8_t	*p = der;
 	const char	*dummy;
 
 	if (why == NULL)
 		why = &dummy;
-	if (der_cert_check(der, len, why) == -1)
+	if (k->check(der, len, why) == -1)
 		goto out;
-	*why = "not an X.509 certificate";
-	if (len > LONG_MAX ||
-	    (x = d2i_X509(NULL, &p, (long)len)) == NULL)
+	*why = k->what;
+	if (len > LONG_MAX || (obj = k->d2i(&p, (long)len)) == NULL)
 		goto out;
-	if (p != der + len) {	/* der_cert_check saw to it; say so again */
-		X509_free(x);
-		x = NULL;
+	if (p != der + len) {	/* the check saw to it; say so again */
+		k->release(obj);
+		obj = NULL;
 		goto out;
 	}
 	*why = NULL;
  out:
 	ERR_clear_error();
-	return x;
+	return obj;
+}
+
+X509 *
+der_x509(const uint8_t *der, size_t len, const char **why)
+{
+	return der_object(&der_cert, der, len, why);
 }
 
 X509_CRL *
 der_x509_crl(const uint8_t *der, size_t len, const char **why)
 {
-	X509_CRL	*crl = NULL;
-	const uint8_t	*p = der;
-	const char	*dummy;
-
-	if (why == NULL)
-		why = &dummy;
-	if (der_crl_check(der, len, why) == -1)
-		goto out;
-	*why = "not an X.509 CRL";
-	if (len > LONG_MAX ||
-	    (crl = d2i_X509_CRL(NULL, &p, (long)len)) == NULL)
-		goto out;
-	if (p != der + len) {
-		X509_CRL_free(crl);
-		crl = NULL;
-		goto out;
-	}
-	*why = NULL;
- out:
-	ERR_clear_error();
-	return crl;
+	return der_object(&der_crl, der, len, why);
 }
 
 /* Does a PEM label name what `label` asks for? */
@@ -324,30 +352,29 @@ der_pem_read(BIO *bio, const char *label, uint8_t **der, size_t *len,
 	return rv;
 }
 
-X509 *
-der_pem_x509(BIO *bio, const char **why)
+/* der_pem_x509 and der_pem_x509_crl for kind k. */
+static void *
+der_pem_object(const struct der_kind *k, BIO *bio, const char **why)
 {
 	uint8_t	*der;
 	size_t	 len;
-	X509	*x;
+	void	*obj;
 
-	if (der_pem_read(bio, DER_PEM_CERT, &der, &len, why) != 0)
+	if (der_pem_read(bio, k->label, &der, &len, why) != 0)
 		return NULL;
-	x = der_x509(der, len, why);
+	obj = der_object(k, der, len, why);
 	OPENSSL_free(der);
-	return x;
+	return obj;
+}
+
+X509 *
+der_pem_x509(BIO *bio, const char **why)
+{
+	return der_pem_object(&der_cert, bio, why);
 }
 
 X509_CRL *
 der_pem_x509_crl(BIO *bio, const char **why)
 {
-	uint8_t		*der;
-	size_t		 len;
-	X509_CRL	*crl;
-
-	if (der_pem_read(bio, DER_PEM_CRL, &der, &len, why) != 0)
-		return NULL;
-	crl = der_x509_crl(der, len, why);
-	OPENSSL_free(der);
-	return crl;
+	return der_pem_object(&der_crl, bio, why);
 }

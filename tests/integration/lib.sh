@@ -535,6 +535,22 @@ EOF
 	stapled_stop
 }
 
+# need_ctl: CTL set to the staplectl of the build, or the test skips.
+need_ctl() {
+	CTL=$top_builddir/staplectl
+	[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+}
+
+# need_vectors DIR FILE...: every FILE under DIR there and not empty, or the
+# test fails naming the first one missing.
+need_vectors() {
+	local _dir=$1 _f
+	shift
+	for _f in "$@"; do
+		[ -s "$_dir/$_f" ] || die "vector $_f missing under $_dir"
+	done
+}
+
 # ---- clients ----------------------------------------------------------------------
 
 # mkreq OUT ISSUER CERT [openssl ocsp options...]: a DER OCSPRequest with a

@@ -7,20 +7,15 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_airgap_collateral
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum sed cmp
 so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
 IV=$top_srcdir/tests/vectors/intel
 AV=$top_srcdir/tests/vectors/amd
-for f in tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
-    derived/pckcrl_platform.der derived/pckcrl_processor.der derived/IntelSGXRootCA.crl.hex; do
-	[ -s "$IV/$f" ] || die "Intel vector $f missing under tests/vectors/intel"
-done
-for f in report_milan.hex attestation.bin vcek_milan.der vcek.testcer cert_chain_milan \
-    derived/Milan.crl.der; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
-done
+need_vectors "$IV" tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
+    derived/pckcrl_platform.der derived/pckcrl_processor.der derived/IntelSGXRootCA.crl.hex
+need_vectors "$AV" report_milan.hex attestation.bin vcek_milan.der vcek.testcer cert_chain_milan \
+    derived/Milan.crl.der
 
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
 fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))

@@ -6,8 +6,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_compat
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum cmp
 so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
 case "$(uname -m)" in

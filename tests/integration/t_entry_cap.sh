@@ -7,8 +7,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_entry_cap
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 pki_make
 
 # conf FILE CACHE URL CAP: the test anchors, one upstream, max_entries CAP.

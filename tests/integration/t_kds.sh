@@ -7,9 +7,7 @@
 
 it_init t_kds
 AV=$top_srcdir/tests/vectors/amd
-for f in vcek_milan.der cert_chain_milan vcek_turin.der cert_chain_turin derived/Milan.crl.der; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
-done
+need_vectors "$AV" vcek_milan.der cert_chain_milan vcek_turin.der cert_chain_turin derived/Milan.crl.der
 
 # ---- the fake upstream's answers (tests/upstream --mode dir:DIR) ----------------
 

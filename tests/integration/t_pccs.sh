@@ -8,14 +8,12 @@
 it_init t_pccs
 so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
 IV=$top_srcdir/tests/vectors/intel/derived
-for f in tdx_tcb_info.body.json tdx_tcb_info.TCB-Info-Issuer-Chain.txt \
+need_vectors "$IV" tdx_tcb_info.body.json tdx_tcb_info.TCB-Info-Issuer-Chain.txt \
     tdx_qe_identity.body.json tdx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt \
     sgx_tcb_info_00906ED50000.body.json sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt \
     pckcrl_platform.der pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt \
     pckcrl_processor.der pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt \
-    IntelSGXRootCA.crl.der IntelSGXRootCA.crl.hex; do
-	[ -s "$IV/$f" ] || die "Intel vector $f missing under tests/vectors/intel/derived"
-done
+    IntelSGXRootCA.crl.der IntelSGXRootCA.crl.hex
 
 # The teepot PCS captures (TCB info, identities, PCK CRLs) are valid from
 # 2025-05-27 to 2025-06-26, the root CA CRL from 2025-03-20 to 2026-04-03.

@@ -79,16 +79,8 @@ add_pem(struct ocsp_trust *t, const char *path, int anchors)
 static int
 setup(void **state)
 {
-	const char	*top = getenv("top_srcdir");
-
 	(void)state;
-	mkdir("tests", 0755);
-	mkdir("tests/tmp", 0755);
-	snprintf(dir, sizeof(dir), "tests/tmp/entry_ocsp.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return -1;
-	snprintf(pki, sizeof(pki), "%s/pki", dir);
-	if (tv_sh("%s/tests/pki/mkpki.sh %s", top ? top : ".", pki) != 0)
+	if (tv_pki_dir("entry_ocsp", dir, sizeof(dir), pki, sizeof(pki)) == -1)
 		return -1;
 	if ((full = ocsp_trust_new()) == NULL ||
 	    (bare = ocsp_trust_new()) == NULL)
@@ -114,8 +106,7 @@ teardown(void **state)
 	(void)state;
 	ocsp_trust_free(full);
 	ocsp_trust_free(bare);
-	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
-		tv_sh("rm -rf %s", dir);
+	tv_pki_dir_free(dir);
 	return 0;
 }
 

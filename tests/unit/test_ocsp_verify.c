@@ -146,19 +146,10 @@ opts_now(struct run *r)
 static int
 setup(void **state)
 {
-	const char	*top = getenv("top_srcdir");
 	char		 err[1024];
 
 	(void)state;
-	if (top == NULL)
-		top = ".";
-	mkdir("tests", 0755);
-	mkdir("tests/tmp", 0755);
-	snprintf(dir, sizeof(dir), "tests/tmp/ocsp_verify.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return -1;
-	snprintf(pki, sizeof(pki), "%s/pki", dir);
-	if (tv_sh("%s/tests/pki/mkpki.sh %s", top, pki) != 0)
+	if (tv_pki_dir("ocsp_verify", dir, sizeof(dir), pki, sizeof(pki)) == -1)
 		return -1;
 	if ((full = ocsp_trust_new()) == NULL ||
 	    (bare = ocsp_trust_new()) == NULL)
@@ -179,8 +170,7 @@ teardown(void **state)
 	(void)state;
 	ocsp_trust_free(full);
 	ocsp_trust_free(bare);
-	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
-		tv_sh("rm -rf %s", dir);
+	tv_pki_dir_free(dir);
 	return 0;
 }
 

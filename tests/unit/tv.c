@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Whole files for the unit tests: vectors and fixtures read into memory. */
+#include "config.h"
+
+#include <sys/stat.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,4 +177,25 @@ tv_rim_envelope(const char *id, const char *rel)
 	free(b64);
 	free(xml);
 	return json;
+}
+
+int
+tv_pki_dir(const char *name, char *dir, size_t dirlen, char *pki, size_t pkilen)
+{
+	const char	*top = getenv("top_srcdir");
+
+	mkdir("tests", 0755);
+	mkdir("tests/tmp", 0755);
+	snprintf(dir, dirlen, "tests/tmp/%s.XXXXXX", name);
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(pki, pkilen, "%s/pki", dir);
+	return tv_sh("%s/tests/pki/mkpki.sh %s", top ? top : ".", pki) == 0 ? 0 : -1;
+}
+
+void
+tv_pki_dir_free(const char *dir)
+{
+	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
+		tv_sh("rm -rf %s", dir);
 }

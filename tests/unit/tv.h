@@ -43,6 +43,16 @@ int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 char		*tv_rim_envelope(const char *id, const char *rel);
 
+/*
+ * A fresh directory tests/tmp/<name>.XXXXXX (of the build tree) into dir,
+ * and tests/pki/mkpki.sh's test PKI made in dir/pki, that path into pki.
+ * -1 when either cannot be made.
+ */
+int		tv_pki_dir(const char *name, char *dir, size_t dirlen, char *pki,
+		    size_t pkilen);
+/* Removes tv_pki_dir's dir (a no-op when it is "") unless KEEP_FIXTURES is set. */
+void		tv_pki_dir_free(const char *dir);
+
 /* The NVIDIA RIM vectors (tests/vectors/nvidia/SOURCES.md), for tv_src. */
 #define TV_NV_TESTDATA		"/tests/vectors/nvidia/attestation-sdk/testdata/"
 #define TV_RIM_DRIVER_XML	TV_NV_TESTDATA "NV_GPU_DRIVER_GH100_550.144.03.xml"

@@ -194,22 +194,13 @@ test_wrong_product(void **state)
 static struct tv_buf
 pem_of(X509 *const *x, int n)
 {
-	BIO		*bio;
-	struct tv_buf	 b;
-	char		*data;
-	long		 len;
-	int		 i;
+	BIO	*bio;
+	int	 i;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (i = 0; i < n; i++)
 		assert_int_equal(PEM_write_bio_X509(bio, x[i]), 1);
-	len = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)len;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 static STACK_OF(X509) *

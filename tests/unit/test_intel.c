@@ -484,23 +484,14 @@ test_body_flips(void **state)
 static struct tv_buf
 pem_of(STACK_OF(X509) *sk)
 {
-	BIO		*bio;
-	struct tv_buf	 b;
-	char		*data;
-	long		 n;
-	int		 i;
+	BIO	*bio;
+	int	 i;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (i = 0; i < sk_X509_num(sk); i++)
 		assert_int_equal(PEM_write_bio_X509(bio, sk_X509_value(sk, i)),
 		    1);
-	n = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)n;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 /*
@@ -953,23 +944,14 @@ pem_ders(const struct tv_buf *pem, struct tv_buf *der, size_t max)
 static struct tv_buf
 ders_pem(const struct tv_buf *der, size_t n, const char *label)
 {
-	BIO		*bio;
-	struct tv_buf	 b;
-	char		*data;
-	size_t		 k;
-	long		 m;
+	BIO	*bio;
+	size_t	 k;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (k = 0; k < n; k++)
 		assert_true(PEM_write_bio(bio, label, "", der[k].p,
 		    (long)der[k].len) > 0);
-	m = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)m;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 /* PCCS's form: the DER as upper-case hex. */

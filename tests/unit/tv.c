@@ -199,3 +199,19 @@ tv_pki_dir_free(const char *dir)
 	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
 		tv_sh("rm -rf %s", dir);
 }
+
+struct tv_buf
+tv_bio_take(BIO *bio)
+{
+	struct tv_buf	 b;
+	char		*data;
+	long		 n;
+
+	assert_true((n = BIO_get_mem_data(bio, &data)) >= 0);
+	b.len = (size_t)n;
+	assert_non_null(b.p = malloc(b.len + 1));
+	memcpy(b.p, data, b.len);
+	b.p[b.len] = '\0';
+	BIO_free(bio);
+	return b;
+}

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/bio.h>
+
 /* Room for a path the tests build before calling these. */
 #define TV_REL_BYTES	4096
 
@@ -35,6 +37,8 @@ void		tv_free(struct tv_buf *b);
  * file. A missing key or another escape fails the test.
  */
 struct tv_buf	tv_json_str(const struct tv_buf *json, const char *key);
+/* A memory BIO's content, copied and NUL-terminated; frees the BIO. */
+struct tv_buf	tv_bio_take(BIO *bio);
 /* system() of the formatted command (at most 8 KiB); its status. */
 int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -557,14 +557,8 @@ test_chain_flips(void **state)
 	assert_true(n > 0);
 	v[1] = sk_X509_value(sk, 1);
 	for (i = 0; i < (size_t)n; i += 5) {
-		der[i] ^= 0x01;
-		p = der;
-		x = d2i_X509(NULL, &p, n);
-		der[i] ^= 0x01;
-		if (x == NULL || p != der + n) {
-			X509_free(x);
+		if ((x = tv_x509_flipped(der, (size_t)n, i)) == NULL)
 			continue;
-		}
 		v[0] = x;
 		b = pem_of(v, 2);
 		if (chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r) == AMD_OK)

@@ -215,3 +215,19 @@ tv_bio_take(BIO *bio)
 	BIO_free(bio);
 	return b;
 }
+
+X509 *
+tv_x509_flipped(uint8_t *der, size_t len, size_t i)
+{
+	const uint8_t	*p = der;
+	X509		*x;
+
+	der[i] ^= 0x01;
+	x = d2i_X509(NULL, &p, (long)len);
+	der[i] ^= 0x01;
+	if (x != NULL && p != der + len) {
+		X509_free(x);
+		x = NULL;
+	}
+	return x;
+}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <openssl/bio.h>
+#include <openssl/x509.h>
 
 /* Room for a path the tests build before calling these. */
 #define TV_REL_BYTES	4096
@@ -39,6 +40,11 @@ void		tv_free(struct tv_buf *b);
 struct tv_buf	tv_json_str(const struct tv_buf *json, const char *key);
 /* A memory BIO's content, copied and NUL-terminated; frees the BIO. */
 struct tv_buf	tv_bio_take(BIO *bio);
+/*
+ * The certificate der[0..len) with byte i flipped (der is left as it
+ * was), or NULL when that is no longer exactly one certificate.
+ */
+X509		*tv_x509_flipped(uint8_t *der, size_t len, size_t i);
 /* system() of the formatted command (at most 8 KiB); its status. */
 int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -213,7 +213,7 @@ der_crl_check(const uint8_t *der, size_t len, const char **why)
 struct der_kind {
 	const char	*label;		/* its PEM label */
 	int		(*check)(const uint8_t *, size_t, const char **);
-	const char	*what;		/* the refusal when OpenSSL cannot parse it */
+	const char	*what;		/* why, when OpenSSL cannot parse it */
 	void		*(*d2i)(const uint8_t **, long);
 	void		(*release)(void *);
 };

@@ -175,7 +175,8 @@ test_wrong_product(void **state)
 {
 	struct amd_result	 r;
 	struct tv_buf		 milan = tv_load(VEC_DIR, "cert_chain_milan");
-	struct tv_buf		 vlek = tv_load(VEC_DIR, "ask_ark_milan_vlek.pem");
+	struct tv_buf		 vlek = tv_load(VEC_DIR,
+	    "ask_ark_milan_vlek.pem");
 
 	(void)state;
 	assert_verdict(AMD_ERR_PRODUCT, chain_v(AMD_GENOA, AMD_VCEK, &milan,
@@ -389,7 +390,8 @@ test_vcek_wrong_signer(void **state)
 	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_milan.der");
 	struct tv_buf		 turin = tv_load(VEC_DIR, "cert_chain_turin");
 	struct tv_buf		 milan = tv_load(VEC_DIR, "cert_chain_milan");
-	struct tv_buf		 vlek = tv_load(VEC_DIR, "ask_ark_milan_vlek.pem");
+	struct tv_buf		 vlek = tv_load(VEC_DIR,
+	    "ask_ark_milan_vlek.pem");
 	struct tv_buf		 tc = tv_load(VEC_DIR, "vcek_turin.der");
 
 	(void)state;
@@ -439,8 +441,10 @@ static void
 test_crls(void **state)
 {
 	struct amd_result	 r;
-	struct tv_buf		 milan = tv_load(VEC_DIR, "derived/Milan.crl.der");
-	struct tv_buf		 genoa = tv_load(VEC_DIR, "derived/Genoa.crl.der");
+	struct tv_buf		 milan = tv_load(VEC_DIR,
+	    "derived/Milan.crl.der");
+	struct tv_buf		 genoa = tv_load(VEC_DIR,
+	    "derived/Genoa.crl.der");
 	struct tv_buf		 pem;
 	X509_CRL		*crl;
 	const uint8_t		*p;
@@ -493,7 +497,8 @@ test_der_flips(void **state)
 	struct tv_buf		 tc = tv_load(VEC_DIR, "vcek_turin.der");
 	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_milan");
 	struct tv_buf		 tchain = tv_load(VEC_DIR, "cert_chain_turin");
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/Milan.crl.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/Milan.crl.der");
 	size_t			 i;
 
 	(void)state;
@@ -748,7 +753,8 @@ test_truncations(void **state)
 	struct amd_result	 r;
 	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_turin");
 	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_turin.der");
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/Genoa.crl.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/Genoa.crl.der");
 	struct tv_buf		 cut;
 	size_t			 n;
 

@@ -248,7 +248,8 @@ static void
 test_null_param(void **state)
 {
 	struct tv_buf	 root = tv_load(VEC_DIR, "intel/TrustedRootCA.der");
-	struct tv_buf	 icrl = tv_load(VEC_DIR, "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 icrl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
 	struct tv_buf	 vcek = tv_load(VEC_DIR, "amd/vcek_milan.der");
 	struct tv_buf	 acrl = tv_load(VEC_DIR, "amd/derived/Milan.crl.der");
 	struct tv_buf	 b, alg;
@@ -318,8 +319,10 @@ test_framing(void **state)
 {
 	static const uint8_t	 zero = 0x00, junk[] = { 0x00, 0x00 };
 	static const uint8_t	 long3[] = { 0x83, 0x00 };
-	struct tv_buf		 root = tv_load(VEC_DIR, "intel/TrustedRootCA.der");
-	struct tv_buf		 crl = tv_load(VEC_DIR, "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 root = tv_load(VEC_DIR,
+	    "intel/TrustedRootCA.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
 	struct tv_buf		 b, c;
 	uint8_t			 alg81[sizeof(ecdsa_sha256) + 1];
 	const char		*why;
@@ -393,7 +396,8 @@ static void
 test_pem(void **state)
 {
 	struct tv_buf	 root = tv_load(VEC_DIR, "intel/TrustedRootCA.der");
-	struct tv_buf	 crl = tv_load(VEC_DIR, "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 crl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
 	struct tv_buf	 bad;
 	BIO		*bio;
 	X509		*x;

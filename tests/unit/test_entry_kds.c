@@ -291,7 +291,8 @@ admit_genuine(void **state)
 {
 	struct kds_admit	 ad;
 	struct kds_chain	 chain;
-	struct tv_buf		 b = tv_load("/tests/vectors/amd/", "cert_chain_milan");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/",
+	    "cert_chain_milan");
 
 	(void)state;
 	assert_int_equal(admit("/vcek/v1/Milan/cert_chain", "cert_chain_milan",
@@ -331,7 +332,8 @@ static void
 admit_swapped(void **state)
 {
 	struct kds_chain	 chain;
-	struct tv_buf		 b = tv_load("/tests/vectors/amd/", "ask_ark_genoa.pem");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/",
+	    "ask_ark_genoa.pem");
 
 	(void)state;
 	/* Another product's cert_chain and CRL. */

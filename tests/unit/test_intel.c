@@ -302,7 +302,8 @@ test_crl_vectors(void **state)
 	}
 	/* pckcrl?ca=platform lists 44 revoked PCK certificates. */
 	crl = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
-	chain = tv_load(VEC_DIR, "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	chain = tv_load(VEC_DIR,
+	    "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
 	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain, T_TEEPOT,
 	    &r), &r);
 	assert_int_equal(r.crl_entries, 44);
@@ -325,8 +326,10 @@ test_crl_vectors(void **state)
 static void
 test_crl_to_der(void **state)
 {
-	struct tv_buf	 hex = tv_load(VEC_DIR, "derived/IntelSGXRootCA.crl.hex");
-	struct tv_buf	 der = tv_load(VEC_DIR, "derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 hex = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.hex");
+	struct tv_buf	 der = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
 	struct tv_buf	 pem = tv_load(VEC_DIR, "derived/pckcrl_platform.pem");
 	struct tv_buf	 pder = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
 	uint8_t		*out;
@@ -450,10 +453,12 @@ test_body_tamper(void **state)
 static void
 test_body_flips(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 body = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
 	struct tv_buf		 chain = tv_load(VEC_DIR, 
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/pckcrl_processor.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
 	struct tv_buf		 cchain = tv_load(VEC_DIR, 
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
@@ -503,12 +508,14 @@ pem_of(STACK_OF(X509) *sk)
 static void
 test_chain_flips(void **state)
 {
-	struct tv_buf		 json = tv_load(VEC_DIR, "sgx_qve_identity.json");
+	struct tv_buf		 json = tv_load(VEC_DIR,
+	    "sgx_qve_identity.json");
 	struct tv_buf		 body = tv_json_str(&json, "enclave_identity_json");
 	struct tv_buf		 pem = tv_json_str(&json, "issuer_chain");
 	struct tv_buf		 hdr = tv_load(VEC_DIR, 
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
-	struct tv_buf		 qe = tv_load(VEC_DIR, "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 qe = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
 	struct tv_buf		 tampered;
 	STACK_OF(X509)		*sk;
 	const char		*why;
@@ -580,8 +587,10 @@ test_chain_root_and_signer(void **state)
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct tv_buf		 rootpem = { (uint8_t *)(uintptr_t)
 	    intel_sgx_root_ca.pem, strlen(intel_sgx_root_ca.pem) };
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/pckcrl_processor.der");
-	struct tv_buf		 rcrl = tv_load(VEC_DIR, "derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
+	struct tv_buf		 rcrl = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
 	struct intel_result	 r;
 
 	(void)state;
@@ -616,7 +625,8 @@ test_freshness(void **state)
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
 	struct tv_buf		 chain = tv_load(VEC_DIR, 
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/pckcrl_processor.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
 	struct tv_buf		 cchain = tv_load(VEC_DIR, 
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
@@ -645,7 +655,8 @@ test_freshness(void **state)
 static void
 test_eval_number_order(void **state)
 {
-	struct tv_buf		 early_json = tv_load(VEC_DIR, "sgx_tcb_info_early.json");
+	struct tv_buf		 early_json = tv_load(VEC_DIR,
+	    "sgx_tcb_info_early.json");
 	struct tv_buf		 early = tv_json_str(&early_json, "tcb_info_json");
 	struct tv_buf		 echain = tv_json_str(&early_json, "issuer_chain");
 	struct tv_buf		 std = tv_load(VEC_DIR, 
@@ -686,7 +697,8 @@ test_eval_number_order(void **state)
 static void
 test_json_shapes(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 body = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
 	struct tv_buf		 chain = tv_load(VEC_DIR, 
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	struct tv_buf		 obj, sig, b;
@@ -1034,7 +1046,8 @@ test_der_flips(void **state)
 	tv_free(&pem);
 
 	crl = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
-	chain = tv_load(VEC_DIR, "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	chain = tv_load(VEC_DIR,
+	    "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
 	flips("platform CRL PEM", INTEL_PCK_CRL, &crl, AS_PEM, &chain,
 	    T_TEEPOT);
 	tv_free(&crl);
@@ -1049,7 +1062,8 @@ test_der_flips(void **state)
 static void
 test_chain_der_flips(void **state)
 {
-	struct tv_buf		 json = tv_load(VEC_DIR, "pck_crl_processor.json");
+	struct tv_buf		 json = tv_load(VEC_DIR,
+	    "pck_crl_processor.json");
 	struct tv_buf		 body = tv_json_str(&json, "crl_data");
 	struct tv_buf		 pem = tv_json_str(&json, "issuer_chain");
 	struct tv_buf		 der[INTEL_MAX_CHAIN_CERTS], chain;
@@ -1106,7 +1120,8 @@ outer_to_sha384(struct tv_buf *der)
 static void
 test_outer_sigalg(void **state)
 {
-	struct tv_buf		 crl = tv_load(VEC_DIR, "derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
 	struct tv_buf		 leaf, chain, der[1], body;
 	struct intel_result	 r;
 

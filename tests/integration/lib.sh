@@ -708,6 +708,18 @@ dir_put() {
 	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
 	mv "$1/index.new" "$1/index"
 }
+
+# dir_rate_limited NAME DIR PATH...: a directory upstream (port in NAME) that
+# answers each PATH with 429 Too Many Requests and Retry-After: 30.
+dir_rate_limited() {
+	local _name=$1 _dir=$2 _p
+	shift 2
+	mkdir -p "$_dir"
+	printf 'Content-Type: text/plain\nRetry-After: 30\n' >"$_dir/429.hdr"
+	printf 'Too Many Requests\n' >"$_dir/429.txt"
+	for _p in "$@"; do dir_put "$_dir" "$_p" 429 "$_dir/429.txt" "$_dir/429.hdr"; done
+	upstream_start "$_name" r --mode "dir:$_dir"
+}
 # dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
 dir_hits() {
 	if [ -f "$1/requests" ]; then grep -cxF -- "$2" "$1/requests" || true

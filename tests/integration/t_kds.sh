@@ -219,11 +219,7 @@ check_eq "404 again within 60 s: no upstream request" "1 $g0" "$(dir_hits "$T/N"
 stapled_stop
 
 # 429 with Retry-After: the next endpoint serves, and the first rests as told.
-mkdir -p "$T/R"
-printf 'Content-Type: text/plain\nRetry-After: 30\n' >"$H/429"
-printf 'Too Many Requests\n' >"$T/R/429.txt"
-for p in "$U_VCEK" "$U_CHAIN"; do dir_put "$T/R" "$p" 429 "$T/R/429.txt" "$H/429"; done
-upstream_start UR r --mode "dir:$T/R"
+dir_rate_limited UR "$T/R" "$U_VCEK" "$U_CHAIN"
 g0=$(dir_total "$T/G")
 STAPLED_CACHE=$T/c_f2 stapled_start d_f2 --kds-upstream "http://127.0.0.1:$UR" \
     --kds-upstream "http://127.0.0.1:$UG"

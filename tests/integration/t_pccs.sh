@@ -216,11 +216,7 @@ check_eq "tampered first, good second: each endpoint asked once" "1 1" \
 stapled_stop
 
 # 429 with Retry-After: the next endpoint serves, and the first rests as told.
-mkdir -p "$T/R"
-printf 'Content-Type: text/plain\nRetry-After: 30\n' >"$H/429"
-printf 'slow down\n' >"$T/R/429.txt"
-for p in "$U_TDX_TCB" "$U_TDX_QE"; do dir_put "$T/R" "$p" 429 "$T/R/429.txt" "$H/429"; done
-upstream_start UR r --mode "dir:$T/R"
+dir_rate_limited UR "$T/R" "$U_TDX_TCB" "$U_TDX_QE"
 g0=$(dir_total "$T/G")
 STAPLED_CACHE=$T/c_f2 stapled_start d_f2 --pccs-upstream "http://127.0.0.1:$UR" \
     --pccs-upstream "http://127.0.0.1:$UG"

@@ -167,9 +167,9 @@ test_json_vectors(void **state)
 static void
 test_tcb_info_fields(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, 
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 r;
 
@@ -425,9 +425,9 @@ test_pck_cert(void **state)
 static void
 test_body_tamper(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, 
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 r;
 	char			*p;
@@ -455,11 +455,11 @@ test_body_flips(void **state)
 {
 	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	struct tv_buf		 crl = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.der");
-	struct tv_buf		 cchain = tv_load(VEC_DIR, 
+	struct tv_buf		 cchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
 	size_t			 i;
@@ -512,7 +512,7 @@ test_chain_flips(void **state)
 	    "sgx_qve_identity.json");
 	struct tv_buf		 body = tv_json_str(&json, "enclave_identity_json");
 	struct tv_buf		 pem = tv_json_str(&json, "issuer_chain");
-	struct tv_buf		 hdr = tv_load(VEC_DIR, 
+	struct tv_buf		 hdr = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	struct tv_buf		 qe = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.body.json");
@@ -579,11 +579,11 @@ test_chain_flips(void **state)
 static void
 test_chain_root_and_signer(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, 
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
-	struct tv_buf		 crlchain = tv_load(VEC_DIR, 
+	struct tv_buf		 crlchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct tv_buf		 rootpem = { (uint8_t *)(uintptr_t)
 	    intel_sgx_root_ca.pem, strlen(intel_sgx_root_ca.pem) };
@@ -621,13 +621,13 @@ test_chain_root_and_signer(void **state)
 static void
 test_freshness(void **state)
 {
-	struct tv_buf		 body = tv_load(VEC_DIR, 
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct tv_buf		 crl = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.der");
-	struct tv_buf		 cchain = tv_load(VEC_DIR, 
+	struct tv_buf		 cchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
 
@@ -659,9 +659,9 @@ test_eval_number_order(void **state)
 	    "sgx_tcb_info_early.json");
 	struct tv_buf		 early = tv_json_str(&early_json, "tcb_info_json");
 	struct tv_buf		 echain = tv_json_str(&early_json, "issuer_chain");
-	struct tv_buf		 std = tv_load(VEC_DIR, 
+	struct tv_buf		 std = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct tv_buf		 schain = tv_load(VEC_DIR, 
+	struct tv_buf		 schain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 e, s, older, bad;
 
@@ -699,7 +699,7 @@ test_json_shapes(void **state)
 {
 	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.body.json");
-	struct tv_buf		 chain = tv_load(VEC_DIR, 
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	struct tv_buf		 obj, sig, b;
 	struct intel_result	 r;
@@ -853,7 +853,7 @@ test_hostile(void **state)
 		"0", "00", "3082", "\x30\x82\xff\xff",
 	};
 	struct intel_result	 r;
-	struct tv_buf		 b, chain = tv_load(VEC_DIR, 
+	struct tv_buf		 b, chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	char			*deep;
 	size_t			 i;

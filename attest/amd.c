@@ -417,6 +417,20 @@ result_init(struct amd_result *out)
 	ERR_clear_error();
 }
 
+/* result_init, then product and signer checked: -1 ("bad arguments") when out of range. */
+static int
+result_start(struct amd_result *out, enum amd_product product,
+    enum amd_signer signer)
+{
+	result_init(out);
+	if ((unsigned)product >= AMD_PRODUCT_MAX ||
+	    (unsigned)signer >= AMD_SIGNER_MAX) {
+		fail(out, AMD_ERR_PARSE, "bad arguments");
+		return -1;
+	}
+	return 0;
+}
+
 int
 amd_verify_cert_chain(enum amd_product product, enum amd_signer signer,
     const uint8_t *pem, size_t len, time_t now, struct amd_result *out)
@@ -425,12 +439,8 @@ amd_verify_cert_chain(enum amd_product product, enum amd_signer signer,
 
 	if (out == NULL)
 		return -1;
-	result_init(out);
-	if ((unsigned)product >= AMD_PRODUCT_MAX ||
-	    (unsigned)signer >= AMD_SIGNER_MAX) {
-		fail(out, AMD_ERR_PARSE, "bad arguments");
+	if (result_start(out, product, signer) == -1)
 		goto out;
-	}
 	if (chain_check(product, signer, pem, len, now, 1, out, NULL) == -1)
 		goto out;
 	out->verdict = AMD_OK;
@@ -550,12 +560,8 @@ amd_verify_vek(enum amd_product product, enum amd_signer signer,
 
 	if (out == NULL)
 		return -1;
-	result_init(out);
-	if ((unsigned)product >= AMD_PRODUCT_MAX ||
-	    (unsigned)signer >= AMD_SIGNER_MAX) {
-		fail(out, AMD_ERR_PARSE, "bad arguments");
+	if (result_start(out, product, signer) == -1)
 		goto out;
-	}
 	what = signer == AMD_VLEK ? "VLEK" : "VCEK";
 	if (cert == NULL || len == 0 || len > AMD_MAX_BODY_BYTES ||
 	    (vek = vendor_cert_parse(cert, len, &why)) == NULL) {

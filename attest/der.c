@@ -156,8 +156,29 @@ same_alg(const struct der *signed_alg, const struct der *outer,
 	return 0;
 }
 
-int
-der_cert_check(const uint8_t *der, size_t len, const char **why)
+/* The head of a tbsCertificate or tbsCertList, up to its signature AlgorithmIdentifier. */
+struct tbs_shape {
+	uint8_t		 version_tag;	/* an optional version first */
+	const char	*version_why;
+	const char	*serial_why;	/* a serialNumber next, unless NULL */
+	const char	*alg_why;
+};
+
+/* version [0] EXPLICIT DEFAULT v1, serialNumber, signature */
+static const struct tbs_shape cert_tbs = {
+	DER_CTX0, "bad tbsCertificate version",
+	"bad tbsCertificate serialNumber", "bad tbsCertificate signature"
+};
+/* version Version OPTIONAL (v2), then signature */
+static const struct tbs_shape crl_tbs = {
+	DER_INTEGER, "bad tbsCertList version", NULL,
+	"bad tbsCertList signature"
+};
+
+/* der_cert_check and der_crl_check for the shape s. */
+static int
+signed_check(const struct tbs_shape *s, const uint8_t *der, size_t len,
+    const char **why)
 {
 	struct der	 tbs, outer, inner, v;
 	const char	*dummy;
@@ -167,44 +188,32 @@ der_cert_check(const uint8_t *der, size_t len, const char **why)
 	*why = NULL;
 	if (signed_frame(der, len, &tbs, &outer, why) == -1)
 		return -1;
-	/* version [0] EXPLICIT DEFAULT v1, serialNumber, signature */
-	if (der_peek(&tbs, DER_CTX0) && der_expect(&tbs, DER_CTX0, &v) == -1) {
-		*why = "bad tbsCertificate version";
+	if (der_peek(&tbs, s->version_tag) &&
+	    der_expect(&tbs, s->version_tag, &v) == -1) {
+		*why = s->version_why;
 		return -1;
 	}
-	if (der_expect(&tbs, DER_INTEGER, &v) == -1) {
-		*why = "bad tbsCertificate serialNumber";
+	if (s->serial_why != NULL && der_expect(&tbs, DER_INTEGER, &v) == -1) {
+		*why = s->serial_why;
 		return -1;
 	}
 	if (der_expect_tlv(&tbs, DER_SEQUENCE, &v, &inner) == -1) {
-		*why = "bad tbsCertificate signature";
+		*why = s->alg_why;
 		return -1;
 	}
 	return same_alg(&inner, &outer, why);
 }
 
 int
+der_cert_check(const uint8_t *der, size_t len, const char **why)
+{
+	return signed_check(&cert_tbs, der, len, why);
+}
+
+int
 der_crl_check(const uint8_t *der, size_t len, const char **why)
 {
-	struct der	 tbs, outer, inner, v;
-	const char	*dummy;
-
-	if (why == NULL)
-		why = &dummy;
-	*why = NULL;
-	if (signed_frame(der, len, &tbs, &outer, why) == -1)
-		return -1;
-	/* version Version OPTIONAL (v2), then signature */
-	if (der_peek(&tbs, DER_INTEGER) &&
-	    der_expect(&tbs, DER_INTEGER, &v) == -1) {
-		*why = "bad tbsCertList version";
-		return -1;
-	}
-	if (der_expect_tlv(&tbs, DER_SEQUENCE, &v, &inner) == -1) {
-		*why = "bad tbsCertList signature";
-		return -1;
-	}
-	return same_alg(&inner, &outer, why);
+	return signed_check(&crl_tbs, der, len, why);
 }
 
 /* ---- OpenSSL objects from checked bytes --------------------------------- */

@@ -662,6 +662,20 @@ libfaketime_so() {
 	return 1
 }
 
+# need_faketime: so set to libfaketime_so's library, or the test skips.
+need_faketime() {
+	so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+}
+
+# faketime_env FAKETIME: the env(1) prefix that runs a program under
+# libfaketime ($so) at FAKETIME ("+13d", or an offset in seconds), its
+# monotonic clocks left alone.
+faketime_env() { echo "env LD_PRELOAD=$so FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"; }
+
+# secs_until DATE: seconds from now to DATE (what date -d reads; negative
+# when it is past).
+secs_until() { echo $(( $(date -u -d "$1" +%s) - $(date +%s) )); }
+
 # ---- time ----------------------------------------------------------------------
 
 now_ms() { date +%s%3N; }
@@ -719,6 +733,17 @@ dir_rate_limited() {
 	printf 'Too Many Requests\n' >"$_dir/429.txt"
 	for _p in "$@"; do dir_put "$_dir" "$_p" 429 "$_dir/429.txt" "$_dir/429.hdr"; done
 	upstream_start "$_name" r --mode "dir:$_dir"
+}
+
+# check_forged_refused NAME BODY: the daemon logging to $T/d_NAME.log, whose
+# only upstream ($UB) answered the forged BODY, refused it: 503 (in
+# HTTP_CODE), $T/NAME.out is not BODY, the refusal logged with UB's name.
+check_forged_refused() {
+	local _n=$1 _body=$2
+	check_eq "$_n: refused, the only upstream failed: 503" 503 "$HTTP_CODE"
+	assert "$_n: the forged body is not served" '! cmp -s "$T/$_n.out" "$_body"'
+	assert "$_n: the refusal is logged with the upstream's name" \
+	    'grep -q "refused an answer from 127.0.0.1:$UB" "$T/d_$_n.log"'
 }
 # dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
 dir_hits() {

@@ -9,7 +9,7 @@
 it_init t_airgap_collateral
 need_ctl
 need_cmd base64 sha256sum sed cmp
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 IV=$top_srcdir/tests/vectors/intel
 AV=$top_srcdir/tests/vectors/amd
 need_vectors "$IV" tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
@@ -18,8 +18,8 @@ need_vectors "$AV" report_milan.hex attestation.bin vcek_milan.der vcek.testcer 
     derived/Milan.crl.der
 
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 # ---- 1. manifest from a TDX quote: the FMSPC its PCK certificate carries ------------
 
@@ -353,8 +353,8 @@ eval $TDX4/tcbevaluationdatanumbers"
 	dir_put "$T/A" "$V4/pckcrl?ca=platform&encoding=der" 200 "$B/crl" "$H/q_crl"
 	dir_put "$T/A" "$V4/rootcacrl" 200 "$B/root" "$H/root_crl"
 	dir_put "$T/A" "$TDX4/tcbevaluationdatanumbers" 200 "$B/eval" "$H/q_eval"
-	fake_off=$(( $(date -u -d 2025-06-20T00:00:00Z +%s) - $(date +%s) ))
-	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+	fake_off=$(secs_until 2025-06-20T00:00:00Z)
+	STAPLED_WRAP=$(faketime_env "$fake_off")
 	ctl -C "$T/c6" -f "$T/conf_pre.json" prefetch --quote "$IV/tdx_quote"
 	check_eq "prefetch --quote (TDX) into an empty cache: exit 0" 0 "$CTL_RC"
 	[ "$CTL_RC" = 0 ] || note "$(cat "$T/ctl.out")"

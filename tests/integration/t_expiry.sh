@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_expiry
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 pki_make
 
 farm_start UP one -nmin 1 -rother CHAIN
@@ -30,7 +30,7 @@ check_bytes "control, same clock, upstream dead: the entry is served" "$T/warm1.
 stapled_stop
 
 # Two minutes on (monotonic clock left alone, so timers behave).
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+2m FAKETIME_DONT_FAKE_MONOTONIC=1" \
+STAPLED_WRAP=$(faketime_env "+2m") \
     STAPLED_CACHE=$T/cache stapled_start d3 --ocsp-upstream "http://127.0.0.1:$UP/" \
     --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
 fake_date=$(curl -s -D - -o /dev/null "$SURL/healthz" | tr -d '\r' | sed -n 's/^[Dd]ate: //p')

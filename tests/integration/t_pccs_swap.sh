@@ -10,7 +10,7 @@
 it_init t_pccs_swap
 need_ctl
 need_cmd jq base64 cmp
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 IV=$top_srcdir/tests/vectors/intel
 D=$IV/derived
 need_vectors "$IV" derived/sgx_tcb_info_00906ED50000.body.json derived/pckcrl_platform.der \
@@ -19,8 +19,8 @@ need_vectors "$IV" derived/sgx_tcb_info_00906ED50000.body.json derived/pckcrl_pl
     sgx_tcb_info_early.json
 
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 V4=/sgx/certification/v4
 TDX4=/tdx/certification/v4

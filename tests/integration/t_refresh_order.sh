@@ -9,7 +9,7 @@
 it_init t_refresh_order
 need_cmd openssl stdbuf jq
 CTL=$top_builddir/staplectl
-so=$(libfaketime_so) || skip "libfaketime not found"
+need_faketime
 FILL=$top_builddir/tools/bench-fill
 [ -x "$FILL" ] || skip "tools/bench-fill not built"
 
@@ -33,7 +33,7 @@ fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
 fill_now=$FILL_NOW
 # The outage ends when the soonest entry has MARGIN_S left: nearly all are due.
 off=$(( fill_now + INTERVAL_S - MARGIN_S - $(date +%s) ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 
 # The signing upstream prints each request (its serial) in the order asked.
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder "$T/out/index.txt" \
@@ -96,7 +96,7 @@ V2=7200			# interval 3600 s: all last used long before the clock
 fill_signed "$T/out2" "$T/cache2" "$N2" "$V2"
 fill_now=$FILL_NOW
 off=$(( fill_now + V2 / 2 - 1 - $(date +%s) ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder2 "$T/out2/index.txt" \
     -nmin 60 -req_text
 printf '{"ocsp": {"anchors": ["%s"], "intermediates": ["%s"], "idle_expire_s": 60}}\n' \

@@ -6,7 +6,7 @@
 
 it_init t_refresh_rate
 need_cmd openssl
-so=$(libfaketime_so) || skip "libfaketime not found"
+need_faketime
 FILL=$top_builddir/tools/bench-fill
 [ -x "$FILL" ] || skip "tools/bench-fill not built"
 
@@ -25,7 +25,7 @@ fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
 fill_now=$FILL_NOW
 # The outage ends just before the oldest entry would expire: every one is due.
 off=$(( fill_now + INTERVAL_S - $(date +%s) - 1 ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 
 # The signing upstream at the same clock, behind the counting router.
 RESPONDER_WRAP=$WRAP fill_responder RP responder "$T/out/index.txt" \

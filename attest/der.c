@@ -223,40 +223,14 @@ struct der_kind {
 	const char	*label;		/* its PEM label */
 	int		(*check)(const uint8_t *, size_t, const char **);
 	const char	*what;		/* why, when OpenSSL cannot parse it */
-	void		*(*d2i)(const uint8_t **, long);
-	void		(*release)(void *);
+	const ASN1_ITEM	*(*item)(void);	/* its ASN.1 template (d2i, free) */
 };
-
-static void *
-d2i_cert(const uint8_t **p, long len)
-{
-	return d2i_X509(NULL, p, len);
-}
-
-static void
-free_cert(void *x)
-{
-	X509_free(x);
-}
-
-static void *
-d2i_crl(const uint8_t **p, long len)
-{
-	return d2i_X509_CRL(NULL, p, len);
-}
-
-static void
-free_crl(void *crl)
-{
-	X509_CRL_free(crl);
-}
 
 static const struct der_kind der_cert = {
-	DER_PEM_CERT, der_cert_check, "not an X.509 certificate", d2i_cert,
-	free_cert
+	DER_PEM_CERT, der_cert_check, "not an X.509 certificate", X509_it
 };
 static const struct der_kind der_crl = {
-	DER_PEM_CRL, der_crl_check, "not an X.509 CRL", d2i_crl, free_crl
+	DER_PEM_CRL, der_crl_check, "not an X.509 CRL", X509_CRL_it
 };
 
 /* der_x509 and der_x509_crl for kind k. */
@@ -273,10 +247,11 @@ der_object(const struct der_kind *k, const uint8_t *der, size_t len,
 	if (k->check(der, len, why) == -1)
 		goto out;
 	*why = k->what;
-	if (len > LONG_MAX || (obj = k->d2i(&p, (long)len)) == NULL)
+	if (len > LONG_MAX ||
+	    (obj = ASN1_item_d2i(NULL, &p, (long)len, k->item())) == NULL)
 		goto out;
 	if (p != der + len) {	/* the check saw to it; say so again */
-		k->release(obj);
+		ASN1_item_free(obj, k->item());
 		obj = NULL;
 		goto out;
 	}

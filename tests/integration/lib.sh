@@ -416,6 +416,17 @@ fill_responder() {
 	    "$FILL_PKI/resp.pem" "$FILL_PKI/resp.key" -rother "$FILL_PKI/ica.pem" "$@"
 }
 
+# fill_stapled NAME RATE PORT: stapled_start NAME trusting fill_pki's CAs,
+# refreshing at most RATE a second from the OCSP upstream at PORT (the
+# configuration in $T/conf.json).
+fill_stapled() {
+	cat >"$T/conf.json" <<EOF
+{"ocsp": {"anchors": ["$FILL_PKI/root.pem"], "intermediates": ["$FILL_PKI/ica.pem"],
+  "rate_limit_per_s": $2}}
+EOF
+	stapled_start "$1" -f "$T/conf.json" --ocsp-upstream "http://127.0.0.1:$3/"
+}
+
 # upstream_start VAR NAME [tests/upstream options...]: port into $VAR,
 # PID into ${VAR}_PID.
 upstream_start() {
@@ -541,6 +552,12 @@ need_ctl() {
 	[ -x "$CTL" ] || skip "staplectl not built at $CTL"
 }
 
+# need_fill: FILL set to the bench-fill of the build, or the test skips.
+need_fill() {
+	FILL=$top_builddir/tools/bench-fill
+	[ -x "$FILL" ] || skip "tools/bench-fill not built"
+}
+
 # need_vectors DIR FILE...: every FILE under DIR there and not empty, or the
 # test fails naming the first one missing.
 need_vectors() {
@@ -552,6 +569,9 @@ need_vectors() {
 }
 
 # ---- clients ----------------------------------------------------------------------
+
+# ocsp_b64 FILE: FILE's DER in base64, percent-encoded for a GET /ocsp/ path.
+ocsp_b64() { base64 -w0 <"$1" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
 
 # mkreq OUT ISSUER CERT [openssl ocsp options...]: a DER OCSPRequest with a
 # fresh nonce (nvattest's shape: one SHA-1 CertID, 16-byte nonce).

@@ -39,7 +39,7 @@ post "$T/r1.der" "$T/late1.der"
 check_trylater "two minutes later, upstream dead: the expired leaf answer is not served (tryLater)" "$T/late1.der"
 post "$T/r2.der" "$T/late2.der"
 check_trylater "two minutes later: the expired Identity CA answer is not served either" "$T/late2.der"
-b64=$(base64 -w0 <"$T/r1.der" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g')
+b64=$(ocsp_b64 "$T/r1.der")
 code=$(curl -s -o "$T/late_get.der" -w '%{http_code}' "$SURL/ocsp/$b64")
 assert "two minutes later, over GET: not served (HTTP $code, $(resp_status "$T/late_get.der"))" \
     '! cmp -s "$T/late_get.der" "$T/warm1.der"'

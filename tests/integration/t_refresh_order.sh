@@ -10,8 +10,7 @@ it_init t_refresh_order
 need_cmd openssl stdbuf jq
 CTL=$top_builddir/staplectl
 need_faketime
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 
 N=60			# signed entries
 RATE=3			# rate_limit_per_s: a round takes N / RATE = 20 s
@@ -39,12 +38,7 @@ WRAP=$(faketime_env "+$off")
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder "$T/out/index.txt" \
     -nmin 60 -req_text
 
-cat >"$T/conf.json" <<EOF
-{"ocsp": {"anchors": ["$P/root.pem"], "intermediates": ["$P/ica.pem"],
-  "rate_limit_per_s": $RATE}}
-EOF
-STAPLED_WRAP=$WRAP stapled_start d -f "$T/conf.json" \
-    --ocsp-upstream "http://127.0.0.1:$RP/"
+STAPLED_WRAP=$WRAP fill_stapled d "$RATE" "$RP"
 
 # Wait for the round (20 s at RATE) with room: every entry refreshed once.
 i=0

@@ -10,8 +10,7 @@
 it_init t_store_damage
 need_cmd python3 truncate
 STAPLECTL=$top_builddir/staplectl
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 ENTRIES=3000
 READY_MAX_MS=5000	# generous: the cheap checks take milliseconds
 # Every upstream on 127.0.0.1's discard port: nothing leaves the machine.

@@ -558,6 +558,12 @@ need_fill() {
 	[ -x "$FILL" ] || skip "tools/bench-fill not built"
 }
 
+# need_py: PY set to the system's python3, or the test skips.
+need_py() {
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || skip "$PY not installed"
+}
+
 # need_vectors DIR FILE...: every FILE under DIR there and not empty, or the
 # test fails naming the first one missing.
 need_vectors() {

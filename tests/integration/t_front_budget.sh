@@ -9,8 +9,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_front_budget
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 need_cmd ss
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py, front_load.py
 need_fill

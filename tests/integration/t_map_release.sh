@@ -7,8 +7,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_map_release
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 need_fill
 

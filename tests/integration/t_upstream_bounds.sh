@@ -13,8 +13,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_upstream_bounds
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 missing"
+need_py
 CTL=$top_builddir/staplectl
 TD=$VECTORS/attestation-sdk/testdata
 GOOD_ID=NV_GPU_DRIVER_GH100_550.144.03

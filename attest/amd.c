@@ -102,9 +102,12 @@ cn_is(const X509_NAME *name, const char *cn)
 	return n > 0 && (size_t)n == strlen(cn) && strcmp(buf, cn) == 0;
 }
 
-/* The product whose pinned ARK is `x` (DER-equal), or -1. */
+/*
+ * The product whose pinned ARK is `x` (DER-equal) or, with x NULL, has
+ * subject `name`; or -1.
+ */
 static int
-ark_product(X509 *x)
+ark_product(X509 *x, const X509_NAME *name)
 {
 	X509	*ark;
 	int	 i, eq;
@@ -112,25 +115,8 @@ ark_product(X509 *x)
 	for (i = 0; i < AMD_PRODUCT_MAX; i++) {
 		if ((ark = vendor_root_x509(pinned_ark[i])) == NULL)
 			continue;
-		eq = X509_cmp(ark, x) == 0;
-		X509_free(ark);
-		if (eq)
-			return i;
-	}
-	return -1;
-}
-
-/* The product whose pinned ARK has subject `name`, or -1. */
-static int
-ark_product_by_name(const X509_NAME *name)
-{
-	X509	*ark;
-	int	 i, eq;
-
-	for (i = 0; i < AMD_PRODUCT_MAX; i++) {
-		if ((ark = vendor_root_x509(pinned_ark[i])) == NULL)
-			continue;
-		eq = X509_NAME_cmp(X509_get_subject_name(ark), name) == 0;
+		eq = x != NULL ? X509_cmp(ark, x) == 0 :
+		    X509_NAME_cmp(X509_get_subject_name(ark), name) == 0;
 		X509_free(ark);
 		if (eq)
 			return i;
@@ -381,7 +367,7 @@ chain_check(enum amd_product product, enum amd_signer signer,
 		goto out;
 	}
 	if (X509_cmp(ark, fetched) != 0) {
-		if ((other = ark_product(fetched)) >= 0) {
+		if ((other = ark_product(fetched, NULL)) >= 0) {
 			out->verdict = AMD_ERR_PRODUCT;
 			snprintf(out->detail, sizeof(out->detail),
 			    "cert_chain carries ARK-%s, not ARK-%s",
@@ -431,6 +417,20 @@ result_init(struct amd_result *out)
 	ERR_clear_error();
 }
 
+/* result_init, then product and signer checked: -1 ("bad arguments") when out of range. */
+static int
+result_start(struct amd_result *out, enum amd_product product,
+    enum amd_signer signer)
+{
+	result_init(out);
+	if ((unsigned)product >= AMD_PRODUCT_MAX ||
+	    (unsigned)signer >= AMD_SIGNER_MAX) {
+		fail(out, AMD_ERR_PARSE, "bad arguments");
+		return -1;
+	}
+	return 0;
+}
+
 int
 amd_verify_cert_chain(enum amd_product product, enum amd_signer signer,
     const uint8_t *pem, size_t len, time_t now, struct amd_result *out)
@@ -439,12 +439,8 @@ amd_verify_cert_chain(enum amd_product product, enum amd_signer signer,
 
 	if (out == NULL)
 		return -1;
-	result_init(out);
-	if ((unsigned)product >= AMD_PRODUCT_MAX ||
-	    (unsigned)signer >= AMD_SIGNER_MAX) {
-		fail(out, AMD_ERR_PARSE, "bad arguments");
+	if (result_start(out, product, signer) == -1)
 		goto out;
-	}
 	if (chain_check(product, signer, pem, len, now, 1, out, NULL) == -1)
 		goto out;
 	out->verdict = AMD_OK;
@@ -564,12 +560,8 @@ amd_verify_vek(enum amd_product product, enum amd_signer signer,
 
 	if (out == NULL)
 		return -1;
-	result_init(out);
-	if ((unsigned)product >= AMD_PRODUCT_MAX ||
-	    (unsigned)signer >= AMD_SIGNER_MAX) {
-		fail(out, AMD_ERR_PARSE, "bad arguments");
+	if (result_start(out, product, signer) == -1)
 		goto out;
-	}
 	what = signer == AMD_VLEK ? "VLEK" : "VCEK";
 	if (cert == NULL || len == 0 || len > AMD_MAX_BODY_BYTES ||
 	    (vek = vendor_cert_parse(cert, len, &why)) == NULL) {
@@ -679,7 +671,8 @@ amd_verify_crl(enum amd_product product, const uint8_t *der, size_t len,
 	}
 	if (X509_NAME_cmp(X509_CRL_get_issuer(crl),
 	    X509_get_subject_name(ark)) != 0) {
-		if ((other = ark_product_by_name(X509_CRL_get_issuer(crl))) >= 0) {
+		if ((other = ark_product(NULL,
+		    X509_CRL_get_issuer(crl))) >= 0) {
 			out->verdict = AMD_ERR_PRODUCT;
 			snprintf(out->detail, sizeof(out->detail),
 			    "CRL issued by ARK-%s, not ARK-%s",

@@ -156,8 +156,29 @@ same_alg(const struct der *signed_alg, const struct der *outer,
 	return 0;
 }
 
-int
-der_cert_check(const uint8_t *der, size_t len, const char **why)
+/* The head of a tbsCertificate or tbsCertList, up to its signature AlgorithmIdentifier. */
+struct tbs_shape {
+	uint8_t		 version_tag;	/* an optional version first */
+	const char	*version_why;
+	const char	*serial_why;	/* a serialNumber next, unless NULL */
+	const char	*alg_why;
+};
+
+/* version [0] EXPLICIT DEFAULT v1, serialNumber, signature */
+static const struct tbs_shape cert_tbs = {
+	DER_CTX0, "bad tbsCertificate version",
+	"bad tbsCertificate serialNumber", "bad tbsCertificate signature"
+};
+/* version Version OPTIONAL (v2), then signature */
+static const struct tbs_shape crl_tbs = {
+	DER_INTEGER, "bad tbsCertList version", NULL,
+	"bad tbsCertList signature"
+};
+
+/* der_cert_check and der_crl_check for the shape s. */
+static int
+signed_check(const struct tbs_shape *s, const uint8_t *der, size_t len,
+    const char **why)
 {
 	struct der	 tbs, outer, inner, v;
 	const char	*dummy;
@@ -167,98 +188,89 @@ der_cert_check(const uint8_t *der, size_t len, const char **why)
 	*why = NULL;
 	if (signed_frame(der, len, &tbs, &outer, why) == -1)
 		return -1;
-	/* version [0] EXPLICIT DEFAULT v1, serialNumber, signature */
-	if (der_peek(&tbs, DER_CTX0) && der_expect(&tbs, DER_CTX0, &v) == -1) {
-		*why = "bad tbsCertificate version";
+	if (der_peek(&tbs, s->version_tag) &&
+	    der_expect(&tbs, s->version_tag, &v) == -1) {
+		*why = s->version_why;
 		return -1;
 	}
-	if (der_expect(&tbs, DER_INTEGER, &v) == -1) {
-		*why = "bad tbsCertificate serialNumber";
+	if (s->serial_why != NULL && der_expect(&tbs, DER_INTEGER, &v) == -1) {
+		*why = s->serial_why;
 		return -1;
 	}
 	if (der_expect_tlv(&tbs, DER_SEQUENCE, &v, &inner) == -1) {
-		*why = "bad tbsCertificate signature";
+		*why = s->alg_why;
 		return -1;
 	}
 	return same_alg(&inner, &outer, why);
+}
+
+int
+der_cert_check(const uint8_t *der, size_t len, const char **why)
+{
+	return signed_check(&cert_tbs, der, len, why);
 }
 
 int
 der_crl_check(const uint8_t *der, size_t len, const char **why)
 {
-	struct der	 tbs, outer, inner, v;
-	const char	*dummy;
-
-	if (why == NULL)
-		why = &dummy;
-	*why = NULL;
-	if (signed_frame(der, len, &tbs, &outer, why) == -1)
-		return -1;
-	/* version Version OPTIONAL (v2), then signature */
-	if (der_peek(&tbs, DER_INTEGER) &&
-	    der_expect(&tbs, DER_INTEGER, &v) == -1) {
-		*why = "bad tbsCertList version";
-		return -1;
-	}
-	if (der_expect_tlv(&tbs, DER_SEQUENCE, &v, &inner) == -1) {
-		*why = "bad tbsCertList signature";
-		return -1;
-	}
-	return same_alg(&inner, &outer, why);
+	return signed_check(&crl_tbs, der, len, why);
 }
 
 /* ---- OpenSSL objects from checked bytes --------------------------------- */
 
-X509 *
-der_x509(const uint8_t *der, size_t len, const char **why)
+/* One kind of object that der_object and der_pem_object make. */
+struct der_kind {
+	const char	*label;		/* its PEM label */
+	int		(*check)(const uint8_t *, size_t, const char **);
+	const char	*what;		/* why, when OpenSSL cannot parse it */
+	const ASN1_ITEM	*(*item)(void);	/* its ASN.1 template (d2i, free) */
+};
+
+static const struct der_kind der_cert = {
+	DER_PEM_CERT, der_cert_check, "not an X.509 certificate", X509_it
+};
+static const struct der_kind der_crl = {
+	DER_PEM_CRL, der_crl_check, "not an X.509 CRL", X509_CRL_it
+};
+
+/* der_x509 and der_x509_crl for kind k. */
+static void *
+der_object(const struct der_kind *k, const uint8_t *der, size_t len,
+    const char **why)
 {
-	X509		*x = NULL;
+	void		*obj = NULL;
 	const uint8_t	*p = der;
 	const char	*dummy;
 
 	if (why == NULL)
 		why = &dummy;
-	if (der_cert_check(der, len, why) == -1)
+	if (k->check(der, len, why) == -1)
 		goto out;
-	*why = "not an X.509 certificate";
+	*why = k->what;
 	if (len > LONG_MAX ||
-	    (x = d2i_X509(NULL, &p, (long)len)) == NULL)
+	    (obj = ASN1_item_d2i(NULL, &p, (long)len, k->item())) == NULL)
 		goto out;
-	if (p != der + len) {	/* der_cert_check saw to it; say so again */
-		X509_free(x);
-		x = NULL;
+	if (p != der + len) {	/* the check saw to it; say so again */
+		ASN1_item_free(obj, k->item());
+		obj = NULL;
 		goto out;
 	}
 	*why = NULL;
  out:
 	ERR_clear_error();
-	return x;
+	return obj;
+}
+
+X509 *
+der_x509(const uint8_t *der, size_t len, const char **why)
+{
+	return der_object(&der_cert, der, len, why);
 }
 
 X509_CRL *
 der_x509_crl(const uint8_t *der, size_t len, const char **why)
 {
-	X509_CRL	*crl = NULL;
-	const uint8_t	*p = der;
-	const char	*dummy;
-
-	if (why == NULL)
-		why = &dummy;
-	if (der_crl_check(der, len, why) == -1)
-		goto out;
-	*why = "not an X.509 CRL";
-	if (len > LONG_MAX ||
-	    (crl = d2i_X509_CRL(NULL, &p, (long)len)) == NULL)
-		goto out;
-	if (p != der + len) {
-		X509_CRL_free(crl);
-		crl = NULL;
-		goto out;
-	}
-	*why = NULL;
- out:
-	ERR_clear_error();
-	return crl;
+	return der_object(&der_crl, der, len, why);
 }
 
 /* Does a PEM label name what `label` asks for? */
@@ -324,30 +336,29 @@ der_pem_read(BIO *bio, const char *label, uint8_t **der, size_t *len,
 	return rv;
 }
 
-X509 *
-der_pem_x509(BIO *bio, const char **why)
+/* der_pem_x509 and der_pem_x509_crl for kind k. */
+static void *
+der_pem_object(const struct der_kind *k, BIO *bio, const char **why)
 {
 	uint8_t	*der;
 	size_t	 len;
-	X509	*x;
+	void	*obj;
 
-	if (der_pem_read(bio, DER_PEM_CERT, &der, &len, why) != 0)
+	if (der_pem_read(bio, k->label, &der, &len, why) != 0)
 		return NULL;
-	x = der_x509(der, len, why);
+	obj = der_object(k, der, len, why);
 	OPENSSL_free(der);
-	return x;
+	return obj;
+}
+
+X509 *
+der_pem_x509(BIO *bio, const char **why)
+{
+	return der_pem_object(&der_cert, bio, why);
 }
 
 X509_CRL *
 der_pem_x509_crl(BIO *bio, const char **why)
 {
-	uint8_t		*der;
-	size_t		 len;
-	X509_CRL	*crl;
-
-	if (der_pem_read(bio, DER_PEM_CRL, &der, &len, why) != 0)
-		return NULL;
-	crl = der_x509_crl(der, len, why);
-	OPENSSL_free(der);
-	return crl;
+	return der_pem_object(&der_crl, bio, why);
 }

@@ -416,6 +416,17 @@ fill_responder() {
 	    "$FILL_PKI/resp.pem" "$FILL_PKI/resp.key" -rother "$FILL_PKI/ica.pem" "$@"
 }
 
+# fill_stapled NAME RATE PORT: stapled_start NAME trusting fill_pki's CAs,
+# refreshing at most RATE a second from the OCSP upstream at PORT (the
+# configuration in $T/conf.json).
+fill_stapled() {
+	cat >"$T/conf.json" <<EOF
+{"ocsp": {"anchors": ["$FILL_PKI/root.pem"], "intermediates": ["$FILL_PKI/ica.pem"],
+  "rate_limit_per_s": $2}}
+EOF
+	stapled_start "$1" -f "$T/conf.json" --ocsp-upstream "http://127.0.0.1:$3/"
+}
+
 # upstream_start VAR NAME [tests/upstream options...]: port into $VAR,
 # PID into ${VAR}_PID.
 upstream_start() {
@@ -511,7 +522,62 @@ stapled_start() {
 # stapled_stop: SIGTERM and wait; exit status in $BG_RC.
 stapled_stop() { bg_kill "$SPID" TERM; }
 
+# ocsp_bundle_warmed OUT: a bundle of three OCSP entries (two leaves and the
+# intermediate) at OUT, exported from the cache $T/a that a daemon filled
+# from the live upstream "good" (left running, its port in UP); the
+# configuration in $T/a.json.
+ocsp_bundle_warmed() {
+	local _out=$1 pair
+	farm_start UP good -ndays 1 -rother CHAIN
+	cat >"$T/a.json" <<EOF
+{ "cache_dir": "$T/a",
+  "ocsp": { "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
+            "anchors": [ "$ANCHORS" ], "intermediates": [ "$INTERMEDIATES" ] } }
+EOF
+	STAPLED_CACHE=$T/a stapled_start a -f "$T/a.json"
+	for pair in "$ICA_CERT $LEAF1" "$ICA_CERT $LEAF2" "$IDENT_CERT $ICA_CERT"; do
+		set -- $pair
+		openssl ocsp -url "$SURL/ocsp" -issuer "$1" -cert "$2" -CAfile "$ANCHORS" \
+		    -verify_other "$INTERMEDIATES" >"$T/warm.out" 2>&1 ||
+		    die "warming: openssl ocsp failed ($(cat "$T/warm.out"))"
+	done
+	"$CTL" -C "$T/a" -f "$T/a.json" export --out "$_out" >"$T/export.log" 2>&1 ||
+	    die "staplectl export failed: $(cat "$T/export.log")"
+	stapled_stop
+}
+
+# need_ctl: CTL set to the staplectl of the build, or the test skips.
+need_ctl() {
+	CTL=$top_builddir/staplectl
+	[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+}
+
+# need_fill: FILL set to the bench-fill of the build, or the test skips.
+need_fill() {
+	FILL=$top_builddir/tools/bench-fill
+	[ -x "$FILL" ] || skip "tools/bench-fill not built"
+}
+
+# need_py: PY set to the system's python3, or the test skips.
+need_py() {
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || skip "$PY not installed"
+}
+
+# need_vectors DIR FILE...: every FILE under DIR there and not empty, or the
+# test fails naming the first one missing.
+need_vectors() {
+	local _dir=$1 _f
+	shift
+	for _f in "$@"; do
+		[ -s "$_dir/$_f" ] || die "vector $_f missing under $_dir"
+	done
+}
+
 # ---- clients ----------------------------------------------------------------------
+
+# ocsp_b64 FILE: FILE's DER in base64, percent-encoded for a GET /ocsp/ path.
+ocsp_b64() { base64 -w0 <"$1" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
 
 # mkreq OUT ISSUER CERT [openssl ocsp options...]: a DER OCSPRequest with a
 # fresh nonce (nvattest's shape: one SHA-1 CertID, 16-byte nonce).
@@ -622,6 +688,20 @@ libfaketime_so() {
 	return 1
 }
 
+# need_faketime: so set to libfaketime_so's library, or the test skips.
+need_faketime() {
+	so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+}
+
+# faketime_env FAKETIME: the env(1) prefix that runs a program under
+# libfaketime ($so) at FAKETIME ("+13d", or an offset in seconds), its
+# monotonic clocks left alone.
+faketime_env() { echo "env LD_PRELOAD=$so FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"; }
+
+# secs_until DATE: seconds from now to DATE (what date -d reads; negative
+# when it is past).
+secs_until() { echo $(( $(date -u -d "$1" +%s) - $(date +%s) )); }
+
 # ---- time ----------------------------------------------------------------------
 
 now_ms() { date +%s%3N; }
@@ -667,6 +747,29 @@ dir_put() {
 	awk -F'\t' -v p="$2" '$1 != p' "$1/index" >"$1/index.new"
 	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1/index.new"
 	mv "$1/index.new" "$1/index"
+}
+
+# dir_rate_limited NAME DIR PATH...: a directory upstream (port in NAME) that
+# answers each PATH with 429 Too Many Requests and Retry-After: 30.
+dir_rate_limited() {
+	local _name=$1 _dir=$2 _p
+	shift 2
+	mkdir -p "$_dir"
+	printf 'Content-Type: text/plain\nRetry-After: 30\n' >"$_dir/429.hdr"
+	printf 'Too Many Requests\n' >"$_dir/429.txt"
+	for _p in "$@"; do dir_put "$_dir" "$_p" 429 "$_dir/429.txt" "$_dir/429.hdr"; done
+	upstream_start "$_name" r --mode "dir:$_dir"
+}
+
+# check_forged_refused NAME BODY: the daemon logging to $T/d_NAME.log, whose
+# only upstream ($UB) answered the forged BODY, refused it: 503 (in
+# HTTP_CODE), $T/NAME.out is not BODY, the refusal logged with UB's name.
+check_forged_refused() {
+	local _n=$1 _body=$2
+	check_eq "$_n: refused, the only upstream failed: 503" 503 "$HTTP_CODE"
+	assert "$_n: the forged body is not served" '! cmp -s "$T/$_n.out" "$_body"'
+	assert "$_n: the refusal is logged with the upstream's name" \
+	    'grep -q "refused an answer from 127.0.0.1:$UB" "$T/d_$_n.log"'
 }
 # dir_hits DIR PATH: how many requests for PATH the upstream DIR has had.
 dir_hits() {

@@ -5,8 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_airgap
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum sed cmp
 pki_make
 

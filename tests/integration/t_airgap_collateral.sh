@@ -7,24 +7,19 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_airgap_collateral
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum sed cmp
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 IV=$top_srcdir/tests/vectors/intel
 AV=$top_srcdir/tests/vectors/amd
-for f in tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
-    derived/pckcrl_platform.der derived/pckcrl_processor.der derived/IntelSGXRootCA.crl.hex; do
-	[ -s "$IV/$f" ] || die "Intel vector $f missing under tests/vectors/intel"
-done
-for f in report_milan.hex attestation.bin vcek_milan.der vcek.testcer cert_chain_milan \
-    derived/Milan.crl.der; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
-done
+need_vectors "$IV" tdx_quote sgx_quote derived/tdx_tcb_info.body.json derived/tdx_qe_identity.body.json \
+    derived/pckcrl_platform.der derived/pckcrl_processor.der derived/IntelSGXRootCA.crl.hex
+need_vectors "$AV" report_milan.hex attestation.bin vcek_milan.der vcek.testcer cert_chain_milan \
+    derived/Milan.crl.der
 
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 # ---- 1. manifest from a TDX quote: the FMSPC its PCK certificate carries ------------
 
@@ -358,8 +353,8 @@ eval $TDX4/tcbevaluationdatanumbers"
 	dir_put "$T/A" "$V4/pckcrl?ca=platform&encoding=der" 200 "$B/crl" "$H/q_crl"
 	dir_put "$T/A" "$V4/rootcacrl" 200 "$B/root" "$H/root_crl"
 	dir_put "$T/A" "$TDX4/tcbevaluationdatanumbers" 200 "$B/eval" "$H/q_eval"
-	fake_off=$(( $(date -u -d 2025-06-20T00:00:00Z +%s) - $(date +%s) ))
-	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+	fake_off=$(secs_until 2025-06-20T00:00:00Z)
+	STAPLED_WRAP=$(faketime_env "$fake_off")
 	ctl -C "$T/c6" -f "$T/conf_pre.json" prefetch --quote "$IV/tdx_quote"
 	check_eq "prefetch --quote (TDX) into an empty cache: exit 0" 0 "$CTL_RC"
 	[ "$CTL_RC" = 0 ] || note "$(cat "$T/ctl.out")"

@@ -5,8 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_certid_hash
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 pki_make
 
 HASHES="sha1 sha256 sha384"

@@ -6,10 +6,9 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_compat
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum cmp
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 case "$(uname -m)" in
 x86_64) ;;
 *) skip "the release store fixture is an amd64 LMDB file" ;;
@@ -23,8 +22,8 @@ RIM_XML=$VECTORS/attestation-sdk/testdata/$RIM_ID.xml
 [ -s "$RIM_XML" ] || die "RIM vector missing: $RIM_XML"
 
 # Ten minutes after the release wrote them (the fixtures' clock).
-fake_off=$(( $(date -u -d 2025-06-01T00:10:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:10:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 # The RIM service envelope the release stored, rebuilt from the vector.
 printf '{"id":"%s","rim":"%s","sha256":"%s","rim_format":"CORE_SWID","request_id":"compat"}' \

@@ -5,8 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_ctl_config
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd sha256sum cut
 
 # ---- helpers ------------------------------------------------------------------

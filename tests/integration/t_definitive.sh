@@ -104,7 +104,7 @@ check_eq "unauthorized: the second upstream was never asked" 0 "$(upstream_count
 post "$T/r1.der" "$T/a1b.der"
 got_bytes "remembered: a repeated POST gets the same bytes" "$FMC" "$T/a1b.der"
 mkreq "$T/r1g.der" "$ICA_CERT" "$LEAF1" -no_nonce
-b64=$(base64 -w0 <"$T/r1g.der" | sed 's/+/%2B/g; s/\//%2F/g; s/=/%3D/g')
+b64=$(ocsp_b64 "$T/r1g.der")
 HTTP_CODE=$(curl -s -m 10 -o "$T/a1g.der" -D "$T/a1g.der.hdr" -w '%{http_code}' "$SURL/ocsp/$b64")
 got_bytes "remembered: GET for the same certificate gets the same bytes" "$FMC" "$T/a1g.der"
 ossl_ask "$T/o2b.out" "$T/o2b.der" "$ICA_CERT" "$LEAF2"

@@ -7,8 +7,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_entry_cap
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 pki_make
 
 # conf FILE CACHE URL CAP: the test anchors, one upstream, max_entries CAP.
@@ -46,6 +45,11 @@ imported() { "$CTL" -C "$1" list 2>/dev/null | grep -c 'import:'; }
 # pass_after: wait for a walk pass that saw every hit (touches are written
 # every 5 s, a pass runs every second).
 pass_after() { sleep 6.5; }
+# ocsp_evictions: the OCSP evictions the daemon's /metrics counts now.
+ocsp_evictions() {
+	metrics_get "$T/m"
+	metric_sum "$T/m" 'stapled_evictions_total\{service="ocsp"\}'
+}
 
 # start_imported NAME CAP: a fresh store $T/NAME holding the bundle's one
 # import, and daemon NAME on it with max_entries CAP, once its first pass
@@ -87,9 +91,7 @@ check_eq "three entries: the import and two misses" 3 "$(listed "$T/c")"
 check "miss leaf 3 past the cap" ask 3
 check_eq "still three entries" 3 "$(listed "$T/c")"
 check_eq "the import, never asked, stayed" 1 "$(imported "$T/c")"
-metrics_get "$T/m"
-check_eq "one eviction counted for ocsp" 1 \
-    "$(metric_sum "$T/m" 'stapled_evictions_total\{service="ocsp"\}')"
+check_eq "one eviction counted for ocsp" 1 "$(ocsp_evictions)"
 u0=$(ups)
 check "leaf 1 (asked most recently) is still a hit" ask 1
 check "leaf 3 (just stored) is a hit" ask 3
@@ -123,9 +125,7 @@ pass_after
 check "miss leaf 7 now evicts the imported entry, asked once" ask 7
 check_eq "one entry: leaf 7" 0 "$(imported "$T/d")"
 check_eq "... and one entry in all" 1 "$(listed "$T/d")"
-metrics_get "$T/m"
-check_eq "one eviction counted" 1 \
-    "$(metric_sum "$T/m" 'stapled_evictions_total\{service="ocsp"\}')"
+check_eq "one eviction counted" 1 "$(ocsp_evictions)"
 stapled_stop
 check_eq "stapled exited 0" 0 "$BG_RC"
 

@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_expiry
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 pki_make
 
 farm_start UP one -nmin 1 -rother CHAIN
@@ -30,7 +30,7 @@ check_bytes "control, same clock, upstream dead: the entry is served" "$T/warm1.
 stapled_stop
 
 # Two minutes on (monotonic clock left alone, so timers behave).
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+2m FAKETIME_DONT_FAKE_MONOTONIC=1" \
+STAPLED_WRAP=$(faketime_env "+2m") \
     STAPLED_CACHE=$T/cache stapled_start d3 --ocsp-upstream "http://127.0.0.1:$UP/" \
     --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
 fake_date=$(curl -s -D - -o /dev/null "$SURL/healthz" | tr -d '\r' | sed -n 's/^[Dd]ate: //p')
@@ -39,7 +39,7 @@ post "$T/r1.der" "$T/late1.der"
 check_trylater "two minutes later, upstream dead: the expired leaf answer is not served (tryLater)" "$T/late1.der"
 post "$T/r2.der" "$T/late2.der"
 check_trylater "two minutes later: the expired Identity CA answer is not served either" "$T/late2.der"
-b64=$(base64 -w0 <"$T/r1.der" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g')
+b64=$(ocsp_b64 "$T/r1.der")
 code=$(curl -s -o "$T/late_get.der" -w '%{http_code}' "$SURL/ocsp/$b64")
 assert "two minutes later, over GET: not served (HTTP $code, $(resp_status "$T/late_get.der"))" \
     '! cmp -s "$T/late_get.der" "$T/warm1.der"'

@@ -9,12 +9,10 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_front_budget
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 need_cmd ss
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py, front_load.py
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 
 # Generous bounds: the targets are 100 ms and 200 ms; the figures are noted.
 PROBE_MAX_MS=1000

@@ -5,8 +5,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_hostile
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 pki_make
 farm_start UP good -ndays 1 -rother CHAIN

@@ -11,8 +11,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_http_close
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 missing"
+need_py
 TD=$VECTORS/attestation-sdk/testdata
 GOOD_ID=NV_GPU_DRIVER_GH100_550.144.03
 GOOD_XML=$TD/$GOOD_ID.xml

@@ -7,8 +7,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_http_strict
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 
 # No client request here reaches an upstream; the one configured is a closed port.
 DEAD=$(free_port)

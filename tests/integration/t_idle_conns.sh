@@ -6,8 +6,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_idle_conns
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 
 NCONN=2000

@@ -109,22 +109,7 @@ fi
 
 # ---- 5. stapled-import against the installed paths ---------------------------------------
 # A bundle from a cache warmed by a live upstream (as t_airgap makes one).
-farm_start UP good -ndays 1 -rother CHAIN
-cat >"$T/a.json" <<EOF
-{ "cache_dir": "$T/a",
-  "ocsp": { "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-            "anchors": [ "$ANCHORS" ], "intermediates": [ "$INTERMEDIATES" ] } }
-EOF
-STAPLED_CACHE=$T/a stapled_start a -f "$T/a.json"
-for pair in "$ICA_CERT $LEAF1" "$ICA_CERT $LEAF2" "$IDENT_CERT $ICA_CERT"; do
-	set -- $pair
-	openssl ocsp -url "$SURL/ocsp" -issuer "$1" -cert "$2" -CAfile "$ANCHORS" \
-	    -verify_other "$INTERMEDIATES" >"$T/warm.out" 2>&1 ||
-	    die "warming: openssl ocsp failed ($(cat "$T/warm.out"))"
-done
-"$CTL" -C "$T/a" -f "$T/a.json" export --out "$T/good.jsonl" >"$T/export.log" 2>&1 ||
-    die "staplectl export failed: $(cat "$T/export.log")"
-stapled_stop
+ocsp_bundle_warmed "$T/good.jsonl"
 
 # The installed configuration, with the test anchors; cache_dir stays the
 # installed state directory. The script then runs with no overrides at all.

@@ -7,9 +7,7 @@
 
 it_init t_kds
 AV=$top_srcdir/tests/vectors/amd
-for f in vcek_milan.der cert_chain_milan vcek_turin.der cert_chain_turin derived/Milan.crl.der; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
-done
+need_vectors "$AV" vcek_milan.der cert_chain_milan vcek_turin.der cert_chain_turin derived/Milan.crl.der
 
 # ---- the fake upstream's answers (tests/upstream --mode dir:DIR) ----------------
 
@@ -185,10 +183,7 @@ for bad in "vcek_badsig:$U_VCEK:$T/vcek_badsig.der" "chain_badsig:$U_CHAIN:$T/ch
 	dir_put "$T/B" "$path" 200 "$body" "$H/der"
 	STAPLED_CACHE=$T/c_$name stapled_start "d_$name" --kds-upstream "http://127.0.0.1:$UB"
 	get "$path" "$T/$name.out"
-	check_eq "$name: refused, the only upstream failed: 503" 503 "$HTTP_CODE"
-	assert "$name: the forged body is not served" '! cmp -s "$T/$name.out" "$body"'
-	assert "$name: the refusal is logged with the upstream's name" \
-	    'grep -q "refused an answer from 127.0.0.1:$UB" "$T/d_$name.log"'
+	check_forged_refused "$name" "$body"
 	note "$name: $(grep -m1 -o 'refused an answer from .*' "$T/d_$name.log")"
 	stapled_stop
 	STAPLED_CACHE=$T/c_$name stapled_start "d_${name}_b" --kds-upstream "http://127.0.0.1:$DEAD"
@@ -221,11 +216,7 @@ check_eq "404 again within 60 s: no upstream request" "1 $g0" "$(dir_hits "$T/N"
 stapled_stop
 
 # 429 with Retry-After: the next endpoint serves, and the first rests as told.
-mkdir -p "$T/R"
-printf 'Content-Type: text/plain\nRetry-After: 30\n' >"$H/429"
-printf 'Too Many Requests\n' >"$T/R/429.txt"
-for p in "$U_VCEK" "$U_CHAIN"; do dir_put "$T/R" "$p" 429 "$T/R/429.txt" "$H/429"; done
-upstream_start UR r --mode "dir:$T/R"
+dir_rate_limited UR "$T/R" "$U_VCEK" "$U_CHAIN"
 g0=$(dir_total "$T/G")
 STAPLED_CACHE=$T/c_f2 stapled_start d_f2 --kds-upstream "http://127.0.0.1:$UR" \
     --kds-upstream "http://127.0.0.1:$UG"
@@ -280,8 +271,8 @@ stapled_stop
 
 if so=$(libfaketime_so); then
 	# Milan's CRL: thisUpdate 2025-05-06, nextUpdate 2026-05-12.
-	fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1" \
+	fake_off=$(secs_until 2025-06-01T00:00:00Z)
+	STAPLED_WRAP=$(faketime_env "$fake_off") \
 	    STAPLED_CACHE=$T/c_crl stapled_start d_crl --kds-upstream "http://127.0.0.1:$UG"
 	get "$U_CRL" "$T/crl.der"
 	check_bytes "Milan CRL at 2025-06-01: the vendor's bytes" "$AV/derived/Milan.crl.der" "$T/crl.der"

@@ -8,18 +8,15 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_kds_swap
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum sed cmp
 # The CRLs are real and dated: Milan's 2025-05-06 .. 2026-05-12, Genoa's 2024-10-23 .. 2025-11-03.
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 AV=$top_srcdir/tests/vectors/amd
-for f in vcek_milan.der vcek.testcer cert_chain_milan ask_ark_genoa.pem derived/Milan.crl.der \
-    derived/Genoa.crl.der; do
-	[ -s "$AV/$f" ] || die "AMD vector $f missing under tests/vectors/amd"
-done
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+need_vectors "$AV" vcek_milan.der vcek.testcer cert_chain_milan ask_ark_genoa.pem derived/Milan.crl.der \
+    derived/Genoa.crl.der
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 H=$T/hdrs; mkdir -p "$H"
 printf 'Content-Type: application/x-pem-file\n' >"$H/pem"

@@ -7,11 +7,9 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_map_release
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "$PY not installed"
+need_py
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 
 NENT=8000
 MAP_MB=256

@@ -8,8 +8,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_newfamily
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd base64 sha256sum cmp jq
 pki_make	# the openssl ca configuration; the family itself is below
 

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_nginx_cache
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 NGINX=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }) ||
     skip "nginx not installed (Debian package nginx)"
 IV=$top_srcdir/tests/vectors/intel/derived
@@ -59,8 +59,8 @@ stapled_start now --ocsp-upstream "http://127.0.0.1:$UP/" --ocsp-anchor "$ANCHOR
     --ocsp-intermediates "$INTERMEDIATES" --kds-upstream "http://127.0.0.1:$UK" \
     --rim-upstream "http://127.0.0.1:$UR"
 A_URL=$SURL; A_PORT=$SPORT
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1" \
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off") \
     STAPLED_CACHE=$T/cache_pccs stapled_start intel --pccs-upstream "http://127.0.0.1:$UP_PCCS"
 B_URL=$SURL; B_PORT=$SPORT
 
@@ -119,10 +119,9 @@ served() {
 	curl -s -m 5 -o "$T/m.tmp" "$1/metrics"
 	metric_sum "$T/m.tmp" "^stapled_requests_total\\{route=\"$2\""
 }
-urlenc() { printf '%s' "$1" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
 
 mkreq "$T/req.der" "$ICA_CERT" "$LEAF1"
-OCSP_GET=/ocsp/$(urlenc "$(base64 -w0 <"$T/req.der")")
+OCSP_GET=/ocsp/$(ocsp_b64 "$T/req.der")
 
 # ---- each kind: MISS, then a HIT that never reaches stapled ------------------------------
 

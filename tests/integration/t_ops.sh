@@ -57,7 +57,7 @@ check_eq "metrics: one OCSP entry stored" 1 "$(metric_sum "$T/m1e" '^stapled_cac
 enu=$(metric_sum "$T/m1e" '^stapled_earliest_next_update_seconds')
 assert "metrics: earliest nextUpdate is about a day away ($enu s)" \
     '[ "$enu" -gt 80000 ] && [ "$enu" -le 86400 ]'
-b64=$(base64 -w0 <"$T/r1.der" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g')
+b64=$(ocsp_b64 "$T/r1.der")
 curl -s -o /dev/null "$SURL/ocsp/$b64"
 metrics_get "$T/m2"
 assert "metrics: a GET hit is counted under the GET route" \

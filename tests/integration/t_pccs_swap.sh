@@ -8,22 +8,19 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_pccs_swap
-CTL=$top_builddir/staplectl
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
+need_ctl
 need_cmd jq base64 cmp
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 IV=$top_srcdir/tests/vectors/intel
 D=$IV/derived
-for f in derived/sgx_tcb_info_00906ED50000.body.json derived/pckcrl_platform.der \
+need_vectors "$IV" derived/sgx_tcb_info_00906ED50000.body.json derived/pckcrl_platform.der \
     derived/pckcrl_processor.der derived/sgx_qe_identity.body.json \
     derived/tdx_qe_identity.body.json sgx_tcb_eval_nums.json tdx_tcb_eval_nums.json \
-    sgx_tcb_info_early.json; do
-	[ -s "$IV/$f" ] || die "Intel vector $f missing under tests/vectors/intel"
-done
+    sgx_tcb_info_early.json
 
 # Inside the teepot PCS captures' window (2025-05-27 .. 2025-06-26), as t_pccs.sh.
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+STAPLED_WRAP=$(faketime_env "$fake_off")
 
 V4=/sgx/certification/v4
 TDX4=/tdx/certification/v4

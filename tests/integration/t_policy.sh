@@ -16,8 +16,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_policy
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 missing"
+need_py
 need_cmd sed grep
 
 POLICY=$top_srcdir/policy/stapled-gpu.rego

@@ -9,9 +9,8 @@
 it_init t_refresh_order
 need_cmd openssl stdbuf jq
 CTL=$top_builddir/staplectl
-so=$(libfaketime_so) || skip "libfaketime not found"
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_faketime
+need_fill
 
 N=60			# signed entries
 RATE=3			# rate_limit_per_s: a round takes N / RATE = 20 s
@@ -33,18 +32,13 @@ fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
 fill_now=$FILL_NOW
 # The outage ends when the soonest entry has MARGIN_S left: nearly all are due.
 off=$(( fill_now + INTERVAL_S - MARGIN_S - $(date +%s) ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 
 # The signing upstream prints each request (its serial) in the order asked.
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder "$T/out/index.txt" \
     -nmin 60 -req_text
 
-cat >"$T/conf.json" <<EOF
-{"ocsp": {"anchors": ["$P/root.pem"], "intermediates": ["$P/ica.pem"],
-  "rate_limit_per_s": $RATE}}
-EOF
-STAPLED_WRAP=$WRAP stapled_start d -f "$T/conf.json" \
-    --ocsp-upstream "http://127.0.0.1:$RP/"
+STAPLED_WRAP=$WRAP fill_stapled d "$RATE" "$RP"
 
 # Wait for the round (20 s at RATE) with room: every entry refreshed once.
 i=0
@@ -96,7 +90,7 @@ V2=7200			# interval 3600 s: all last used long before the clock
 fill_signed "$T/out2" "$T/cache2" "$N2" "$V2"
 fill_now=$FILL_NOW
 off=$(( fill_now + V2 / 2 - 1 - $(date +%s) ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 RESPONDER_WRAP="$WRAP stdbuf -oL" fill_responder RP responder2 "$T/out2/index.txt" \
     -nmin 60 -req_text
 printf '{"ocsp": {"anchors": ["%s"], "intermediates": ["%s"], "idle_expire_s": 60}}\n' \

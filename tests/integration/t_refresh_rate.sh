@@ -6,9 +6,8 @@
 
 it_init t_refresh_rate
 need_cmd openssl
-so=$(libfaketime_so) || skip "libfaketime not found"
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_faketime
+need_fill
 
 N=600			# signed entries, all due at the test's clock
 RATE=100		# rate_limit_per_s
@@ -25,7 +24,7 @@ fill_signed "$T/out" "$T/cache" "$N" "$VALIDITY_S"
 fill_now=$FILL_NOW
 # The outage ends just before the oldest entry would expire: every one is due.
 off=$(( fill_now + INTERVAL_S - $(date +%s) - 1 ))
-WRAP="env LD_PRELOAD=$so FAKETIME=+$off FAKETIME_DONT_FAKE_MONOTONIC=1"
+WRAP=$(faketime_env "+$off")
 
 # The signing upstream at the same clock, behind the counting router.
 RESPONDER_WRAP=$WRAP fill_responder RP responder "$T/out/index.txt" \
@@ -33,12 +32,7 @@ RESPONDER_WRAP=$WRAP fill_responder RP responder "$T/out/index.txt" \
 upstream_start UP router --mode "route:$(key_hash_hex "$P/ica.pem")=127.0.0.1:$RP" \
     --count-file "$T/router.count"
 
-cat >"$T/conf.json" <<EOF
-{"ocsp": {"anchors": ["$P/root.pem"], "intermediates": ["$P/ica.pem"],
-  "rate_limit_per_s": $RATE}}
-EOF
-STAPLED_WRAP=$WRAP stapled_start d -f "$T/conf.json" \
-    --ocsp-upstream "http://127.0.0.1:$UP/"
+STAPLED_WRAP=$WRAP fill_stapled d "$RATE" "$UP"
 # The first pass starts after ready; count from a second in.
 sleep 1
 c0=$(upstream_count router)

@@ -10,8 +10,7 @@
 it_init t_salvage
 need_cmd openssl python3 flock
 CTL=$top_builddir/staplectl
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 
 N=400
 DAMAGED_PAGES=16

@@ -234,6 +234,17 @@ check_bytes "the verifiable control entry was stored and is served with the upst
 stapled_stop
 
 # ---- 9. forged upstreams: never cached, never passed on ---------------------------
+# forged_refused NAME PORT COUNTER WHAT: a daemon on cache-forged whose only
+# upstream (at PORT, its requests counted as COUNTER) is forged: f1 gets
+# tryLater, and that upstream was really asked.
+forged_refused() {
+	STAPLED_CACHE=$T/cache-forged stapled_start "$1" --ocsp-upstream "http://127.0.0.1:$2/" \
+	    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
+	post "$T/f1.der" "$T/$1.out" /ocsp
+	check_trylater "$4: client gets tryLater" "$T/$1.out"
+	check "$4: really asked" [ "$(upstream_count "$3")" -ge 1 ]
+	stapled_stop
+}
 # (a) genuine responder keys, bad signature.
 farm_start UPB badsig -ndays 1 -rother CHAIN -badsig
 STAPLED_CACHE=$T/cache-forged stapled_start d4 --ocsp-upstream "http://127.0.0.1:$UPB/" \
@@ -251,24 +262,14 @@ farm_stop badsig
 
 # (b) the look-alike PKI: same names, other keys, answering for our CertIDs.
 lookalike_start UPL lookalike -ndays 1 -rother "$EVIL_CHAIN"
-STAPLED_CACHE=$T/cache-forged stapled_start d5 --ocsp-upstream "http://127.0.0.1:$UPL/" \
-    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
-post "$T/f1.der" "$T/f2.out" /ocsp
-check_trylater "look-alike responder: client gets tryLater" "$T/f2.out"
-check "look-alike responder was really asked" [ "$(upstream_count lookalike)" -ge 1 ]
-stapled_stop
+forged_refused d5 "$UPL" lookalike "look-alike responder"
 # (c) a responder certificate issued by the Identity CA signing for the
 # ICA's leaves: not authorised for them.
 responder_start RR rogue "$ICA_CERT" "$(ca_index ica)" "$PKI/rogue/responder.pem" \
     "$PKI/rogue/responder.key" -ndays 1 -rother "$INTERMEDIATES"
 upstream_start UPR rogue-router --mode "route:$(key_hash_hex "$ICA_CERT")=127.0.0.1:$RR" \
     --count-file "$T/rogue-router.count"
-STAPLED_CACHE=$T/cache-forged stapled_start d5b --ocsp-upstream "http://127.0.0.1:$UPR/" \
-    --ocsp-anchor "$ANCHORS" --ocsp-intermediates "$INTERMEDIATES"
-post "$T/f1.der" "$T/f2b.out" /ocsp
-check_trylater "responder not authorised for the issuer: client gets tryLater" "$T/f2b.out"
-check "the unauthorised responder was really asked" [ "$(upstream_count rogue-router)" -ge 1 ]
-stapled_stop
+forged_refused d5b "$UPR" rogue-router "responder not authorised for the issuer"
 bg_kill "$UPR_PID"; bg_kill "$RR_PID"
 
 # Nothing of the forged answers was stored in that cache.

@@ -10,8 +10,7 @@
 it_init t_store_damage
 need_cmd python3 truncate
 STAPLECTL=$top_builddir/staplectl
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 ENTRIES=3000
 READY_MAX_MS=5000	# generous: the cheap checks take milliseconds
 # Every upstream on 127.0.0.1's discard port: nothing leaves the machine.
@@ -125,16 +124,16 @@ stapled_stop
 check_eq "first: SIGTERM exits 0" 0 "$BG_RC"
 
 # ---- 6. purge: past nextUpdate (a week ahead) by more than the 7-day grace ----
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 fill "$T/purge"
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+13d FAKETIME_DONT_FAKE_MONOTONIC=1" \
+STAPLED_WRAP=$(faketime_env "+13d") \
     STAPLED_CACHE=$T/purge stapled_start within_grace $UPS
 metric_wait "$T/m_within" '^stapled_entries_expired$' "$ENTRIES" ||
     fail "13 days on: the walk counts $ENTRIES expired entries"
 check_eq "13 days on (within the grace): nothing purged" 0 \
     "$(metric_sum "$T/m_within" '^stapled_entries_purged_total$')"
 stapled_stop
-STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+15d FAKETIME_DONT_FAKE_MONOTONIC=1" \
+STAPLED_WRAP=$(faketime_env "+15d") \
     STAPLED_CACHE=$T/purge stapled_start past_grace $UPS
 metric_wait "$T/m_past" '^stapled_entries_purged_total$' "$ENTRIES" ||
     fail "15 days on: the walk purges all $ENTRIES entries"

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_tiers
-so=$(libfaketime_so) || skip "libfaketime not installed (Debian package faketime)"
+need_faketime
 AV=$top_srcdir/tests/vectors/amd
 IV=$top_srcdir/tests/vectors/intel/derived
 for f in "$AV/vcek_milan.der" "$AV/cert_chain_milan" "$IV/tdx_tcb_info.body.json" \
@@ -161,8 +161,8 @@ mkdir -p "$T/P"
 } >"$T/h_tcb"
 printf '%s\t200\t%s\t%s\n' "$TCB&update=standard" "$IV/tdx_tcb_info.body.json" "$T/h_tcb" >"$T/P/index"
 upstream_start IUP intel --mode "dir:$T/P" --delay-ms 400
-fake_off=$(( $(date -u -d 2025-06-01T00:00:00Z +%s) - $(date +%s) ))
-export STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=$fake_off FAKETIME_DONT_FAKE_MONOTONIC=1"
+fake_off=$(secs_until 2025-06-01T00:00:00Z)
+export STAPLED_WRAP=$(faketime_env "$fake_off")
 STAPLED_CACHE=$T/iregional stapled_start iregional --pccs-upstream "http://127.0.0.1:$IUP"
 IR_URL=$SURL; IR_PID=$SPID
 for i in $(seq $NEDGE); do

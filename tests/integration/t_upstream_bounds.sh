@@ -13,8 +13,7 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_upstream_bounds
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 missing"
+need_py
 CTL=$top_builddir/staplectl
 TD=$VECTORS/attestation-sdk/testdata
 GOOD_ID=NV_GPU_DRIVER_GH100_550.144.03
@@ -235,7 +234,7 @@ if [ -n "$so" ] && [ -x "$FILL" ]; then
   "timeout_ms": 30000, "hedge_ms": 0, "client_miss_rate_per_s": 0,
   "rate_limit_per_s": 1000}}
 JSON
-	STAPLED_WRAP="env LD_PRELOAD=$so FAKETIME=+4d FAKETIME_DONT_FAKE_MONOTONIC=1" \
+	STAPLED_WRAP=$(faketime_env "+4d") \
 	    STAPLED_CACHE=$T/c5 stapled_start d5 -f "$T/half.json" \
 	    --ocsp-upstream "http://127.0.0.1:$UHALF/"
 	cat >"$T/half.py" <<'PYEOF'

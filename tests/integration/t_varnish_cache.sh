@@ -51,10 +51,9 @@ served() {
 	curl -s -m 5 -o "$T/m.tmp" "$SURL/metrics"
 	metric_sum "$T/m.tmp" '^stapled_requests_total\{route="ocsp_get"'
 }
-urlenc() { printf '%s' "$1" | sed -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g'; }
 
 mkreq "$T/req.der" "$ICA_CERT" "$LEAF1"
-OCSP_GET=/ocsp/$(urlenc "$(base64 -w0 <"$T/req.der")")
+OCSP_GET=/ocsp/$(ocsp_b64 "$T/req.der")
 
 # ---- a MISS, then a HIT that never reaches stapled ------------------------------------
 

@@ -20,6 +20,7 @@
 
 #include "attest/amd.h"
 #include "attest/amd_chains.h"
+#include "attest/util.h"
 #include "attest/vendor_roots.h"
 #include "tv.h"
 
@@ -39,43 +40,6 @@
 #define VCEK_MILAN_NB	1680549823	/* 2023-04-03T19:23:43Z */
 #define VCEK_MILAN_NA	1901474623	/* 2030-04-03T19:23:43Z */
 
-struct buf {
-	uint8_t	*p;
-	size_t	 len;
-};
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
-	b.p = tv_src(rel, &b.len);
-	return b;
-}
-
-static void
-freeb(struct buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-}
-
-static int
-unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t		 n = strlen(s) / 2, i;
-	unsigned int	 v;
-
-	assert_true(n <= max);
-	for (i = 0; i < n; i++) {
-		assert_int_equal(sscanf(s + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return (int)n;
-}
-
 #define assert_verdict(want, got, r) do {				\
 	enum amd_verdict v_ = (got);					\
 	if (v_ != (want))						\
@@ -84,7 +48,7 @@ unhex(const char *s, uint8_t *out, size_t max)
 } while (0)
 
 static enum amd_verdict
-chain_v(enum amd_product p, enum amd_signer s, const struct buf *b, time_t now,
+chain_v(enum amd_product p, enum amd_signer s, const struct tv_buf *b, time_t now,
     struct amd_result *r)
 {
 	int	 rv = amd_verify_cert_chain(p, s, b->p, b->len, now, r);
@@ -95,8 +59,8 @@ chain_v(enum amd_product p, enum amd_signer s, const struct buf *b, time_t now,
 }
 
 static enum amd_verdict
-vek_v(enum amd_product p, enum amd_signer s, const struct buf *c,
-    const struct buf *chain, const struct amd_vek_id *want, time_t now,
+vek_v(enum amd_product p, enum amd_signer s, const struct tv_buf *c,
+    const struct tv_buf *chain, const struct amd_vek_id *want, time_t now,
     struct amd_result *r)
 {
 	int	 rv = amd_verify_vek(p, s, c->p, c->len, chain->p, chain->len,
@@ -108,7 +72,7 @@ vek_v(enum amd_product p, enum amd_signer s, const struct buf *c,
 }
 
 static enum amd_verdict
-crl_v(enum amd_product p, const struct buf *b, time_t now,
+crl_v(enum amd_product p, const struct tv_buf *b, time_t now,
     struct amd_result *r)
 {
 	int	 rv = amd_verify_crl(p, b->p, b->len, now, r);
@@ -145,14 +109,14 @@ static const struct {
 static void
 test_arks_pinned(void **state)
 {
-	struct buf	 pem;
+	struct tv_buf	 pem;
 	X509		*a, *b;
 	BIO		*bio;
 	size_t		 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(arks) / sizeof(arks[0]); i++) {
-		pem = load(arks[i].dir);
+		pem = tv_load(VEC_DIR, arks[i].dir);
 		assert_non_null(bio = BIO_new_mem_buf(pem.p, (int)pem.len));
 		assert_non_null(a = PEM_read_bio_X509(bio, NULL, NULL, NULL));
 		assert_non_null(b = vendor_root_x509(arks[i].root));
@@ -160,7 +124,7 @@ test_arks_pinned(void **state)
 		X509_free(a);
 		X509_free(b);
 		BIO_free(bio);
-		freeb(&pem);
+		tv_free(&pem);
 	}
 }
 
@@ -189,19 +153,19 @@ static void
 test_cert_chains(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 b;
+	struct tv_buf		 b;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(chains) / sizeof(chains[0]); i++) {
-		b = load(chains[i].file);
+		b = tv_load(VEC_DIR, chains[i].file);
 		assert_verdict(AMD_OK, chain_v(chains[i].product,
 		    chains[i].signer, &b, T_CERTS, &r), &r);
 		/* 25-year certificates; nothing to refresh. */
 		assert_true(r.not_after > T_CERTS + 15 * 365 * 86400L);
 		assert_int_equal(r.next_update, 0);
 		assert_int_equal(r.crl_entries, -1);
-		freeb(&b);
+		tv_free(&b);
 	}
 }
 
@@ -210,8 +174,9 @@ static void
 test_wrong_product(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 milan = load("cert_chain_milan");
-	struct buf		 vlek = load("ask_ark_milan_vlek.pem");
+	struct tv_buf		 milan = tv_load(VEC_DIR, "cert_chain_milan");
+	struct tv_buf		 vlek = tv_load(VEC_DIR,
+	    "ask_ark_milan_vlek.pem");
 
 	(void)state;
 	assert_verdict(AMD_ERR_PRODUCT, chain_v(AMD_GENOA, AMD_VCEK, &milan,
@@ -222,41 +187,32 @@ test_wrong_product(void **state)
 	    T_CERTS, &r), &r);
 	assert_verdict(AMD_ERR_SIGNER, chain_v(AMD_MILAN, AMD_VCEK, &vlek,
 	    T_CERTS, &r), &r);
-	freeb(&milan);
-	freeb(&vlek);
+	tv_free(&milan);
+	tv_free(&vlek);
 }
 
 /* PEM of certificates, in order. */
-static struct buf
+static struct tv_buf
 pem_of(X509 *const *x, int n)
 {
-	BIO		*bio;
-	struct buf	 b;
-	char		*data;
-	long		 len;
-	int		 i;
+	BIO	*bio;
+	int	 i;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (i = 0; i < n; i++)
 		assert_int_equal(PEM_write_bio_X509(bio, x[i]), 1);
-	len = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)len;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 static STACK_OF(X509) *
 certs_of(const char *file)
 {
-	struct buf	 b = load(file);
+	struct tv_buf	 b = tv_load(VEC_DIR, file);
 	STACK_OF(X509)	*sk;
 	const char	*why;
 
 	assert_non_null(sk = vendor_pem_certs(b.p, b.len, 4, &why));
-	freeb(&b);
+	tv_free(&b);
 	return sk;
 }
 
@@ -303,7 +259,7 @@ test_fetched_ark(void **state)
 	STACK_OF(X509)		*milan = certs_of("cert_chain_milan");
 	STACK_OF(X509)		*genoa = certs_of("ask_ark_genoa.pem");
 	struct amd_result	 r;
-	struct buf		 b, vcek = load("vcek_milan.der");
+	struct tv_buf		 b, vcek = tv_load(VEC_DIR, "vcek_milan.der");
 	EVP_PKEY		*key;
 	X509			*v[3], *fake;
 
@@ -318,43 +274,43 @@ test_fetched_ark(void **state)
 	/* ... and a VCEK presented with it. */
 	assert_verdict(AMD_ERR_ARK, vek_v(AMD_MILAN, AMD_VCEK, &vcek, &b, NULL,
 	    T_CERTS, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* ASK-Milan with the genuine ARK of another product. */
 	v[1] = sk_X509_value(genoa, 1);
 	b = pem_of(v, 2);
 	assert_verdict(AMD_ERR_PRODUCT, chain_v(AMD_MILAN, AMD_VCEK, &b,
 	    T_CERTS, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* ASK-Genoa under the pinned ARK-Milan: not issued by it. */
 	v[0] = sk_X509_value(genoa, 0);
 	v[1] = sk_X509_value(milan, 1);
 	b = pem_of(v, 2);
 	assert_verdict(AMD_ERR_SIGNER, chain_v(AMD_MILAN, AMD_VCEK, &b,
 	    T_CERTS, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Order is ASK then ARK; three certificates; the ARK alone. */
 	v[0] = sk_X509_value(milan, 1);
 	v[1] = sk_X509_value(milan, 0);
 	b = pem_of(v, 2);
 	assert_int_not_equal(chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
 	    AMD_OK);
-	freeb(&b);
+	tv_free(&b);
 	v[0] = sk_X509_value(milan, 0);
 	v[1] = sk_X509_value(milan, 1);
 	v[2] = sk_X509_value(milan, 1);
 	b = pem_of(v, 3);
 	assert_verdict(AMD_ERR_PARSE, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS,
 	    &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	b = pem_of(v + 1, 1);
 	assert_verdict(AMD_ERR_PARSE, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS,
 	    &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	X509_free(fake);
 	EVP_PKEY_free(key);
 	sk_X509_pop_free(milan, X509_free);
 	sk_X509_pop_free(genoa, X509_free);
-	freeb(&vcek);
+	tv_free(&vcek);
 }
 
 /* The KDS request each VCEK answers (derived/vcek_kds_urls.tsv). */
@@ -386,16 +342,18 @@ test_vceks(void **state)
 {
 	struct amd_result	 r;
 	struct amd_vek_id	 want;
-	struct buf		 c, chain;
+	struct tv_buf		 c, chain;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(veks) / sizeof(veks[0]); i++) {
-		c = load(veks[i].file);
-		chain = load(veks[i].chain);
+		c = tv_load(VEC_DIR, veks[i].file);
+		chain = tv_load(VEC_DIR, veks[i].chain);
 		memset(&want, 0, sizeof(want));
-		want.hwid_len = (size_t)unhex(veks[i].hwid, want.hwid,
-		    sizeof(want.hwid));
+		want.hwid_len = strlen(veks[i].hwid) / 2;
+		assert_true(want.hwid_len <= sizeof(want.hwid));
+		assert_int_equal(util_unhex(veks[i].hwid, 2 * want.hwid_len,
+		    want.hwid, want.hwid_len), 0);
 		want.tcb = veks[i].tcb;
 		assert_verdict(AMD_OK, vek_v(veks[i].product, AMD_VCEK, &c,
 		    &chain, NULL, T_CERTS, &r), &r);
@@ -419,8 +377,8 @@ test_vceks(void **state)
 		want.hwid[0] ^= 0x01;
 		assert_verdict(AMD_ERR_MISMATCH, vek_v(veks[i].product,
 		    AMD_VCEK, &c, &chain, &want, T_CERTS, &r), &r);
-		freeb(&c);
-		freeb(&chain);
+		tv_free(&c);
+		tv_free(&chain);
 	}
 }
 
@@ -429,11 +387,12 @@ static void
 test_vcek_wrong_signer(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 c = load("vcek_milan.der");
-	struct buf		 turin = load("cert_chain_turin");
-	struct buf		 milan = load("cert_chain_milan");
-	struct buf		 vlek = load("ask_ark_milan_vlek.pem");
-	struct buf		 tc = load("vcek_turin.der");
+	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_milan.der");
+	struct tv_buf		 turin = tv_load(VEC_DIR, "cert_chain_turin");
+	struct tv_buf		 milan = tv_load(VEC_DIR, "cert_chain_milan");
+	struct tv_buf		 vlek = tv_load(VEC_DIR,
+	    "ask_ark_milan_vlek.pem");
+	struct tv_buf		 tc = tv_load(VEC_DIR, "vcek_turin.der");
 
 	(void)state;
 	assert_verdict(AMD_ERR_SIGNER, vek_v(AMD_TURIN, AMD_VCEK, &c, &turin,
@@ -444,11 +403,11 @@ test_vcek_wrong_signer(void **state)
 	    NULL, T_CERTS, &r), &r);
 	assert_verdict(AMD_ERR_SIGNER, vek_v(AMD_MILAN, AMD_VCEK, &tc, &milan,
 	    NULL, T_CERTS, &r), &r);
-	freeb(&c);
-	freeb(&turin);
-	freeb(&milan);
-	freeb(&vlek);
-	freeb(&tc);
+	tv_free(&c);
+	tv_free(&turin);
+	tv_free(&milan);
+	tv_free(&vlek);
+	tv_free(&tc);
 }
 
 /*
@@ -459,8 +418,8 @@ static void
 test_vcek_window(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 c = load("vcek_milan.der");
-	struct buf		 chain = load("cert_chain_milan");
+	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_milan.der");
+	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_milan");
 
 	(void)state;
 	assert_verdict(AMD_OK, vek_v(AMD_MILAN, AMD_VCEK, &c, &chain, NULL,
@@ -473,8 +432,8 @@ test_vcek_window(void **state)
 	    VCEK_MILAN_NB - AMD_SKEW_S, &r), &r);
 	assert_verdict(AMD_ERR_FUTURE, vek_v(AMD_MILAN, AMD_VCEK, &c, &chain,
 	    NULL, VCEK_MILAN_NB - AMD_SKEW_S - 1, &r), &r);
-	freeb(&c);
-	freeb(&chain);
+	tv_free(&c);
+	tv_free(&chain);
 }
 
 /* CRLs: signed by the pinned ARK, inside their window. */
@@ -482,9 +441,11 @@ static void
 test_crls(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 milan = load("derived/Milan.crl.der");
-	struct buf		 genoa = load("derived/Genoa.crl.der");
-	struct buf		 pem;
+	struct tv_buf		 milan = tv_load(VEC_DIR,
+	    "derived/Milan.crl.der");
+	struct tv_buf		 genoa = tv_load(VEC_DIR,
+	    "derived/Genoa.crl.der");
+	struct tv_buf		 pem;
 	X509_CRL		*crl;
 	const uint8_t		*p;
 	BIO			*bio;
@@ -523,8 +484,8 @@ test_crls(void **state)
 	milan.p[milan.len - 10] ^= 0x01;
 	assert_verdict(AMD_ERR_SIGNATURE, crl_v(AMD_MILAN, &milan,
 	    T_MILAN_CRL, &r), &r);
-	freeb(&milan);
-	freeb(&genoa);
+	tv_free(&milan);
+	tv_free(&genoa);
 }
 
 /* One flipped byte in a DER certificate or CRL: never accepted. */
@@ -532,11 +493,12 @@ static void
 test_der_flips(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 c = load("vcek_milan.der");
-	struct buf		 tc = load("vcek_turin.der");
-	struct buf		 chain = load("cert_chain_milan");
-	struct buf		 tchain = load("cert_chain_turin");
-	struct buf		 crl = load("derived/Milan.crl.der");
+	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_milan.der");
+	struct tv_buf		 tc = tv_load(VEC_DIR, "vcek_turin.der");
+	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_milan");
+	struct tv_buf		 tchain = tv_load(VEC_DIR, "cert_chain_turin");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/Milan.crl.der");
 	size_t			 i;
 
 	(void)state;
@@ -569,11 +531,11 @@ test_der_flips(void **state)
 			fail_msg("CRL flip at %zu accepted", i);
 		crl.p[i] ^= 0x01;
 	}
-	freeb(&c);
-	freeb(&tc);
-	freeb(&chain);
-	freeb(&tchain);
-	freeb(&crl);
+	tv_free(&c);
+	tv_free(&tc);
+	tv_free(&chain);
+	tv_free(&tchain);
+	tv_free(&crl);
 }
 
 /*
@@ -586,9 +548,9 @@ static void
 test_chain_flips(void **state)
 {
 	STACK_OF(X509)		*sk = certs_of("cert_chain_milan");
-	struct buf		 pem = load("cert_chain_milan");
+	struct tv_buf		 pem = tv_load(VEC_DIR, "cert_chain_milan");
 	struct amd_result	 r;
-	struct buf		 b;
+	struct tv_buf		 b;
 	uint8_t			*der = NULL;
 	const uint8_t		*p;
 	X509			*v[2], *x;
@@ -600,19 +562,13 @@ test_chain_flips(void **state)
 	assert_true(n > 0);
 	v[1] = sk_X509_value(sk, 1);
 	for (i = 0; i < (size_t)n; i += 5) {
-		der[i] ^= 0x01;
-		p = der;
-		x = d2i_X509(NULL, &p, n);
-		der[i] ^= 0x01;
-		if (x == NULL || p != der + n) {
-			X509_free(x);
+		if ((x = tv_x509_flipped(der, (size_t)n, i)) == NULL)
 			continue;
-		}
 		v[0] = x;
 		b = pem_of(v, 2);
 		if (chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r) == AMD_OK)
 			fail_msg("ASK flip at %zu accepted", i);
-		freeb(&b);
+		tv_free(&b);
 		X509_free(x);
 	}
 	OPENSSL_free(der);
@@ -627,7 +583,7 @@ test_chain_flips(void **state)
 	b = pem_of(v, 2);
 	assert_verdict(AMD_ERR_ARK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS,
 	    &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	X509_free(x);
 	OPENSSL_free(der);
 
@@ -639,12 +595,12 @@ test_chain_flips(void **state)
 		pem.p[i] ^= 0x01;
 	}
 	sk_X509_pop_free(sk, X509_free);
-	freeb(&pem);
+	tv_free(&pem);
 }
 
 /* Offset of the n-th (0-based) "-----BEGIN" in b; b->len if none. */
 static size_t
-begin_at(const struct buf *b, int n)
+begin_at(const struct tv_buf *b, int n)
 {
 	size_t	 i;
 
@@ -655,11 +611,11 @@ begin_at(const struct buf *b, int n)
 }
 
 /* pre, then b[from, to), then b2[from2, to2), then post. */
-static struct buf
-splice(const char *pre, const struct buf *b, size_t from, size_t to,
-    const struct buf *b2, size_t from2, size_t to2, const char *post)
+static struct tv_buf
+splice(const char *pre, const struct tv_buf *b, size_t from, size_t to,
+    const struct tv_buf *b2, size_t from2, size_t to2, const char *post)
 {
-	struct buf	 o;
+	struct tv_buf	 o;
 	size_t		 n = 0;
 
 	o.len = strlen(pre) + (to - from) + (to2 - from2) + strlen(post);
@@ -674,10 +630,10 @@ splice(const char *pre, const struct buf *b, size_t from, size_t to,
 }
 
 /* b with every LF made CRLF (crlf) or every CRLF made LF. */
-static struct buf
-eols(const struct buf *b, int crlf)
+static struct tv_buf
+eols(const struct tv_buf *b, int crlf)
 {
-	struct buf	 o;
+	struct tv_buf	 o;
 	size_t		 i;
 
 	assert_non_null(o.p = malloc(b->len * 2 + 1));
@@ -694,7 +650,7 @@ eols(const struct buf *b, int crlf)
 
 /* Refused as a parse error naming `why`. */
 static void
-assert_layout(enum amd_product p, const struct buf *b, const char *why)
+assert_layout(enum amd_product p, const struct tv_buf *b, const char *why)
 {
 	struct amd_result	 r;
 
@@ -713,9 +669,9 @@ static void
 test_chain_layout(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 m = load("cert_chain_milan");
-	struct buf		 t = load("cert_chain_turin");
-	struct buf		 b;
+	struct tv_buf		 m = tv_load(VEC_DIR, "cert_chain_milan");
+	struct tv_buf		 t = tv_load(VEC_DIR, "cert_chain_turin");
+	struct tv_buf		 b;
 	size_t			 ark = begin_at(&m, 1);
 
 	(void)state;
@@ -724,65 +680,65 @@ test_chain_layout(void **state)
 	b = eols(&m, 1);
 	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
 	    &r);
-	freeb(&b);
+	tv_free(&b);
 	b = eols(&t, 0);
 	assert_verdict(AMD_OK, chain_v(AMD_TURIN, AMD_VCEK, &b, T_CERTS, &r),
 	    &r);
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, m.len - 1, NULL, 0, 0, "");
 	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
 	    &r);
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &t, 0, t.len, NULL, 0, 0, "\r\n");
 	assert_verdict(AMD_OK, chain_v(AMD_TURIN, AMD_VCEK, &b, T_CERTS, &r),
 	    &r);
-	freeb(&b);
+	tv_free(&b);
 
 	b = splice("AMD KDS\n", &m, 0, m.len, NULL, 0, 0, "");
 	assert_layout(AMD_MILAN, &b, "text before the ASK");
-	freeb(&b);
+	tv_free(&b);
 	b = splice("\n", &m, 0, m.len, NULL, 0, 0, "");
 	assert_layout(AMD_MILAN, &b, "text before the ASK");
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, m.len, NULL, 0, 0, "junk\n");
 	assert_layout(AMD_MILAN, &b, "text after the ARK");
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, m.len, NULL, 0, 0, "\n\n");
 	assert_layout(AMD_MILAN, &b, "text after the ARK");
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, ark, &m, ark, m.len, "");
 	assert_verdict(AMD_OK, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
 	    &r);
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, ark, &m, ark - 1, m.len, "");	/* blank line */
 	assert_layout(AMD_MILAN, &b, "text between the certificates");
-	freeb(&b);
+	tv_free(&b);
 	/* three blocks: the ASK again after the ARK */
 	b = splice("", &m, 0, m.len, &m, 0, ark, "");
 	assert_layout(AMD_MILAN, &b, "text after the ARK");
-	freeb(&b);
+	tv_free(&b);
 	/* ARK first: the layout is right, the order is not */
 	b = splice("", &m, ark, m.len, &m, 0, ark, "");
 	assert_int_not_equal(chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS, &r),
 	    AMD_OK);
-	freeb(&b);
+	tv_free(&b);
 	/* one ARK line ending CRLF in an LF chain; a stray CR */
 	b = eols(&m, 0);
 	memmove(b.p + ark + 28, b.p + ark + 27, b.len - ark - 27);
 	b.p[ark + 27] = '\r';
 	b.len++;
 	assert_layout(AMD_MILAN, &b, "mixed or stray line ends");
-	freeb(&b);
+	tv_free(&b);
 	b = splice("", &m, 0, m.len, NULL, 0, 0, "\r");
 	assert_layout(AMD_MILAN, &b, "mixed or stray line ends");
-	freeb(&b);
-	freeb(&m);
-	freeb(&t);
+	tv_free(&b);
+	tv_free(&m);
+	tv_free(&t);
 }
 
 /* Is everything from `n` on whitespace? */
 static int
-only_ws(const struct buf *b, size_t n)
+only_ws(const struct tv_buf *b, size_t n)
 {
 	for (; n < b->len; n++)
 		if (b->p[n] != '\n' && b->p[n] != '\r' && b->p[n] != ' ')
@@ -795,10 +751,11 @@ static void
 test_truncations(void **state)
 {
 	struct amd_result	 r;
-	struct buf		 chain = load("cert_chain_turin");
-	struct buf		 c = load("vcek_turin.der");
-	struct buf		 crl = load("derived/Genoa.crl.der");
-	struct buf		 cut;
+	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_turin");
+	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_turin.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/Genoa.crl.der");
+	struct tv_buf		 cut;
 	size_t			 n;
 
 	(void)state;
@@ -812,7 +769,7 @@ test_truncations(void **state)
 		if (vek_v(AMD_TURIN, AMD_VCEK, &c, &cut, NULL, T_CERTS, &r) ==
 		    AMD_OK && !only_ws(&chain, n))
 			fail_msg("chain for VCEK cut to %zu accepted", n);
-		freeb(&cut);
+		tv_free(&cut);
 	}
 	for (n = 0; n < c.len; n++) {
 		cut.len = n;
@@ -820,7 +777,7 @@ test_truncations(void **state)
 		memcpy(cut.p, c.p, n);
 		assert_int_not_equal(vek_v(AMD_TURIN, AMD_VCEK, &cut, &chain,
 		    NULL, T_CERTS, &r), AMD_OK);
-		freeb(&cut);
+		tv_free(&cut);
 	}
 	for (n = 0; n < crl.len; n++) {
 		cut.len = n;
@@ -828,11 +785,11 @@ test_truncations(void **state)
 		memcpy(cut.p, crl.p, n);
 		assert_int_not_equal(crl_v(AMD_GENOA, &cut, T_GENOA_CRL, &r),
 		    AMD_OK);
-		freeb(&cut);
+		tv_free(&cut);
 	}
-	freeb(&chain);
-	freeb(&c);
-	freeb(&crl);
+	tv_free(&chain);
+	tv_free(&c);
+	tv_free(&crl);
 }
 
 static void
@@ -845,9 +802,9 @@ test_hostile(void **state)
 		"-----BEGIN X509 CRL-----\n", "hello",
 	};
 	struct amd_result	 r;
-	struct buf		 chain = load("cert_chain_milan");
-	struct buf		 c = load("vcek_milan.der");
-	struct buf		 b;
+	struct tv_buf		 chain = tv_load(VEC_DIR, "cert_chain_milan");
+	struct tv_buf		 c = tv_load(VEC_DIR, "vcek_milan.der");
+	struct tv_buf		 b;
 	size_t			 i;
 
 	(void)state;
@@ -870,7 +827,7 @@ test_hostile(void **state)
 	memcpy(b.p + chain.len, "junk\n", 5);
 	assert_verdict(AMD_ERR_PARSE, chain_v(AMD_MILAN, AMD_VCEK, &b, T_CERTS,
 	    &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Arguments. */
 	assert_int_equal(amd_verify_cert_chain(AMD_PRODUCT_MAX, AMD_VCEK,
 	    chain.p, chain.len, T_CERTS, &r), -1);
@@ -891,8 +848,8 @@ test_hostile(void **state)
 	assert_int_equal(amd_verify_crl(AMD_MILAN, NULL, 0, T_CERTS, &r), -1);
 	/* A certificate where a CRL belongs, and the other way round. */
 	assert_verdict(AMD_ERR_PARSE, crl_v(AMD_MILAN, &c, T_CERTS, &r), &r);
-	freeb(&chain);
-	freeb(&c);
+	tv_free(&chain);
+	tv_free(&c);
 }
 
 /* The compiled-in cert_chains verify as KDS's own do, and are AMD's bytes. */

@@ -298,14 +298,31 @@ test_unknown_version(void **state)
 	free(b);
 }
 
+#define BUNDLE_HEADER	"{\"type\":\"header\",\"format\":" \
+	"\"stapled-bundle\",\"version\":1}\n"
+
+/* Lines after the header (sealed counting `entries`), and the refusal. */
+static const struct {
+	const char	*lines;
+	size_t		 entries;
+	const char	*why;
+} wrong[] = {
+	{ "{\"type\":\"entry\",\"kind\":\"ocsp\",\"key\":\"00\","
+	    "\"response\":\"MAM*\"}\n", 1, "line 2: response: not base64" },
+	{ "{\"type\":\"entry\",\"kind\":\"ocsp\",\"key\":\"0g\","
+	    "\"response\":\"MAM=\"}\n", 1, "key" },
+	{ "{\"type\":\"entry\",\"kind\":\"ocsp\",\"key\":\"00\"}\n", 1,
+	    "response: missing" },
+	{ BUNDLE_HEADER, 0, "second" },
+};
+
 static void
 test_sealed_but_wrong(void **state)
 {
-	static const char	hdr[] = "{\"type\":\"header\",\"format\":"
-	    "\"stapled-bundle\",\"version\":1}\n";
+	static const char	hdr[] = BUNDLE_HEADER;
 	struct bundle		 b;
 	char			 body[1024], err[256], *s;
-	size_t			 len;
+	size_t			 len, i;
 
 	(void)state;
 	refused("", 0, "empty");
@@ -316,27 +333,13 @@ test_sealed_but_wrong(void **state)
 	s = seal(hdr, 1, &len);
 	refused(s, len, "counts 1 entries");
 	free(s);
-	/* Bad base64, a bad key, a missing response: refused whole. */
-	snprintf(body, sizeof(body), "%s{\"type\":\"entry\",\"kind\":\"ocsp\","
-	    "\"key\":\"00\",\"response\":\"MAM*\"}\n", hdr);
-	s = seal(body, 1, &len);
-	refused(s, len, "line 2: response: not base64");
-	free(s);
-	snprintf(body, sizeof(body), "%s{\"type\":\"entry\",\"kind\":\"ocsp\","
-	    "\"key\":\"0g\",\"response\":\"MAM=\"}\n", hdr);
-	s = seal(body, 1, &len);
-	refused(s, len, "key");
-	free(s);
-	snprintf(body, sizeof(body), "%s{\"type\":\"entry\",\"kind\":\"ocsp\","
-	    "\"key\":\"00\"}\n", hdr);
-	s = seal(body, 1, &len);
-	refused(s, len, "response: missing");
-	free(s);
-	/* A second trailer or header inside. */
-	snprintf(body, sizeof(body), "%s%s", hdr, hdr);
-	s = seal(body, 0, &len);
-	refused(s, len, "second");
-	free(s);
+	/* Bad base64, a bad key, a missing response, a second header: refused whole. */
+	for (i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		snprintf(body, sizeof(body), "%s%s", hdr, wrong[i].lines);
+		s = seal(body, wrong[i].entries, &len);
+		refused(s, len, wrong[i].why);
+		free(s);
+	}
 	/* Unknown line types and members are ignored; unknown kinds kept as 0. */
 	snprintf(body, sizeof(body), "%s{\"type\":\"future\",\"x\":1}\n"
 	    "{\"type\":\"entry\",\"kind\":\"tpm\",\"key\":\"0A\","

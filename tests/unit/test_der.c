@@ -22,6 +22,7 @@
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/util.h"
 #include "tv.h"
 
 #define VEC_DIR		"/tests/vectors/"
@@ -29,38 +30,6 @@
 #define MIN_B64_RUN	256	/* shorter base64/hex runs hold no certificate */
 
 #define DIFFERS	"outer signatureAlgorithm differs from the signed one"
-
-struct buf {
-	uint8_t	*p;
-	size_t	 len;
-};
-
-static struct buf
-load_path(const char *path)
-{
-	struct buf	b;
-
-	b.p = tv_file(path, &b.len);
-	return b;
-}
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
-	b.p = tv_src(rel, &b.len);
-	return b;
-}
-
-static void
-freeb(struct buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-}
 
 /* A DER header for `len` content octets into hdr; its size. */
 static size_t
@@ -86,12 +55,12 @@ hdr_put(uint8_t hdr[6], uint8_t tag, size_t len)
  * original's tbs and signature TLVs and `alg` (NULL: the original's),
  * with the outer length encoded minimally.
  */
-static struct buf
-rewrap(const struct buf *orig, const uint8_t *alg, size_t alglen)
+static struct tv_buf
+rewrap(const struct tv_buf *orig, const uint8_t *alg, size_t alglen)
 {
 	struct der	 d, top, v, tbs, oalg, sig;
 	uint8_t		 hdr[6];
-	struct buf	 b;
+	struct tv_buf	 b;
 	size_t		 clen, h;
 
 	d.p = orig->p;
@@ -116,11 +85,11 @@ rewrap(const struct buf *orig, const uint8_t *alg, size_t alglen)
 }
 
 /* `b` with `n` bytes `ins` inserted at `at`, or `del` bytes removed there. */
-static struct buf
-splice(const struct buf *b, size_t at, size_t del, const uint8_t *ins,
+static struct tv_buf
+splice(const struct tv_buf *b, size_t at, size_t del, const uint8_t *ins,
     size_t n)
 {
-	struct buf	 r;
+	struct tv_buf	 r;
 
 	assert_true(at + del <= b->len);
 	r.len = b->len - del + n;
@@ -133,7 +102,7 @@ splice(const struct buf *b, size_t at, size_t del, const uint8_t *ins,
 
 static void
 refused(int (*check)(const uint8_t *, size_t, const char **),
-    const struct buf *b, const char *want)
+    const struct tv_buf *b, const char *want)
 {
 	const char	*why = NULL;
 
@@ -145,7 +114,7 @@ refused(int (*check)(const uint8_t *, size_t, const char **),
 
 static void
 accepted(int (*check)(const uint8_t *, size_t, const char **),
-    const struct buf *b)
+    const struct tv_buf *b)
 {
 	const char	*why = NULL;
 
@@ -232,7 +201,7 @@ static const uint8_t	ecdsa_sha256_null[] = {
 
 /* The outer AlgorithmIdentifier TLV of a certificate or CRL. */
 static struct der
-outer_alg(const struct buf *b)
+outer_alg(const struct tv_buf *b)
 {
 	struct der	 d, top, v, alg;
 
@@ -250,12 +219,12 @@ outer_alg(const struct buf *b)
  * [, [3] trailer] } }) with the hashAlgorithm's NULL left out and the
  * four enclosing lengths shortened: as valid an encoding, another value.
  */
-static struct buf
+static struct tv_buf
 pss_drop_null(struct der alg)
 {
 	static const uint8_t	 sha384[] = { 0x06, 0x09, 0x60, 0x86, 0x48,
 	    0x01, 0x65, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00 };
-	struct buf		 b;
+	struct tv_buf		 b;
 
 	assert_true(alg.len > PSS_HASH_NULL_AT + 2 && alg.len < 0x80);
 	assert_int_equal(alg.p[13], 0x30);
@@ -278,11 +247,12 @@ pss_drop_null(struct der alg)
 static void
 test_null_param(void **state)
 {
-	struct buf	 root = load("intel/TrustedRootCA.der");
-	struct buf	 icrl = load("intel/derived/IntelSGXRootCA.crl.der");
-	struct buf	 vcek = load("amd/vcek_milan.der");
-	struct buf	 acrl = load("amd/derived/Milan.crl.der");
-	struct buf	 b, alg;
+	struct tv_buf	 root = tv_load(VEC_DIR, "intel/TrustedRootCA.der");
+	struct tv_buf	 icrl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 vcek = tv_load(VEC_DIR, "amd/vcek_milan.der");
+	struct tv_buf	 acrl = tv_load(VEC_DIR, "amd/derived/Milan.crl.der");
+	struct tv_buf	 b, alg;
 	struct der	 a;
 	const uint8_t	*p;
 	X509		*x;
@@ -303,25 +273,25 @@ test_null_param(void **state)
 	p = b.p;
 	assert_non_null(x = d2i_X509(NULL, &p, (long)b.len));
 	X509_free(x);
-	freeb(&b);
+	tv_free(&b);
 	a = outer_alg(&icrl);
 	assert_int_equal(a.len, sizeof(ecdsa_sha256));
 	assert_memory_equal(a.p, ecdsa_sha256, a.len);
 	b = rewrap(&icrl, ecdsa_sha256_null, sizeof(ecdsa_sha256_null));
 	refused(der_crl_check, &b, DIFFERS);
-	freeb(&b);
+	tv_free(&b);
 
 	/* PSS: the hash's NULL parameter removed from the outer copy. */
 	alg = pss_drop_null(outer_alg(&vcek));
 	b = rewrap(&vcek, alg.p, alg.len);
 	refused(der_cert_check, &b, DIFFERS);
-	freeb(&b);
-	freeb(&alg);
+	tv_free(&b);
+	tv_free(&alg);
 	alg = pss_drop_null(outer_alg(&acrl));
 	b = rewrap(&acrl, alg.p, alg.len);
 	refused(der_crl_check, &b, DIFFERS);
-	freeb(&b);
-	freeb(&alg);
+	tv_free(&b);
+	tv_free(&alg);
 
 	/* Byte 312 of the Milan CRL, the outer hash NULL, flipped. */
 	a = outer_alg(&acrl);
@@ -336,11 +306,11 @@ test_null_param(void **state)
 	assert_int_equal(b.len, acrl.len);
 	assert_memory_equal(b.p, acrl.p, b.len);
 	accepted(der_crl_check, &b);
-	freeb(&b);
-	freeb(&root);
-	freeb(&icrl);
-	freeb(&vcek);
-	freeb(&acrl);
+	tv_free(&b);
+	tv_free(&root);
+	tv_free(&icrl);
+	tv_free(&vcek);
+	tv_free(&acrl);
 }
 
 /* Non-minimal and indefinite lengths, trailing bytes, truncation. */
@@ -349,9 +319,11 @@ test_framing(void **state)
 {
 	static const uint8_t	 zero = 0x00, junk[] = { 0x00, 0x00 };
 	static const uint8_t	 long3[] = { 0x83, 0x00 };
-	struct buf		 root = load("intel/TrustedRootCA.der");
-	struct buf		 crl = load("intel/derived/IntelSGXRootCA.crl.der");
-	struct buf		 b, c;
+	struct tv_buf		 root = tv_load(VEC_DIR,
+	    "intel/TrustedRootCA.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 b, c;
 	uint8_t			 alg81[sizeof(ecdsa_sha256) + 1];
 	const char		*why;
 	struct der		 d, top, v;
@@ -363,7 +335,7 @@ test_framing(void **state)
 	b = splice(&root, 1, 1, long3, sizeof(long3));
 	refused(der_cert_check, &b, NULL);
 	assert_null(der_x509(b.p, b.len, &why));
-	freeb(&b);
+	tv_free(&b);
 	/* The same in the tbs header (and the outer length one more). */
 	assert_int_equal(root.p[5], 0x82);
 	b = splice(&root, 5, 1, long3, sizeof(long3));
@@ -371,33 +343,33 @@ test_framing(void **state)
 	b.p[2] = (uint8_t)((n + 1) >> 8);
 	b.p[3] = (uint8_t)(n + 1);
 	refused(der_cert_check, &b, NULL);
-	freeb(&b);
+	tv_free(&b);
 	/* The outer AlgorithmIdentifier's short length in long form. */
 	alg81[0] = 0x30;
 	alg81[1] = 0x81;
 	memcpy(alg81 + 2, ecdsa_sha256 + 1, sizeof(ecdsa_sha256) - 1);
 	b = rewrap(&root, alg81, sizeof(alg81));
 	refused(der_cert_check, &b, NULL);
-	freeb(&b);
+	tv_free(&b);
 
 	/* Indefinite outer length, with its end-of-contents octets. */
 	b = splice(&root, 1, 3, &zero, 0);
 	c = splice(&b, 1, 0, (const uint8_t *)"\x80", 1);
-	freeb(&b);
+	tv_free(&b);
 	b = splice(&c, c.len, 0, junk, sizeof(junk));
-	freeb(&c);
+	tv_free(&c);
 	refused(der_cert_check, &b, NULL);
-	freeb(&b);
+	tv_free(&b);
 
 	/* Anything after the outer SEQUENCE. */
 	b = splice(&root, root.len, 0, &zero, 1);
 	refused(der_cert_check, &b, "bytes after the outer SEQUENCE");
 	assert_null(der_x509(b.p, b.len, &why));
-	freeb(&b);
+	tv_free(&b);
 	b = splice(&crl, crl.len, 0, junk, sizeof(junk));
 	refused(der_crl_check, &b, "bytes after the outer SEQUENCE");
 	assert_null(der_x509_crl(b.p, b.len, &why));
-	freeb(&b);
+	tv_free(&b);
 
 	/* Every proper prefix. */
 	for (n = 0; n < root.len; n++)
@@ -415,17 +387,18 @@ test_framing(void **state)
 	assert_int_equal(v.p[0], 0x00);
 	root.p[v.p - root.p] = 0x01;
 	refused(der_cert_check, &root, "no DER signature BIT STRING");
-	freeb(&root);
-	freeb(&crl);
+	tv_free(&root);
+	tv_free(&crl);
 }
 
 /* The OpenSSL wrappers: PEM labels, headers, skipped blocks, end of input. */
 static void
 test_pem(void **state)
 {
-	struct buf	 root = load("intel/TrustedRootCA.der");
-	struct buf	 crl = load("intel/derived/IntelSGXRootCA.crl.der");
-	struct buf	 bad;
+	struct tv_buf	 root = tv_load(VEC_DIR, "intel/TrustedRootCA.der");
+	struct tv_buf	 crl = tv_load(VEC_DIR,
+	    "intel/derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 bad;
 	BIO		*bio;
 	X509		*x;
 	X509_CRL	*c;
@@ -487,9 +460,9 @@ test_pem(void **state)
 	assert_null(der_x509_crl(root.p, root.len, &why));
 	assert_null(der_x509(crl.p, crl.len, &why));
 	assert_null(der_x509(NULL, 0, &why));
-	freeb(&bad);
-	freeb(&root);
-	freeb(&crl);
+	tv_free(&bad);
+	tv_free(&root);
+	tv_free(&crl);
 }
 
 /* ---- every vendor object under tests/vectors ------------------------------ */
@@ -608,18 +581,6 @@ scan_pem(struct scan *s, const uint8_t *p, size_t len)
 }
 
 static int
-hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
 is_b64(uint8_t c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -662,8 +623,8 @@ scan_runs(struct scan *s, const uint8_t *p, size_t len)
 				scan_pem(s, bin, (size_t)m);
 			}
 			for (m = 0; (size_t)m + 1 < n &&
-			    (hi = hexval(txt[m])) >= 0 &&
-			    (lo = hexval(txt[m + 1])) >= 0; m += 2)
+			    (hi = util_hexval(txt[m])) >= 0 &&
+			    (lo = util_hexval(txt[m + 1])) >= 0; m += 2)
 				bin[m / 2] = (uint8_t)(hi << 4 | lo);
 			if ((size_t)m >= MIN_B64_RUN)
 				scan_der(s, bin, (size_t)m / 2);
@@ -685,8 +646,8 @@ scan_text(struct scan *s, const uint8_t *p, size_t len)
 	assert_non_null(a = malloc(len + 1));
 	assert_non_null(b = malloc(len + 1));
 	for (i = 0; i < len; i++) {
-		if (p[i] == '%' && i + 2 < len && (hi = hexval(p[i + 1])) >= 0 &&
-		    (lo = hexval(p[i + 2])) >= 0) {
+		if (p[i] == '%' && i + 2 < len && (hi = util_hexval(p[i + 1])) >= 0 &&
+		    (lo = util_hexval(p[i + 2])) >= 0) {
 			a[na++] = (uint8_t)(hi << 4 | lo);
 			i += 2;
 		} else
@@ -715,7 +676,7 @@ scan_dir(struct scan *s, const char *dir)
 	DIR		*d;
 	struct dirent	*e;
 	struct stat	 st;
-	struct buf	 b;
+	struct tv_buf	 b;
 	char		 path[4096];
 
 	if ((d = opendir(dir)) == NULL)
@@ -730,11 +691,11 @@ scan_dir(struct scan *s, const char *dir)
 			continue;
 		}
 		snprintf(s->file, sizeof(s->file), "%s", path);
-		b = load_path(path);
+		b.p = tv_file(path, &b.len);
 		scan_der(s, b.p, b.len);
 		scan_text(s, b.p, b.len);
 		scan_runs(s, b.p, b.len);
-		freeb(&b);
+		tv_free(&b);
 	}
 	closedir(d);
 }

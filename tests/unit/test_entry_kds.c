@@ -28,22 +28,6 @@
 #define TURIN_VCEK	"/vcek/v1/Turin/1e550a8ee5cf9f4d?fmcSPL=0&blSPL=0&" \
 	"teeSPL=0&snpSPL=0&ucodeSPL=9"
 
-struct buf {
-	uint8_t	*p;
-	size_t	 len;
-};
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), "/tests/vectors/amd/%s", name);
-	b.p = tv_src(rel, &b.len);
-	return b;
-}
-
 /* Parse a client's URL ("path?query"); returns the status, 0 when it parses. */
 static int
 client(const char *url, struct kds_req *r, const char **why)
@@ -275,7 +259,7 @@ admit(const char *path, const char *file, const struct kds_chain *chain,
 {
 	struct kds_req		 r;
 	struct entry_answer	 a;
-	struct buf		 b = load(file);
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/", file);
 	const char		*why;
 	enum entry_verdict	 v;
 
@@ -307,7 +291,8 @@ admit_genuine(void **state)
 {
 	struct kds_admit	 ad;
 	struct kds_chain	 chain;
-	struct buf		 b = load("cert_chain_milan");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/",
+	    "cert_chain_milan");
 
 	(void)state;
 	assert_int_equal(admit("/vcek/v1/Milan/cert_chain", "cert_chain_milan",
@@ -342,49 +327,58 @@ admit_genuine(void **state)
 	free(b.p);
 }
 
-/* Genuine, correctly signed answers to another question: refused, with the reason. */
+/*
+ * Genuine, correctly signed answers to another question, and what KDS
+ * never sends: the path asked, the file answered, the reason refused.
+ */
+static const struct {
+	const char	*path, *file, *reason;
+} swaps[] = {
+	/* Another product's cert_chain and CRL. */
+	{ "/vcek/v1/Milan/cert_chain", "ask_ark_genoa.pem",
+	    "product: cert_chain carries ARK-Genoa, not ARK-Milan" },
+	{ "/vcek/v1/Genoa/cert_chain", "cert_chain_milan",
+	    "product: cert_chain carries ARK-Milan, not ARK-Genoa" },
+	{ "/vcek/v1/Turin/cert_chain", "cert_chain_milan", "product: " },
+	{ "/vcek/v1/Milan/crl", "derived/Genoa.crl.der",
+	    "product: CRL issued by ARK-Genoa, not ARK-Milan" },
+	{ "/vlek/v1/Genoa/crl", "derived/Milan.crl.der", "product: " },
+	/* The other signer's chain of the same product. */
+	{ "/vcek/v1/Milan/cert_chain", "ask_ark_milan_vlek.pem",
+	    "signer: cert_chain: first certificate is not SEV-Milan" },
+	{ "/vlek/v1/Milan/cert_chain", "cert_chain_milan",
+	    "signer: cert_chain: first certificate is not SEV-VLEK-Milan" },
+	/* Another chip's VCEK; the same chip's at another TCB. */
+	{ MILAN_VCEK, "vcek.testcer", "mismatch: HWID is not the one asked for" },
+	{ "/vcek/v1/Milan/" MILAN_HWID "?blSPL=4&teeSPL=0&snpSPL=8&ucodeSPL=115",
+	    "vcek_milan.der", "mismatch: blSPL is 3, asked for 4" },
+	{ "/vcek/v1/Milan/" MILAN_HWID "?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=116",
+	    "vcek_milan.der", "mismatch: ucodeSPL is 115, asked for 116" },
+	/* A Milan VCEK for Turin. */
+	{ "/vcek/v1/Turin/1e550a8ee5cf9f4d?fmcSPL=0&blSPL=3&"
+	    "teeSPL=0&snpSPL=8&ucodeSPL=115", "vcek_milan.der", "" },
+	/* Not what KDS sends at all. */
+	{ "/vcek/v1/Milan/crl", "cert_chain_milan", "parse: " },
+	{ MILAN_VCEK, "derived/Milan.crl.der", "parse: " },
+};
+
+/* Each of swaps refused with its reason; a VCEK checked against another product's chain too. */
 static void
 admit_swapped(void **state)
 {
 	struct kds_chain	 chain;
-	struct buf		 b = load("ask_ark_genoa.pem");
+	struct tv_buf		 b = tv_load("/tests/vectors/amd/",
+	    "ask_ark_genoa.pem");
+	size_t			 i;
 
 	(void)state;
-	/* Another product's cert_chain and CRL. */
-	assert_refuses("/vcek/v1/Milan/cert_chain", "ask_ark_genoa.pem", NULL,
-	    "product: cert_chain carries ARK-Genoa, not ARK-Milan");
-	assert_refuses("/vcek/v1/Genoa/cert_chain", "cert_chain_milan", NULL,
-	    "product: cert_chain carries ARK-Milan, not ARK-Genoa");
-	assert_refuses("/vcek/v1/Turin/cert_chain", "cert_chain_milan", NULL,
-	    "product: ");
-	assert_refuses("/vcek/v1/Milan/crl", "derived/Genoa.crl.der", NULL,
-	    "product: CRL issued by ARK-Genoa, not ARK-Milan");
-	assert_refuses("/vlek/v1/Genoa/crl", "derived/Milan.crl.der", NULL,
-	    "product: ");
-	/* The other signer's chain of the same product. */
-	assert_refuses("/vcek/v1/Milan/cert_chain", "ask_ark_milan_vlek.pem", NULL,
-	    "signer: cert_chain: first certificate is not SEV-Milan");
-	assert_refuses("/vlek/v1/Milan/cert_chain", "cert_chain_milan", NULL,
-	    "signer: cert_chain: first certificate is not SEV-VLEK-Milan");
-	/* Another chip's VCEK; the same chip's at another TCB. */
-	assert_refuses(MILAN_VCEK, "vcek.testcer", NULL,
-	    "mismatch: HWID is not the one asked for");
-	assert_refuses("/vcek/v1/Milan/" MILAN_HWID
-	    "?blSPL=4&teeSPL=0&snpSPL=8&ucodeSPL=115", "vcek_milan.der", NULL,
-	    "mismatch: blSPL is 3, asked for 4");
-	assert_refuses("/vcek/v1/Milan/" MILAN_HWID
-	    "?blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=116", "vcek_milan.der", NULL,
-	    "mismatch: ucodeSPL is 115, asked for 116");
-	/* A Milan VCEK for Turin, and one checked against another product's chain. */
-	assert_refuses("/vcek/v1/Turin/1e550a8ee5cf9f4d?fmcSPL=0&blSPL=3&"
-	    "teeSPL=0&snpSPL=8&ucodeSPL=115", "vcek_milan.der", NULL, "");
+	for (i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++)
+		assert_refuses(swaps[i].path, swaps[i].file, NULL,
+		    swaps[i].reason);
 	chain.pem = b.p;
 	chain.len = b.len;
 	assert_refuses(MILAN_VCEK, "vcek_milan.der", &chain,
 	    "product: cert_chain carries ARK-Genoa, not ARK-Milan");
-	/* Not what KDS sends at all. */
-	assert_refuses("/vcek/v1/Milan/crl", "cert_chain_milan", NULL, "parse: ");
-	assert_refuses(MILAN_VCEK, "derived/Milan.crl.der", NULL, "parse: ");
 	free(b.p);
 }
 

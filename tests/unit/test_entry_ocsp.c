@@ -33,20 +33,6 @@ static char		 pki[600];
 static struct ocsp_trust *full;		/* anchors + intermediates */
 static struct ocsp_trust *bare;		/* anchors only: ica's answers are unverifiable */
 
-static int
-sh(const char *fmt, ...)
-{
-	char	 cmd[4096];
-	va_list	 ap;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_true(n > 0 && (size_t)n < sizeof(cmd));
-	return system(cmd);
-}
-
 /* A file of this run's directory (or an absolute path), whole. */
 static uint8_t *
 slurp(const char *name, size_t *len)
@@ -61,7 +47,7 @@ slurp(const char *name, size_t *len)
 static void
 mkreq(const char *out, const char *subject, const char *extra)
 {
-	if (sh("openssl ocsp -issuer %s/ica/ca.pem %s -cert %s/%s -reqout %s/%s "
+	if (tv_sh("openssl ocsp -issuer %s/ica/ca.pem %s -cert %s/%s -reqout %s/%s "
 	    ">/dev/null 2>&1", pki, extra, pki, subject, dir, out) != 0)
 		fail_msg("openssl ocsp: cannot make request %s", out);
 }
@@ -69,7 +55,7 @@ mkreq(const char *out, const char *subject, const char *extra)
 static void
 mkresp(const char *out, const char *req)
 {
-	if (sh("openssl ocsp -index %s/ica/index.txt -CA %s/ica/ca.pem "
+	if (tv_sh("openssl ocsp -index %s/ica/index.txt -CA %s/ica/ca.pem "
 	    "-rsigner %s/ica/responder.pem -rkey %s/ica/responder.key "
 	    "-reqin %s/%s -respout %s/%s -ndays 1 >/dev/null 2>&1", pki, pki,
 	    pki, pki, dir, req, dir, out) != 0)
@@ -93,16 +79,8 @@ add_pem(struct ocsp_trust *t, const char *path, int anchors)
 static int
 setup(void **state)
 {
-	const char	*top = getenv("top_srcdir");
-
 	(void)state;
-	mkdir("tests", 0755);
-	mkdir("tests/tmp", 0755);
-	snprintf(dir, sizeof(dir), "tests/tmp/entry_ocsp.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return -1;
-	snprintf(pki, sizeof(pki), "%s/pki", dir);
-	if (sh("%s/tests/pki/mkpki.sh %s", top ? top : ".", pki) != 0)
+	if (tv_pki_dir("entry_ocsp", dir, sizeof(dir), pki, sizeof(pki)) == -1)
 		return -1;
 	if ((full = ocsp_trust_new()) == NULL ||
 	    (bare = ocsp_trust_new()) == NULL)
@@ -128,8 +106,7 @@ teardown(void **state)
 	(void)state;
 	ocsp_trust_free(full);
 	ocsp_trust_free(bare);
-	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
-		sh("rm -rf %s", dir);
+	tv_pki_dir_free(dir);
 	return 0;
 }
 

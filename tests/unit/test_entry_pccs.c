@@ -23,56 +23,10 @@
 #define T_TEEPOT	1748736000	/* 2025-06-01T00:00:00Z */
 #define SGX_TCB_ISSUE	1748374267	/* sgx_tcb_info_00906ED50000: 2025-05-27T19:31:07Z */
 
-struct buf {
-	char	*p;
-	size_t	 len;
-};
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
-	b.p = (char *)tv_src(rel, &b.len);
-	return b;
-}
-
-/* The string value of `key` in a teepot wrapper, unescaped (\n, \", \\, \/). */
-static struct buf
-field(const struct buf *json, const char *key)
-{
-	char		 pat[128];
-	const char	*s, *p;
-	struct buf	 b;
-	size_t		 n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\"", key);
-	if ((s = strstr(json->p, pat)) == NULL)
-		fail_msg("no field %s", key);
-	s += strlen(pat);
-	while (*s == ' ' || *s == ':')
-		s++;
-	assert_int_equal(*s, '"');
-	assert_non_null(b.p = malloc(strlen(s) + 1));
-	for (p = s + 1; *p != '"'; p++) {
-		assert_int_not_equal(*p, '\0');
-		if (*p == '\\') {
-			p++;
-			b.p[n++] = *p == 'n' ? '\n' : *p;
-		} else
-			b.p[n++] = *p;
-	}
-	b.p[n] = '\0';
-	b.len = n;
-	return b;
-}
-
 /* A genuine answer: its body and the chain header it came with. */
 struct answer {
-	struct buf	 body;
-	struct buf	 chain;
+	struct tv_buf	 body;
+	struct tv_buf	 chain;
 	const char	*chain_header;
 };
 
@@ -80,8 +34,8 @@ static void
 answer_derived(struct answer *a, const char *body, const char *chain,
     const char *header)
 {
-	a->body = load(body);
-	a->chain = load(chain);
+	a->body = tv_load(VEC_DIR, body);
+	a->chain = tv_load(VEC_DIR, chain);
 	a->chain_header = header;
 }
 
@@ -89,10 +43,10 @@ static void
 answer_teepot(struct answer *a, const char *file, const char *key,
     const char *header)
 {
-	struct buf	json = load(file);
+	struct tv_buf	json = tv_load(VEC_DIR, file);
 
-	a->body = field(&json, key);
-	a->chain = field(&json, "issuer_chain");
+	a->body = tv_json_str(&json, key);
+	a->chain = tv_json_str(&json, "issuer_chain");
 	a->chain_header = header;
 	free(json.p);
 }
@@ -109,7 +63,8 @@ answer_header(const void *arg, const char *name)
 {
 	const struct answer	*a = arg;
 
-	return strcasecmp(name, a->chain_header) == 0 ? a->chain.p : NULL;
+	return strcasecmp(name, a->chain_header) == 0 ?
+	    (const char *)a->chain.p : NULL;
 }
 
 /* pccs_admit of answer `a` to the canonical path `path`. */
@@ -459,7 +414,7 @@ admit_genuine(void **state)
 	assert_int_equal(out.meta.status, 19);
 	answer_free(&a);
 	/* fmspcs is unsigned: relayed, never stored, whatever it says. */
-	a.body.p = "[]";
+	a.body.p = (uint8_t *)"[]";
 	a.body.len = 2;
 	a.chain.p = NULL;
 	a.chain_header = "X";
@@ -574,9 +529,10 @@ admit_stored(void **state)
 	st.body_len = early.body.len;
 	/* The stored chain as a kept header: percent-encoded as PCS sends it. */
 	free(early.chain.p);
-	early.chain = load("derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
+	early.chain = tv_load(VEC_DIR,
+	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	n = snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n"
-	    "TCB-Info-Issuer-Chain: %s\r\n", early.chain.p);
+	    "TCB-Info-Issuer-Chain: %s\r\n", (const char *)early.chain.p);
 	assert_true(n > 0 && (size_t)n < sizeof(hdrs));
 	st.headers = (const uint8_t *)hdrs;
 	st.headers_len = (size_t)n;

@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include <cmocka.h>
-#include <openssl/evp.h>
 
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
@@ -21,13 +20,6 @@
 #include "entry/rim.h"
 #include "tv.h"
 
-#define VEC		"/tests/vectors/nvidia/"
-#define DRIVER_XML	VEC "attestation-sdk/testdata/NV_GPU_DRIVER_GH100_550.144.03.xml"
-#define DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
-#define SWITCH_XML	VEC "attestation-sdk/testdata/" \
-	"switchVBIOSRim_NV_SWITCH_BIOS_5612_0002_890_9610550001.xml"
-#define SWITCH_ID	"NV_SWITCH_BIOS_5612_0002_890_9610550001"
-#define BADCHAIN_XML	VEC "attestation-sdk/testdata/incorrect_cert_chain_driver_rim.xml"
 
 /* 2026-07-01T00:00:00Z: the 550.144.03 signer is valid until 2026-12-30. */
 #define NOW_2026	((time_t)1782864000)
@@ -35,41 +27,8 @@
 
 static struct rim_trust		*rtrust;
 static struct ocsp_trust	*otrust;	/* NVIDIA's pinned OCSP anchors */
-static char			*driver_json;	/* the RIM service's answer for DRIVER_ID */
+static char			*driver_json;	/* the RIM service's answer for TV_RIM_DRIVER_ID */
 static char			*switch_json;
-
-static uint8_t *
-load(const char *rel, size_t *len)
-{
-	return tv_src(rel, len);
-}
-
-/* The RIM service's JSON around a document, built here as NVIDIA builds it. */
-static char *
-envelope(const char *id, const char *rel)
-{
-	unsigned char	 md[32];
-	char		 hex[65], *b64, *json;
-	uint8_t		*xml;
-	size_t		 i, len, jlen;
-	int		 n;
-
-	xml = load(rel, &len);
-	assert_int_equal(EVP_Digest(xml, len, md, NULL, EVP_sha256(), NULL), 1);
-	for (i = 0; i < sizeof(md); i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	assert_non_null(b64 = malloc(len / 3 * 4 + 8));
-	n = EVP_EncodeBlock((unsigned char *)b64, xml, (int)len);
-	assert_true(n > 0);
-	jlen = (size_t)n + strlen(id) + 256;
-	assert_non_null(json = malloc(jlen));
-	snprintf(json, jlen, "{\"id\": \"%s\", \"rim\": \"%s\", \"sha256\": "
-	    "\"%s\", \"rim_format\": \"SWID\", \"request_id\": \"r-1\"}", id,
-	    b64, hex);
-	free(b64);
-	free(xml);
-	return json;
-}
 
 static int
 setup(void **state)
@@ -80,8 +39,8 @@ setup(void **state)
 	    (otrust = ocsp_trust_new()) == NULL ||
 	    ocsp_trust_add_builtin_anchors(otrust) <= 0)
 		return -1;
-	driver_json = envelope(DRIVER_ID, DRIVER_XML);
-	switch_json = envelope(SWITCH_ID, SWITCH_XML);
+	driver_json = tv_rim_envelope(TV_RIM_DRIVER_ID, TV_RIM_DRIVER_XML);
+	switch_json = tv_rim_envelope(TV_RIM_SWITCH_ID, TV_RIM_SWITCH_XML);
 	return 0;
 }
 
@@ -109,8 +68,8 @@ answer_of(const char *json)
 static void
 test_client_store(void **state)
 {
-	struct entry_rim_question	 q = { (const uint8_t *)DRIVER_ID,
-					    strlen(DRIVER_ID), 0, 0 };
+	struct entry_rim_question	 q = { (const uint8_t *)TV_RIM_DRIVER_ID,
+					    strlen(TV_RIM_DRIVER_ID), 0, 0 };
 	struct entry_answer		 a = answer_of(driver_json);
 	struct entry_rim_admission	 ad;
 	size_t				 i, n = 0;
@@ -119,7 +78,7 @@ test_client_store(void **state)
 	assert_int_equal(entry_rim_admit(rtrust, otrust, &q, &a, NULL,
 	    NOW_2026, &ad), ENTRY_STORE);
 	assert_string_equal(ad.reason, "");
-	assert_string_equal(ad.id, DRIVER_ID);
+	assert_string_equal(ad.id, TV_RIM_DRIVER_ID);
 	assert_int_equal(ad.meta.kind, CACHE_KIND_RIM);
 	assert_int_equal(ad.meta.this_update, NOW_2026);
 	assert_int_equal(ad.meta.produced_at, NOW_2026);
@@ -152,8 +111,8 @@ test_client_store(void **state)
 static void
 test_bundle_store(void **state)
 {
-	struct entry_rim_question	 q = { (const uint8_t *)SWITCH_ID,
-					    strlen(SWITCH_ID), 0,
+	struct entry_rim_question	 q = { (const uint8_t *)TV_RIM_SWITCH_ID,
+					    strlen(TV_RIM_SWITCH_ID), 0,
 					    NOW_2026 - 3 * DAY_S };
 	struct entry_answer		 a = answer_of(switch_json);
 	struct entry_rim_admission	 ad;
@@ -177,8 +136,8 @@ test_bundle_store(void **state)
 static void
 test_other_id(void **state)
 {
-	struct entry_rim_question	 q = { (const uint8_t *)SWITCH_ID,
-					    strlen(SWITCH_ID), 0, 0 };
+	struct entry_rim_question	 q = { (const uint8_t *)TV_RIM_SWITCH_ID,
+					    strlen(TV_RIM_SWITCH_ID), 0, 0 };
 	struct entry_answer		 a = answer_of(driver_json);
 	struct entry_rim_admission	 ad;
 
@@ -187,7 +146,7 @@ test_other_id(void **state)
 	    NOW_2026, &ad), ENTRY_REFUSE);
 	assert_int_equal(ad.verdict, ENTRY_REFUSE);
 	assert_non_null(strstr(ad.reason, "id_mismatch"));
-	assert_non_null(strstr(ad.reason, DRIVER_ID));
+	assert_non_null(strstr(ad.reason, TV_RIM_DRIVER_ID));
 	assert_int_equal(ad.nlearn, 0);
 	entry_rim_admission_free(&ad);
 }
@@ -217,9 +176,9 @@ test_refused(void **state)
 	entry_rim_admission_free(&ad);
 
 	/* KeyInfo that does not reach the CoRIM root */
-	bad = envelope(DRIVER_ID, BADCHAIN_XML);
-	q.key = (const uint8_t *)DRIVER_ID;
-	q.klen = strlen(DRIVER_ID);
+	bad = tv_rim_envelope(TV_RIM_DRIVER_ID, TV_RIM_BADCHAIN_XML);
+	q.key = (const uint8_t *)TV_RIM_DRIVER_ID;
+	q.klen = strlen(TV_RIM_DRIVER_ID);
 	a = answer_of(bad);
 	assert_int_equal(entry_rim_admit(rtrust, otrust, &q, &a, NULL,
 	    NOW_2026, &ad), ENTRY_REFUSE);
@@ -228,7 +187,7 @@ test_refused(void **state)
 	entry_rim_admission_free(&ad);
 	free(bad);
 
-	a = answer_of("{\"id\": \"" DRIVER_ID "\"}");
+	a = answer_of("{\"id\": \"" TV_RIM_DRIVER_ID "\"}");
 	assert_int_equal(entry_rim_admit(rtrust, otrust, &q, &a, NULL,
 	    NOW_2026, &ad), ENTRY_REFUSE);
 	assert_true(strncmp(ad.reason, "json: ", 6) == 0);
@@ -239,8 +198,8 @@ test_refused(void **state)
 static void
 test_stored_newer(void **state)
 {
-	struct entry_rim_question	 q = { (const uint8_t *)DRIVER_ID,
-					    strlen(DRIVER_ID), 0,
+	struct entry_rim_question	 q = { (const uint8_t *)TV_RIM_DRIVER_ID,
+					    strlen(TV_RIM_DRIVER_ID), 0,
 					    NOW_2026 - DAY_S };
 	struct entry_answer		 a = answer_of(driver_json);
 	struct entry_stored		 st;
@@ -269,12 +228,12 @@ test_path(void **state)
 	char	path[ENTRY_RIM_PATH_BYTES], id[RIM_ID_MAX_CHARS + 1];
 
 	(void)state;
-	assert_int_equal(entry_rim_path(DRIVER_ID, strlen(DRIVER_ID), path), 0);
-	assert_string_equal(path, "/v1/rim/" DRIVER_ID);
+	assert_int_equal(entry_rim_path(TV_RIM_DRIVER_ID, strlen(TV_RIM_DRIVER_ID), path), 0);
+	assert_string_equal(path, "/v1/rim/" TV_RIM_DRIVER_ID);
 	/* the id need not be NUL-terminated: len bytes of it */
-	assert_int_equal(entry_rim_path(SWITCH_ID "junk", strlen(SWITCH_ID),
+	assert_int_equal(entry_rim_path(TV_RIM_SWITCH_ID "junk", strlen(TV_RIM_SWITCH_ID),
 	    path), 0);
-	assert_string_equal(path, "/v1/rim/" SWITCH_ID);
+	assert_string_equal(path, "/v1/rim/" TV_RIM_SWITCH_ID);
 	memset(id, 'A', sizeof(id));
 	assert_int_equal(entry_rim_path(id, RIM_ID_MAX_CHARS, path), 0);
 	assert_int_equal(strlen(path), ENTRY_RIM_PATH_BYTES - 1);

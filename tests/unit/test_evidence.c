@@ -1370,23 +1370,17 @@ pem_ders(const uint8_t *pem, size_t len, uint8_t *der[], size_t dlen[],
 static uint8_t *
 ders_pem(uint8_t *const der[], const size_t dlen[], size_t n, size_t *len)
 {
-	BIO	*bio;
-	char	*data;
-	uint8_t	*out;
-	size_t	 k;
-	long	 m;
+	struct tv_buf	 b;
+	BIO		*bio;
+	size_t		 k;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (k = 0; k < n; k++)
 		assert_true(PEM_write_bio(bio, "CERTIFICATE", "", der[k],
 		    (long)dlen[k]) > 0);
-	m = BIO_get_mem_data(bio, &data);
-	assert_non_null(out = malloc((size_t)m + 1));
-	memcpy(out, data, (size_t)m);
-	out[m] = '\0';
-	*len = (size_t)m;
-	BIO_free(bio);
-	return out;
+	b = tv_bio_take(bio);
+	*len = b.len;
+	return b.p;
 }
 
 /* Is a chain accepted, as DER (add_chain) or as a PEM file (add)? */

@@ -37,71 +37,11 @@
 #define SGX_TCB_ISSUE	1748374267	/* 2025-05-27T19:31:07Z */
 #define SGX_TCB_NEXT	1750966267	/* 2025-06-26T19:31:07Z */
 
-struct buf {
-	uint8_t	*p;
-	size_t	 len;
-};
-
-static struct buf
-load(const char *name)
-{
-	char		rel[TV_REL_BYTES];
-	struct buf	b;
-
-	snprintf(rel, sizeof(rel), VEC_DIR "%s", name);
-	b.p = tv_src(rel, &b.len);
-	return b;
-}
-
-/*
- * The string value of `key` in one of the wrapper JSON files (teepot,
- * dcap-qvl), unescaped: a fixture made at test time from the real file.
- */
-static struct buf
-field(const struct buf *json, const char *key)
-{
-	char		 pat[128];
-	const char	*s, *p;
-	struct buf	 b;
-	size_t		 n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\"", key);
-	if ((s = strstr((const char *)json->p, pat)) == NULL)
-		fail_msg("no field %s", key);
-	s += strlen(pat);
-	while (*s == ' ' || *s == ':')
-		s++;
-	assert_int_equal(*s, '"');
-	assert_non_null(b.p = malloc(strlen(s) + 1));
-	for (p = s + 1; *p != '"'; p++) {
-		assert_int_not_equal(*p, '\0');
-		if (*p != '\\') {
-			b.p[n++] = (uint8_t)*p;
-			continue;
-		}
-		switch (*++p) {
-		case 'n':
-			b.p[n++] = '\n';
-			break;
-		case '"':
-		case '\\':
-		case '/':
-			b.p[n++] = (uint8_t)*p;
-			break;
-		default:
-			fail_msg("escape \\%c not expected in %s", *p, key);
-		}
-	}
-	b.p[n] = '\0';
-	b.len = n;
-	return b;
-}
-
-static struct buf
-cat(const char *a, const struct buf *b, const char *c, const struct buf *d,
+static struct tv_buf
+cat(const char *a, const struct tv_buf *b, const char *c, const struct tv_buf *d,
     const char *e)
 {
-	struct buf	 r;
+	struct tv_buf	 r;
 
 	r.len = strlen(a) + b->len + strlen(c) + d->len + strlen(e);
 	assert_non_null(r.p = malloc(r.len + 1));
@@ -110,15 +50,8 @@ cat(const char *a, const struct buf *b, const char *c, const struct buf *d,
 	return r;
 }
 
-static void
-freeb(struct buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-}
-
 static enum intel_verdict
-verify(enum intel_kind k, const struct buf *body, const struct buf *chain,
+verify(enum intel_kind k, const struct tv_buf *body, const struct tv_buf *chain,
     time_t now, struct intel_result *r)
 {
 	int	 rv;
@@ -143,7 +76,7 @@ verify(enum intel_kind k, const struct buf *body, const struct buf *chain,
 static void
 test_root_pinned(void **state)
 {
-	struct buf	 der = load("TrustedRootCA.der");
+	struct tv_buf	 der = tv_load(VEC_DIR, "TrustedRootCA.der");
 	X509		*x;
 	uint8_t		*p = NULL;
 	int		 n;
@@ -155,7 +88,7 @@ test_root_pinned(void **state)
 	assert_memory_equal(p, der.p, der.len);
 	OPENSSL_free(p);
 	X509_free(x);
-	freeb(&der);
+	tv_free(&der);
 }
 
 /* Every real signed-JSON vector verifies, with the fields a cache needs. */
@@ -198,13 +131,13 @@ test_json_vectors(void **state)
 		  INTEL_TCB_EVAL_NUMS, "TDX", 19 },
 	};
 	struct intel_result	 r;
-	struct buf		 body, chain, json;
+	struct tv_buf		 body, chain, json;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = load(v[i].body);
-		chain = load(v[i].chain);
+		body = tv_load(VEC_DIR, v[i].body);
+		chain = tv_load(VEC_DIR, v[i].chain);
 		assert_verdict(INTEL_OK, verify(v[i].kind, &body, &chain,
 		    T_TEEPOT, &r), &r);
 		assert_string_equal(r.id, v[i].id);
@@ -213,20 +146,20 @@ test_json_vectors(void **state)
 		    T_TEEPOT < r.next_update);
 		/* PCS: 30-day windows. */
 		assert_int_equal(r.next_update - r.this_update, 30 * 86400);
-		freeb(&body);
-		freeb(&chain);
+		tv_free(&body);
+		tv_free(&chain);
 	}
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
-		json = load(w[i].file);
-		body = field(&json, w[i].key);
-		chain = field(&json, "issuer_chain");
+		json = tv_load(VEC_DIR, w[i].file);
+		body = tv_json_str(&json, w[i].key);
+		chain = tv_json_str(&json, "issuer_chain");
 		assert_verdict(INTEL_OK, verify(w[i].kind, &body, &chain,
 		    T_TEEPOT, &r), &r);
 		assert_string_equal(r.id, w[i].id);
 		assert_int_equal(r.tcb_evaluation_data_number, w[i].eval);
-		freeb(&body);
-		freeb(&chain);
-		freeb(&json);
+		tv_free(&body);
+		tv_free(&chain);
+		tv_free(&json);
 	}
 }
 
@@ -234,9 +167,9 @@ test_json_vectors(void **state)
 static void
 test_tcb_info_fields(void **state)
 {
-	struct buf		 body = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 r;
 
@@ -248,8 +181,8 @@ test_tcb_info_fields(void **state)
 	assert_string_equal(r.fmspc, "00906ED50000");
 	assert_int_equal(r.version, 3);
 	assert_int_equal(r.crl_entries, -1);
-	freeb(&body);
-	freeb(&chain);
+	tv_free(&body);
+	tv_free(&chain);
 }
 
 /*
@@ -264,16 +197,16 @@ test_dcap_qvl_bundles(void **state)
 	};
 	static const char *const ca[] = { "processor", "platform" };
 	struct intel_result	 r;
-	struct buf		 json, obj, sig, chain, body, crl;
+	struct tv_buf		 json, obj, sig, chain, body, crl;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		json = load(files[i]);
+		json = tv_load(VEC_DIR, files[i]);
 
-		obj = field(&json, "tcb_info");
-		sig = field(&json, "tcb_info_signature");
-		chain = field(&json, "tcb_info_issuer_chain");
+		obj = tv_json_str(&json, "tcb_info");
+		sig = tv_json_str(&json, "tcb_info_signature");
+		chain = tv_json_str(&json, "tcb_info_issuer_chain");
 		body = cat("{\"tcbInfo\":", &obj, ",\"signature\":\"", &sig,
 		    "\"}");
 		assert_verdict(INTEL_OK, verify(INTEL_TCB_INFO, &body, &chain,
@@ -281,39 +214,39 @@ test_dcap_qvl_bundles(void **state)
 		assert_string_equal(r.id, i == 0 ? "SGX" : "TDX");
 		assert_string_equal(r.fmspc, i == 0 ? "00A067110000" :
 		    "B0C06F000000");
-		freeb(&obj);
-		freeb(&sig);
-		freeb(&chain);
-		freeb(&body);
+		tv_free(&obj);
+		tv_free(&sig);
+		tv_free(&chain);
+		tv_free(&body);
 
-		obj = field(&json, "qe_identity");
-		sig = field(&json, "qe_identity_signature");
-		chain = field(&json, "qe_identity_issuer_chain");
+		obj = tv_json_str(&json, "qe_identity");
+		sig = tv_json_str(&json, "qe_identity_signature");
+		chain = tv_json_str(&json, "qe_identity_issuer_chain");
 		body = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"",
 		    &sig, "\"}");
 		assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &body,
 		    &chain, T_DCAP_QVL, &r), &r);
 		assert_string_equal(r.id, i == 0 ? "QE" : "TD_QE");
-		freeb(&obj);
-		freeb(&sig);
-		freeb(&chain);
-		freeb(&body);
+		tv_free(&obj);
+		tv_free(&sig);
+		tv_free(&chain);
+		tv_free(&body);
 
-		crl = field(&json, "pck_crl");
-		chain = field(&json, "pck_crl_issuer_chain");
+		crl = tv_json_str(&json, "pck_crl");
+		chain = tv_json_str(&json, "pck_crl_issuer_chain");
 		assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain,
 		    T_DCAP_QVL, &r), &r);
 		assert_int_equal(r.crl_form, INTEL_CRL_HEX);
 		assert_string_equal(r.ca, ca[i]);
-		freeb(&crl);
-		freeb(&chain);
+		tv_free(&crl);
+		tv_free(&chain);
 
-		crl = field(&json, "root_ca_crl");
+		crl = tv_json_str(&json, "root_ca_crl");
 		assert_verdict(INTEL_OK, verify(INTEL_ROOT_CA_CRL, &crl, NULL,
 		    T_DCAP_QVL, &r), &r);
 		assert_string_equal(r.ca, "root");
-		freeb(&crl);
-		freeb(&json);
+		tv_free(&crl);
+		tv_free(&json);
 	}
 }
 
@@ -349,53 +282,56 @@ test_crl_vectors(void **state)
 		  "root", T_2023 },
 	};
 	struct intel_result	 r;
-	struct buf		 crl, chain, json;
+	struct tv_buf		 crl, chain, json;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		crl = load(v[i].crl);
+		crl = tv_load(VEC_DIR, v[i].crl);
 		chain.p = NULL;
 		chain.len = 0;
 		if (v[i].chain != NULL)
-			chain = load(v[i].chain);
+			chain = tv_load(VEC_DIR, v[i].chain);
 		assert_verdict(INTEL_OK, verify(v[i].kind, &crl,
 		    v[i].chain ? &chain : NULL, v[i].now, &r), &r);
 		assert_int_equal(r.crl_form, v[i].form);
 		assert_string_equal(r.ca, v[i].ca);
 		assert_true(r.crl_entries >= 0);
-		freeb(&crl);
-		freeb(&chain);
+		tv_free(&crl);
+		tv_free(&chain);
 	}
 	/* pckcrl?ca=platform lists 44 revoked PCK certificates. */
-	crl = load("derived/pckcrl_platform.der");
-	chain = load("derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	crl = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
+	chain = tv_load(VEC_DIR,
+	    "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
 	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain, T_TEEPOT,
 	    &r), &r);
 	assert_int_equal(r.crl_entries, 44);
-	freeb(&crl);
-	freeb(&chain);
+	tv_free(&crl);
+	tv_free(&chain);
 
 	/* The PEM body PCS serves by default, with its decoded chain. */
-	json = load("pck_crl_processor.json");
-	crl = field(&json, "crl_data");
-	chain = field(&json, "issuer_chain");
+	json = tv_load(VEC_DIR, "pck_crl_processor.json");
+	crl = tv_json_str(&json, "crl_data");
+	chain = tv_json_str(&json, "issuer_chain");
 	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &crl, &chain, T_TEEPOT,
 	    &r), &r);
 	assert_int_equal(r.crl_form, INTEL_CRL_PEM);
-	freeb(&crl);
-	freeb(&chain);
-	freeb(&json);
+	tv_free(&crl);
+	tv_free(&chain);
+	tv_free(&json);
 }
 
 /* Each form converts to the DER that PCS serves with encoding=der. */
 static void
 test_crl_to_der(void **state)
 {
-	struct buf	 hex = load("derived/IntelSGXRootCA.crl.hex");
-	struct buf	 der = load("derived/IntelSGXRootCA.crl.der");
-	struct buf	 pem = load("derived/pckcrl_platform.pem");
-	struct buf	 pder = load("derived/pckcrl_platform.der");
+	struct tv_buf	 hex = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.hex");
+	struct tv_buf	 der = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
+	struct tv_buf	 pem = tv_load(VEC_DIR, "derived/pckcrl_platform.pem");
+	struct tv_buf	 pder = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
 	uint8_t		*out;
 	size_t		 n = 0;
 
@@ -413,10 +349,10 @@ test_crl_to_der(void **state)
 	free(out);
 	assert_null(intel_crl_to_der((const uint8_t *)"zz", 2, &n));
 	assert_null(intel_crl_to_der(hex.p, hex.len - 1, &n));
-	freeb(&hex);
-	freeb(&der);
-	freeb(&pem);
-	freeb(&pder);
+	tv_free(&hex);
+	tv_free(&der);
+	tv_free(&pem);
+	tv_free(&pder);
 }
 
 /*
@@ -424,10 +360,10 @@ test_crl_to_der(void **state)
  * root), split at test time into the pckcert body and its header.
  */
 static void
-pck_from_quote(const char *file, struct buf *leaf, struct buf *chain)
+pck_from_quote(const char *file, struct tv_buf *leaf, struct tv_buf *chain)
 {
 	static const char	 end[] = "-----END CERTIFICATE-----";
-	struct buf		 q = load(file);
+	struct tv_buf		 q = tv_load(VEC_DIR, file);
 	const char		*s, *e, *last = NULL, *p;
 
 	assert_non_null(s = memmem(q.p, q.len, "-----BEGIN CERTIFICATE-----",
@@ -449,14 +385,14 @@ pck_from_quote(const char *file, struct buf *leaf, struct buf *chain)
 	assert_non_null(chain->p = malloc(chain->len + 1));
 	memcpy(chain->p, e, chain->len);
 	chain->p[chain->len] = '\0';
-	freeb(&q);
+	tv_free(&q);
 }
 
 static void
 test_pck_cert(void **state)
 {
 	struct intel_result	 r;
-	struct buf		 leaf, chain, other_leaf, other_chain;
+	struct tv_buf		 leaf, chain, other_leaf, other_chain;
 
 	(void)state;
 	pck_from_quote("sgx_quote", &leaf, &chain);
@@ -479,19 +415,19 @@ test_pck_cert(void **state)
 	/* Before the leaf's notBefore (2023-09-20) the chain fails. */
 	assert_verdict(INTEL_ERR_CHAIN, verify(INTEL_PCK_CERT, &leaf, &chain,
 	    T_2023, &r), &r);
-	freeb(&leaf);
-	freeb(&chain);
-	freeb(&other_leaf);
-	freeb(&other_chain);
+	tv_free(&leaf);
+	tv_free(&chain);
+	tv_free(&other_leaf);
+	tv_free(&other_chain);
 }
 
 /* A byte flipped in the signed object, or in the signature: refused. */
 static void
 test_body_tamper(void **state)
 {
-	struct buf		 body = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 r;
 	char			*p;
@@ -509,19 +445,21 @@ test_body_tamper(void **state)
 	*p = *p == '0' ? '1' : '0';
 	assert_verdict(INTEL_ERR_SIGNATURE, verify(INTEL_TCB_INFO, &body,
 	    &chain, T_TEEPOT, &r), &r);
-	freeb(&body);
-	freeb(&chain);
+	tv_free(&body);
+	tv_free(&chain);
 }
 
 /* Every single-byte flip anywhere in a body is refused (and never crashes). */
 static void
 test_body_flips(void **state)
 {
-	struct buf		 body = load("derived/sgx_qe_identity.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
-	struct buf		 crl = load("derived/pckcrl_processor.der");
-	struct buf		 cchain = load(
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
+	struct tv_buf		 cchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
 	size_t			 i;
@@ -541,33 +479,24 @@ test_body_flips(void **state)
 			fail_msg("CRL flip at %zu accepted", i);
 		crl.p[i] ^= 0x01;
 	}
-	freeb(&body);
-	freeb(&chain);
-	freeb(&crl);
-	freeb(&cchain);
+	tv_free(&body);
+	tv_free(&chain);
+	tv_free(&crl);
+	tv_free(&cchain);
 }
 
 /* PEM of a stack, for rebuilding a chain from tampered DER. */
-static struct buf
+static struct tv_buf
 pem_of(STACK_OF(X509) *sk)
 {
-	BIO		*bio;
-	struct buf	 b;
-	char		*data;
-	long		 n;
-	int		 i;
+	BIO	*bio;
+	int	 i;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (i = 0; i < sk_X509_num(sk); i++)
 		assert_int_equal(PEM_write_bio_X509(bio, sk_X509_value(sk, i)),
 		    1);
-	n = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)n;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 /*
@@ -579,18 +508,19 @@ pem_of(STACK_OF(X509) *sk)
 static void
 test_chain_flips(void **state)
 {
-	struct buf		 json = load("sgx_qve_identity.json");
-	struct buf		 body = field(&json, "enclave_identity_json");
-	struct buf		 pem = field(&json, "issuer_chain");
-	struct buf		 hdr = load(
+	struct tv_buf		 json = tv_load(VEC_DIR,
+	    "sgx_qve_identity.json");
+	struct tv_buf		 body = tv_json_str(&json, "enclave_identity_json");
+	struct tv_buf		 pem = tv_json_str(&json, "issuer_chain");
+	struct tv_buf		 hdr = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
-	struct buf		 qe = load("derived/sgx_qe_identity.body.json");
-	struct buf		 tampered;
+	struct tv_buf		 qe = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 tampered;
 	STACK_OF(X509)		*sk;
 	const char		*why;
 	struct intel_result	 r;
 	uint8_t			*der;
-	const uint8_t		*p;
 	X509			*x;
 	size_t			 i;
 	int			 c, n, ok;
@@ -605,14 +535,8 @@ test_chain_flips(void **state)
 		for (i = 0; i < (size_t)n; i += (c == 0 ? 1 : 3)) {
 			STACK_OF(X509)	*t;
 
-			der[i] ^= 0x01;
-			p = der;
-			x = d2i_X509(NULL, &p, n);
-			der[i] ^= 0x01;
-			if (x == NULL || p != der + n) {
-				X509_free(x);
+			if ((x = tv_x509_flipped(der, (size_t)n, i)) == NULL)
 				continue;	/* no longer a certificate */
-			}
 			assert_non_null(t = sk_X509_dup(sk));
 			(void)sk_X509_set(t, c, x);
 			tampered = pem_of(t);
@@ -624,7 +548,7 @@ test_chain_flips(void **state)
 			assert_true(r.verdict == INTEL_ERR_CHAIN ||
 			    r.verdict == INTEL_ERR_SIGNER ||
 			    r.verdict == INTEL_ERR_ISSUER_CHAIN);
-			freeb(&tampered);
+			tv_free(&tampered);
 		}
 		OPENSSL_free(der);
 	}
@@ -644,27 +568,29 @@ test_chain_flips(void **state)
 		hdr.p[i] ^= 0x01;
 	}
 	assert_true(ok <= 4);
-	freeb(&json);
-	freeb(&body);
-	freeb(&pem);
-	freeb(&hdr);
-	freeb(&qe);
+	tv_free(&json);
+	tv_free(&body);
+	tv_free(&pem);
+	tv_free(&hdr);
+	tv_free(&qe);
 }
 
 /* A root copy in the header that is not the pinned root, and no chain. */
 static void
 test_chain_root_and_signer(void **state)
 {
-	struct buf		 body = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
-	struct buf		 crlchain = load(
+	struct tv_buf		 crlchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
-	struct buf		 rootpem = { (uint8_t *)(uintptr_t)
+	struct tv_buf		 rootpem = { (uint8_t *)(uintptr_t)
 	    intel_sgx_root_ca.pem, strlen(intel_sgx_root_ca.pem) };
-	struct buf		 crl = load("derived/pckcrl_processor.der");
-	struct buf		 rcrl = load("derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
+	struct tv_buf		 rcrl = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
 	struct intel_result	 r;
 
 	(void)state;
@@ -684,23 +610,24 @@ test_chain_root_and_signer(void **state)
 	    &rootpem, T_DCAP_QVL, &r), &r);
 	assert_verdict(INTEL_ERR_SIGNER, verify(INTEL_ROOT_CA_CRL, &crl, NULL,
 	    T_TEEPOT, &r), &r);
-	freeb(&body);
-	freeb(&chain);
-	freeb(&crlchain);
-	freeb(&crl);
-	freeb(&rcrl);
+	tv_free(&body);
+	tv_free(&chain);
+	tv_free(&crlchain);
+	tv_free(&crl);
+	tv_free(&rcrl);
 }
 
 /* nextUpdate <= now is expired; issueDate beyond the skew is future. */
 static void
 test_freshness(void **state)
 {
-	struct buf		 body = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
-	struct buf		 crl = load("derived/pckcrl_processor.der");
-	struct buf		 cchain = load(
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/pckcrl_processor.der");
+	struct tv_buf		 cchain = tv_load(VEC_DIR,
 	    "derived/pckcrl_processor.SGX-PCK-CRL-Issuer-Chain.txt");
 	struct intel_result	 r;
 
@@ -718,22 +645,23 @@ test_freshness(void **state)
 	/* A CRL after its nextUpdate (2025-06-26). */
 	assert_verdict(INTEL_ERR_EXPIRED, verify(INTEL_PCK_CRL, &crl, &cchain,
 	    T_DCAP_QVL, &r), &r);
-	freeb(&body);
-	freeb(&chain);
-	freeb(&crl);
-	freeb(&cchain);
+	tv_free(&body);
+	tv_free(&chain);
+	tv_free(&crl);
+	tv_free(&cchain);
 }
 
 /* early (eval 19) is never replaced by standard (eval 17); newer replaces. */
 static void
 test_eval_number_order(void **state)
 {
-	struct buf		 early_json = load("sgx_tcb_info_early.json");
-	struct buf		 early = field(&early_json, "tcb_info_json");
-	struct buf		 echain = field(&early_json, "issuer_chain");
-	struct buf		 std = load(
+	struct tv_buf		 early_json = tv_load(VEC_DIR,
+	    "sgx_tcb_info_early.json");
+	struct tv_buf		 early = tv_json_str(&early_json, "tcb_info_json");
+	struct tv_buf		 echain = tv_json_str(&early_json, "issuer_chain");
+	struct tv_buf		 std = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.body.json");
-	struct buf		 schain = load(
+	struct tv_buf		 schain = tv_load(VEC_DIR,
 	    "derived/sgx_tcb_info_00906ED50000.TCB-Info-Issuer-Chain.txt");
 	struct intel_result	 e, s, older, bad;
 
@@ -758,21 +686,22 @@ test_eval_number_order(void **state)
 	    SGX_TCB_NEXT, &bad), &bad);
 	assert_int_equal(intel_may_replace(&s, &bad), 0);
 	assert_int_equal(intel_may_replace(NULL, &s), 1);
-	freeb(&early_json);
-	freeb(&early);
-	freeb(&echain);
-	freeb(&std);
-	freeb(&schain);
+	tv_free(&early_json);
+	tv_free(&early);
+	tv_free(&echain);
+	tv_free(&std);
+	tv_free(&schain);
 }
 
 /* The signed span is found in the raw text: whitespace around it is fine. */
 static void
 test_json_shapes(void **state)
 {
-	struct buf		 body = load("derived/sgx_qe_identity.body.json");
-	struct buf		 chain = load(
+	struct tv_buf		 body = tv_load(VEC_DIR,
+	    "derived/sgx_qe_identity.body.json");
+	struct tv_buf		 chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
-	struct buf		 obj, sig, b;
+	struct tv_buf		 obj, sig, b;
 	struct intel_result	 r;
 	char			*s, *e;
 
@@ -789,31 +718,31 @@ test_json_shapes(void **state)
 	    &sig, "\" }\n");
 	assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &b, &chain,
 	    T_TEEPOT, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Signature first is still one object with the same members. */
 	b = cat("{\"signature\":\"", &sig, "\",\"enclaveIdentity\":", &obj,
 	    "}");
 	assert_verdict(INTEL_OK, verify(INTEL_ENCLAVE_IDENTITY, &b, &chain,
 	    T_TEEPOT, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* A duplicate member could be read either way by a client: refused. */
 	b = cat("{\"enclaveIdentity\":{},\"enclaveIdentity\":", &obj,
 	    ",\"signature\":\"", &sig, "\"}");
 	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
 	    &chain, T_TEEPOT, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Unsigned extra members would be served as-is: refused. */
 	b = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"", &sig,
 	    "\",\"extra\":1}");
 	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
 	    &chain, T_TEEPOT, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Trailing bytes after the object. */
 	b = cat("{\"enclaveIdentity\":", &obj, ",\"signature\":\"", &sig,
 	    "\"}x");
 	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_ENCLAVE_IDENTITY, &b,
 	    &chain, T_TEEPOT, &r), &r);
-	freeb(&b);
+	tv_free(&b);
 	/* Asked for TCB info, got an identity. */
 	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_TCB_INFO, &body, &chain,
 	    T_TEEPOT, &r), &r);
@@ -825,14 +754,14 @@ test_json_shapes(void **state)
 	    "\"}");
 	assert_verdict(INTEL_ERR_SIGNATURE, verify(INTEL_ENCLAVE_IDENTITY, &b,
 	    &chain, T_TEEPOT, &r), &r);
-	freeb(&b);
-	freeb(&body);
-	freeb(&chain);
+	tv_free(&b);
+	tv_free(&body);
+	tv_free(&chain);
 }
 
 /* Is everything from `n` on a line break, raw or percent-encoded? */
 static int
-only_newlines(const struct buf *b, size_t n)
+only_newlines(const struct tv_buf *b, size_t n)
 {
 	while (n < b->len) {
 		if (b->p[n] == '\n' || b->p[n] == '\r')
@@ -871,14 +800,14 @@ test_truncations(void **state)
 		  INTEL_ROOT_CA_CRL },
 	};
 	struct intel_result	 r;
-	struct buf		 body, chain, cut;
+	struct tv_buf		 body, chain, cut;
 	size_t			 i, n;
 	time_t			 now;
 
 	(void)state;
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = load(v[i].body);
-		chain = load(v[i].chain);
+		body = tv_load(VEC_DIR, v[i].body);
+		chain = tv_load(VEC_DIR, v[i].chain);
 		now = v[i].kind == INTEL_ROOT_CA_CRL ? T_DCAP_QVL : T_TEEPOT;
 		assert_verdict(INTEL_OK, verify(v[i].kind, &body, &chain, now,
 		    &r), &r);
@@ -890,7 +819,7 @@ test_truncations(void **state)
 			if (verify(v[i].kind, &cut, &chain, now, &r) ==
 			    INTEL_OK && !only_newlines(&body, n))
 				fail_msg("%s cut to %zu accepted", v[i].body, n);
-			freeb(&cut);
+			tv_free(&cut);
 		}
 		for (n = 0; n < chain.len; n++) {
 			cut.len = n;
@@ -902,10 +831,10 @@ test_truncations(void **state)
 			    !only_newlines(&chain, n))
 				fail_msg("%s chain cut to %zu accepted",
 				    v[i].body, n);
-			freeb(&cut);
+			tv_free(&cut);
 		}
-		freeb(&body);
-		freeb(&chain);
+		tv_free(&body);
+		tv_free(&chain);
 	}
 }
 
@@ -924,7 +853,7 @@ test_hostile(void **state)
 		"0", "00", "3082", "\x30\x82\xff\xff",
 	};
 	struct intel_result	 r;
-	struct buf		 b, chain = load(
+	struct tv_buf		 b, chain = tv_load(VEC_DIR,
 	    "derived/sgx_qe_identity.SGX-Enclave-Identity-Issuer-Chain.txt");
 	char			*deep;
 	size_t			 i;
@@ -959,9 +888,9 @@ test_hostile(void **state)
 	assert_int_equal(intel_verify(INTEL_TCB_INFO, (const uint8_t *)"{}", 2,
 	    NULL, 0, 0, NULL), -1);
 	/* Bad percent-encoding, non-PEM text, too many certificates. */
-	b = load("derived/sgx_qe_identity.body.json");
+	b = tv_load(VEC_DIR, "derived/sgx_qe_identity.body.json");
 	{
-		struct buf	 h;
+		struct tv_buf	 h;
 
 		h.p = (uint8_t *)(uintptr_t)"%4";
 		h.len = 2;
@@ -974,26 +903,26 @@ test_hostile(void **state)
 		h = cat("", &chain, "", &chain, "");
 		assert_true(h.len < INTEL_MAX_CHAIN_BYTES);
 		{
-			struct buf	 h3 = cat("", &h, "", &chain, "");
+			struct tv_buf	 h3 = cat("", &h, "", &chain, "");
 
 			assert_verdict(INTEL_ERR_ISSUER_CHAIN, verify(
 			    INTEL_ENCLAVE_IDENTITY, &b, &h3, T_TEEPOT, &r), &r);
-			freeb(&h3);
+			tv_free(&h3);
 		}
 		/* Four certificates (signer, root, signer, root): not the path. */
 		assert_verdict(INTEL_ERR_CHAIN, verify(INTEL_ENCLAVE_IDENTITY, &b, &h,
 		    T_TEEPOT, &r), &r);
-		freeb(&h);
+		tv_free(&h);
 	}
-	freeb(&b);
-	freeb(&chain);
+	tv_free(&b);
+	tv_free(&chain);
 }
 
 /* ---- single-byte flips in the DER of certificates and CRLs ----------------- */
 
 /* The bytes of the PEM blocks of `pem` (labels as given), as sent. */
 static size_t
-pem_ders(const struct buf *pem, struct buf *der, size_t max)
+pem_ders(const struct tv_buf *pem, struct tv_buf *der, size_t max)
 {
 	BIO		*bio;
 	char		*name, *header;
@@ -1017,33 +946,24 @@ pem_ders(const struct buf *pem, struct buf *der, size_t max)
 }
 
 /* Raw bytes as PEM blocks labelled `label`: never a parsed re-encoding. */
-static struct buf
-ders_pem(const struct buf *der, size_t n, const char *label)
+static struct tv_buf
+ders_pem(const struct tv_buf *der, size_t n, const char *label)
 {
-	BIO		*bio;
-	struct buf	 b;
-	char		*data;
-	size_t		 k;
-	long		 m;
+	BIO	*bio;
+	size_t	 k;
 
 	assert_non_null(bio = BIO_new(BIO_s_mem()));
 	for (k = 0; k < n; k++)
 		assert_true(PEM_write_bio(bio, label, "", der[k].p,
 		    (long)der[k].len) > 0);
-	m = BIO_get_mem_data(bio, &data);
-	b.len = (size_t)m;
-	assert_non_null(b.p = malloc(b.len + 1));
-	memcpy(b.p, data, b.len);
-	b.p[b.len] = '\0';
-	BIO_free(bio);
-	return b;
+	return tv_bio_take(bio);
 }
 
 /* PCCS's form: the DER as upper-case hex. */
-static struct buf
-hex_of(const struct buf *der)
+static struct tv_buf
+hex_of(const struct tv_buf *der)
 {
-	struct buf	 b;
+	struct tv_buf	 b;
 	size_t		 i;
 
 	b.len = der->len * 2;
@@ -1057,11 +977,11 @@ enum form { AS_DER, AS_PEM, AS_HEX };
 
 /* Is `der`, sent in `form`, accepted as `kind` with `chain` at `now`? */
 static int
-accepted_as(enum intel_kind k, const struct buf *der, enum form form,
-    const struct buf *chain, time_t now)
+accepted_as(enum intel_kind k, const struct tv_buf *der, enum form form,
+    const struct tv_buf *chain, time_t now)
 {
 	struct intel_result	 r;
-	struct buf		 body;
+	struct tv_buf		 body;
 	int			 ok;
 
 	if (form == AS_DER)
@@ -1069,14 +989,14 @@ accepted_as(enum intel_kind k, const struct buf *der, enum form form,
 	body = form == AS_HEX ? hex_of(der) : ders_pem(der, 1,
 	    k == INTEL_PCK_CERT ? "CERTIFICATE" : "X509 CRL");
 	ok = verify(k, &body, chain, now, &r) == INTEL_OK;
-	freeb(&body);
+	tv_free(&body);
 	return ok;
 }
 
 /* Every byte of `der` flipped in turn: accepted unchanged, never flipped. */
 static void
-flips(const char *what, enum intel_kind k, struct buf *der, enum form form,
-    const struct buf *chain, time_t now)
+flips(const char *what, enum intel_kind k, struct tv_buf *der, enum form form,
+    const struct tv_buf *chain, time_t now)
 {
 	size_t	 i;
 
@@ -1098,7 +1018,7 @@ flips(const char *what, enum intel_kind k, struct buf *der, enum form form,
 static void
 test_der_flips(void **state)
 {
-	struct buf	 leaf, chain, der[2], crl, pem;
+	struct tv_buf	 leaf, chain, der[2], crl, pem;
 
 	(void)state;
 	pck_from_quote("sgx_quote", &leaf, &chain);
@@ -1107,30 +1027,31 @@ test_der_flips(void **state)
 	    T_DCAP_QVL);
 	flips("PCK certificate PEM", INTEL_PCK_CERT, &der[0], AS_PEM, &chain,
 	    T_DCAP_QVL);
-	freeb(&der[0]);
-	freeb(&leaf);
-	freeb(&chain);
+	tv_free(&der[0]);
+	tv_free(&leaf);
+	tv_free(&chain);
 
-	crl = load("derived/IntelSGXRootCA.crl.der");
+	crl = tv_load(VEC_DIR, "derived/IntelSGXRootCA.crl.der");
 	flips("root CA CRL DER", INTEL_ROOT_CA_CRL, &crl, AS_DER, NULL,
 	    T_DCAP_QVL);
 	flips("root CA CRL hex", INTEL_ROOT_CA_CRL, &crl, AS_HEX, NULL,
 	    T_DCAP_QVL);
-	freeb(&crl);
+	tv_free(&crl);
 
-	pem = load("root_crl.pem");
+	pem = tv_load(VEC_DIR, "root_crl.pem");
 	assert_int_equal(pem_ders(&pem, der, 1), 1);
 	flips("2023 root CA CRL PEM", INTEL_ROOT_CA_CRL, &der[0], AS_PEM, NULL,
 	    T_2023);
-	freeb(&der[0]);
-	freeb(&pem);
+	tv_free(&der[0]);
+	tv_free(&pem);
 
-	crl = load("derived/pckcrl_platform.der");
-	chain = load("derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
+	crl = tv_load(VEC_DIR, "derived/pckcrl_platform.der");
+	chain = tv_load(VEC_DIR,
+	    "derived/pckcrl_platform.SGX-PCK-CRL-Issuer-Chain.txt");
 	flips("platform CRL PEM", INTEL_PCK_CRL, &crl, AS_PEM, &chain,
 	    T_TEEPOT);
-	freeb(&crl);
-	freeb(&chain);
+	tv_free(&crl);
+	tv_free(&chain);
 }
 
 /*
@@ -1141,10 +1062,11 @@ test_der_flips(void **state)
 static void
 test_chain_der_flips(void **state)
 {
-	struct buf		 json = load("pck_crl_processor.json");
-	struct buf		 body = field(&json, "crl_data");
-	struct buf		 pem = field(&json, "issuer_chain");
-	struct buf		 der[INTEL_MAX_CHAIN_CERTS], chain;
+	struct tv_buf		 json = tv_load(VEC_DIR,
+	    "pck_crl_processor.json");
+	struct tv_buf		 body = tv_json_str(&json, "crl_data");
+	struct tv_buf		 pem = tv_json_str(&json, "issuer_chain");
+	struct tv_buf		 der[INTEL_MAX_CHAIN_CERTS], chain;
 	struct intel_result	 r;
 	size_t			 n, k, i;
 
@@ -1154,7 +1076,7 @@ test_chain_der_flips(void **state)
 	chain = ders_pem(der, n, "CERTIFICATE");
 	assert_verdict(INTEL_OK, verify(INTEL_PCK_CRL, &body, &chain, T_TEEPOT,
 	    &r), &r);
-	freeb(&chain);
+	tv_free(&chain);
 	for (k = 0; k < n; k++)
 		for (i = 0; i < der[k].len; i++) {
 			der[k].p[i] ^= 0x01;
@@ -1164,13 +1086,13 @@ test_chain_der_flips(void **state)
 			    INTEL_OK)
 				fail_msg("chain certificate %zu: flip at %zu "
 				    "accepted", k + 1, i);
-			freeb(&chain);
+			tv_free(&chain);
 		}
 	for (k = 0; k < n; k++)
-		freeb(&der[k]);
-	freeb(&pem);
-	freeb(&body);
-	freeb(&json);
+		tv_free(&der[k]);
+	tv_free(&pem);
+	tv_free(&body);
+	tv_free(&json);
 }
 
 /* ecdsa-with-SHA256, the AlgorithmIdentifier Intel signs with. */
@@ -1183,7 +1105,7 @@ static const uint8_t	ecdsa_sha256[] = {
  * ecdsa-with-SHA384: same length, another algorithm than the signed one.
  */
 static void
-outer_to_sha384(struct buf *der)
+outer_to_sha384(struct tv_buf *der)
 {
 	size_t	 i, at = der->len, n = sizeof(ecdsa_sha256);
 
@@ -1198,8 +1120,9 @@ outer_to_sha384(struct buf *der)
 static void
 test_outer_sigalg(void **state)
 {
-	struct buf		 crl = load("derived/IntelSGXRootCA.crl.der");
-	struct buf		 leaf, chain, der[1], body;
+	struct tv_buf		 crl = tv_load(VEC_DIR,
+	    "derived/IntelSGXRootCA.crl.der");
+	struct tv_buf		 leaf, chain, der[1], body;
 	struct intel_result	 r;
 
 	(void)state;
@@ -1215,11 +1138,11 @@ test_outer_sigalg(void **state)
 	assert_verdict(INTEL_ERR_PARSE, verify(INTEL_PCK_CERT, &body, &chain,
 	    T_DCAP_QVL, &r), &r);
 	assert_non_null(strstr(r.detail, "outer signatureAlgorithm"));
-	freeb(&body);
-	freeb(&der[0]);
-	freeb(&leaf);
-	freeb(&chain);
-	freeb(&crl);
+	tv_free(&body);
+	tv_free(&der[0]);
+	tv_free(&leaf);
+	tv_free(&chain);
+	tv_free(&crl);
 }
 
 int

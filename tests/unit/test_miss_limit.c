@@ -123,36 +123,44 @@ test_xff(void **state)
 	assert_memory_equal(&a, &peer, sizeof(a));
 }
 
-/* With several trusted proxies, the walk goes back past every trusted hop. */
+/*
+ * With several trusted proxies, the walk goes back past every trusted hop:
+ * the header, whether the two ranges are trusted, the client found.
+ */
+static const struct {
+	const char	*xff;
+	int		 trusted;
+	uint8_t		 want[4];
+} hops[] = {
+	{ "203.0.113.5, 192.0.2.9, 10.1.2.3, 2001:db8:1::7, 10.9.9.9", 1,
+	    { 192, 0, 2, 9 } },
+	/* Without the ranges, the last hop (a proxy) would be the client. */
+	{ "192.0.2.9, 10.9.9.9", 0, { 10, 9, 9, 9 } },
+	/* Every hop trusted: the leftmost. */
+	{ "10.0.0.1, 10.0.0.2", 1, { 10, 0, 0, 1 } },
+	/* A hop that is no address ends the walk at the last trusted address. */
+	{ "192.0.2.9, unknown, 10.0.0.2", 1, { 10, 0, 0, 2 } },
+	/* What is left of the first untrusted hop is the client's to forge: ignored. */
+	{ "10.0.0.5, 192.0.2.9, 10.0.0.2", 1, { 192, 0, 2, 9 } },
+};
+
 static void
 test_xff_trusted(void **state)
 {
 	struct config_cidr	t[2];
 	struct miss_addr	a, want;
+	size_t			i;
 
 	(void)state;
 	assert_int_equal(config_parse_cidr("10.0.0.0/8", &t[0]), 0);
 	assert_int_equal(config_parse_cidr("2001:db8:1::/48", &t[1]), 0);
-	want = v4(192, 0, 2, 9);
-	assert_int_equal(client_of("203.0.113.5, 192.0.2.9, 10.1.2.3, 2001:db8:1::7, 10.9.9.9",
-	    t, 2, &a), 0);
-	assert_memory_equal(&a, &want, sizeof(a));
-	/* Without the ranges, the last hop (a proxy) would be the client. */
-	want = v4(10, 9, 9, 9);
-	assert_int_equal(client_of("192.0.2.9, 10.9.9.9", NULL, 0, &a), 0);
-	assert_memory_equal(&a, &want, sizeof(a));
-	/* Every hop trusted: the leftmost. */
-	want = v4(10, 0, 0, 1);
-	assert_int_equal(client_of("10.0.0.1, 10.0.0.2", t, 2, &a), 0);
-	assert_memory_equal(&a, &want, sizeof(a));
-	/* A hop that is no address ends the walk at the last trusted address. */
-	want = v4(10, 0, 0, 2);
-	assert_int_equal(client_of("192.0.2.9, unknown, 10.0.0.2", t, 2, &a), 0);
-	assert_memory_equal(&a, &want, sizeof(a));
-	/* What is left of the first untrusted hop is the client's to forge: ignored. */
-	want = v4(192, 0, 2, 9);
-	assert_int_equal(client_of("10.0.0.5, 192.0.2.9, 10.0.0.2", t, 2, &a), 0);
-	assert_memory_equal(&a, &want, sizeof(a));
+	for (i = 0; i < sizeof(hops) / sizeof(hops[0]); i++) {
+		want = v4(hops[i].want[0], hops[i].want[1], hops[i].want[2],
+		    hops[i].want[3]);
+		assert_int_equal(client_of(hops[i].xff,
+		    hops[i].trusted ? t : NULL, hops[i].trusted ? 2 : 0, &a), 0);
+		assert_memory_equal(&a, &want, sizeof(a));
+	}
 }
 
 static void

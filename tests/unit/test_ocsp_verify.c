@@ -35,20 +35,6 @@ static char		 pki[600];	/* mkpki.sh output */
 static struct ocsp_trust *full;		/* anchors + intermediates */
 static struct ocsp_trust *bare;		/* anchors only */
 
-static int
-sh(const char *fmt, ...)
-{
-	char	 cmd[4096];
-	va_list	 ap;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_true(n > 0 && (size_t)n < sizeof(cmd));
-	return system(cmd);
-}
-
 static uint8_t *
 slurp(const char *name, size_t *len)
 {
@@ -89,7 +75,7 @@ mkreq(const char *out, const char *ca, const char *subject, const char *extra)
 	else
 		snprintf(subj, sizeof(subj), "-cert %s/%s", pki, subject);
 	/* a digest option applies to the -cert/-serial after it */
-	if (sh("openssl ocsp -issuer %s/%s/ca.pem %s %s -reqout %s/%s "
+	if (tv_sh("openssl ocsp -issuer %s/%s/ca.pem %s %s -reqout %s/%s "
 	    ">/dev/null 2>&1", pki, ca, extra, subj, dir, out) != 0)
 		fail_msg("openssl ocsp: cannot make request %s", out);
 }
@@ -99,7 +85,7 @@ static void
 mkresp(const char *out, const char *req, const char *ca, const char *signer,
     const char *extra)
 {
-	if (sh("openssl ocsp -index %s/%s/index.txt -CA %s/%s/ca.pem "
+	if (tv_sh("openssl ocsp -index %s/%s/index.txt -CA %s/%s/ca.pem "
 	    "-rsigner %s/%s.pem -rkey %s/%s.key -reqin %s/%s -respout %s/%s "
 	    "%s >/dev/null 2>&1", pki, ca, pki, ca, pki, signer, pki, signer,
 	    dir, req, dir, out, extra) != 0)
@@ -160,19 +146,10 @@ opts_now(struct run *r)
 static int
 setup(void **state)
 {
-	const char	*top = getenv("top_srcdir");
 	char		 err[1024];
 
 	(void)state;
-	if (top == NULL)
-		top = ".";
-	mkdir("tests", 0755);
-	mkdir("tests/tmp", 0755);
-	snprintf(dir, sizeof(dir), "tests/tmp/ocsp_verify.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return -1;
-	snprintf(pki, sizeof(pki), "%s/pki", dir);
-	if (sh("%s/tests/pki/mkpki.sh %s", top, pki) != 0)
+	if (tv_pki_dir("ocsp_verify", dir, sizeof(dir), pki, sizeof(pki)) == -1)
 		return -1;
 	if ((full = ocsp_trust_new()) == NULL ||
 	    (bare = ocsp_trust_new()) == NULL)
@@ -193,8 +170,7 @@ teardown(void **state)
 	(void)state;
 	ocsp_trust_free(full);
 	ocsp_trust_free(bare);
-	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
-		sh("rm -rf %s", dir);
+	tv_pki_dir_free(dir);
 	return 0;
 }
 
@@ -532,7 +508,7 @@ test_unverifiable(void **state)
 	mkresp("other.resp", "good.req", "ica", "ica/responder", path);
 	expect(bare, "good.req", "other.resp", &r, OCSP_OK);
 	/* a pool learned one DER certificate at a time */
-	assert_int_equal(sh("openssl x509 -in %s/ica/ca.pem -outform DER "
+	assert_int_equal(tv_sh("openssl x509 -in %s/ica/ca.pem -outform DER "
 	    "-out %s/ica.der && openssl x509 -in %s/identity/ca.pem "
 	    "-outform DER -out %s/id.der", pki, dir, pki, dir), 0);
 	assert_non_null(t = ocsp_trust_new());
@@ -880,7 +856,7 @@ test_canonical(void **state)
 	rs = slurp("good.resp", &rsl);
 	opts_now(&r);
 	assert_int_equal(ocsp_req_parse(rq, rql, &r.req, NULL), 0);
-	if (sh("openssl req -x509 -newkey ec -pkeyopt "
+	if (tv_sh("openssl req -x509 -newkey ec -pkeyopt "
 	    "ec_paramgen_curve:P-384 -nodes -subj /CN=self -days 2 "
 	    "-keyout %s/self.key -out %s/self.pem >/dev/null 2>&1",
 	    pki, pki) != 0)

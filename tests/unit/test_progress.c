@@ -22,27 +22,37 @@ fmt(const char *noun, enum progress_unit u, uint64_t done, uint64_t total,
 	return buf;
 }
 
+/* Counted items: the noun, done, total, ms elapsed, and the line they make. */
+static const struct {
+	const char	*noun;
+	uint64_t	 done, total, ms;
+	const char	*want;
+} items[] = {
+	/* nothing done yet: no rate, no time left */
+	{ "entries", 0, 5000, 0, "verify: 0/5000 entries (0%)" },
+	/* 1200 in 4 s: 300/s; 3800 left at that rate: 12.7 s */
+	{ "entries", 1200, 5000, 4000,
+	    "verify: 1200/5000 entries (24%), 300/s, 13s left" },
+	/* slow: one decimal; minutes and hours */
+	{ "CertIDs", 3, 27000, 2000,
+	    "verify: 3/27000 CertIDs (0%), 1.5/s, 4h59m left" },
+	{ "CertIDs", 100, 1000, 10000,
+	    "verify: 100/1000 CertIDs (10%), 10/s, 1m30s left" },
+	/* done: no time left */
+	{ "entries", 10, 10, 1000, "verify: 10/10 entries (100%), 10/s" },
+	/* more done than the total said: the total follows */
+	{ "entries", 12, 10, 1000, "verify: 12/12 entries (100%), 12/s" },
+};
+
 static void
 test_items(void **state)
 {
+	size_t	i;
+
 	(void)state;
-	/* nothing done yet: no rate, no time left */
-	assert_string_equal(fmt("entries", PROGRESS_ITEMS, 0, 5000, 0),
-	    "verify: 0/5000 entries (0%)");
-	/* 1200 in 4 s: 300/s; 3800 left at that rate: 12.7 s */
-	assert_string_equal(fmt("entries", PROGRESS_ITEMS, 1200, 5000, 4000),
-	    "verify: 1200/5000 entries (24%), 300/s, 13s left");
-	/* slow: one decimal; minutes and hours */
-	assert_string_equal(fmt("CertIDs", PROGRESS_ITEMS, 3, 27000, 2000),
-	    "verify: 3/27000 CertIDs (0%), 1.5/s, 4h59m left");
-	assert_string_equal(fmt("CertIDs", PROGRESS_ITEMS, 100, 1000, 10000),
-	    "verify: 100/1000 CertIDs (10%), 10/s, 1m30s left");
-	/* done: no time left */
-	assert_string_equal(fmt("entries", PROGRESS_ITEMS, 10, 10, 1000),
-	    "verify: 10/10 entries (100%), 10/s");
-	/* more done than the total said: the total follows */
-	assert_string_equal(fmt("entries", PROGRESS_ITEMS, 12, 10, 1000),
-	    "verify: 12/12 entries (100%), 12/s");
+	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		assert_string_equal(fmt(items[i].noun, PROGRESS_ITEMS,
+		    items[i].done, items[i].total, items[i].ms), items[i].want);
 }
 
 static void

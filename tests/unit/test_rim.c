@@ -18,12 +18,6 @@
 #include "tv.h"
 
 #define VEC		"/tests/vectors/nvidia/"
-#define DRIVER_XML	VEC "attestation-sdk/testdata/NV_GPU_DRIVER_GH100_550.144.03.xml"
-#define DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
-#define SWITCH_XML	VEC "attestation-sdk/testdata/" \
-	"switchVBIOSRim_NV_SWITCH_BIOS_5612_0002_890_9610550001.xml"
-#define SWITCH_ID	"NV_SWITCH_BIOS_5612_0002_890_9610550001"
-#define BADCHAIN_XML	VEC "attestation-sdk/testdata/incorrect_cert_chain_driver_rim.xml"
 #define EXPIRED_XML	VEC "attestation-sdk/testdata/sample_rims/" \
 	"NV_GPU_DRIVER_GH100_570.124.03_expired.xml"
 #define SWIDTAG		VEC "nvtrust/local_gpu_verifier/samples/" \
@@ -90,8 +84,8 @@ test_id_valid(void **state)
 	char	 id[300];
 
 	(void)state;
-	assert_true(rim_id_valid(DRIVER_ID));
-	assert_true(rim_id_valid(SWITCH_ID));
+	assert_true(rim_id_valid(TV_RIM_DRIVER_ID));
+	assert_true(rim_id_valid(TV_RIM_SWITCH_ID));
 	assert_true(rim_id_valid("NV_GPU_VBIOS_G520_0200_885_9600A50001"));
 	assert_true(rim_id_valid("a..b"));
 	memset(id, 'A', 256);
@@ -127,7 +121,7 @@ test_xml_certs(void **state)
 	size_t			 len;
 
 	(void)state;
-	xml = load(DRIVER_XML, &len);
+	xml = load(TV_RIM_DRIVER_XML, &len);
 	assert_int_equal(rim_xml_certs(xml, len, &c, &why), 0);
 	assert_int_equal(c.n, 4);
 	/* DER certificates: SEQUENCE with a two-byte length. */
@@ -204,7 +198,7 @@ test_xml_certs_spelling(void **state)
 	size_t			 len, alen, blen, i;
 
 	(void)state;
-	raw = load(DRIVER_XML, &len);
+	raw = load(TV_RIM_DRIVER_XML, &len);
 	assert_int_equal(rim_xml_certs(raw, len, &ref, &why), 0);
 
 	/* No prefix; every line end inside the base64 as "&#13;\n". */
@@ -252,9 +246,9 @@ test_driver_rim_ok(void **state)
 	size_t			 len, i;
 
 	(void)state;
-	xml = load(DRIVER_XML, &len);
-	json = envelope(DRIVER_ID, xml, len, 0);
-	assert_int_equal(rim_verify(trust, DRIVER_ID, (uint8_t *)json,
+	xml = load(TV_RIM_DRIVER_XML, &len);
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 0);
+	assert_int_equal(rim_verify(trust, TV_RIM_DRIVER_ID, (uint8_t *)json,
 	    strlen(json), NOW_2026, &r), 0);
 	assert_int_equal(r.verdict, RIM_OK);
 	assert_string_equal(rim_verdict_str[r.verdict], "ok");
@@ -273,7 +267,7 @@ test_driver_rim_ok(void **state)
 	assert_null(r.xml);
 
 	/* Dates are ignored: four years on it still verifies, flagged. */
-	assert_int_equal(rim_verify(trust, DRIVER_ID, (uint8_t *)json,
+	assert_int_equal(rim_verify(trust, TV_RIM_DRIVER_ID, (uint8_t *)json,
 	    strlen(json), NOW_2030, &r), 0);
 	assert_true(r.signer_expired);
 	assert_non_null(strstr(r.detail, "expired"));
@@ -281,8 +275,8 @@ test_driver_rim_ok(void **state)
 	free(json);
 
 	/* The sha256 may be upper-case hex. */
-	json = envelope(DRIVER_ID, xml, len, 1);
-	assert_int_equal(rim_verify(trust, DRIVER_ID, (uint8_t *)json,
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 1);
+	assert_int_equal(rim_verify(trust, TV_RIM_DRIVER_ID, (uint8_t *)json,
 	    strlen(json), NOW_2026, &r), 0);
 	rim_result_free(&r);
 	free(json);
@@ -298,9 +292,9 @@ test_switch_and_expired_ok(void **state)
 	size_t			 len;
 
 	(void)state;
-	xml = load(SWITCH_XML, &len);
-	json = envelope(SWITCH_ID, xml, len, 0);
-	assert_int_equal(rim_verify(trust, SWITCH_ID, (uint8_t *)json,
+	xml = load(TV_RIM_SWITCH_XML, &len);
+	json = envelope(TV_RIM_SWITCH_ID, xml, len, 0);
+	assert_int_equal(rim_verify(trust, TV_RIM_SWITCH_ID, (uint8_t *)json,
 	    strlen(json), NOW_2026, &r), 0);
 	assert_int_equal(r.chain.n, 4);
 	assert_non_null(strstr(r.signer_subject, "LS10"));
@@ -355,8 +349,8 @@ test_refused(void **state)
 	size_t			 len;
 
 	(void)state;
-	xml = load(DRIVER_XML, &len);
-	json = envelope(DRIVER_ID, xml, len, 0);
+	xml = load(TV_RIM_DRIVER_XML, &len);
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 0);
 
 	/* A mismatched id: the document is a real one, for another id. */
 	expect("NV_GPU_DRIVER_GH100_550.144.04", json, RIM_ERR_ID_MISMATCH);
@@ -367,24 +361,24 @@ test_refused(void **state)
 	/* Tampered sha256: one digit changed. */
 	p = strstr(json, "\"sha256\": \"") + 11;
 	*p = *p == '0' ? '1' : '0';
-	expect(DRIVER_ID, json, RIM_ERR_SHA256);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_SHA256);
 	*p = 'g';
-	expect(DRIVER_ID, json, RIM_ERR_SHA256);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_SHA256);
 	free(json);
 
 	/* The document changed under its digest. */
-	json = envelope(DRIVER_ID, xml, len, 0);
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 0);
 	p = strstr(json, "\"rim\": \"") + 8 + 100;
 	*p = *p == 'A' ? 'B' : 'A';
-	expect(DRIVER_ID, json, RIM_ERR_SHA256);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_SHA256);
 	*p = '!';
-	expect(DRIVER_ID, json, RIM_ERR_BASE64);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_BASE64);
 	free(json);
 
 	/* No anchors at all: nothing chains. */
-	json = envelope(DRIVER_ID, xml, len, 0);
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 0);
 	none = rim_trust_new();
-	assert_int_equal(rim_verify(none, DRIVER_ID, (uint8_t *)json,
+	assert_int_equal(rim_verify(none, TV_RIM_DRIVER_ID, (uint8_t *)json,
 	    strlen(json), NOW_2026, &r), -1);
 	assert_int_equal(r.verdict, RIM_ERR_CHAIN);
 	rim_result_free(&r);
@@ -393,44 +387,44 @@ test_refused(void **state)
 	free(xml);
 
 	/* A debug-only chain that does not reach the production root. */
-	xml = load(BADCHAIN_XML, &len);
-	json = envelope(DRIVER_ID, xml, len, 0);
-	expect(DRIVER_ID, json, RIM_ERR_CHAIN);
+	xml = load(TV_RIM_BADCHAIN_XML, &len);
+	json = envelope(TV_RIM_DRIVER_ID, xml, len, 0);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_CHAIN);
 	free(json);
 	free(xml);
 
 	/* A valid envelope around a document without KeyInfo certificates. */
-	json = envelope(DRIVER_ID, (const uint8_t *)"<SoftwareIdentity/>", 19, 0);
-	expect(DRIVER_ID, json, RIM_ERR_NO_CERTS);
+	json = envelope(TV_RIM_DRIVER_ID, (const uint8_t *)"<SoftwareIdentity/>", 19, 0);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_NO_CERTS);
 	free(json);
-	json = envelope(DRIVER_ID, (const uint8_t *)"<a><KeyInfo>"
+	json = envelope(TV_RIM_DRIVER_ID, (const uint8_t *)"<a><KeyInfo>"
 	    "<X509Certificate>AAAA</X509Certificate></KeyInfo></a>", 65, 0);
-	expect(DRIVER_ID, json, RIM_ERR_CERT);
+	expect(TV_RIM_DRIVER_ID, json, RIM_ERR_CERT);
 	free(json);
 
 	/* The envelope itself. */
-	expect(DRIVER_ID, NULL, RIM_ERR_JSON);
-	expect(DRIVER_ID, "", RIM_ERR_JSON);
-	expect(DRIVER_ID, "<html>", RIM_ERR_JSON);
-	expect(DRIVER_ID, "[1]", RIM_ERR_JSON);
-	expect(DRIVER_ID, "{\"id\": \"" DRIVER_ID "\", \"rim\": \"AAAA\"}",
+	expect(TV_RIM_DRIVER_ID, NULL, RIM_ERR_JSON);
+	expect(TV_RIM_DRIVER_ID, "", RIM_ERR_JSON);
+	expect(TV_RIM_DRIVER_ID, "<html>", RIM_ERR_JSON);
+	expect(TV_RIM_DRIVER_ID, "[1]", RIM_ERR_JSON);
+	expect(TV_RIM_DRIVER_ID, "{\"id\": \"" TV_RIM_DRIVER_ID "\", \"rim\": \"AAAA\"}",
 	    RIM_ERR_JSON);
-	expect(DRIVER_ID, "{\"id\": 7, \"rim\": \"AAAA\", \"sha256\": \"00\"}",
+	expect(TV_RIM_DRIVER_ID, "{\"id\": 7, \"rim\": \"AAAA\", \"sha256\": \"00\"}",
 	    RIM_ERR_JSON);
-	expect(DRIVER_ID, "{\"id\": \"" DRIVER_ID "\", \"rim\": \"AAAA\", "
+	expect(TV_RIM_DRIVER_ID, "{\"id\": \"" TV_RIM_DRIVER_ID "\", \"rim\": \"AAAA\", "
 	    "\"sha256\": \"00\", \"rim_format\": 3}", RIM_ERR_JSON);
-	expect(DRIVER_ID, "{\"id\": \"" DRIVER_ID "\", \"id\": \"" DRIVER_ID
+	expect(TV_RIM_DRIVER_ID, "{\"id\": \"" TV_RIM_DRIVER_ID "\", \"id\": \"" TV_RIM_DRIVER_ID
 	    "\", \"rim\": \"AAAA\", \"sha256\": \"00\"}", RIM_ERR_JSON);
-	expect(DRIVER_ID, "{\"id\": \"" DRIVER_ID "\", \"rim\": \"AAAA\", "
+	expect(TV_RIM_DRIVER_ID, "{\"id\": \"" TV_RIM_DRIVER_ID "\", \"rim\": \"AAAA\", "
 	    "\"sha256\": \"00\"}", RIM_ERR_SHA256);
-	expect(DRIVER_ID, "{\"id\": \"" DRIVER_ID "\", \"rim\": \"AAA\", "
+	expect(TV_RIM_DRIVER_ID, "{\"id\": \"" TV_RIM_DRIVER_ID "\", \"rim\": \"AAA\", "
 	    "\"sha256\": \"00\"}", RIM_ERR_BASE64);
 
 	big = malloc(RIM_MAX_JSON_BYTES + 2);
 	assert_non_null(big);
 	memset(big, ' ', RIM_MAX_JSON_BYTES + 1);
 	big[RIM_MAX_JSON_BYTES + 1] = '\0';
-	expect(DRIVER_ID, big, RIM_ERR_TOO_BIG);
+	expect(TV_RIM_DRIVER_ID, big, RIM_ERR_TOO_BIG);
 	free(big);
 }
 
@@ -481,7 +475,7 @@ test_keyinfo_flips(void **state)
 	size_t			 len, dlen, k, i;
 
 	(void)state;
-	xml = load(DRIVER_XML, &len);
+	xml = load(TV_RIM_DRIVER_XML, &len);
 	assert_int_equal(rim_xml_certs(xml, len, &c, &why), 0);
 	assert_int_equal(c.n, 4);
 	for (k = 0; k < c.n; k++) {

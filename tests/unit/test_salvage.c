@@ -17,7 +17,6 @@
 
 #include <cmocka.h>
 
-#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -42,9 +41,6 @@
 #define MILAN_HWID	"d49554ec717f4e5b0fe6b143bcf0405bd7ae304727edf46603f2a7" \
 	"6aef6a3abc15d7af38db757039029f0efacfd08e244324884738c72b082e2f87a44d541eb6"
 #define MILAN_QUERY	"blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
-#define DRIVER_XML	"/tests/vectors/nvidia/attestation-sdk/testdata/" \
-	"NV_GPU_DRIVER_GH100_550.144.03.xml"
-#define DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
 #define NOW_2026	((time_t)1782864000)	/* inside the driver RIM chain's window */
 #define DAY_S		86400
 #define RIM_RETENTION_S	(30 * DAY_S)
@@ -524,32 +520,6 @@ test_pool(void **state)
 		free(d[i]);
 }
 
-/* The RIM service's JSON around the driver RIM, as NVIDIA builds it. */
-static char *
-rim_envelope(void)
-{
-	unsigned char	 md[32];
-	char		 hex[65], *b64, *json;
-	uint8_t		*xml;
-	size_t		 i, len, jlen;
-	int		 n;
-
-	xml = tv_src(DRIVER_XML, &len);
-	assert_int_equal(EVP_Digest(xml, len, md, NULL, EVP_sha256(), NULL), 1);
-	for (i = 0; i < sizeof(md); i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	assert_non_null(b64 = malloc(len / 3 * 4 + 8));
-	assert_true((n = EVP_EncodeBlock((unsigned char *)b64, xml, (int)len)) > 0);
-	jlen = (size_t)n + 512;
-	assert_non_null(json = malloc(jlen));
-	snprintf(json, jlen, "{\"id\": \"%s\", \"rim\": \"%s\", \"sha256\": "
-	    "\"%s\", \"rim_format\": \"SWID\", \"request_id\": \"r-1\"}",
-	    DRIVER_ID, b64, hex);
-	free(b64);
-	free(xml);
-	return json;
-}
-
 /*
  * A RIM: carried valid for the retention from its fetch (the meta's, not
  * the salvage's time), its KeyInfo CAs learned into the new store's pool;
@@ -569,8 +539,8 @@ test_rim(void **state)
 	const time_t			 fetched = NOW_2026 - 10 * DAY_S;
 	size_t				 walked = 0;
 
-	json = rim_envelope();
-	assert_int_equal(entry_rim_path(DRIVER_ID, strlen(DRIVER_ID), req), 0);
+	json = tv_rim_envelope(TV_RIM_DRIVER_ID, TV_RIM_DRIVER_XML);
+	assert_int_equal(entry_rim_path(TV_RIM_DRIVER_ID, strlen(TV_RIM_DRIVER_ID), req), 0);
 	store_meta(&m, CACHE_KIND_RIM, fetched);
 	m.next_update = fetched + RIM_RETENTION_S;
 	memset(&b, 0, sizeof(b));
@@ -578,8 +548,8 @@ test_rim(void **state)
 	b.request_len = strlen(req);
 	b.response = (const uint8_t *)json;
 	b.response_len = strlen(json);
-	assert_int_equal(cache_put(f->c, (const uint8_t *)DRIVER_ID,
-	    strlen(DRIVER_ID), &m, &b), CACHE_PUT_STORED);
+	assert_int_equal(cache_put(f->c, (const uint8_t *)TV_RIM_DRIVER_ID,
+	    strlen(TV_RIM_DRIVER_ID), &m, &b), CACHE_PUT_STORED);
 	cache_close(f->c);
 	f->c = NULL;
 	data_path(f, path, sizeof(path));
@@ -595,8 +565,8 @@ test_rim(void **state)
 	assert_int_equal(entry_salvage(path, to, &rules, NOW_2026, &cnt, why,
 	    sizeof(why)), 0);
 	assert_int_equal(cnt.carried, 1);
-	assert_int_equal(cache_get(to, CACHE_KIND_RIM, (const uint8_t *)DRIVER_ID,
-	    strlen(DRIVER_ID), &m, &b), 1);
+	assert_int_equal(cache_get(to, CACHE_KIND_RIM, (const uint8_t *)TV_RIM_DRIVER_ID,
+	    strlen(TV_RIM_DRIVER_ID), &m, &b), 1);
 	assert_int_equal(m.this_update, fetched);
 	assert_int_equal(m.next_update, fetched + RIM_RETENTION_S);
 	assert_int_equal(b.response_len, strlen(json));

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Whole files for the unit tests: vectors and fixtures read into memory. */
+#include "config.h"
+
+#include <sys/stat.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
+
+#include <openssl/evp.h>
 
 #include "tv.h"
 
@@ -72,4 +79,155 @@ tv_src_try(const char *rel, size_t *len)
 	if ((f = fopen(path, "rb")) == NULL)
 		return NULL;
 	return tv_slurp(f, path, len);
+}
+
+struct tv_buf
+tv_load(const char *dir, const char *name)
+{
+	char		rel[TV_REL_BYTES];
+	struct tv_buf	b;
+
+	if ((size_t)snprintf(rel, sizeof(rel), "%s%s", dir, name) >= sizeof(rel))
+		fail_msg("%s%s: path too long", dir, name);
+	b.p = tv_src(rel, &b.len);
+	return b;
+}
+
+void
+tv_free(struct tv_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+}
+
+struct tv_buf
+tv_json_str(const struct tv_buf *json, const char *key)
+{
+	char		 pat[128];
+	const char	*s, *p;
+	struct tv_buf	 b;
+	size_t		 n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	if ((s = strstr((const char *)json->p, pat)) == NULL)
+		fail_msg("no field %s", key);
+	s += strlen(pat);
+	while (*s == ' ' || *s == ':')
+		s++;
+	assert_int_equal(*s, '"');
+	assert_non_null(b.p = malloc(strlen(s) + 1));
+	for (p = s + 1; *p != '"'; p++) {
+		assert_int_not_equal(*p, '\0');
+		if (*p != '\\') {
+			b.p[n++] = (uint8_t)*p;
+			continue;
+		}
+		switch (*++p) {
+		case 'n':
+			b.p[n++] = '\n';
+			break;
+		case '"':
+		case '\\':
+		case '/':
+			b.p[n++] = (uint8_t)*p;
+			break;
+		default:
+			fail_msg("escape \\%c not expected in %s", *p, key);
+		}
+	}
+	b.p[n] = '\0';
+	b.len = n;
+	return b;
+}
+
+int
+tv_sh(const char *fmt, ...)
+{
+	char	 cmd[8192];
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < sizeof(cmd));
+	return system(cmd);
+}
+
+char *
+tv_rim_envelope(const char *id, const char *rel)
+{
+	unsigned char	 md[32];
+	char		 hex[65], *b64, *json;
+	uint8_t		*xml;
+	size_t		 i, len, jlen;
+	int		 n;
+
+	xml = tv_src(rel, &len);
+	assert_int_equal(EVP_Digest(xml, len, md, NULL, EVP_sha256(), NULL), 1);
+	for (i = 0; i < sizeof(md); i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	assert_non_null(b64 = malloc(len / 3 * 4 + 8));
+	assert_true((n = EVP_EncodeBlock((unsigned char *)b64, xml, (int)len)) > 0);
+	jlen = (size_t)n + strlen(id) + 256;
+	assert_non_null(json = malloc(jlen));
+	snprintf(json, jlen, "{\"id\": \"%s\", \"rim\": \"%s\", \"sha256\": "
+	    "\"%s\", \"rim_format\": \"SWID\", \"request_id\": \"r-1\"}", id,
+	    b64, hex);
+	free(b64);
+	free(xml);
+	return json;
+}
+
+int
+tv_pki_dir(const char *name, char *dir, size_t dirlen, char *pki, size_t pkilen)
+{
+	const char	*top = getenv("top_srcdir");
+
+	mkdir("tests", 0755);
+	mkdir("tests/tmp", 0755);
+	snprintf(dir, dirlen, "tests/tmp/%s.XXXXXX", name);
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(pki, pkilen, "%s/pki", dir);
+	return tv_sh("%s/tests/pki/mkpki.sh %s", top ? top : ".", pki) == 0 ? 0 : -1;
+}
+
+void
+tv_pki_dir_free(const char *dir)
+{
+	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
+		tv_sh("rm -rf %s", dir);
+}
+
+struct tv_buf
+tv_bio_take(BIO *bio)
+{
+	struct tv_buf	 b;
+	char		*data;
+	long		 n;
+
+	assert_true((n = BIO_get_mem_data(bio, &data)) >= 0);
+	b.len = (size_t)n;
+	assert_non_null(b.p = malloc(b.len + 1));
+	memcpy(b.p, data, b.len);
+	b.p[b.len] = '\0';
+	BIO_free(bio);
+	return b;
+}
+
+X509 *
+tv_x509_flipped(uint8_t *der, size_t len, size_t i)
+{
+	const uint8_t	*p = der;
+	X509		*x;
+
+	der[i] ^= 0x01;
+	x = d2i_X509(NULL, &p, (long)len);
+	der[i] ^= 0x01;
+	if (x != NULL && p != der + len) {
+		X509_free(x);
+		x = NULL;
+	}
+	return x;
 }

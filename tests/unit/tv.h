@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/bio.h>
+#include <openssl/x509.h>
+
 /* Room for a path the tests build before calling these. */
 #define TV_REL_BYTES	4096
 
@@ -18,5 +21,55 @@ uint8_t	*tv_file(const char *path, size_t *len);
 uint8_t	*tv_src(const char *rel, size_t *len);
 /* As tv_src, but NULL when the file cannot be opened (an optional vector). */
 uint8_t	*tv_src_try(const char *rel, size_t *len);
+
+/* A whole vector in memory: p is NUL-terminated past len; the caller frees it. */
+struct tv_buf {
+	uint8_t	*p;
+	size_t	 len;
+};
+
+/* tv_src of dir (under top_srcdir, ending in '/') followed by name. */
+struct tv_buf	tv_load(const char *dir, const char *name);
+/* Frees b->p and sets it to NULL. */
+void		tv_free(struct tv_buf *b);
+/*
+ * The string value of key in a wrapper JSON file (teepot, dcap-qvl),
+ * unescaped (\n, \", \\, \/): a fixture made at test time from the real
+ * file. A missing key or another escape fails the test.
+ */
+struct tv_buf	tv_json_str(const struct tv_buf *json, const char *key);
+/* A memory BIO's content, copied and NUL-terminated; frees the BIO. */
+struct tv_buf	tv_bio_take(BIO *bio);
+/*
+ * The certificate der[0..len) with byte i flipped (der is left as it
+ * was), or NULL when that is no longer exactly one certificate.
+ */
+X509		*tv_x509_flipped(uint8_t *der, size_t len, size_t i);
+/* system() of the formatted command (at most 8 KiB); its status. */
+int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The RIM service's JSON answer for the document at rel (tv_src), built
+ * as NVIDIA builds it: id, the base64 document, its SHA-256; caller frees.
+ */
+char		*tv_rim_envelope(const char *id, const char *rel);
+
+/*
+ * A fresh directory tests/tmp/<name>.XXXXXX (of the build tree) into dir,
+ * and tests/pki/mkpki.sh's test PKI made in dir/pki, that path into pki.
+ * -1 when either cannot be made.
+ */
+int		tv_pki_dir(const char *name, char *dir, size_t dirlen, char *pki,
+		    size_t pkilen);
+/* Removes tv_pki_dir's dir (a no-op when it is "") unless KEEP_FIXTURES is set. */
+void		tv_pki_dir_free(const char *dir);
+
+/* The NVIDIA RIM vectors (tests/vectors/nvidia/SOURCES.md), for tv_src. */
+#define TV_NV_TESTDATA		"/tests/vectors/nvidia/attestation-sdk/testdata/"
+#define TV_RIM_DRIVER_XML	TV_NV_TESTDATA "NV_GPU_DRIVER_GH100_550.144.03.xml"
+#define TV_RIM_DRIVER_ID	"NV_GPU_DRIVER_GH100_550.144.03"
+#define TV_RIM_SWITCH_XML	TV_NV_TESTDATA \
+	"switchVBIOSRim_NV_SWITCH_BIOS_5612_0002_890_9610550001.xml"
+#define TV_RIM_SWITCH_ID	"NV_SWITCH_BIOS_5612_0002_890_9610550001"
+#define TV_RIM_BADCHAIN_XML	TV_NV_TESTDATA "incorrect_cert_chain_driver_rim.xml"
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for attest/evidence.c: CertIDs and RIM IDs from real NVIDIA evidence, checked against the openssl command line. */
+/* Unit tests for attest/evidence*.c: CertIDs and RIM IDs from real NVIDIA evidence, checked against the openssl command line. */
 #include "config.h"
 
 #include <stdarg.h>

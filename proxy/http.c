@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The HTTP/1.1 server: connections, keep-alive, Content-Length bodies, limits and deadlines; routing is router.c's. */
+/* The HTTP/1.1 server's connection loop: keep-alive, Content-Length bodies, limits, deadlines, budgets and answers; listeners are http_listen.c's, routing router.c's. */
 #include "config.h"
 
 #include <sys/queue.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#if defined(__GLIBC__)
-#include <malloc.h>	/* malloc_trim */
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +21,8 @@
 #include <event2/listener.h>
 
 #include "attest/util.h"
-#include "entry/conf.h"
 #include "proxy/http.h"
+#include "proxy/http_int.h"
 #include "proxy/http_parse.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
@@ -61,26 +54,14 @@
  * HTTP_MAX_QUEUED_OUT_BYTES; and a read or write the TLS layer wants
  * retried on the other readiness is re-run from that event's callback.
  */
-
-/* listen, admin_listen and the sockets systemd passes, each up to CONFIG_MAX_LISTEN. */
-#define HTTP_MAX_LISTENERS	(3 * CONFIG_MAX_LISTEN)
 /* A response header line assembled on the stack (longer ones go in parts). */
 #define HTTP_RESP_LINE_BYTES	512
 /* An answer's status line, Date, Content-Length and Connection lines. */
 #define HTTP_STATUS_HEAD_BYTES	256
 /* The interim answer to Expect: 100-continue (RFC 9110 10.1.1). */
 #define HTTP_CONTINUE		"HTTP/1.1 100 Continue\r\n\r\n"
-#define HTTP_IN_BYTES		(HTTP_MAX_HEADER_BYTES + HTTP_MAX_BODY_BYTES + 512)
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
 #define HTTP_WARN_INTERVAL_S	60
-/*
- * Descriptors held open (on /dev/null) for the admin listeners: at the fd
- * limit one is closed so that an admin accept() gets its number, and it is
- * opened again when a connection closes.
- */
-#define HTTP_ADMIN_SPARE_FDS	4
-/* An admin accept() that failed even so: the admin listeners pause this long. */
-#define HTTP_ADMIN_BACKOFF_MS	20
 /*
  * What one chain of `out` costs beyond its bytes: libevent's chain header,
  * and malloc's rounding of a chain to a power of two (its bytes are
@@ -114,122 +95,7 @@
 #define HTTP_PACE_READS		8
 #define HTTP_PACE_MS		20
 
-/* Where a connection is; each phase has its own deadline (conn_arm). */
-enum http_phase {
-	HTTP_PH_NONE,	/* not armed yet, or re-arm at the next conn_arm */
-	HTTP_PH_HEADER,	/* the request line and headers: header_timeout_s */
-	HTTP_PH_BODY,	/* the body, after the headers: body_timeout_s */
-	HTTP_PH_PENDING,	/* being answered: no deadline of ours */
-	HTTP_PH_SEND,	/* answers blocked in `out`: HTTP_SEND_TIMEOUT_S without progress */
-	HTTP_PH_IDLE,	/* between requests: keepalive_timeout_s */
-};
-
-struct http_req {
-	struct conn	*conn;
-	struct http_head head;		/* its pointers into conn's hdr */
-	int		 keepalive;
-	const char	*query;		/* raw, after '?', or NULL */
-	char		*path;		/* percent-decoded, in conn's bufs */
-	const uint8_t	*body;
-	size_t		 body_len;
-	struct evbuffer	*out_headers;
-	struct evbuffer	*out_body;
-	http_gone_cb	*gone;
-	void		*gone_arg;
-	int64_t		 parsed_us;	/* metrics_now_us() at hand-over; 0: never parsed */
-	const void	*note;		/* http_req_set_note */
-};
-
-struct conn {
-	struct http		*http;
-	const struct listener	*lis;		/* accepted on */
-	int			 admin;		/* on an admin listener: counted in nadmin */
-	evutil_socket_t		 fd;
-	struct event		*rev, *wev, *timer;
-	struct conn_bufs	*bufs;		/* while a request is in: conn_bufs_get */
-	char			*in;		/* bufs->in, or NULL */
-	size_t			 inlen;		/* bytes in `in` */
-	size_t			 reqlen;	/* bytes of the request in progress, once parsed */
-	struct evbuffer		*out;
-	struct http_req		 req;
-	int			 pending;	/* a request is being answered */
-	int			 continued;	/* 100 Continue sent for this request */
-	int			 close_after;
-	int			 in_process;	/* conn_process is on the stack */
-	int			 dead;		/* to be freed when conn_process unwinds */
-	int			 rd_paused;	/* read event removed (conn_update_read) */
-	int			 eof;		/* the client shut its side (or half of it) */
-	int			 body_wait;	/* headers parsed, body still arriving */
-	int			 lingering;	/* answered, our side shut: conn_linger */
-	size_t			 linger_bytes;	/* dropped since */
-	unsigned		 small_reads;	/* of this request, under HTTP_PACE_MIN_BYTES */
-	int			 paced;		/* reading waits for pace_ev */
-	struct event		*pace_ev;	/* made at the first pause */
-	struct tls_conn		*tls;		/* NULL: plain HTTP */
-	int			 tls_rd_want_wr;	/* a TLS read waits for writability */
-	int			 tls_wr_want_rd;	/* a TLS write waits for readability */
-	enum http_phase		 phase;
-	unsigned long		 nreq;		/* requests answered */
-	unsigned long		 armed_nreq;	/* nreq when the deadline was set */
-	TAILQ_ENTRY(conn)	 entry;
-};
-
-/*
- * What a connection needs only while a request is in: its input, the
- * parsed copy of the head, the decoded path. Allocated at the first byte
- * of a request and freed once the connection has nothing read and nothing
- * pending (conn_process), so an idle keep-alive client holds none of it.
- */
-struct conn_bufs {
-	char	in[HTTP_IN_BYTES + 1];
-	char	hdr[HTTP_MAX_HEADER_BYTES + 1];
-	char	path[HTTP_MAX_HEADER_BYTES];
-};
-
-/* One listening socket: bound from an address, or adopted (systemd). */
-struct listener {
-	struct evconnlistener	*lev;
-	unsigned		 flags;		/* HTTP_LISTEN_* */
-	struct tls_server	*tls;		/* borrowed; NULL: plain */
-	char			 name[HTTP_LISTEN_NAME_BYTES];	/* for logs */
-	int			 adopted;	/* passed, not bound here */
-	struct sockaddr_storage	 ss;		/* adopted: its address */
-};
-
-struct http {
-	struct event_base	*base;
-	http_handler_cb		*handler;
-	void			*handler_arg;
-	struct listener		 lis[HTTP_MAX_LISTENERS];
-	size_t			 nlis;
-	int			 stopping;
-	int			 lis_enabled;	/* the public listeners */
-	int			 adm_enabled;	/* the admin listeners */
-	int			 backoff;	/* accept() failed: paused (backoff_ev) */
-	int			 adm_backoff;	/* an admin accept() failed (adm_backoff_ev) */
-	struct event		*backoff_ev, *adm_backoff_ev;
-	time_t			 warned_at;	/* last refused-clients warning */
-	unsigned long		 nrefusals;	/* pauses since, not reported */
-	size_t			 nconns;	/* on the public listeners */
-	size_t			 max_conns;	/* max_connections, resolved */
-	size_t			 nadmin;	/* on the admin listeners */
-	size_t			 max_admin;	/* admin_max_connections */
-	int			 spare[HTTP_ADMIN_SPARE_FDS];	/* on /dev/null, for admin accepts */
-	size_t			 nspare;
-	int			 want_spare;	/* an admin listener exists */
-	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
-	struct event		*trim_ev;	/* gives the heap back (conn_free) */
-	size_t			 closed_untrimmed;	/* connections closed since */
-	long			 header_s, body_s, keepalive_s;
-	TAILQ_HEAD(, conn)	 conns;
-	time_t			 date_at;
-	char			 date[40];
-	http_reply_cb		*reply_cb;	/* http_set_reply_cb */
-	void			*reply_arg;
-};
-
 static void	conn_process(struct conn *);
-static void	conn_free(struct conn *);
 static void	conn_update_read(struct conn *);
 static ssize_t	conn_recv(struct conn *, char *buf, size_t len);
 
@@ -758,9 +624,6 @@ parse_request(struct conn *c)
 
 /* ---- connections ------------------------------------------------------------ */
 
-static void	listeners_update(struct http *);
-static void	spares_refill(struct http *);
-
 /*
  * After many closes, or the last one, give the heap's free pages back
  * (malloc_trim), HTTP_TRIM_DELAY_MS later so that a burst trims once: a
@@ -780,7 +643,7 @@ conn_trim_later(struct http *h)
 	evtimer_add(h->trim_ev, &tv);
 }
 
-static void
+void
 conn_free(struct conn *c)
 {
 	if (c == NULL)
@@ -880,7 +743,7 @@ conn_update_read(struct conn *c)
  * HTTP_PH_SEND restarts on progress (conn_write), as a blocked answer's bytes
  * leave.
  */
-static void
+void
 conn_arm(struct conn *c)
 {
 	struct http	*h = c->http;
@@ -1096,7 +959,7 @@ conn_recv(struct conn *c, char *buf, size_t len)
 	return n;
 }
 
-static void
+void
 conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
@@ -1146,7 +1009,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_process(c);
 }
 
-static void
+void
 conn_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
@@ -1161,7 +1024,7 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The phase's deadline passed (conn_arm). */
-static void
+void
 conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
@@ -1187,7 +1050,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
  * Warn about refused clients at most once per HTTP_WARN_INTERVAL_S; the
  * pauses not reported in between are counted into *unreported.
  */
-static int
+int
 http_may_warn(struct http *h, unsigned long *unreported)
 {
 	time_t	now = time(NULL);
@@ -1202,7 +1065,7 @@ http_may_warn(struct http *h, unsigned long *unreported)
 	return 1;
 }
 
-static int
+int
 lis_admin(const struct listener *l)
 {
 	return (l->flags & HTTP_LISTEN_ADMIN) != 0;
@@ -1243,7 +1106,7 @@ listeners_set(struct http *h, int admin, int want)
  * listeners their own count (admin_max_connections) only, so a saturated
  * public port never shuts out /healthz, /readyz and /metrics.
  */
-static void
+void
 listeners_update(struct http *h)
 {
 	unsigned long	unreported;
@@ -1266,7 +1129,7 @@ listeners_update(struct http *h)
 		    h->nconns, unreported);
 }
 
-static void
+void
 backoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http	*h = arg;
@@ -1277,7 +1140,7 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	listeners_update(h);
 }
 
-static void
+void
 adm_backoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http	*h = arg;
@@ -1289,7 +1152,7 @@ adm_backoff_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Hold HTTP_ADMIN_SPARE_FDS descriptors while an admin listener exists. */
-static void
+void
 spares_refill(struct http *h)
 {
 	int	fd;
@@ -1299,425 +1162,6 @@ spares_refill(struct http *h)
 			return;	/* out of descriptors too: a close calls again */
 		h->spare[h->nspare++] = fd;
 	}
-}
-
-static void	conn_new(struct http *, const struct listener *, evutil_socket_t,
-		    const struct sockaddr *);
-
-/*
- * An admin accept() found no descriptor: give up a spare for it. 0 when
- * the connection was taken (or there was none after all), -1 when no
- * spare is left or accept() fails again.
- */
-static int
-accept_spare(struct http *h, struct listener *l)
-{
-	struct sockaddr_storage	ss;
-	socklen_t		len = sizeof(ss);
-	evutil_socket_t		fd;
-
-	if (h->nspare == 0)
-		return -1;
-	close(h->spare[--h->nspare]);
-	fd = accept4(evconnlistener_get_fd(l->lev), (struct sockaddr *)&ss, &len,
-	    SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1) {
-		spares_refill(h);
-		return errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == ECONNABORTED || errno == EINTR ? 0 : -1;
-	}
-	conn_new(h, l, fd, (struct sockaddr *)&ss);
-	return 0;
-}
-
-/*
- * evconnlistener_set_error_cb: accept() failed with other than EAGAIN,
- * EINTR or ECONNABORTED. At the fd limit (EMFILE, ENFILE) the pending
- * connection stays in the backlog and the listener stays readable: without
- * a pause that is a busy loop. An admin listener takes a spare descriptor
- * instead (accept_spare), and pauses HTTP_ADMIN_BACKOFF_MS only when none
- * is left. The public listeners pause HTTP_ACCEPT_BACKOFF_MS; the warning
- * comes once per HTTP_WARN_INTERVAL_S.
- */
-static void
-accept_error_cb(struct evconnlistener *lev, void *arg)
-{
-	struct http	*h = arg;
-	struct timeval	 tv = { HTTP_ACCEPT_BACKOFF_MS / 1000,
-			    (HTTP_ACCEPT_BACKOFF_MS % 1000) * 1000 };
-	struct timeval	 atv = { 0, HTTP_ADMIN_BACKOFF_MS * 1000 };
-	int		 err = EVUTIL_SOCKET_ERROR();
-	unsigned long	 unreported;
-	size_t		 i;
-
-	for (i = 0; i < h->nlis; i++)
-		if (h->lis[i].lev == lev && lis_admin(&h->lis[i])) {
-			if ((err == EMFILE || err == ENFILE) &&
-			    accept_spare(h, &h->lis[i]) == 0)
-				return;
-			if (!h->adm_backoff) {
-				h->adm_backoff = 1;
-				evtimer_add(h->adm_backoff_ev, &atv);
-				listeners_update(h);
-			}
-			return;
-		}
-	if (h->backoff)
-		return;
-	h->backoff = 1;
-	evtimer_add(h->backoff_ev, &tv);
-	listeners_update(h);
-	if (http_may_warn(h, &unreported))
-		log_warn("http: accept: %s (%zu connections open): not accepting "
-		    "for %d ms (%lu pause(s) unreported before this)",
-		    evutil_socket_error_to_string(err), h->nconns,
-		    HTTP_ACCEPT_BACKOFF_MS, unreported);
-}
-
-/* A new connection on l: counted in its listener's budget. */
-static void
-conn_new(struct http *h, const struct listener *l, evutil_socket_t fd,
-    const struct sockaddr *sa)
-{
-	struct conn	*c;
-	int		 one = 1, half = h->sndbuf / 2;
-
-	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* socket(7): the kernel doubles the value; its cap (ss's tb) is then h->sndbuf. */
-	if (half > 0 && sa->sa_family != AF_UNIX)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		evutil_closesocket(fd);
-		return;
-	}
-	c->http = h;
-	c->lis = l;
-	c->admin = lis_admin(l);
-	c->fd = fd;
-	c->req.conn = c;
-	TAILQ_INSERT_TAIL(&h->conns, c, entry);
-	if (c->admin)
-		h->nadmin++;
-	else
-		h->nconns++;
-	if ((c->out = evbuffer_new()) == NULL ||
-	    (c->req.out_headers = evbuffer_new()) == NULL ||
-	    (c->req.out_body = evbuffer_new()) == NULL ||
-	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||
-	    (c->wev = event_new(h->base, fd, EV_WRITE, conn_write_cb, c)) == NULL ||
-	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL ||
-	    (l->tls != NULL && (c->tls = tls_conn_new(l->tls, fd)) == NULL)) {
-		log_err("http: out of memory for a connection");
-		conn_free(c);
-		return;
-	}
-	event_add(c->rev, NULL);
-	conn_arm(c);			/* the first request's header deadline */
-	listeners_update(h);		/* at the budget: pause */
-}
-
-static void
-accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-    int salen, void *arg)
-{
-	struct http	*h = arg;
-	size_t		 i;
-
-	(void)salen;
-	for (i = 0; i < h->nlis; i++)
-		if (h->lis[i].lev == lev) {
-			conn_new(h, &h->lis[i], fd, sa);
-			return;
-		}
-	evutil_closesocket(fd);
-}
-
-/* Give freed memory back to the system, a while after connections closed. */
-static void
-trim_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct http	*h = arg;
-
-	(void)fd;
-	(void)what;
-	h->closed_untrimmed = 0;
-#if defined(__GLIBC__)
-	(void)malloc_trim(0);
-#endif
-}
-
-/*
- * max_connections 0: the soft fd limit less HTTP_FD_RESERVE, and no more
- * than HTTP_MEMORY_SHARE of physical memory at HTTP_CONN_MEMORY_BYTES a
- * connection; at least HTTP_MIN_CONNECTIONS.
- */
-static size_t
-max_conns_auto(void)
-{
-	struct rlimit	rl;
-	long		pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	size_t		n = CONFIG_MAX_CONNECTIONS, mem;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (rlim_t)n + HTTP_FD_RESERVE)
-		n = rl.rlim_cur > HTTP_FD_RESERVE ?
-		    (size_t)(rl.rlim_cur - HTTP_FD_RESERVE) : 0;
-	if (pages > 0 && psz > 0) {
-		mem = (size_t)pages / HTTP_MEMORY_SHARE * (size_t)psz /
-		    HTTP_CONN_MEMORY_BYTES;
-		if (mem < n)
-			n = mem;
-	}
-	return n < HTTP_MIN_CONNECTIONS ? HTTP_MIN_CONNECTIONS : n;
-}
-
-/* A host name in `listen` ("localhost:8090"): its first address, at startup only. */
-static int
-resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
-{
-	struct evutil_addrinfo	 hints, *ai = NULL;
-	char			 serv[8];
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = EVUTIL_AI_PASSIVE;
-	snprintf(serv, sizeof(serv), "%d", port);
-	if (evutil_getaddrinfo(host, serv, &hints, &ai) != 0 || ai == NULL)
-		return -1;
-	if (ai->ai_addrlen > sizeof(*ss)) {
-		evutil_freeaddrinfo(ai);
-		return -1;
-	}
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*sslen = (int)ai->ai_addrlen;
-	evutil_freeaddrinfo(ai);
-	return 0;
-}
-
-/* The listen backlog asked of the kernel (capped by net.core.somaxconn). */
-#define HTTP_LISTEN_BACKLOG	511
-
-/* Bind one "HOST:PORT" into *ss. 0, or -1 with err naming it. */
-static int
-listen_addr(const char *listen, struct sockaddr_storage *ss, int *sslen,
-    char *err, size_t errlen)
-{
-	int	port;
-	char	host[256], addr[300];
-
-	if (config_split_listen(listen, host, sizeof(host), &port) == -1) {
-		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT", listen);
-		return -1;
-	}
-	snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
-	    host, port);
-	*sslen = sizeof(*ss);
-	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)ss, sslen) == -1 &&
-	    resolve(host, port, ss, sslen) == -1) {
-		snprintf(err, errlen, "listen: \"%s\": not an address of "
-		    "this host", listen);
-		return -1;
-	}
-	return 0;
-}
-
-/* The same TCP address and port (a wildcard is not the same as an address). */
-static int
-same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in	*a4 = (const void *)a, *b4 = (const void *)b;
-	const struct sockaddr_in6	*a6 = (const void *)a, *b6 = (const void *)b;
-
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return a6->sin6_port == b6->sin6_port &&
-		    a6->sin6_scope_id == b6->sin6_scope_id &&
-		    memcmp(&a6->sin6_addr, &b6->sin6_addr,
-		    sizeof(a6->sin6_addr)) == 0;
-	return 0;
-}
-
-/*
- * A configured address that a passed socket already listens on is served
- * by that socket (binding it again would fail with EADDRINUSE); the
- * entry's flags are added to it. 1 when so.
- */
-static int
-served_by_adopted(struct http *h, const struct http_listen *spec,
-    const struct sockaddr_storage *ss)
-{
-	size_t	i;
-
-	for (i = 0; i < h->nlis; i++) {
-		if (!h->lis[i].adopted || !same_addr(&h->lis[i].ss, ss))
-			continue;
-		h->lis[i].flags |= spec->flags;
-		if (spec->flags & HTTP_LISTEN_ADMIN) {
-			h->want_spare = 1;
-			spares_refill(h);
-		}
-		log_info("listen %s: served by the passed socket %s%s", spec->addr,
-		    h->lis[i].name, (spec->flags & HTTP_LISTEN_ADMIN) ?
-		    ", now an admin listener" : "");
-		return 1;
-	}
-	return 0;
-}
-
-int
-http_add_listener(struct http *h, const struct http_listen *spec, char *err,
-    size_t errlen)
-{
-	struct listener		*l;
-	struct sockaddr_storage	 ss;
-	int			 sslen;
-	const unsigned		 opts = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
-
-	if (h->nlis == HTTP_MAX_LISTENERS) {
-		snprintf(err, errlen, "listen: at most %d listeners",
-		    HTTP_MAX_LISTENERS);
-		return -1;
-	}
-	l = &h->lis[h->nlis];
-	memset(l, 0, sizeof(*l));
-	l->flags = spec->flags;
-	l->tls = spec->tls;
-	if (spec->fd >= 0) {
-		snprintf(l->name, sizeof(l->name), "%s", spec->name != NULL ?
-		    spec->name : "passed socket");
-		evutil_make_socket_nonblocking(spec->fd);
-		l->adopted = 1;
-		sslen = sizeof(l->ss);
-		if (getsockname(spec->fd, (struct sockaddr *)&l->ss,
-		    (socklen_t *)&sslen) == -1)
-			l->ss.ss_family = AF_UNSPEC;
-		l->lev = evconnlistener_new(h->base, accept_cb, h, opts, -1,
-		    spec->fd);
-	} else {
-		snprintf(l->name, sizeof(l->name), "%s", spec->addr);
-		if (listen_addr(spec->addr, &ss, &sslen, err, errlen) == -1)
-			return -1;
-		if (served_by_adopted(h, spec, &ss))
-			return 0;
-		l->lev = evconnlistener_new_bind(h->base, accept_cb, h,
-		    opts | LEV_OPT_REUSEABLE, HTTP_LISTEN_BACKLOG,
-		    (struct sockaddr *)&ss, sslen);
-	}
-	if (l->lev == NULL) {
-		snprintf(err, errlen, "listen: cannot %s %s: %s", spec->fd >= 0 ?
-		    "adopt" : "bind", l->name, strerror(errno));
-		return -1;
-	}
-	evconnlistener_set_error_cb(l->lev, accept_error_cb);
-	if (!(lis_admin(l) ? h->adm_enabled : h->lis_enabled))
-		evconnlistener_disable(l->lev);
-	if (lis_admin(l)) {
-		h->want_spare = 1;
-		spares_refill(h);
-	}
-	h->nlis++;
-	log_info("listening on %s%s%s%s", l->name, l->adopted ?
-	    " (passed socket)" : "", l->tls != NULL ? " (TLS)" : "",
-	    (l->flags & HTTP_LISTEN_ADMIN) ? " (admin)" : "");
-	return 0;
-}
-
-struct http *
-http_new(struct event_base *base, http_handler_cb *handler, void *arg)
-{
-	struct http	*h;
-
-	if ((h = calloc(1, sizeof(*h))) == NULL)
-		return NULL;
-	h->base = base;
-	h->handler = handler;
-	h->handler_arg = arg;
-	TAILQ_INIT(&h->conns);
-	h->max_conns = max_conns_auto();
-	h->max_admin = CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS;
-	h->sndbuf = CONFIG_DEFAULT_SEND_BUFFER_KB * 1024;
-	h->adm_enabled = 1;
-	h->header_s = CONFIG_DEFAULT_HEADER_TIMEOUT_S;
-	h->body_s = CONFIG_DEFAULT_BODY_TIMEOUT_S;
-	h->keepalive_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
-	h->lis_enabled = 1;
-	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL ||
-	    (h->adm_backoff_ev = evtimer_new(base, adm_backoff_cb, h)) == NULL ||
-	    (h->trim_ev = evtimer_new(base, trim_cb, h)) == NULL) {
-		http_free(h);
-		return NULL;
-	}
-	return h;
-}
-
-void
-http_set_config(struct http *h, const struct config *cfg)
-{
-	h->max_conns = cfg->max_connections > 0 ?
-	    (size_t)cfg->max_connections : max_conns_auto();
-	h->max_admin = (size_t)cfg->admin_max_connections;
-	h->sndbuf = (int)cfg->send_buffer_kb * 1024;
-	h->header_s = cfg->header_timeout_s;
-	h->body_s = cfg->body_timeout_s;
-	h->keepalive_s = cfg->keepalive_timeout_s;
-	listeners_update(h);
-}
-
-void
-http_stop_accepting(struct http *h)
-{
-	struct conn	*c, *t;
-	size_t		 i;
-
-	h->stopping = 1;
-	h->want_spare = 0;
-	while (h->nspare > 0)
-		close(h->spare[--h->nspare]);
-	for (i = 0; i < h->nlis; i++)
-		evconnlistener_free(h->lis[i].lev);
-	h->nlis = 0;
-	/* Idle keep-alive connections go now; busy ones after their answer. */
-	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
-		t = TAILQ_NEXT(c, entry);
-		if (c->lingering)
-			continue;	/* ends at its bound, or at http_free */
-		if (!c->pending && evbuffer_get_length(c->out) == 0)
-			conn_free(c);
-		else
-			c->close_after = 1;
-	}
-}
-
-void
-http_free(struct http *h)
-{
-	struct conn	*c;
-	size_t		 i;
-
-	if (h == NULL)
-		return;
-	h->stopping = 1;
-	h->want_spare = 0;
-	while (h->nspare > 0)
-		close(h->spare[--h->nspare]);
-	for (i = 0; i < h->nlis; i++)
-		evconnlistener_free(h->lis[i].lev);
-	h->nlis = 0;
-	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
-		conn_free(c);
-	if (h->backoff_ev != NULL)
-		event_free(h->backoff_ev);
-	if (h->adm_backoff_ev != NULL)
-		event_free(h->adm_backoff_ev);
-	if (h->trim_ev != NULL)
-		event_free(h->trim_ev);
-	free(h);
 }
 
 /* ---- observing answers (metrics, access log) ----------------------------- */

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -103,4 +105,22 @@ store_meta(struct cache_meta *m, uint8_t kind, int64_t this_update)
 	m->produced_at = this_update;
 	m->fetched_at = this_update + 1;
 	snprintf(m->source, sizeof(m->source), "test-upstream");
+}
+
+void
+store_zero_tree(const char *dir)
+{
+	static const uint8_t	zero[4096];
+	char			path[512];
+	struct stat		st;
+	off_t			off;
+	int			fd;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_true((fd = open(path, O_WRONLY)) != -1);
+	assert_int_equal(fstat(fd, &st), 0);
+	for (off = 2 * sizeof(zero); off < st.st_size; off += sizeof(zero))
+		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
+		    (ssize_t)sizeof(zero));
+	close(fd);
 }

@@ -33,5 +33,7 @@ size_t	store_key(uint8_t *key, unsigned i);
  * hour later, fetched a second after, source "test-upstream", the rest 0.
  */
 void	store_meta(struct cache_meta *, uint8_t kind, int64_t this_update);
+/* Every page of DIR/data.mdb after LMDB's two metas zeroed, under the open store. */
+void	store_zero_tree(const char *dir);
 
 #endif

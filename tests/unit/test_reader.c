@@ -222,25 +222,6 @@ test_after_reset(void **state)
 	assert_int_equal(unlink(aside), 0);
 }
 
-/* Every page after LMDB's two metas zeroed, under the open store. */
-static void
-zero_tree(const char *dir)
-{
-	static const uint8_t	zero[4096];
-	char			path[512];
-	struct stat		st;
-	off_t			off;
-	int			fd;
-
-	snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	assert_true((fd = open(path, O_WRONLY)) != -1);
-	assert_int_equal(fstat(fd, &st), 0);
-	for (off = 2 * sizeof(zero); off < st.st_size; off += sizeof(zero))
-		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
-		    (ssize_t)sizeof(zero));
-	close(fd);
-}
-
 /*
  * Damage a lookup thread finds marks the original for the caller (its
  * fd wakes), and every lookup after it fails without reading the map;
@@ -262,7 +243,7 @@ test_damage_on_thread(void **state)
 	pfd.events = POLLIN;
 	/* Threads enough to have every lookup in hand at once. */
 	assert_non_null(r = cache_reader_start(f->c, 8, err, sizeof(err)));
-	zero_tree(f->dir);
+	store_zero_tree(f->dir);
 	for (i = 0; i < NKEYS; i++)
 		submit(r, i);
 	cache_reader_wait(r);

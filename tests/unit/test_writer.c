@@ -420,25 +420,6 @@ test_after_reset(void **state)
 	assert_int_equal(unlink(aside), 0);
 }
 
-/* Every page after LMDB's two metas zeroed, under the open store. */
-static void
-zero_tree(const char *dir)
-{
-	static const uint8_t	zero[4096];
-	char			path[512];
-	struct stat		st;
-	off_t			off;
-	int			fd;
-
-	snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	assert_true((fd = open(path, O_WRONLY)) != -1);
-	assert_int_equal(fstat(fd, &st), 0);
-	for (off = 2 * sizeof(zero); off < st.st_size; off += sizeof(zero))
-		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
-		    (ssize_t)sizeof(zero));
-	close(fd);
-}
-
 /*
  * Damage the writer thread finds, in a put or in the room measurement,
  * marks the original for the caller: the writes after it are refused
@@ -461,7 +442,7 @@ test_damage_on_thread(void **state)
 	for (i = 0; i < 40; i++)
 		submit_put(w, &s, i, 1000, 1000, 'o');
 	cache_writer_wait(w);
-	zero_tree(f->dir);
+	store_zero_tree(f->dir);
 	s.n = 0;
 	submit_put(w, &s, 3, 2000, 1000, 'n');
 	submit_put(w, &s, 50, 2000, 1000, 'n');
@@ -480,7 +461,7 @@ test_damage_on_thread(void **state)
 	for (i = 0; i < 40; i++)
 		submit_put(w, &s, i, 1000, 1000, 'o');
 	cache_writer_wait(w);
-	zero_tree(f->dir);
+	store_zero_tree(f->dir);
 	s.n = 0;
 	assert_int_equal(cache_writer_room(w, note, arg_of(&s, 60)), 0);
 	cache_writer_wait(w);

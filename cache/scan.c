@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/lmdb_disk.h"
 #include "cache/scan.h"
 #include "cache/store.h"
 
@@ -25,23 +26,14 @@
  * data (lo | hi << 16 bytes), or with F_BIGDATA the pgno (8) of the
  * overflow page whose header is followed by the data.
  */
-#define SCAN_PAGE_HDR_BYTES	16
 #define SCAN_NODE_HDR_BYTES	8
-#define SCAN_P_BRANCH		0x01
-#define SCAN_P_LEAF		0x02
-#define SCAN_P_OVERFLOW		0x04
-#define SCAN_P_META		0x08
-#define SCAN_P_LEAF2		0x20
-#define SCAN_P_SUBP		0x40
-#define SCAN_P_KIND_MASK	(SCAN_P_BRANCH | SCAN_P_LEAF | SCAN_P_OVERFLOW | \
-				 SCAN_P_META | SCAN_P_LEAF2 | SCAN_P_SUBP)
+#define SCAN_P_KIND_MASK	(LMDB_DISK_P_BRANCH | LMDB_DISK_P_LEAF | \
+				 LMDB_DISK_P_OVERFLOW | LMDB_DISK_P_META | \
+				 LMDB_DISK_P_LEAF2 | LMDB_DISK_P_SUBP)
 #define SCAN_F_BIGDATA		0x01
 #define SCAN_F_SUBDATA		0x02
 #define SCAN_F_DUPDATA		0x04
-#define SCAN_META_MAGIC		0xBEEFC0DEu
-#define SCAN_META_PSIZE_OFF	(SCAN_PAGE_HDR_BYTES + 4 + 4 + 8 + 8)	/* dbs[0].md_pad */
-#define SCAN_MIN_PSIZE		512
-#define SCAN_MAX_PSIZE		65536
+#define SCAN_META_PSIZE_OFF	(LMDB_DISK_PAGE_HDR_BYTES + 4 + 4 + 8 + 8)	/* dbs[0].md_pad */
 #define SCAN_CHUNK_PAGES	64		/* pages a read */
 #define SCAN_POOL_PREFIX	"pool/"
 #define SCAN_POOL_NAME_MAX	(sizeof(SCAN_POOL_PREFIX) - 1 + 64)
@@ -96,11 +88,11 @@ scan_meta_psize(int fd, off_t off)
 	uint32_t	ps;
 
 	if (pread(fd, hdr, sizeof(hdr), off) != (ssize_t)sizeof(hdr) ||
-	    (rd16(hdr + 10) & SCAN_P_META) == 0 ||
-	    rd32(hdr + SCAN_PAGE_HDR_BYTES) != SCAN_META_MAGIC)
+	    (rd16(hdr + 10) & LMDB_DISK_P_META) == 0 ||
+	    rd32(hdr + LMDB_DISK_PAGE_HDR_BYTES) != LMDB_DISK_MAGIC)
 		return 0;
 	ps = rd32(hdr + SCAN_META_PSIZE_OFF);
-	if (ps < SCAN_MIN_PSIZE || ps > SCAN_MAX_PSIZE || (ps & (ps - 1)) != 0)
+	if (ps < LMDB_DISK_MIN_PSIZE || ps > LMDB_DISK_MAX_PSIZE || (ps & (ps - 1)) != 0)
 		return 0;
 	return ps;
 }
@@ -114,11 +106,11 @@ scan_psize(int fd)
 
 	if ((ps = scan_meta_psize(fd, 0)) != 0)
 		return ps;
-	for (ps = SCAN_MIN_PSIZE; ps <= SCAN_MAX_PSIZE; ps *= 2)
+	for (ps = LMDB_DISK_MIN_PSIZE; ps <= LMDB_DISK_MAX_PSIZE; ps *= 2)
 		if (scan_meta_psize(fd, (off_t)ps) == ps)
 			return ps;
 	sys = sysconf(_SC_PAGESIZE);
-	return sys >= SCAN_MIN_PSIZE && sys <= SCAN_MAX_PSIZE ? (size_t)sys :
+	return sys >= LMDB_DISK_MIN_PSIZE && sys <= LMDB_DISK_MAX_PSIZE ? (size_t)sys :
 	    4096;
 }
 
@@ -156,8 +148,8 @@ scan_add(struct cache_scan *s, uint8_t kind, uint8_t what, const uint8_t *key,
 static off_t
 scan_overflow(const struct cache_scan *s, uint64_t pgno, uint32_t len)
 {
-	uint8_t		hdr[SCAN_PAGE_HDR_BYTES];
-	uint64_t	need = ((uint64_t)len + SCAN_PAGE_HDR_BYTES + s->psize - 1) /
+	uint8_t		hdr[LMDB_DISK_PAGE_HDR_BYTES];
+	uint64_t	need = ((uint64_t)len + LMDB_DISK_PAGE_HDR_BYTES + s->psize - 1) /
 			    s->psize;
 	off_t		off;
 
@@ -166,10 +158,10 @@ scan_overflow(const struct cache_scan *s, uint64_t pgno, uint32_t len)
 	off = (off_t)(pgno * s->psize);
 	if (pread(s->fd, hdr, sizeof(hdr), off) != (ssize_t)sizeof(hdr) ||
 	    rd64(hdr) != pgno ||
-	    (rd16(hdr + 10) & SCAN_P_KIND_MASK) != SCAN_P_OVERFLOW ||
+	    (rd16(hdr + 10) & SCAN_P_KIND_MASK) != LMDB_DISK_P_OVERFLOW ||
 	    rd32(hdr + 12) < need)
 		return -1;
-	return off + SCAN_PAGE_HDR_BYTES;
+	return off + LMDB_DISK_PAGE_HDR_BYTES;
 }
 
 /*
@@ -223,7 +215,7 @@ scan_node(struct cache_scan *s, const uint8_t *pg, size_t pgno, size_t at)
 	off_t		 off;
 	int		 what;
 
-	if (at < SCAN_PAGE_HDR_BYTES || at + SCAN_NODE_HDR_BYTES > s->psize)
+	if (at < LMDB_DISK_PAGE_HDR_BYTES || at + SCAN_NODE_HDR_BYTES > s->psize)
 		goto skip;
 	dlen = (uint32_t)rd16(nd) | (uint32_t)rd16(nd + 2) << 16;
 	fl = rd16(nd + 4);
@@ -262,14 +254,14 @@ scan_page(struct cache_scan *s, const uint8_t *pg, size_t pgno)
 	size_t		i, n;
 
 	if (rd64(pg) != pgno ||
-	    (rd16(pg + 10) & SCAN_P_KIND_MASK) != SCAN_P_LEAF ||
-	    lower < SCAN_PAGE_HDR_BYTES || lower > upper || upper > s->psize ||
-	    (lower - SCAN_PAGE_HDR_BYTES) % 2 != 0)
+	    (rd16(pg + 10) & SCAN_P_KIND_MASK) != LMDB_DISK_P_LEAF ||
+	    lower < LMDB_DISK_PAGE_HDR_BYTES || lower > upper || upper > s->psize ||
+	    (lower - LMDB_DISK_PAGE_HDR_BYTES) % 2 != 0)
 		return 0;
 	s->leaf_pages++;
-	n = (size_t)(lower - SCAN_PAGE_HDR_BYTES) / 2;
+	n = (size_t)(lower - LMDB_DISK_PAGE_HDR_BYTES) / 2;
 	for (i = 0; i < n; i++) {
-		size_t	at = rd16(pg + SCAN_PAGE_HDR_BYTES + 2 * i);
+		size_t	at = rd16(pg + LMDB_DISK_PAGE_HDR_BYTES + 2 * i);
 
 		if (at < upper) {
 			s->skipped_nodes++;

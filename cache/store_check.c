@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cache/fault.h"
+#include "cache/lmdb_disk.h"
 #include "cache/store.h"
 #include "cache/store_int.h"
 
@@ -54,11 +55,6 @@ struct cache_disk_meta {
 	size_t			last_pg;
 	size_t			txnid;
 };
-#define CACHE_LMDB_MAGIC	0xBEEFC0DEu
-#define CACHE_LMDB_VERSION	1
-#define CACHE_LMDB_P_BRANCH	0x01
-#define CACHE_LMDB_P_LEAF	0x02
-#define CACHE_LMDB_P_META	0x08
 #define CACHE_LMDB_P_INVALID	(~(size_t)0)
 /*
  * The most pages past the file's end a sound store may name: pages a
@@ -67,8 +63,6 @@ struct cache_disk_meta {
  * last page the meta names. Those pages must be in the free list.
  */
 #define CACHE_TAIL_FREE_MAX	65536
-#define CACHE_LMDB_MIN_PSIZE	512
-#define CACHE_LMDB_MAX_PSIZE	65536
 #define CACHE_CHECK_EXIT_DAMAGED 3	/* the walking child's "damaged" exit */
 
 static void	damage_why(char *, size_t, const char *, ...)
@@ -104,9 +98,9 @@ cache_read_meta(int fd, size_t off, struct cache_disk_meta *m)
 		return -1;
 	if ((size_t)n < sizeof(*m))
 		return 0;
-	return m->magic == CACHE_LMDB_MAGIC &&
-	    m->version == CACHE_LMDB_VERSION &&
-	    (m->hdr.flags & CACHE_LMDB_P_META) != 0;
+	return m->magic == LMDB_DISK_MAGIC &&
+	    m->version == LMDB_DISK_VERSION &&
+	    (m->hdr.flags & LMDB_DISK_P_META) != 0;
 }
 
 /* Whether the meta's main-tree root reads as a tree page. 1 yes, 0 no, -1 I/O. */
@@ -124,7 +118,7 @@ cache_root_sound(int fd, const struct cache_disk_meta *m, size_t psize)
 	if ((n = pread(fd, &p, sizeof(p), (off_t)(root * psize))) == -1)
 		return -1;
 	return (size_t)n == sizeof(p) && p.pgno == root &&
-	    (p.flags & (CACHE_LMDB_P_BRANCH | CACHE_LMDB_P_LEAF)) != 0;
+	    (p.flags & (LMDB_DISK_P_BRANCH | LMDB_DISK_P_LEAF)) != 0;
 }
 
 /*
@@ -157,8 +151,8 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen, size_t *tail,
 			    "meta page", i);
 			return 1;
 		}
-		if (i == 0 && (m[0].dbs[0].pad < CACHE_LMDB_MIN_PSIZE ||
-		    m[0].dbs[0].pad > CACHE_LMDB_MAX_PSIZE ||
+		if (i == 0 && (m[0].dbs[0].pad < LMDB_DISK_MIN_PSIZE ||
+		    m[0].dbs[0].pad > LMDB_DISK_MAX_PSIZE ||
 		    (m[0].dbs[0].pad & (m[0].dbs[0].pad - 1)) != 0)) {
 			damage_why(why, whylen, "meta page 0 gives a page size "
 			    "of %u bytes", m[0].dbs[0].pad);

@@ -124,7 +124,11 @@ out=$(timeout 120 "$PY" "$T/client.py" "$SPORT" "$SPID" 4 "$T/out/paths" 2.5 2>&
 note "$out"
 f1=$(kv faults "$out" | cut -d, -f1)
 rest=$(kv faults "$out" | cut -d, -f2- | tr ',' '\n' | awk '{ s += $1 } END { print s + 0 }')
-assert "with map_resident_max_mb 1, later rounds fault again ($rest after $f1)" \
-    '[ -n "$f1" ] && [ "$f1" -gt 0 ] && [ $((rest * 2)) -ge "$f1" ]'
+# How much a later round faults again depends on what fault-around maps
+# back per fault and on where in a round the release fell (CI saw 946,
+# 491, 616 after 4510), so the measure is the uncapped daemon's: its
+# third round faulted $f3 times over the same keys.
+assert "with map_resident_max_mb 1, later rounds fault again ($rest after $f1; uncapped: $f3)" \
+    '[ -n "$f1" ] && [ "$f1" -gt 0 ] && [ "$rest" -ge $((20 * (f3 + 5))) ]'
 stapled_stop
 it_done

@@ -36,14 +36,18 @@ const char *const kds_keep_headers[] = { "Content-Type", NULL };
 const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 
 const struct kind_row kind_table[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0 },
-	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S },
+	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0,
+	    .judge = entry_judge_ocsp },
+	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S,
+	    .judge = entry_judge_rim },
 	[CACHE_KIND_PCCS] = { .section = "pccs", .min_skew_s = INTEL_SKEW_S,
 	    .keep_headers = pccs_keep_headers,
-	    .base_suffixes = pccs_base_suffixes },
+	    .base_suffixes = pccs_base_suffixes,
+	    .judge = entry_judge_pccs },
 	[CACHE_KIND_KDS] = { .section = "amd_kds", .min_skew_s = AMD_SKEW_S,
 	    .keep_headers = kds_keep_headers,
-	    .base_suffixes = kds_base_suffixes },
+	    .base_suffixes = kds_base_suffixes,
+	    .judge = entry_judge_kds },
 };
 
 const char *

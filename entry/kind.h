@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cache/record.h"
+#include "entry/judge.h"
 
 /*
  * One row per kind, indexed by enum cache_kind (row 0 is no kind). The
@@ -24,6 +25,8 @@ struct kind_row {
 	const char *const	*keep_headers;
 	/* Suffixes an upstream URL may end in that mean its host (entry_base_url). */
 	const char *const	*base_suffixes;
+	/* A record read back judged again by the kind's rule (entry_judge). */
+	entry_judge_fn		*judge;
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
 

@@ -47,43 +47,9 @@ refuse(char *why, size_t whylen, const char *fmt, ...)
 	return 0;
 }
 
-/* One record being judged: borrowed for the call. */
-struct salv_rec {
-	const uint8_t		*key;
-	size_t			 klen;
-	const struct cache_body	*body;
-	const struct cache_meta	*old;		/* NULL: lost */
-	const uint8_t		*chain;		/* KDS: the VCEK's cert_chain, or NULL */
-	size_t			 chain_len;
-};
-
-typedef int salv_admit_fn(const struct entry_salvage_rules *,
-    const struct salv_rec *, time_t now, struct cache_meta *m, char *why,
-    size_t whylen);
-
-/* OCSP: entry/ocsp.c's rule, without the nonce (a stored answer is a cache by nature). */
-static int
-salv_ocsp(const struct entry_salvage_rules *r, const struct salv_rec *x,
-    time_t now, struct cache_meta *m, char *why, size_t whylen)
-{
-	struct entry_ocsp_question	 q = { x->key, x->klen, x->body->request,
-					    x->body->request_len, 0, r->ocsp_skew_s };
-	struct entry_answer		 a = { x->body->response,
-					    x->body->response_len, NULL, NULL };
-	struct entry_ocsp_admission	 ad;
-
-	if (x->body->request_len > OCSP_MAX_REQUEST_BYTES)
-		return refuse(why, whylen, "request: too large");
-	if (entry_ocsp_admit(r->ocsp, &q, &a, NULL, now, &ad) != ENTRY_STORE)
-		return refuse(why, whylen, "%s", ad.reason[0] != '\0' ?
-		    ad.reason : "not storable");
-	*m = ad.meta;
-	return 1;
-}
-
 /* The chain CAs an admitted RIM teaches the OCSP pool, as the RIM route learns them. */
 static void
-rim_learn(const struct entry_salvage_rules *r, const struct entry_rim_admission *ad)
+rim_learn(const struct entry_rules *r, const struct entry_rim_admission *ad)
 {
 	const struct rim_certs	*ch = &ad->result.chain;
 	size_t			 i;
@@ -97,113 +63,43 @@ rim_learn(const struct entry_salvage_rules *r, const struct entry_rim_admission 
 	}
 }
 
-/* RIM: entry/rim.c's rule, valid for the retention from its fetch (the meta's). */
-static int
-salv_rim(const struct entry_salvage_rules *r, const struct salv_rec *x,
-    time_t now, struct cache_meta *m, char *why, size_t whylen)
-{
-	struct entry_rim_question	 q = { x->key, x->klen,
-					    r->rim_retention_s, 0 };
-	struct entry_answer		 a = { x->body->response,
-					    x->body->response_len, NULL, NULL };
-	struct entry_rim_admission	 ad;
-	int				 ok;
-
-	if (r->rim == NULL)
-		return refuse(why, whylen, "rim: no trust store");
-	/* Its validity runs from the fetch: without the meta it is unknown. */
-	if (x->old == NULL)
-		return refuse(why, whylen, "rim: its fetch time was lost with "
-		    "its meta");
-	q.fetched_at = x->old->this_update;
-	ok = entry_rim_admit(r->rim, r->ocsp, &q, &a, NULL, now, &ad) ==
-	    ENTRY_STORE;
-	if (ok) {
-		*m = ad.meta;
-		/* The rule counts from now: never longer than it was stored for. */
-		if (x->old->next_update < m->next_update)
-			m->next_update = x->old->next_update;
-		rim_learn(r, &ad);
-	} else
-		refuse(why, whylen, "%s", ad.reason);
-	entry_rim_admission_free(&ad);
-	return ok;
-}
-
-/* PCCS: entry/pccs.c's rule for an entry read back, with its kept headers. */
-static int
-salv_pccs(const struct entry_salvage_rules *r, const struct salv_rec *x,
-    time_t now, struct cache_meta *m, char *why, size_t whylen)
-{
-	struct pccs_req		 pr;
-	struct pccs_admitted	 ad;
-
-	(void)r;
-	if (pccs_parse_entry(x->body->request, x->body->request_len, x->key,
-	    x->klen, &pr, why, whylen) == -1)
-		return 0;
-	if (pccs_admit_kept(&pr, x->body->response, x->body->response_len,
-	    x->body->headers, x->body->headers_len, NULL, now, &ad) !=
-	    ENTRY_STORE)
-		return refuse(why, whylen, "%s", ad.why);
-	*m = ad.meta;
-	m->kind = CACHE_KIND_PCCS;
-	return 1;
-}
-
-/* KDS: entry/kds.c's rule; a VCEK against the cert_chain found beside it, else the built-in one. */
-static int
-salv_kds(const struct entry_salvage_rules *r, const struct salv_rec *x,
-    time_t now, struct cache_meta *m, char *why, size_t whylen)
-{
-	struct kds_req		 kr;
-	struct kds_admit	 ad;
-	struct kds_chain	 chain = { x->chain, x->chain_len };
-	struct entry_answer	 a = { x->body->response, x->body->response_len,
-				    NULL, NULL };
-
-	(void)r;
-	if (kds_parse_entry(x->body->request, x->body->request_len, x->key,
-	    x->klen, &kr, why, whylen) == -1)
-		return 0;
-	if (kds_admit(&kr, &a, NULL, &chain, now, &ad) != ENTRY_STORE)
-		return refuse(why, whylen, "%s", ad.reason);
-	*m = ad.meta;
-	m->kind = CACHE_KIND_KDS;
-	return 1;
-}
-
-/* Each kind's rule, by enum cache_kind. */
-static salv_admit_fn *const salv_admit[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = salv_ocsp,
-	[CACHE_KIND_RIM] = salv_rim,
-	[CACHE_KIND_PCCS] = salv_pccs,
-	[CACHE_KIND_KDS] = salv_kds,
-};
-
 int
-entry_salvage_admit(const struct entry_salvage_rules *r, enum cache_kind kind,
+entry_salvage_admit(const struct entry_rules *r, enum cache_kind kind,
     const uint8_t *key, size_t klen, const struct cache_body *body,
-    const struct cache_meta *old, const uint8_t *chain, size_t chain_len,
-    time_t now, struct cache_meta *out, int *expired, char *why,
-    size_t whylen)
+    const struct cache_meta *old, time_t now, struct cache_meta *out,
+    int *expired, char *why, size_t whylen)
 {
-	struct salv_rec	x = { key, klen, body, old, chain, chain_len };
+	struct entry_record	 x = { key, klen, body->request,
+				    body->request_len, body->response,
+				    body->response_len, body->headers,
+				    body->headers_len, 0 };
+	struct entry_judgement	 j;
+	int			 ok;
 
 	*expired = 0;
 	memset(out, 0, sizeof(*out));
-	if (kind == 0 || kind >= CACHE_KIND_MAX || klen == 0 ||
-	    klen > CACHE_KEY_MAX_BYTES)
-		return refuse(why, whylen, "kind %u or key length %zu out of "
-		    "range", kind, klen);
+	/* A RIM's validity runs from its fetch, which only its meta knew. */
+	if (kind == CACHE_KIND_RIM && old == NULL)
+		return refuse(why, whylen, "rim: its fetch time was lost with "
+		    "its meta");
+	if (old != NULL)
+		x.fetched_at = old->this_update;
 	/* The body's own times decide: the meta found may be an older copy. */
-	if (!salv_admit[kind](r, &x, now, out, why, whylen))
-		return 0;
+	ok = entry_judge(kind, r, &x, NULL, now, &j);
+	if (ok && kind == CACHE_KIND_RIM) {
+		/* The rule counts from now: never longer than it was stored for. */
+		if (old->next_update < j.meta.next_update)
+			j.meta.next_update = old->next_update;
+		rim_learn(r, &j.rim);
+	}
+	*out = j.meta;
+	entry_judgement_free(&j);
+	if (!ok)
+		return refuse(why, whylen, "%s", j.reason);
 	if (out->next_update <= now) {
 		*expired = 1;
 		return refuse(why, whylen, "expired");
 	}
-	out->kind = kind;
 	out->next_refresh_at = 0;
 	out->refresh_failures = 0;
 	out->flags &= ~CACHE_F_PARKED;
@@ -231,7 +127,7 @@ entry_salvage_admit(const struct entry_salvage_rules *r, enum cache_kind kind,
  */
 static int
 salv_pool(const struct cache_scan *s, struct cache *to,
-    const struct entry_salvage_rules *r, struct entry_salvage_count *cnt,
+    const struct entry_rules *r, struct entry_salvage_count *cnt,
     char *why, size_t whylen)
 {
 	const uint8_t	**der = NULL;
@@ -382,33 +278,27 @@ rec_key_cmp(const void *k, const void *e)
 }
 
 /*
- * A KDS VCEK's cert_chain among the records found: the first copy whose
- * body decodes, as a malloc'd blob (*blob) with the chain in *pem. 0 when
- * none (the built-in chain is then used).
+ * The response of the first record of (kind, key) among those found
+ * whose body decodes, as a copy (entry_find_fn over the scan: a VCEK's
+ * cert_chain). NULL when none.
  */
-static int
-kds_chain_found(const struct cache_scan *s, const struct cache_body *b,
-    uint8_t **blob, const uint8_t **pem, size_t *pemlen)
+static uint8_t *
+scan_find(void *arg, enum cache_kind kind, const uint8_t *key, size_t klen,
+    size_t *len, const char **from)
 {
+	const struct cache_scan	*s = arg;
 	struct cache_scan_rec	 k;
 	struct cache_body	 cb;
-	struct kds_req		 kr, cr;
-	char			 path[KDS_PATH_MAX];
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	const char		*perr;
-	size_t			 klen, lo = 0, hi = s->n, mid;
+	uint8_t			 kbuf[CACHE_KEY_MAX_BYTES];
+	uint8_t			*blob = NULL, *copy = NULL;
+	size_t			 lo = 0, hi = s->n, mid;
 
-	*blob = NULL;
-	if (entry_request_text(b->request, b->request_len, path,
-	    sizeof(path)) == -1 || kds_parse_canon(path, &kr, &perr) == -1 ||
-	    kr.what != KDS_VEK)
-		return 0;
-	kds_chain_req(&kr, &cr);
-	if (kds_key(&cr, key, &klen) == -1)
-		return 0;
+	if (klen > sizeof(kbuf))
+		return NULL;
+	memcpy(kbuf, key, klen);
 	memset(&k, 0, sizeof(k));
-	k.kind = CACHE_KIND_KDS;
-	k.key = key;
+	k.kind = kind;
+	k.key = kbuf;
 	k.klen = (uint16_t)klen;
 	/* The first record of that key: the array is sorted by kind and key. */
 	while (lo < hi) {
@@ -419,20 +309,22 @@ kds_chain_found(const struct cache_scan *s, const struct cache_body *b,
 		else
 			hi = mid;
 	}
-	for (; lo < s->n && rec_key_cmp(&k, &s->rec[lo]) == 0; lo++) {
+	for (; copy == NULL && lo < s->n && rec_key_cmp(&k, &s->rec[lo]) == 0;
+	    lo++) {
 		if (s->rec[lo].what != CACHE_SCAN_BODY ||
-		    cache_scan_value(s, &s->rec[lo], blob) == -1)
+		    cache_scan_value(s, &s->rec[lo], &blob) == -1)
 			continue;
-		if (record_body_decode(*blob, s->rec[lo].len, &cb) == 0 &&
-		    cb.response_len > 0) {
-			*pem = cb.response;
-			*pemlen = cb.response_len;
-			return 1;
+		if (record_body_decode(blob, s->rec[lo].len, &cb) == 0 &&
+		    cb.response_len > 0 &&
+		    (copy = malloc(cb.response_len)) != NULL) {
+			memcpy(copy, cb.response, cb.response_len);
+			*len = cb.response_len;
+			*from = "the damaged store's";
 		}
-		free(*blob);
-		*blob = NULL;
+		free(blob);
+		blob = NULL;
 	}
-	return 0;
+	return copy;
 }
 
 /*
@@ -441,15 +333,12 @@ kds_chain_found(const struct cache_scan *s, const struct cache_body *b,
  */
 static int
 judge_body(const struct cache_scan *s, const struct cache_scan_rec *p,
-    const struct entry_salvage_rules *r, const struct cache_meta *old,
+    const struct entry_rules *r, const struct cache_meta *old,
     time_t now, uint8_t **buf, struct cache_body *body, struct cache_meta *m,
     int *expired, struct entry_salvage_count *cnt)
 {
-	uint8_t		*chain_blob = NULL;
-	const uint8_t	*pem = NULL;
-	size_t		 pemlen = 0;
-	char		 why[320];
-	int		 ok;
+	char	why[320];
+	int	ok;
 
 	*expired = 0;
 	if (cache_scan_value(s, p, buf) == -1)
@@ -459,11 +348,8 @@ judge_body(const struct cache_scan *s, const struct cache_scan_rec *p,
 		*buf = NULL;
 		return 0;
 	}
-	if (p->kind == CACHE_KIND_KDS)
-		(void)kds_chain_found(s, body, &chain_blob, &pem, &pemlen);
-	ok = entry_salvage_admit(r, p->kind, p->key, p->klen, body, old, pem,
-	    pemlen, now, m, expired, why, sizeof(why));
-	free(chain_blob);
+	ok = entry_salvage_admit(r, p->kind, p->key, p->klen, body, old, now,
+	    m, expired, why, sizeof(why));
 	if (!ok) {
 		if (cnt->refusal[0] == '\0' && !*expired)
 			snprintf(cnt->refusal, sizeof(cnt->refusal), "%s: %.140s",
@@ -480,7 +366,7 @@ judge_body(const struct cache_scan *s, const struct cache_scan_rec *p,
  */
 static int
 salv_group(const struct cache_scan *s, size_t i, size_t end,
-    const struct entry_salvage_rules *r, time_t now, struct salv_batch *b,
+    const struct entry_rules *r, time_t now, struct salv_batch *b,
     struct entry_salvage_count *cnt)
 {
 	struct cache_meta	 old, m;
@@ -534,7 +420,7 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
  */
 static int
 salv_pass(const struct cache_scan *s, struct cache *to,
-    const struct entry_salvage_rules *r, time_t now, struct salv_batch *b,
+    const struct entry_rules *r, time_t now, struct salv_batch *b,
     int rim, struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
 	size_t	i, end;
@@ -560,16 +446,18 @@ salv_pass(const struct cache_scan *s, struct cache *to,
 
 static int
 salv_entries(const struct cache_scan *s, struct cache *to,
-    const struct entry_salvage_rules *r, time_t now,
+    const struct entry_rules *r, time_t now,
     struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
 	struct salv_batch		*b;
-	struct entry_salvage_rules	 rr = *r;
+	struct entry_rules	 rr = *r;
 	int				 rv;
 
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return refuse(why, whylen, "out of memory") - 1;
 	rr.pool = to;
+	rr.find = scan_find;
+	rr.find_arg = (void *)s;
 	if ((rv = salv_pass(s, to, &rr, now, b, 1, cnt, why, whylen)) == 0)
 		rv = salv_pass(s, to, &rr, now, b, 0, cnt, why, whylen);
 	batch_clear(b);
@@ -579,7 +467,7 @@ salv_entries(const struct cache_scan *s, struct cache *to,
 
 int
 entry_salvage(const char *path, struct cache *to,
-    const struct entry_salvage_rules *r, time_t now,
+    const struct entry_rules *r, time_t now,
     struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
 	struct cache_scan	s;
@@ -610,7 +498,7 @@ struct salv_msg {
 
 static void
 salv_child(int wfd, const char *path, const char *dir, size_t map_bytes,
-    const struct entry_salvage_rules *r, time_t now)
+    const struct entry_rules *r, time_t now)
 {
 	struct rlimit	 nocore = { 0, 0 };
 	struct salv_msg	 msg;
@@ -638,7 +526,7 @@ salv_child(int wfd, const char *path, const char *dir, size_t map_bytes,
 
 pid_t
 entry_salvage_spawn(const char *path, const char *dir, size_t map_bytes,
-    const struct entry_salvage_rules *r, time_t now, int *fd)
+    const struct entry_rules *r, time_t now, int *fd)
 {
 	int	p[2];
 	pid_t	pid;
@@ -685,7 +573,7 @@ entry_salvage_result(int wstatus, int fd, struct entry_salvage_count *cnt,
 
 int
 entry_salvage_forked(const char *path, const char *dir, size_t map_bytes,
-    const struct entry_salvage_rules *r, time_t now,
+    const struct entry_rules *r, time_t now,
     struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
 	int	fd, status;

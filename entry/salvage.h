@@ -12,23 +12,7 @@
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/store.h"
-
-/*
- * What a stored record is judged against: the trust the daemon (or
- * staplectl) admits upstream answers with. Borrowed for the call.
- */
-struct entry_salvage_rules {
-	struct ocsp_trust	*ocsp;		/* OCSP answers, the pool's rule */
-	struct rim_trust	*rim;		/* NULL: RIM entries are dropped */
-	long			 ocsp_skew_s;	/* ocsp.skew_s */
-	long			 rim_retention_s; /* config_retention_s(&cfg->rim) */
-	/*
-	 * Where a RIM's KeyInfo CAs that the pool's rule admits are kept
-	 * (entry_pool_put), as the RIM route keeps them; they join ocsp
-	 * too. NULL: ocsp only. entry_salvage sets it to its store.
-	 */
-	struct cache		*pool;
-};
+#include "entry/judge.h"
 
 /* What came of a salvage. */
 struct entry_salvage_count {
@@ -44,24 +28,23 @@ struct entry_salvage_count {
 };
 
 /*
- * Judge one stored record again, as if it had just arrived from an
- * upstream: kind and key, its body (request, response, kept headers) and
- * its meta (NULL when the meta was lost). The body must verify against
- * the rules at `now` and answer the question its key asks (an answer
- * filed under another key is refused). On success *out is the meta to
- * store: kind, status and times from the body (a RIM's fetch time and,
- * at most, its nextUpdate from `old`: a RIM without its meta is refused), CACHE_F_IMPORTED, the
- * source, the served counters and fetched_at from `old` (source
- * "salvage" without one), no schedule (the refresh walk takes it up).
- * `chain` is the product's KDS cert_chain for a VCEK, NULL for the
- * built-in one. Returns 1 admitted, or 0 refused (why says why; past
- * nextUpdate sets *expired).
+ * Judge one stored record again by its kind's rule (entry_judge, no
+ * stored entry): kind and key, its body (request, response, kept
+ * headers) and its meta (NULL when the meta was lost). On success *out
+ * is the meta to store: kind, status and times from the body (a RIM's
+ * fetch time and, at most, its nextUpdate from `old`: a RIM without its
+ * meta is refused), CACHE_F_IMPORTED, the source, the served counters
+ * and fetched_at from `old` (source "salvage" without one), no schedule
+ * (the refresh walk takes it up). An admitted RIM's chain CAs that the
+ * pool's rule admits join r->ocsp and r->pool. A VCEK is checked
+ * against the cert_chain r->find finds. Returns 1 admitted, or 0
+ * refused (why says why; past nextUpdate sets *expired).
  */
-int	entry_salvage_admit(const struct entry_salvage_rules *,
+int	entry_salvage_admit(const struct entry_rules *,
 	    enum cache_kind kind, const uint8_t *key, size_t klen,
 	    const struct cache_body *body, const struct cache_meta *old,
-	    const uint8_t *chain, size_t chain_len, time_t now,
-	    struct cache_meta *out, int *expired, char *why, size_t whylen);
+	    time_t now, struct cache_meta *out, int *expired, char *why,
+	    size_t whylen);
 
 /*
  * Salvage the damaged file at `path` into the store `to` (open for
@@ -74,7 +57,7 @@ int	entry_salvage_admit(const struct entry_salvage_rules *,
  * cannot be read, or the store refused a write).
  */
 int	entry_salvage(const char *path, struct cache *to,
-	    const struct entry_salvage_rules *, time_t now,
+	    const struct entry_rules *, time_t now,
 	    struct entry_salvage_count *cnt, char *why, size_t whylen);
 
 /*
@@ -88,12 +71,12 @@ int	entry_salvage(const char *path, struct cache *to,
  * parent's memory as it was at the fork: rules stay valid in it.
  */
 pid_t	entry_salvage_spawn(const char *path, const char *dir,
-	    size_t map_bytes, const struct entry_salvage_rules *, time_t now,
+	    size_t map_bytes, const struct entry_rules *, time_t now,
 	    int *fd);
 int	entry_salvage_result(int wstatus, int fd,
 	    struct entry_salvage_count *cnt, char *why, size_t whylen);
 int	entry_salvage_forked(const char *path, const char *dir,
-	    size_t map_bytes, const struct entry_salvage_rules *, time_t now,
+	    size_t map_bytes, const struct entry_rules *, time_t now,
 	    struct entry_salvage_count *cnt, char *why, size_t whylen);
 
 #endif

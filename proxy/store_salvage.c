@@ -121,7 +121,7 @@ static int
 salvage_spawn(struct store_salvage *s, struct gen *gen, const char *aside)
 {
 	const struct config		*cfg = gen_config(gen);
-	struct entry_salvage_rules	 rules;
+	struct entry_rules		 rules;
 
 	memset(&rules, 0, sizeof(rules));
 	rules.ocsp = svc_trust(gen_svc(gen, CACHE_KIND_OCSP));

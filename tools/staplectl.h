@@ -198,39 +198,25 @@ struct ctl_check {
 
 /*
  * Verify one entry by the entry rules the daemon admits answers with
- * (entry/; no nonce check: a bundle is cached by nature); an OCSP or RIM
- * entry older than the cache's sets c->keep_stored. Fills c->meta's kind,
- * status and times; the caller sets the rest. Returns c->ok.
+ * (entry_judge: no nonce check, a bundle is cached by nature); an OCSP,
+ * RIM or PCCS entry older than the cache's sets c->keep_stored. An
+ * admitted RIM's chain CAs join t's pool and the cache's. Fills c->meta's
+ * kind, status and times; the caller sets the rest. Returns c->ok.
  */
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
-/* One kind's check, the shape of ctl_check_entry (a row of its table). */
-typedef int ctl_check_fn(struct ctl *, struct ctl_trust *,
-    const struct bundle_entry *, time_t now, struct ctl_check *c);
-
 /*
- * tools/staplectl_check.c: Intel PCS/PCCS and AMD KDS entries, by
- * entry/pccs.c's and entry/kds.c's rules. A PCCS entry whose stored
- * counterpart has a newer tcbEvaluationDataNumber sets c->keep_stored.
+ * One bundle entry (or a stored entry read into one) judged by its kind's
+ * rule (entry_judge): against t's OCSP trust and peers (a VCEK's
+ * cert_chain: the bundle's, else the cache's; t NULL: the cache's only)
+ * and, with with_stored, the cache's entry under its key. The RIM trust
+ * store is loaded for the call. Returns j->ok; call
+ * entry_judgement_free(j) in both cases.
  */
-int	ctl_check_pccs(struct ctl *, struct ctl_trust *,
-	    const struct bundle_entry *, time_t now, struct ctl_check *c);
-int	ctl_check_kds(struct ctl *, struct ctl_trust *,
-	    const struct bundle_entry *, time_t now, struct ctl_check *c);
-/*
- * The same, with what the entry's rules parsed and admitted (for show):
- * the request into r and the verdict's details into ad. 1 when the entry
- * passes, else 0 with the reason in c.
- */
-struct pccs_req;
-struct pccs_admitted;
-struct kds_req;
-struct kds_admit;
-int	ctl_pccs_verify(const struct bundle_entry *, time_t now,
-	    struct ctl_check *c, struct pccs_req *r, struct pccs_admitted *ad);
-int	ctl_kds_verify(struct ctl *, struct ctl_trust *,
-	    const struct bundle_entry *, time_t now, struct ctl_check *c,
-	    struct kds_req *r, struct kds_admit *ad);
+struct entry_judgement;
+int	ctl_judge(struct ctl *, struct ctl_trust *,
+	    const struct bundle_entry *, time_t now, int with_stored,
+	    struct entry_judgement *j);
 struct json_t;
 
 /* staplectl_util.c: mark c refused with the reason fmt says; returns 0 (c->ok) for a tail call. */

@@ -578,7 +578,7 @@ cmd_purge(struct ctl *ctl, int argc, char **argv)
 static int
 check_salvage(struct ctl *ctl, const char *damage)
 {
-	struct entry_salvage_rules	 rules;
+	struct entry_rules		 rules;
 	struct entry_salvage_count	 cnt;
 	struct ctl_trust		 t;
 	struct cache			*fresh = NULL;

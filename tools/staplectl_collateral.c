@@ -70,18 +70,16 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 {
 	struct bundle_entry	 e;
 	struct cache_body	 b;
-	struct ctl_check	 c;
-	struct pccs_req		 pr;
-	struct pccs_admitted	 pa;
-	struct kds_req		 kr;
-	struct kds_admit	 kad;
-	const struct intel_result *ir;
+	struct entry_judgement	 j;
+	const struct pccs_req	*pr = &j.pccs.req;
+	const struct kds_req	*kr = &j.kds.req;
+	const struct intel_result *ir = &j.pccs.ad.r;
 	char			 hex[2 * AMD_HWID_MAX_BYTES + 1];
 	json_t			*o = json_object();
 	int			 ok;
 
 	memset(&e, 0, sizeof(e));
-	memset(&c, 0, sizeof(c));
+	memset(&j, 0, sizeof(j));
 	if (cache_get(ctl->cache, ent->kind, ent->key, ent->klen, NULL, &b) != 1)
 		return o;
 	e.kind = ent->kind;
@@ -102,13 +100,13 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 	if (e.request_len > 0)
 		json_object_set_new(o, "request", json_stringn((const char *)
 		    e.request, e.request_len));
+	/* The entry is the cache's own: no stored entry to weigh it against. */
+	ok = ctl_judge(ctl, NULL, &e, ctl->now, 0, &j);
 	if (ent->kind == CACHE_KIND_PCCS) {
-		ok = ctl_pccs_verify(&e, ctl->now, &c, &pr, &pa);
-		ir = &pa.r;
-		if ((ir->verdict == INTEL_OK || ok) && pr.kind < INTEL_KIND_MAX) {
+		if ((ir->verdict == INTEL_OK || ok) && pr->kind < INTEL_KIND_MAX) {
 			json_object_set_new(o, "intel_kind",
-			    json_string(intel_kind_str[pr.kind]));
-			json_object_set_new(o, "tee", json_string(pr.tdx ? "tdx" : "sgx"));
+			    json_string(intel_kind_str[pr->kind]));
+			json_object_set_new(o, "tee", json_string(pr->tdx ? "tdx" : "sgx"));
 			if (ir->id[0] != '\0')
 				json_object_set_new(o, "id", json_string(ir->id));
 			if (ir->fmspc[0] != '\0')
@@ -118,35 +116,35 @@ ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
 			if (ir->tcb_evaluation_data_number >= 0)
 				json_object_set_new(o, "tcb_evaluation_data_number",
 				    json_integer(ir->tcb_evaluation_data_number));
-			if (ir->crl_entries >= 0 && (pr.kind == INTEL_PCK_CRL ||
-			    pr.kind == INTEL_ROOT_CA_CRL))
+			if (ir->crl_entries >= 0 && (pr->kind == INTEL_PCK_CRL ||
+			    pr->kind == INTEL_ROOT_CA_CRL))
 				json_object_set_new(o, "crl_entries",
 				    json_integer(ir->crl_entries));
 			ctl_put_time(o, "issued", ir->this_update);
 			ctl_put_time(o, "next_update", ir->next_update);
 		}
 	} else {
-		ok = ctl_kds_verify(ctl, NULL, &e, ctl->now, &c, &kr, &kad);
 		if (ok) {
 			json_object_set_new(o, "product",
-			    json_string(amd_product_str[kr.product]));
+			    json_string(amd_product_str[kr->product]));
 			json_object_set_new(o, "signer",
-			    json_string(amd_signer_str[kr.signer]));
+			    json_string(amd_signer_str[kr->signer]));
 			json_object_set_new(o, "object",
-			    json_string(kds_what_str[kr.what]));
-			if (kr.what == KDS_VEK) {
-				util_hex(kr.id.hwid, kr.id.hwid_len, hex);
+			    json_string(kds_what_str[kr->what]));
+			if (kr->what == KDS_VEK) {
+				util_hex(kr->id.hwid, kr->id.hwid_len, hex);
 				json_object_set_new(o, "hwid", json_string(hex));
-				json_object_set_new(o, "tcb", tcb_json(&kr.id.tcb));
+				json_object_set_new(o, "tcb", tcb_json(&kr->id.tcb));
 			}
-			if (kr.what == KDS_CRL)
+			if (kr->what == KDS_CRL)
 				json_object_set_new(o, "crl_entries",
-				    json_integer(kad.amd.crl_entries));
-			ctl_put_time(o, "not_after", kad.amd.not_after);
+				    json_integer(j.kds.ad.amd.crl_entries));
+			ctl_put_time(o, "not_after", j.kds.ad.amd.not_after);
 		}
 	}
-	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : c.reason));
+	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : j.reason));
  out:
+	entry_judgement_free(&j);
 	free(e.request);
 	free(e.response);
 	free(e.headers);

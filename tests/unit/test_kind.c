@@ -15,6 +15,7 @@
 #include "attest/amd.h"
 #include "attest/intel.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
 #include "entry/kind.h"
 
 #define NOW	1700000000
@@ -149,6 +150,46 @@ test_base_url(void **state)
 	free(u);
 }
 
+/* Every kind is judged through its row; a value that names no kind, or a key out of range, is refused before any rule runs. */
+static void
+test_judge_rows(void **state)
+{
+	static const uint8_t	 key[1] = { 0 };
+	struct entry_rules	 r;
+	struct entry_record	 x;
+	struct entry_judgement	 j;
+	int			 k;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(&x, 0, sizeof(x));
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		assert_non_null(kind_table[k].judge);
+	x.key = key;
+	x.klen = sizeof(key);
+	assert_int_equal(entry_judge(0, &r, &x, NULL, 0, &j), 0);
+	assert_non_null(strstr(j.reason, "not known"));
+	entry_judgement_free(&j);
+	assert_int_equal(entry_judge(CACHE_KIND_MAX, &r, &x, NULL, 0, &j), 0);
+	assert_non_null(strstr(j.reason, "not known"));
+	entry_judgement_free(&j);
+	x.klen = 0;
+	assert_int_equal(entry_judge(CACHE_KIND_KDS, &r, &x, NULL, 0, &j), 0);
+	assert_non_null(strstr(j.reason, "key length"));
+	entry_judgement_free(&j);
+	/* A RIM without a trust store, and a request that is no KDS path. */
+	x.klen = sizeof(key);
+	assert_int_equal(entry_judge(CACHE_KIND_RIM, &r, &x, NULL, 0, &j), 0);
+	assert_non_null(strstr(j.reason, "no trust store"));
+	entry_judgement_free(&j);
+	x.request = (const uint8_t *)"/nothing";
+	x.request_len = 8;
+	assert_int_equal(entry_judge(CACHE_KIND_KDS, &r, &x, NULL, 0, &j), 0);
+	assert_int_equal(j.ok, 0);
+	assert_true(j.reason[0] != '\0');
+	entry_judgement_free(&j);
+}
+
 int
 main(void)
 {
@@ -158,6 +199,7 @@ main(void)
 		cmocka_unit_test(test_servable_expiry),
 		cmocka_unit_test(test_servable_skew),
 		cmocka_unit_test(test_base_url),
+		cmocka_unit_test(test_judge_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -335,7 +335,7 @@ static void
 test_readmit(void **state)
 {
 	struct store_fixture		*f = *state;
-	struct entry_salvage_rules	 rules;
+	struct entry_rules	 rules;
 	struct entry_salvage_count	 cnt;
 	struct kds_ent			 chain, vcek, swapped;
 	struct cache_meta		 m;
@@ -443,7 +443,7 @@ static void
 test_pool(void **state)
 {
 	struct store_fixture		*f = *state;
-	struct entry_salvage_rules	 rules;
+	struct entry_rules	 rules;
 	struct entry_salvage_count	 cnt;
 	struct cache			*to;
 	const uint8_t			*der[8];
@@ -529,7 +529,7 @@ static void
 test_rim(void **state)
 {
 	struct store_fixture		*f = *state;
-	struct entry_salvage_rules	 rules;
+	struct entry_rules	 rules;
 	struct entry_salvage_count	 cnt;
 	struct cache_meta		 m;
 	struct cache_body		 b;

@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
@@ -76,15 +77,6 @@ tls_free_all(struct tls_server **tls)
 	}
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void
 shutdown_poll(evutil_socket_t fd, short what, void *arg)
 {
@@ -94,7 +86,7 @@ shutdown_poll(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if ((svc_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0) &&
-	    now_ms() < d->shutdown_deadline_ms) {
+	    mono_ms() < d->shutdown_deadline_ms) {
 		evtimer_add(d->shutdown_ev, &tv);
 		return;
 	}
@@ -138,7 +130,7 @@ on_term(evutil_socket_t sig, short what, void *arg)
 		if (svcs[i]->timeout_ms > grace)
 			grace = svcs[i]->timeout_ms;
 	}
-	d->shutdown_deadline_ms = now_ms() + grace + 1000;
+	d->shutdown_deadline_ms = mono_ms() + grace + 1000;
 	shutdown_poll(-1, 0, d);
 }
 

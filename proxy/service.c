@@ -16,6 +16,7 @@
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "attest/util.h"
+#include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
@@ -1113,15 +1114,6 @@ svc_client(const struct svc *s, const struct http_req *req,
 			break;
 		}
 	return 0;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

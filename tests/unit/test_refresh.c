@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "cache/clock.h"
 #include "cache/store.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
@@ -51,15 +52,6 @@ struct fx {
 	size_t			 nstarts;
 	struct start		 starts[STARTS_MAX];
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int
 key_id(const uint8_t *key, size_t klen)

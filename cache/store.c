@@ -1125,7 +1125,7 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 	MDB_val			 k, v;
 	const uint8_t		*kp;
 	size_t			 startlen;
-	long			 visited = 0, rv = -1;
+	long			 visited = 0;
 	int			 rc, op, resume;
 
 	if (c->in_walk) {
@@ -1158,10 +1158,8 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 
 	if (cache_read_begin(c, "walk") == -1)
 		return -1;
-	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0) {
-		cache_setmdberr(c, "walk", rc);
-		goto out;
-	}
+	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0)
+		return cache_walk_end(c, NULL, rc, 0, "walk");
 	resume = after != NULL && afterlen > 0;
 	startlen = k.mv_size;
 	op = startlen == 0 ? MDB_FIRST : MDB_SET_RANGE;
@@ -1188,13 +1186,20 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 		if (max != 0 && (size_t)visited >= max)
 			break;
 	}
+	return cache_walk_end(c, cur, rc, visited, "walk");
+}
+
+long
+cache_walk_end(struct cache *c, MDB_cursor *cur, int rc, long visited,
+    const char *op)
+{
+	long	rv = visited;
+
 	c->in_walk = 0;
 	if (rc != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "walk", rc);
-		goto out;
+		cache_setmdberr(c, op, rc);
+		rv = -1;
 	}
-	rv = visited;
- out:
 	mdb_cursor_close(cur);
 	cache_read_end(c);
 	return rv;

@@ -415,11 +415,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		t->npeers = f->n - 1;
 		c = &f->chk[f->n - 1];
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
-			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
-			e->this_update = c->meta.this_update;
-			e->next_update = c->meta.next_update;
-			e->produced_at = c->meta.produced_at;
-			e->status = c->meta.status;
+			bundle_entry_set_meta(e, &c->meta, ups[i]);
 			t->peers = NULL;
 			t->npeers = 0;
 			return;

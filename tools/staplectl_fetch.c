@@ -188,11 +188,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		e->response = b.body;
 		e->response_len = b.len;
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
-			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
-			e->this_update = c->meta.this_update;
-			e->next_update = c->meta.next_update;
-			e->produced_at = c->meta.produced_at;
-			e->status = c->meta.status;
+			bundle_entry_set_meta(e, &c->meta, ups[i]);
 			haul_note(h, kind, key, klen, FETCH_STORED, NULL);
 			return;
 		}

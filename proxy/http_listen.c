@@ -26,6 +26,7 @@
 #include "proxy/http.h"
 #include "proxy/http_int.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/tls.h"
 
 /* An admin accept() that failed even so: the admin listeners pause this long. */
@@ -442,11 +443,8 @@ http_free(struct http *h)
 	accepting_end(h);
 	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
 		conn_free(c);
-	if (h->backoff_ev != NULL)
-		event_free(h->backoff_ev);
-	if (h->adm_backoff_ev != NULL)
-		event_free(h->adm_backoff_ev);
-	if (h->trim_ev != NULL)
-		event_free(h->trim_ev);
+	loop_event_free(h->backoff_ev);
+	loop_event_free(h->adm_backoff_ev);
+	loop_event_free(h->trim_ev);
 	free(h);
 }

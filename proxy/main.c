@@ -23,6 +23,7 @@
 #include "proxy/http.h"
 #include "proxy/listen.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
 #include "proxy/notify.h"
@@ -274,16 +275,11 @@ daemon_free(struct daemon *d)
 	cache_reader_wait(d->reader);
 	/* Writes in hand land, and the jobs and clients waiting for them are answered. */
 	cache_writer_wait(d->writer);
-	if (d->sig_term != NULL)
-		event_free(d->sig_term);
-	if (d->sig_int != NULL)
-		event_free(d->sig_int);
-	if (d->sig_hup != NULL)
-		event_free(d->sig_hup);
-	if (d->shutdown_ev != NULL)
-		event_free(d->shutdown_ev);
-	if (d->health_ev != NULL)
-		event_free(d->health_ev);
+	loop_event_free(d->sig_term);
+	loop_event_free(d->sig_int);
+	loop_event_free(d->sig_hup);
+	loop_event_free(d->shutdown_ev);
+	loop_event_free(d->health_ev);
 	http_free(d->http);
 	tls_free_all(d->tls);	/* after the connections that use them */
 	router_free(d->router);
@@ -294,11 +290,9 @@ daemon_free(struct daemon *d)
 	store_check_stop(d);
 	/* The last touches refresh_free wrote. */
 	cache_reader_stop(d->reader);
-	if (d->reader_ev != NULL)
-		event_free(d->reader_ev);
+	loop_event_free(d->reader_ev);
 	cache_writer_stop(d->writer);
-	if (d->writer_ev != NULL)
-		event_free(d->writer_ev);
+	loop_event_free(d->writer_ev);
 	cache_close(d->cache);
 	if (d->lock_fd != -1)
 		close(d->lock_fd);

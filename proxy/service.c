@@ -26,6 +26,7 @@
 #include "proxy/http.h"
 #include "proxy/httpcache.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
 #include "proxy/miss_limit.h"
@@ -915,8 +916,7 @@ pending_free(struct pending *p)
 	 * may free the connection) or learns it left, before this: p->req is
 	 * not touched here.
 	 */
-	if (p->budget != NULL)
-		event_free(p->budget);
+	loop_event_free(p->budget);
 	job_free(p->call);
 	npending--;
 	free(p);

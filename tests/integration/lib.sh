@@ -243,6 +243,15 @@ pki_make() {
 	done
 }
 
+# ocsp_section PORT [MEMBER]: the "ocsp" member of a configuration for the
+# test PKI (pki_make): one upstream named good on PORT, the PKI's anchors
+# and intermediates, and MEMBER (one more member of the section) if given.
+ocsp_section() {
+	printf '"ocsp": {\n    "upstreams": [ { "url": "http://127.0.0.1:%s/", "name": "good" } ],\n    "anchors": [ "%s" ],\n    "intermediates": [ "%s" ]%s\n  }' \
+	    "$1" "$ANCHORS" "$INTERMEDIATES" "${2:+,
+    $2}"
+}
+
 # pki_issue CADIR KEY SUBJECT EXTENSIONS OUT [selfsign]: one certificate,
 # with mkpki.sh's openssl ca configuration (CADIR holds ca.pem, ca.key,
 # index.txt, serial, newcerts/).

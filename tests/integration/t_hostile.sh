@@ -173,11 +173,7 @@ cat >"$T/stapled.json" <<EOF
   "header_timeout_s": 2,
   "body_timeout_s": 2,
   "keepalive_timeout_s": 30,
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 EOF
 STAPLED_CACHE=$T/c1 stapled_start d1 -f "$T/stapled.json"

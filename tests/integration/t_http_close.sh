@@ -36,11 +36,7 @@ cat >"$T/stapled.json" <<EOF
 {
   "max_connections": $MAXCONN,
   "trusted_proxies": ["127.0.0.1", "10.0.0.0/8"],
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  },
+  $(ocsp_section "$UP"),
   "rim": { "client_miss_rate_per_s": 0.1, "negative_ttl_s": 0 }
 }
 EOF

@@ -44,11 +44,7 @@ cat >"$T/stapled.json" <<EOF
   "cache_dir": "$T/cache",
   "header_timeout_s": 2,
   "max_connections": 24,
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 EOF
 

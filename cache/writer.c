@@ -405,22 +405,26 @@ cache_writer_aux_put(struct cache_writer *w, const char *name,
 	return submit(w, o, done, arg);
 }
 
-int
-cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
+/* An operation that carries nothing but its type (a mark, a room check). */
+static int
+submit_bare(struct cache_writer *w, enum wop_type type, cache_writer_done *done,
+    void *arg)
 {
 	struct wop	*o;
 
-	if ((o = wop_new(WOP_MARK, NULL, 0)) == NULL)
+	if ((o = wop_new(type, NULL, 0)) == NULL)
 		return -1;
 	return submit(w, o, done, arg);
 }
 
 int
+cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
+{
+	return submit_bare(w, WOP_MARK, done, arg);
+}
+
+int
 cache_writer_room(struct cache_writer *w, cache_writer_done *done, void *arg)
 {
-	struct wop	*o;
-
-	if ((o = wop_new(WOP_ROOM, NULL, 0)) == NULL)
-		return -1;
-	return submit(w, o, done, arg);
+	return submit_bare(w, WOP_ROOM, done, arg);
 }

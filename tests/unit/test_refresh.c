@@ -19,6 +19,7 @@
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 
+#include "refresh_fixture.h"
 #include "store_fixture.h"
 
 #define STARTS_MAX	64
@@ -215,13 +216,9 @@ static int
 setup(void **state)
 {
 	struct fx	*f;
-	void		*sf;
 
-	if (store_setup_open(&sf) == -1 || (f = calloc(1, sizeof(*f))) == NULL)
-		return -1;
-	f->sf = sf;
-	if ((f->base = event_base_new()) == NULL ||
-	    (f->r = refresh_new(f->base, f->sf->c, NULL)) == NULL)
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    refresh_fixture_open(&f->sf, &f->base, &f->r) == -1)
 		return -1;
 	*state = f;
 	return 0;
@@ -231,12 +228,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*f = *state;
-	void		*sf = f->sf;
+	int		 rv;
 
-	refresh_free(f->r);
-	event_base_free(f->base);
+	rv = refresh_fixture_close(f->sf, f->base, f->r);
 	free(f);
-	return store_teardown(&sf);
+	return rv;
 }
 
 /* Due entries start soonest first, from the due index; one not due yet waits. */

@@ -160,6 +160,18 @@ writer_main(void *arg)
 	return NULL;
 }
 
+/* The locks, the eventfd, the twin and w itself, once no thread runs. */
+static void
+writer_free(struct cache_writer *w)
+{
+	pthread_cond_destroy(&w->idle);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->mu);
+	close(w->efd);
+	cache_close(w->twin);
+	free(w);
+}
+
 struct cache_writer *
 cache_writer_start(struct cache *c, char *err, size_t errlen)
 {
@@ -190,12 +202,7 @@ cache_writer_start(struct cache *c, char *err, size_t errlen)
 	pthread_cond_init(&w->idle, NULL);
 	if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
 		snprintf(err, errlen, "cache writer: thread: %s", strerror(rc));
-		pthread_cond_destroy(&w->idle);
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->mu);
-		close(w->efd);
-		cache_close(w->twin);
-		free(w);
+		writer_free(w);
 		return NULL;
 	}
 	return w;
@@ -265,12 +272,7 @@ cache_writer_stop(struct cache_writer *w)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
-	pthread_cond_destroy(&w->idle);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->mu);
-	close(w->efd);
-	cache_close(w->twin);
-	free(w);
+	writer_free(w);
 }
 
 static int

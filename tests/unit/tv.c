@@ -102,6 +102,17 @@ tv_free(struct tv_buf *b)
 }
 
 struct tv_buf
+tv_prefix(const struct tv_buf *b, size_t n)
+{
+	struct tv_buf	cut;
+
+	cut.len = n;
+	assert_non_null(cut.p = malloc(n > 0 ? n : 1));
+	memcpy(cut.p, b->p, n);
+	return cut;
+}
+
+struct tv_buf
 tv_json_str(const struct tv_buf *json, const char *key)
 {
 	char		 pat[128];

@@ -35,6 +35,11 @@ struct tv_buf	tv_load(const char *dir, const char *name);
 /* Frees b->p and sets it to NULL. */
 void		tv_free(struct tv_buf *b);
 /*
+ * The first n bytes of b in a block of exactly n (1 when n is 0), not
+ * NUL-terminated, so ASAN sees a read past them; the caller frees it.
+ */
+struct tv_buf	tv_prefix(const struct tv_buf *b, size_t n);
+/*
  * The string value of key in a wrapper JSON file (teepot, dcap-qvl),
  * unescaped (\n, \", \\, \/): a fixture made at test time from the real
  * file. A missing key or another escape fails the test.

@@ -610,6 +610,14 @@ post() {
 	    -H "$CT_REQ" --data-binary @"$_req" "$@" "$SURL$_path" >"$_out.w"
 	read -r HTTP_CODE HTTP_TIME <"$_out.w"
 }
+# check_successful DESC REQ ANS ISSUER CERT: a request for CERT (issued by
+# ISSUER) into REQ, POSTed with its answer into ANS; the check DESC that the
+# answer is successful.
+check_successful() {
+	mkreq "$2" "$4" "$5"
+	post "$2" "$3"
+	check_eq "$1" successful "$(resp_status "$3")"
+}
 
 # ossl_verify RESP ISSUER CERT: the saved response verifies with the test
 # anchors and intermediates, strict on times (the client's view).

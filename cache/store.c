@@ -354,6 +354,16 @@ cache_commit(struct cache *c, MDB_txn *txn)
 	return 0;
 }
 
+int
+cache_write_end(struct cache *c, MDB_txn *txn, size_t changed)
+{
+	if (changed == 0) {
+		cache_write_abort(c, txn);
+		return 0;
+	}
+	return cache_commit(c, txn);
+}
+
 /* End a write transaction that failed (txn NULL: commit freed it). */
 void
 cache_write_abort(struct cache *c, MDB_txn *txn)
@@ -962,16 +972,8 @@ cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
 		if (rc == CACHE_PUT_STORED)
 			stored++;
 	}
-	/* Nothing changed: no commit, no sync. */
-	if (stored == 0) {
-		rv = 0;
-		goto out;
-	}
-	rc = cache_commit(c, txn);
+	rv = cache_write_end(c, txn, stored);
 	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
  out:
 	cache_write_abort(c, txn);
 	if (rv == -1 && c->cause == CACHE_CAUSE_MAP_FULL)

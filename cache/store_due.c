@@ -329,11 +329,7 @@ cache_reschedule(struct cache *c, const struct cache_sched *s, size_t n)
 			goto out;
 		changed += rc;
 	}
-	if (changed == 0) {
-		rv = 0;
-		goto out;
-	}
-	rc = cache_commit(c, txn);
+	rc = cache_write_end(c, txn, (size_t)changed);
 	txn = NULL;
 	if (rc == -1)
 		goto out;

@@ -246,22 +246,25 @@ trust_add_builtin(struct ocsp_trust *t, const struct vendor_root *certs,
  * are the generator's checked output, so only memory can fail them;
  * trust_builtin says so then.
  */
-int
-ocsp_trust_add_builtin_anchors(struct ocsp_trust *t)
+static int
+builtin_pending(struct ocsp_trust *t, int flag, size_t count)
 {
 	if (t == NULL)
 		return -1;
-	t->pending |= TRUST_PENDING_ANCHORS;
-	return (int)nvidia_anchors_count;
+	t->pending |= flag;
+	return (int)count;
+}
+
+int
+ocsp_trust_add_builtin_anchors(struct ocsp_trust *t)
+{
+	return builtin_pending(t, TRUST_PENDING_ANCHORS, nvidia_anchors_count);
 }
 
 int
 ocsp_trust_add_builtin_pool(struct ocsp_trust *t)
 {
-	if (t == NULL)
-		return -1;
-	t->pending |= TRUST_PENDING_POOL;
-	return (int)nvidia_pool_count;
+	return builtin_pending(t, TRUST_PENDING_POOL, nvidia_pool_count);
 }
 
 /* Parse the pending compiled-in certificates. 0, or -1 (out of memory). */
@@ -633,6 +636,32 @@ status_rank(int st)
 }
 
 /*
+ * A verify context for signer over t's anchors, the response's certificates
+ * (rcerts, may be NULL) and t's pool as the untrusted ones, for the OCSP
+ * helper purpose. *untrusted is the caller's to free (sk_X509_pop_free with
+ * X509_free), also when NULL is returned: out of memory, said in out.
+ */
+static X509_STORE_CTX *
+signer_ctx(struct ocsp_trust *t, const STACK_OF(X509) *rcerts, X509 *signer,
+    STACK_OF(X509) **untrusted, struct ocsp_result *out)
+{
+	X509_STORE_CTX	*ctx;
+
+	if ((ctx = X509_STORE_CTX_new()) == NULL ||
+	    (*untrusted = sk_X509_new_null()) == NULL ||
+	    (rcerts != NULL && !X509_add_certs(*untrusted,
+	    (STACK_OF(X509) *)rcerts, X509_ADD_FLAG_UP_REF)) ||
+	    !X509_add_certs(*untrusted, t->pool, X509_ADD_FLAG_UP_REF) ||
+	    !X509_STORE_CTX_init(ctx, t->store, signer, *untrusted)) {
+		set_detail(out, "out of memory");
+		X509_STORE_CTX_free(ctx);
+		return NULL;
+	}
+	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_OCSP_HELPER);
+	return ctx;
+}
+
+/*
  * Build the responder's chain to an anchor. Returns 1 when it chains,
  * 0 when only an intermediate is missing (the issuer of the top cert is
  * unknown to anchors, pool and response alike), -1 for any other failure
@@ -649,19 +678,8 @@ chain_signer(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
 	const X509_NAME		*iss;
 	int			 err, rv = -1;
 
-	if ((ctx = X509_STORE_CTX_new()) == NULL ||
-	    (untrusted = sk_X509_new_null()) == NULL) {
-		set_detail(out, "out of memory");
+	if ((ctx = signer_ctx(t, rcerts, signer, &untrusted, out)) == NULL)
 		goto out;
-	}
-	if ((rcerts != NULL && !X509_add_certs(untrusted,
-	    (STACK_OF(X509) *)rcerts, X509_ADD_FLAG_UP_REF)) ||
-	    !X509_add_certs(untrusted, t->pool, X509_ADD_FLAG_UP_REF) ||
-	    !X509_STORE_CTX_init(ctx, t->store, signer, untrusted)) {
-		set_detail(out, "out of memory");
-		goto out;
-	}
-	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_OCSP_HELPER);
 	if (X509_verify_cert(ctx) == 1) {
 		rv = 1;
 		goto out;
@@ -874,16 +892,8 @@ certs_on_chain(struct ocsp_trust *t, OCSP_BASICRESP *bs, X509 *signer,
 	nembedded = rcerts != NULL ? sk_X509_num(rcerts) : 0;
 	if (nembedded == 0 && span == NULL)
 		return 0;
-	if ((ctx = X509_STORE_CTX_new()) == NULL ||
-	    (untrusted = sk_X509_new_null()) == NULL ||
-	    (nembedded > 0 && !X509_add_certs(untrusted,
-	    (STACK_OF(X509) *)rcerts, X509_ADD_FLAG_UP_REF)) ||
-	    !X509_add_certs(untrusted, t->pool, X509_ADD_FLAG_UP_REF) ||
-	    !X509_STORE_CTX_init(ctx, t->store, signer, untrusted)) {
-		set_detail(out, "out of memory");
+	if ((ctx = signer_ctx(t, rcerts, signer, &untrusted, out)) == NULL)
 		goto out;
-	}
-	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_OCSP_HELPER);
 	sound = X509_verify_cert(ctx) == 1;	/* judged before; the path counts */
 	if ((chain = X509_STORE_CTX_get1_chain(ctx)) == NULL) {
 		set_detail(out, "out of memory");

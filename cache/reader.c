@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/clock.h"
 #include "cache/reader.h"
 
 struct rop {
@@ -55,15 +56,6 @@ struct cache_reader {
 	_Atomic int64_t	 disk_at;
 	struct rthread	 threads[CACHE_READER_MAX_THREADS];
 };
-
-static int64_t
-mono_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* This thread's page faults that read from the disk so far; -1 when unknown. */
 static long

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "cache/lmdb_disk.h"
 #include "cache/scan.h"
 #include "cache/store.h"
+#include "cache/store_int.h"
 
 /*
  * LMDB's on-disk page (mdb.c, MDB_page and MDB_node, in the host's byte
@@ -63,21 +63,6 @@ rd64(const uint8_t *p)
 
 	memcpy(&v, p, sizeof(v));
 	return v;
-}
-
-static void	scan_why(char *, size_t, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
-
-static void
-scan_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
 }
 
 /* The page size a meta page at off names, or 0 when it is not one. */
@@ -302,7 +287,7 @@ cache_scan(struct cache_scan *s, const char *path, char *why, size_t whylen)
 	memset(s, 0, sizeof(*s));
 	if ((s->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(s->fd, &st) == -1) {
-		scan_why(why, whylen, "%s: %s", path, strerror(errno));
+		cache_why(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	s->size = st.st_size;
@@ -314,7 +299,7 @@ cache_scan(struct cache_scan *s, const char *path, char *why, size_t whylen)
 	for (p = 2; p < s->pages; p += SCAN_CHUNK_PAGES) {
 		if ((r = pread(s->fd, buf, SCAN_CHUNK_PAGES * s->psize,
 		    (off_t)(p * s->psize))) == -1) {
-			scan_why(why, whylen, "%s: page %zu: %s", path, p,
+			cache_why(why, whylen, "%s: page %zu: %s", path, p,
 			    strerror(errno));
 			free(buf);
 			return -1;
@@ -330,7 +315,7 @@ cache_scan(struct cache_scan *s, const char *path, char *why, size_t whylen)
 	return 0;
  nomem:
 	free(buf);
-	scan_why(why, whylen, "%s: out of memory", path);
+	cache_why(why, whylen, "%s: out of memory", path);
 	return -1;
 }
 

@@ -354,6 +354,16 @@ cache_commit(struct cache *c, MDB_txn *txn)
 	return 0;
 }
 
+int
+cache_write_end(struct cache *c, MDB_txn *txn, size_t changed)
+{
+	if (changed == 0) {
+		cache_write_abort(c, txn);
+		return 0;
+	}
+	return cache_commit(c, txn);
+}
+
 /* End a write transaction that failed (txn NULL: commit freed it). */
 void
 cache_write_abort(struct cache *c, MDB_txn *txn)
@@ -962,16 +972,8 @@ cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
 		if (rc == CACHE_PUT_STORED)
 			stored++;
 	}
-	/* Nothing changed: no commit, no sync. */
-	if (stored == 0) {
-		rv = 0;
-		goto out;
-	}
-	rc = cache_commit(c, txn);
+	rv = cache_write_end(c, txn, stored);
 	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
  out:
 	cache_write_abort(c, txn);
 	if (rv == -1 && c->cause == CACHE_CAUSE_MAP_FULL)
@@ -1125,7 +1127,7 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 	MDB_val			 k, v;
 	const uint8_t		*kp;
 	size_t			 startlen;
-	long			 visited = 0, rv = -1;
+	long			 visited = 0;
 	int			 rc, op, resume;
 
 	if (c->in_walk) {
@@ -1158,10 +1160,8 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 
 	if (cache_read_begin(c, "walk") == -1)
 		return -1;
-	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0) {
-		cache_setmdberr(c, "walk", rc);
-		goto out;
-	}
+	if ((rc = mdb_cursor_open(c->rtxn, c->meta, &cur)) != 0)
+		return cache_walk_end(c, NULL, rc, 0, "walk");
 	resume = after != NULL && afterlen > 0;
 	startlen = k.mv_size;
 	op = startlen == 0 ? MDB_FIRST : MDB_SET_RANGE;
@@ -1188,13 +1188,20 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 		if (max != 0 && (size_t)visited >= max)
 			break;
 	}
+	return cache_walk_end(c, cur, rc, visited, "walk");
+}
+
+long
+cache_walk_end(struct cache *c, MDB_cursor *cur, int rc, long visited,
+    const char *op)
+{
+	long	rv = visited;
+
 	c->in_walk = 0;
 	if (rc != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "walk", rc);
-		goto out;
+		cache_setmdberr(c, op, rc);
+		rv = -1;
 	}
-	rv = visited;
- out:
 	mdb_cursor_close(cur);
 	cache_read_end(c);
 	return rv;

@@ -105,7 +105,7 @@ cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
 	MDB_cursor	*cur = NULL;
 	MDB_val		 k, v;
 	size_t		 plen = prefix != NULL ? strlen(prefix) : 0;
-	long		 visited = 0, rv = -1;
+	long		 visited = 0;
 	int		 rc;
 
 	if (c->in_walk) {
@@ -119,10 +119,8 @@ cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
 	}
 	if (cache_read_begin(c, "aux walk") == -1)
 		return -1;
-	if ((rc = mdb_cursor_open(c->rtxn, c->aux, &cur)) != 0) {
-		cache_setmdberr(c, "aux walk", rc);
-		goto out;
-	}
+	if ((rc = mdb_cursor_open(c->rtxn, c->aux, &cur)) != 0)
+		return cache_walk_end(c, NULL, rc, 0, "aux walk");
 	k.mv_data = (void *)prefix;
 	k.mv_size = plen;
 	rc = mdb_cursor_get(cur, &k, &v, plen == 0 ? MDB_FIRST : MDB_SET_RANGE);
@@ -138,14 +136,5 @@ cache_aux_walk(struct cache *c, const char *prefix, cache_aux_cb *cb,
 		if (cb(name, v.mv_data, v.mv_size, arg) != 0)
 			break;
 	}
-	c->in_walk = 0;
-	if (rc != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "aux walk", rc);
-		goto out;
-	}
-	rv = visited;
- out:
-	mdb_cursor_close(cur);
-	cache_read_end(c);
-	return rv;
+	return cache_walk_end(c, cur, rc, visited, "aux walk");
 }

@@ -65,11 +65,9 @@ struct cache_disk_meta {
 #define CACHE_TAIL_FREE_MAX	65536
 #define CACHE_CHECK_EXIT_DAMAGED 3	/* the walking child's "damaged" exit */
 
-static void	damage_why(char *, size_t, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
-
-static void
-damage_why(char *why, size_t whylen, const char *fmt, ...)
+/* A note for a caller's why buffer, which may be NULL or empty. */
+void
+cache_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list	ap;
 
@@ -137,24 +135,24 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen, size_t *tail,
 	*tail = *tail_last = 0;
 
 	if (size == 0) {
-		damage_why(why, whylen, "data.mdb is empty (zero length)");
+		cache_why(why, whylen, "data.mdb is empty (zero length)");
 		return 1;
 	}
 	for (i = 0; i < 2; i++) {
 		psize = i == 0 ? 0 : m[0].dbs[0].pad;
 		if ((ok[i] = cache_read_meta(fd, psize, &m[i])) == -1) {
-			damage_why(why, whylen, "data.mdb: %s", strerror(errno));
+			cache_why(why, whylen, "data.mdb: %s", strerror(errno));
 			return -1;
 		}
 		if (!ok[i]) {
-			damage_why(why, whylen, "meta page %zu is not an LMDB "
+			cache_why(why, whylen, "meta page %zu is not an LMDB "
 			    "meta page", i);
 			return 1;
 		}
 		if (i == 0 && (m[0].dbs[0].pad < LMDB_DISK_MIN_PSIZE ||
 		    m[0].dbs[0].pad > LMDB_DISK_MAX_PSIZE ||
 		    (m[0].dbs[0].pad & (m[0].dbs[0].pad - 1)) != 0)) {
-			damage_why(why, whylen, "meta page 0 gives a page size "
+			cache_why(why, whylen, "meta page 0 gives a page size "
 			    "of %u bytes", m[0].dbs[0].pad);
 			return 1;
 		}
@@ -166,7 +164,7 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen, size_t *tail,
 		if (m[i].last_pg < pages)
 			continue;
 		if (m[i].last_pg - pages >= CACHE_TAIL_FREE_MAX) {
-			damage_why(why, whylen, "meta page %zu names page %zu "
+			cache_why(why, whylen, "meta page %zu names page %zu "
 			    "as the last, but the file holds %zu pages", i,
 			    m[i].last_pg, pages);
 			return 1;
@@ -177,10 +175,10 @@ cache_check_fd(int fd, off_t size, char *why, size_t whylen, size_t *tail,
 	}
 	switch (cache_root_sound(fd, &m[cur], psize)) {
 	case -1:
-		damage_why(why, whylen, "data.mdb: %s", strerror(errno));
+		cache_why(why, whylen, "data.mdb: %s", strerror(errno));
 		return -1;
 	case 0:
-		damage_why(why, whylen, "the root page %zu is not a tree page",
+		cache_why(why, whylen, "the root page %zu is not a tree page",
 		    m[cur].dbs[1].root);
 		return 1;
 	}
@@ -291,22 +289,22 @@ cache_check_file(const char *dir, char *why, size_t whylen)
 	size_t		tail = 0, tail_last = 0;
 	int		fd, rv;
 
-	damage_why(why, whylen, "%s", "");
+	cache_why(why, whylen, "%s", "");
 	if (cache_data_path(dir, "", path, sizeof(path)) == -1) {
-		damage_why(why, whylen, "%s: path too long", dir);
+		cache_why(why, whylen, "%s: path too long", dir);
 		return -1;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT)
 			return 0;
-		damage_why(why, whylen, "%s: %s", path, strerror(errno));
+		cache_why(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1) {
-		damage_why(why, whylen, "%s: %s", path, strerror(errno));
+		cache_why(why, whylen, "%s: %s", path, strerror(errno));
 		rv = -1;
 	} else if (!S_ISREG(st.st_mode)) {
-		damage_why(why, whylen, "%s: not a regular file", path);
+		cache_why(why, whylen, "%s: not a regular file", path);
 		rv = -1;
 	} else
 		rv = cache_check_fd(fd, st.st_size, why, whylen, &tail,
@@ -316,11 +314,11 @@ cache_check_file(const char *dir, char *why, size_t whylen)
 		return rv;
 	switch (cache_tail_free(dir, tail, tail_last)) {
 	case -1:
-		damage_why(why, whylen, "checking the pages past the end: %s",
+		cache_why(why, whylen, "checking the pages past the end: %s",
 		    strerror(errno));
 		return -1;
 	case 0:
-		damage_why(why, whylen, "a meta names page %zu as the last, but "
+		cache_why(why, whylen, "a meta names page %zu as the last, but "
 		    "the file holds %zu pages, and not every page past its end "
 		    "is free", tail_last, tail);
 		return 1;
@@ -385,7 +383,7 @@ cache_check_walk(const char *dir, char *why, size_t whylen)
 	rv = 0;
 	goto out;
  lmdb:
-	damage_why(why, whylen, "walking the store: %s", mdb_strerror(rc));
+	cache_why(why, whylen, "walking the store: %s", mdb_strerror(rc));
  out:
 	mdb_txn_abort(txn);
 	cache_close(c);
@@ -436,10 +434,10 @@ cache_check_result(int wstatus, int fd, char *why, size_t whylen)
 	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
 		return 0;
 	if (WIFSIGNALED(wstatus))
-		damage_why(why, whylen, "the check walk was killed by signal "
+		cache_why(why, whylen, "the check walk was killed by signal "
 		    "%d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 	else
-		damage_why(why, whylen, "the check walk failed: %s",
+		cache_why(why, whylen, "the check walk failed: %s",
 		    msg[0] ? msg : "no reason given");
 	return 1;
 }
@@ -451,11 +449,11 @@ cache_check_forked(const char *dir, char *why, size_t whylen)
 	pid_t	pid;
 
 	if ((pid = cache_check_spawn(dir, &fd)) == -1) {
-		damage_why(why, whylen, "fork: %s", strerror(errno));
+		cache_why(why, whylen, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (check_wait(pid, &status) == -1) {
-		damage_why(why, whylen, "waitpid: %s", strerror(errno));
+		cache_why(why, whylen, "waitpid: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}

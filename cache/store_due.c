@@ -271,15 +271,7 @@ cache_due_walk(struct cache *c, enum cache_kind kind, int64_t now, size_t max,
 		    arg) != 0 || (max != 0 && (size_t)visited >= max))
 			break;
 	}
-	c->in_walk = 0;
-	if (rc != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "due walk", rc);
-		goto out;
-	}
-	rv = visited;
- out:
-	mdb_cursor_close(cur);
-	cache_read_end(c);
+	rv = cache_walk_end(c, cur, rc, visited, "due walk");
 	if (rv != -1 && cache_due_repair(c, &st) == -1)
 		rv = -1;
 	return rv;
@@ -337,11 +329,7 @@ cache_reschedule(struct cache *c, const struct cache_sched *s, size_t n)
 			goto out;
 		changed += rc;
 	}
-	if (changed == 0) {
-		rv = 0;
-		goto out;
-	}
-	rc = cache_commit(c, txn);
+	rc = cache_write_end(c, txn, (size_t)changed);
 	txn = NULL;
 	if (rc == -1)
 		goto out;

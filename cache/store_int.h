@@ -100,12 +100,26 @@ void	cache_read_end(struct cache *c);
 int	cache_read_begin(struct cache *c, const char *op);
 int	cache_write_begin(struct cache *c, MDB_txn **txn);
 int	cache_commit(struct cache *c, MDB_txn *txn);
+/*
+ * The end of a write that changed `changed` records: committed when any
+ * did, else aborted (no commit, no sync). txn is consumed; 0, or -1 when
+ * the commit failed.
+ */
+int	cache_write_end(struct cache *c, MDB_txn *txn, size_t changed);
 void	cache_write_abort(struct cache *c, MDB_txn *txn);
 int	cache_env_open(struct cache *c);
 int	cache_txn_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 	    struct cache_meta *m);
 int	cache_txn_put_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 	    const struct cache_meta *old, const struct cache_meta *m);
+/*
+ * The end of a walk over a cursor of the read transaction (cache_walk,
+ * cache_aux_walk, cache_due_walk): leaves the walk, closes cur (NULL when
+ * it never opened) and ends the read. visited, or -1 when rc is an LMDB
+ * error other than MDB_NOTFOUND (set as op's error).
+ */
+long	cache_walk_end(struct cache *c, MDB_cursor *cur, int rc, long visited,
+	    const char *op);
 
 /* store_lock.c */
 int	cache_file_id(const char *dir, const char *name, dev_t *dev, ino_t *ino);
@@ -129,5 +143,8 @@ int	free_record_count(const MDB_val *v, size_t *count);
 
 /* store_check.c */
 void	cache_env_drop(struct cache *c);
+/* fmt into why[0..whylen), cut short; nothing when why is NULL or whylen 0 (store_check.c, scan.c). */
+void	cache_why(char *why, size_t whylen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -160,6 +160,18 @@ writer_main(void *arg)
 	return NULL;
 }
 
+/* The locks, the eventfd, the twin and w itself, once no thread runs. */
+static void
+writer_free(struct cache_writer *w)
+{
+	pthread_cond_destroy(&w->idle);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->mu);
+	close(w->efd);
+	cache_close(w->twin);
+	free(w);
+}
+
 struct cache_writer *
 cache_writer_start(struct cache *c, char *err, size_t errlen)
 {
@@ -190,12 +202,7 @@ cache_writer_start(struct cache *c, char *err, size_t errlen)
 	pthread_cond_init(&w->idle, NULL);
 	if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
 		snprintf(err, errlen, "cache writer: thread: %s", strerror(rc));
-		pthread_cond_destroy(&w->idle);
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->mu);
-		close(w->efd);
-		cache_close(w->twin);
-		free(w);
+		writer_free(w);
 		return NULL;
 	}
 	return w;
@@ -265,12 +272,7 @@ cache_writer_stop(struct cache_writer *w)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
-	pthread_cond_destroy(&w->idle);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->mu);
-	close(w->efd);
-	cache_close(w->twin);
-	free(w);
+	writer_free(w);
 }
 
 static int
@@ -405,22 +407,26 @@ cache_writer_aux_put(struct cache_writer *w, const char *name,
 	return submit(w, o, done, arg);
 }
 
-int
-cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
+/* An operation that carries nothing but its type (a mark, a room check). */
+static int
+submit_bare(struct cache_writer *w, enum wop_type type, cache_writer_done *done,
+    void *arg)
 {
 	struct wop	*o;
 
-	if ((o = wop_new(WOP_MARK, NULL, 0)) == NULL)
+	if ((o = wop_new(type, NULL, 0)) == NULL)
 		return -1;
 	return submit(w, o, done, arg);
 }
 
 int
+cache_writer_mark(struct cache_writer *w, cache_writer_done *done, void *arg)
+{
+	return submit_bare(w, WOP_MARK, done, arg);
+}
+
+int
 cache_writer_room(struct cache_writer *w, cache_writer_done *done, void *arg)
 {
-	struct wop	*o;
-
-	if ((o = wop_new(WOP_ROOM, NULL, 0)) == NULL)
-		return -1;
-	return submit(w, o, done, arg);
+	return submit_bare(w, WOP_ROOM, done, arg);
 }

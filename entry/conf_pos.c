@@ -205,6 +205,19 @@ sc_value(struct scan *s)
 	}
 }
 
+/* Past a value and the ',' after it, to the next member or element: 0, or -1. */
+static int
+sc_next(struct scan *s)
+{
+	if (sc_value(s) == -1)
+		return -1;
+	sc_ws(s);
+	if (sc_peek(s) != ',')
+		return -1;
+	sc_adv(s);
+	return 0;
+}
+
 /* At '{': move to the value of member `key`, its key's start in *at. */
 static int
 sc_member(struct scan *s, const char *key, struct jpos *at)
@@ -228,12 +241,8 @@ sc_member(struct scan *s, const char *key, struct jpos *at)
 		sc_ws(s);
 		if (match)
 			return 0;
-		if (sc_value(s) == -1)
+		if (sc_next(s) == -1)
 			return -1;
-		sc_ws(s);
-		if (sc_peek(s) != ',')
-			return -1;
-		sc_adv(s);
 	}
 }
 
@@ -252,12 +261,8 @@ sc_element(struct scan *s, size_t idx, struct jpos *at)
 			return -1;
 		if (j == idx)
 			break;
-		if (sc_value(s) == -1)
+		if (sc_next(s) == -1)
 			return -1;
-		sc_ws(s);
-		if (sc_peek(s) != ',')
-			return -1;
-		sc_adv(s);
 	}
 	sc_here(s, at);
 	return 0;

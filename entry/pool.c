@@ -48,3 +48,22 @@ entry_pool_walk(struct cache *cache, cache_aux_cb *fn, void *arg)
 {
 	return cache_aux_walk(cache, ENTRY_POOL_PREFIX, fn, arg);
 }
+
+static int
+count_one(const char *name, const uint8_t *val, size_t len, void *arg)
+{
+	(void)name;
+	(void)val;
+	(void)len;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+size_t
+entry_pool_count(struct cache *cache)
+{
+	size_t	n = 0;
+
+	(void)entry_pool_walk(cache, count_one, &n);
+	return n;
+}

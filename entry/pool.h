@@ -31,5 +31,7 @@ int	entry_pool_put(struct cache *, const uint8_t *der, size_t len);
 
 /* Visit every pool record (cache_aux_walk): the number visited, or -1 (cache_strerror). */
 long	entry_pool_walk(struct cache *, cache_aux_cb *fn, void *arg);
+/* The pool records; those before the error when a cache error ends the walk. */
+size_t	entry_pool_count(struct cache *);
 
 #endif

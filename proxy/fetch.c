@@ -18,6 +18,7 @@
 #include "proxy/fetch_curl.h"
 #include "proxy/fetch_int.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 
 static int	job_advance(struct fetch_job *);
 
@@ -42,8 +43,7 @@ pool_unref(struct fetch_pool *pool)
 	}
 	free(pool->ups);
 	free(pool->paces);
-	if (pool->slot_ev != NULL)
-		event_free(pool->slot_ev);
+	loop_event_free(pool->slot_ev);
 	free(pool->service);
 	free(pool);
 }

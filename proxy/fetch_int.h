@@ -13,6 +13,7 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "cache/clock.h"
 #include "proxy/fetch.h"
 
 /*
@@ -173,14 +174,7 @@ struct fetch_ctx {
 int64_t	fetch_test_now_ms(void);
 #define now_ms	fetch_test_now_ms
 #else
-static inline int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#define now_ms	mono_ms
 #endif
 
 static inline void

@@ -25,6 +25,7 @@
 #include "proxy/http_int.h"
 #include "proxy/http_parse.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/tls.h"
 
@@ -659,14 +660,10 @@ conn_free(struct conn *c)
 		c->http->nadmin--;
 	else
 		c->http->nconns--;
-	if (c->rev != NULL)
-		event_free(c->rev);
-	if (c->wev != NULL)
-		event_free(c->wev);
-	if (c->timer != NULL)
-		event_free(c->timer);
-	if (c->pace_ev != NULL)
-		event_free(c->pace_ev);
+	loop_event_free(c->rev);
+	loop_event_free(c->wev);
+	loop_event_free(c->timer);
+	loop_event_free(c->pace_ev);
 	tls_conn_free(c->tls);	/* close_notify, before the socket closes */
 	if (c->out != NULL)
 		evbuffer_free(c->out);

@@ -26,6 +26,7 @@
 #include "proxy/http.h"
 #include "proxy/http_int.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/tls.h"
 
 /* An admin accept() that failed even so: the admin listeners pause this long. */
@@ -399,11 +400,11 @@ http_set_config(struct http *h, const struct config *cfg)
 	listeners_update(h);
 }
 
-void
-http_stop_accepting(struct http *h)
+/* No more accepts: the spare descriptors closed, every listener freed. */
+static void
+accepting_end(struct http *h)
 {
-	struct conn	*c, *t;
-	size_t		 i;
+	size_t	i;
 
 	h->stopping = 1;
 	h->want_spare = 0;
@@ -412,6 +413,14 @@ http_stop_accepting(struct http *h)
 	for (i = 0; i < h->nlis; i++)
 		evconnlistener_free(h->lis[i].lev);
 	h->nlis = 0;
+}
+
+void
+http_stop_accepting(struct http *h)
+{
+	struct conn	*c, *t;
+
+	accepting_end(h);
 	/* Idle keep-alive connections go now; busy ones after their answer. */
 	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = t) {
 		t = TAILQ_NEXT(c, entry);
@@ -428,24 +437,14 @@ void
 http_free(struct http *h)
 {
 	struct conn	*c;
-	size_t		 i;
 
 	if (h == NULL)
 		return;
-	h->stopping = 1;
-	h->want_spare = 0;
-	while (h->nspare > 0)
-		close(h->spare[--h->nspare]);
-	for (i = 0; i < h->nlis; i++)
-		evconnlistener_free(h->lis[i].lev);
-	h->nlis = 0;
+	accepting_end(h);
 	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
 		conn_free(c);
-	if (h->backoff_ev != NULL)
-		event_free(h->backoff_ev);
-	if (h->adm_backoff_ev != NULL)
-		event_free(h->adm_backoff_ev);
-	if (h->trim_ev != NULL)
-		event_free(h->trim_ev);
+	loop_event_free(h->backoff_ev);
+	loop_event_free(h->adm_backoff_ev);
+	loop_event_free(h->trim_ev);
 	free(h);
 }

@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
@@ -22,6 +23,7 @@
 #include "proxy/http.h"
 #include "proxy/listen.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
 #include "proxy/notify.h"
@@ -76,15 +78,6 @@ tls_free_all(struct tls_server **tls)
 	}
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void
 shutdown_poll(evutil_socket_t fd, short what, void *arg)
 {
@@ -94,7 +87,7 @@ shutdown_poll(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if ((svc_pending() > 0 || fetch_ctx_inflight(d->fetch) > 0) &&
-	    now_ms() < d->shutdown_deadline_ms) {
+	    mono_ms() < d->shutdown_deadline_ms) {
 		evtimer_add(d->shutdown_ev, &tv);
 		return;
 	}
@@ -138,7 +131,7 @@ on_term(evutil_socket_t sig, short what, void *arg)
 		if (svcs[i]->timeout_ms > grace)
 			grace = svcs[i]->timeout_ms;
 	}
-	d->shutdown_deadline_ms = now_ms() + grace + 1000;
+	d->shutdown_deadline_ms = mono_ms() + grace + 1000;
 	shutdown_poll(-1, 0, d);
 }
 
@@ -282,16 +275,11 @@ daemon_free(struct daemon *d)
 	cache_reader_wait(d->reader);
 	/* Writes in hand land, and the jobs and clients waiting for them are answered. */
 	cache_writer_wait(d->writer);
-	if (d->sig_term != NULL)
-		event_free(d->sig_term);
-	if (d->sig_int != NULL)
-		event_free(d->sig_int);
-	if (d->sig_hup != NULL)
-		event_free(d->sig_hup);
-	if (d->shutdown_ev != NULL)
-		event_free(d->shutdown_ev);
-	if (d->health_ev != NULL)
-		event_free(d->health_ev);
+	loop_event_free(d->sig_term);
+	loop_event_free(d->sig_int);
+	loop_event_free(d->sig_hup);
+	loop_event_free(d->shutdown_ev);
+	loop_event_free(d->health_ev);
 	http_free(d->http);
 	tls_free_all(d->tls);	/* after the connections that use them */
 	router_free(d->router);
@@ -302,11 +290,9 @@ daemon_free(struct daemon *d)
 	store_check_stop(d);
 	/* The last touches refresh_free wrote. */
 	cache_reader_stop(d->reader);
-	if (d->reader_ev != NULL)
-		event_free(d->reader_ev);
+	loop_event_free(d->reader_ev);
 	cache_writer_stop(d->writer);
-	if (d->writer_ev != NULL)
-		event_free(d->writer_ev);
+	loop_event_free(d->writer_ev);
 	cache_close(d->cache);
 	if (d->lock_fd != -1)
 		close(d->lock_fd);

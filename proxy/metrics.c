@@ -8,6 +8,7 @@
 
 #include <event2/buffer.h>
 
+#include "cache/clock.h"
 #include "cache/record.h"
 #include "proxy/metrics.h"
 
@@ -123,10 +124,7 @@ metrics_failed_result(enum metrics_route route)
 int64_t
 metrics_now_us(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return mono_us();
 }
 
 void

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/notify.h"
 
 /* The whole of this module's state: one manager per process. */
@@ -165,8 +166,7 @@ notify_watchdog_usec(void)
 void
 notify_close(void)
 {
-	if (nt.watchdog_ev != NULL)
-		event_free(nt.watchdog_ev);
+	loop_event_free(nt.watchdog_ev);
 	nt.watchdog_ev = NULL;
 	if (nt.fd != -1)
 		close(nt.fd);

@@ -15,6 +15,7 @@
 #include "cache/writer.h"
 #include "proxy/evict.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 #include "proxy/refresh_int.h"
@@ -330,18 +331,12 @@ refresh_free(struct refresh *r)
 		walk_touches_flush(r);
 		uses_write_all(r);
 	}
-	if (r->walk_ev != NULL)
-		event_free(r->walk_ev);
-	if (r->due_ev != NULL)
-		event_free(r->due_ev);
-	if (r->touch_ev != NULL)
-		event_free(r->touch_ev);
-	if (r->release_ev != NULL)
-		event_free(r->release_ev);
-	if (r->soon_ev != NULL)
-		event_free(r->soon_ev);
-	if (r->step_ev != NULL)
-		event_free(r->step_ev);
+	loop_event_free(r->walk_ev);
+	loop_event_free(r->due_ev);
+	loop_event_free(r->touch_ev);
+	loop_event_free(r->release_ev);
+	loop_event_free(r->soon_ev);
+	loop_event_free(r->step_ev);
 	free(r->touches);
 	uses_free(r->uses);
 	free(r->wt);

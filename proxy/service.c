@@ -16,6 +16,7 @@
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "attest/util.h"
+#include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
@@ -25,6 +26,7 @@
 #include "proxy/http.h"
 #include "proxy/httpcache.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
 #include "proxy/miss_limit.h"
@@ -914,8 +916,7 @@ pending_free(struct pending *p)
 	 * may free the connection) or learns it left, before this: p->req is
 	 * not touched here.
 	 */
-	if (p->budget != NULL)
-		event_free(p->budget);
+	loop_event_free(p->budget);
 	job_free(p->call);
 	npending--;
 	free(p);
@@ -1113,15 +1114,6 @@ svc_client(const struct svc *s, const struct http_req *req,
 			break;
 		}
 	return 0;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

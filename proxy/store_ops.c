@@ -24,6 +24,7 @@
 #include "entry/conf.h"
 #include "proxy/daemon.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 #include "proxy/service.h"
@@ -365,8 +366,6 @@ void
 store_check_stop(struct daemon *d)
 {
 	store_check_cancel(d);
-	if (d->check_ev != NULL)
-		event_free(d->check_ev);
-	if (d->damage_ev != NULL)
-		event_free(d->damage_ev);
+	loop_event_free(d->check_ev);
+	loop_event_free(d->damage_ev);
 }

@@ -19,6 +19,7 @@
 #include "entry/conf.h"
 #include "entry/salvage.h"
 #include "proxy/log.h"
+#include "proxy/loop.h"
 #include "proxy/metrics.h"
 #include "proxy/service.h"
 #include "proxy/store_salvage.h"
@@ -197,7 +198,6 @@ store_salvage_free(struct store_salvage *s)
 		close(s->fd);
 	}
 	gen_unref(s->gen);
-	if (s->poll_ev != NULL)
-		event_free(s->poll_ev);
+	loop_event_free(s->poll_ev);
 	free(s);
 }

@@ -591,6 +591,17 @@ bundle_entry_clear(struct bundle_entry *e)
 }
 
 void
+bundle_entry_set_meta(struct bundle_entry *e, const struct cache_meta *m,
+    const char *source)
+{
+	snprintf(e->source, sizeof(e->source), "%s", source);
+	e->this_update = m->this_update;
+	e->next_update = m->next_update;
+	e->produced_at = m->produced_at;
+	e->status = m->status;
+}
+
+void
 bundle_cert_clear(struct bundle_cert *c)
 {
 	if (c == NULL)

@@ -120,6 +120,9 @@ int	bundle_reader_next(struct bundle_reader *, struct bundle_entry *e,
 const struct bundle *bundle_reader_info(const struct bundle_reader *);
 void	bundle_reader_free(struct bundle_reader *);	/* NULL ok */
 void	bundle_entry_clear(struct bundle_entry *);	/* bytes only; NULL ok */
+/* The entry's source, times and status: source, and m's (an admitted answer's). */
+void	bundle_entry_set_meta(struct bundle_entry *, const struct cache_meta *m,
+	    const char *source);
 void	bundle_cert_clear(struct bundle_cert *);	/* NULL ok */
 
 /*

@@ -19,6 +19,7 @@
 
 #define CTL_MAX_CONFIG_BYTES	(1024 * 1024)
 #define CTL_MAX_LIST		64	/* inputs, upstreams */
+#define CTL_ENTRIES_FIRST	16	/* ctl_entries_add's first allocation */
 
 /* Exit codes a script can rely on (docs/staplectl.8). */
 enum ctl_exit {
@@ -257,6 +258,17 @@ struct ctl_http {
 int	ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
 	    const char *accept, struct ctl_http *r, char *err, size_t errlen);
 void	ctl_http_free(struct ctl_http *);
+
+/*
+ * Entries gathered with their checks, chk[i] of e[i], for fetch's haul and
+ * the collateral: a new zeroed entry and check at e[*n], the arrays grown
+ * as needed (*cap); NULL when out of memory. ctl_entries_free frees the n
+ * entries' bodies and both arrays.
+ */
+struct bundle_entry *ctl_entries_add(struct bundle_entry **e,
+	    struct ctl_check **chk, size_t *n, size_t *cap);
+void	ctl_entries_free(struct bundle_entry *e, struct ctl_check *chk,
+	    size_t n);
 
 /*
  * fetch and prefetch: the pccs and kds paths of a manifest (root; mname

@@ -123,16 +123,6 @@ ctl_entry_hash(const struct ctl_ent *e, const struct cache_body *b, char *buf,
 
 /* ---- status ------------------------------------------------------------- */
 
-static int
-pool_count_cb(const char *name, const uint8_t *val, size_t len, void *arg)
-{
-	(void)name;
-	(void)val;
-	(void)len;
-	(*(size_t *)arg)++;
-	return 0;
-}
-
 struct kind_stat {
 	size_t	valid, expired, expiring, failing;
 	int64_t	earliest;	/* earliest nextUpdate of valid entries, 0: none */
@@ -298,7 +288,7 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	json_t			*daemon = NULL;
 	json_error_t		 je;
 	uint8_t			*rec = NULL;
-	size_t			 n, i, reclen, pool = 0;
+	size_t			 n, i, reclen, pool;
 	int			 rv, idx, k;
 
 	if (argc > 1) {
@@ -337,7 +327,7 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 		}
 	}
 	free(e);
-	entry_pool_walk(ctl->cache, pool_count_cb, &pool);
+	pool = entry_pool_count(ctl->cache);
 	if (cache_aux_get(ctl->cache, "daemon", &rec, &reclen) == 1)
 		daemon = json_loadb((const char *)rec, reclen, 0, &je);
 	free(rec);

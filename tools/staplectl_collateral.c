@@ -324,25 +324,6 @@ kept_of(const struct ctl_http *r, enum cache_kind kind, size_t *outlen,
 	return (uint8_t *)out;
 }
 
-static struct bundle_entry *
-fetched_add(struct ctl_fetched *f)
-{
-	void	*p;
-
-	if (f->n == f->cap) {
-		f->cap = f->cap == 0 ? 16 : f->cap * 2;
-		if ((p = realloc(f->e, f->cap * sizeof(*f->e))) == NULL)
-			return NULL;
-		f->e = p;
-		if ((p = realloc(f->chk, f->cap * sizeof(*f->chk))) == NULL)
-			return NULL;
-		f->chk = p;
-	}
-	memset(&f->e[f->n], 0, sizeof(f->e[f->n]));
-	memset(&f->chk[f->n], 0, sizeof(f->chk[f->n]));
-	return &f->e[f->n++];
-}
-
 /* The cache key of a canonical KDS path (manifests hold only those). */
 static int
 kds_path_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
@@ -368,7 +349,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	const char		*why;
 	size_t			 i;
 
-	if ((e = fetched_add(f)) == NULL) {
+	if ((e = ctl_entries_add(&f->e, &f->chk, &f->n, &f->cap)) == NULL) {
 		f->failed++;
 		return;
 	}
@@ -413,11 +394,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		t->npeers = f->n - 1;
 		c = &f->chk[f->n - 1];
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
-			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
-			e->this_update = c->meta.this_update;
-			e->next_update = c->meta.next_update;
-			e->produced_at = c->meta.produced_at;
-			e->status = c->meta.status;
+			bundle_entry_set_meta(e, &c->meta, ups[i]);
 			t->peers = NULL;
 			t->npeers = 0;
 			return;
@@ -482,14 +459,6 @@ ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
 void
 ctl_fetched_free(struct ctl_fetched *f)
 {
-	size_t	i;
-
-	for (i = 0; i < f->n; i++) {
-		free(f->e[i].request);
-		free(f->e[i].response);
-		free(f->e[i].headers);
-	}
-	free(f->e);
-	free(f->chk);
+	ctl_entries_free(f->e, f->chk, f->n);
 	memset(f, 0, sizeof(*f));
 }

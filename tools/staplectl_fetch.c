@@ -188,11 +188,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		e->response = b.body;
 		e->response_len = b.len;
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
-			snprintf(e->source, sizeof(e->source), "%s", ups[i]);
-			e->this_update = c->meta.this_update;
-			e->next_update = c->meta.next_update;
-			e->produced_at = c->meta.produced_at;
-			e->status = c->meta.status;
+			bundle_entry_set_meta(e, &c->meta, ups[i]);
 			haul_note(h, kind, key, klen, FETCH_STORED, NULL);
 			return;
 		}
@@ -545,26 +541,62 @@ fetch_opts(int argc, char **argv, const char **mpath, const char **outpath,
 	return -1;
 }
 
-int
-cmd_fetch(struct ctl *ctl, int argc, char **argv)
-{
-	struct evidence_manifest *m = NULL;
+/* What a fetch or prefetch run gathers, and from where; zeroed before use. */
+struct fetch_run {
 	struct ctl_trust	 t;
 	struct ctl_fetched	 cf;
 	struct haul		 h;
 	struct fetch_ups	 u;
+};
+
+/* Frees what the run gathered and its trust; r itself is the caller's. */
+static void
+fetch_run_free(struct fetch_run *r)
+{
+	ctl_fetched_free(&r->cf);
+	haul_free(&r->h);
+	ctl_trust_free(&r->t);
+}
+
+/*
+ * The run's fetches between curl's global init and cleanup: m's OCSP and
+ * RIM entries (fetch_all; ocsp, the manifest's OCSP part or NULL), then the
+ * collateral coll names (cname in messages), all gathered into r->h. CTL_OK
+ * or the first failure's code; the progress line is left to the caller.
+ */
+static int
+fetch_run(struct ctl *ctl, struct fetch_run *r, struct evidence_manifest *m,
+    json_t *ocsp, unsigned hashes, json_t *coll, const char *cname,
+    const char *what)
+{
+	int	rv;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rv = fetch_all(ctl, &r->t, m, ocsp, hashes, r->u.ocsp, r->u.nocsp,
+	    r->u.rim, r->u.nrim, &r->h, what);
+	if (rv == CTL_OK)
+		rv = ctl_fetch_collateral(ctl, &r->t, coll, cname, r->u.pccs,
+		    r->u.npccs, r->u.kds, r->u.nkds, &r->cf);
+	if (rv == CTL_OK)
+		rv = haul_take(&r->h, &r->cf);
+	curl_global_cleanup();
+	return rv;
+}
+
+int
+cmd_fetch(struct ctl *ctl, int argc, char **argv)
+{
+	struct evidence_manifest *m = NULL;
+	struct fetch_run	 r;
 	json_t			*ocsp = NULL, *root = NULL;
 	const char		*mpath = NULL, *outpath = NULL;
 	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
-	memset(&t, 0, sizeof(t));
-	memset(&h, 0, sizeof(h));
-	memset(&cf, 0, sizeof(cf));
-	memset(&u, 0, sizeof(u));
-	if ((rv = fetch_opts(argc, argv, &mpath, &outpath, &u, &hashes)) != -1)
+	memset(&r, 0, sizeof(r));
+	if ((rv = fetch_opts(argc, argv, &mpath, &outpath, &r.u, &hashes)) != -1)
 		return rv;
-	if ((rv = fetch_ups_defaults(ctl, &u)) != CTL_OK)
+	if ((rv = fetch_ups_defaults(ctl, &r.u)) != CTL_OK)
 		return rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
@@ -573,31 +605,22 @@ cmd_fetch(struct ctl *ctl, int argc, char **argv)
 	/* No cache here by design; use it for its pool only if one is there. */
 	if (ctl_open_cache(ctl, 1) != CTL_OK)
 		ctl->cache = NULL;
-	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+	if ((rv = ctl_trust_load(ctl, &r.t, 1)) != CTL_OK)
 		goto out;
-	manifest_cas(ctl, &t, root, mpath);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if ((rv = fetch_all(ctl, &t, m, ocsp, hashes, u.ocsp, u.nocsp, u.rim,
-	    u.nrim, &h, "fetch")) == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &t, root, mpath, u.pccs, u.npccs,
-		    u.kds, u.nkds, &cf);
+	manifest_cas(ctl, &r.t, root, mpath);
+	rv = fetch_run(ctl, &r, m, ocsp, hashes, root, mpath, "fetch");
 	if (rv == CTL_OK)
-		rv = haul_take(&h, &cf);
-	if (rv == CTL_OK)
-		rv = write_haul(ctl, &t, &h, outpath);
-	curl_global_cleanup();
-	progress_end(&h.prog);
-	haul_summary(&h, "fetch");
-	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", h.n,
-	    h.n == 1 ? "y" : "ies", outpath, h.failed);
-	if (rv == CTL_OK && h.failed > 0)
+		rv = write_haul(ctl, &r.t, &r.h, outpath);
+	progress_end(&r.h.prog);
+	haul_summary(&r.h, "fetch");
+	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", r.h.n,
+	    r.h.n == 1 ? "y" : "ies", outpath, r.h.failed);
+	if (rv == CTL_OK && r.h.failed > 0)
 		rv = CTL_REJECTED;
  out:
 	json_decref(ocsp);
 	json_decref(root);
-	ctl_fetched_free(&cf);
-	haul_free(&h);
-	ctl_trust_free(&t);
+	fetch_run_free(&r);
 	evidence_manifest_free(m);
 	return rv;
 }
@@ -692,25 +715,19 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	    "cache directly.\n";
 	struct evidence_manifest *m = NULL;
 	struct tee_inputs	 tee;
-	struct ctl_trust	 t;
-	struct ctl_fetched	 cf;
-	struct haul		 h;
-	struct fetch_ups	 u;
+	struct fetch_run	 r;
 	json_t			*coll = NULL;
 	char			*files[CTL_MAX_LIST];
 	size_t			 nfiles = 0;
 	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
-	memset(&t, 0, sizeof(t));
-	memset(&h, 0, sizeof(h));
-	memset(&cf, 0, sizeof(cf));
+	memset(&r, 0, sizeof(r));
 	memset(&tee, 0, sizeof(tee));
-	memset(&u, 0, sizeof(u));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
 	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;
-	if ((rv = fetch_ups_defaults(ctl, &u)) != CTL_OK)
+	if ((rv = fetch_ups_defaults(ctl, &r.u)) != CTL_OK)
 		return rv;
 	if ((m = evidence_manifest_new()) == NULL ||
 	    (coll = json_object()) == NULL) {
@@ -726,27 +743,18 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 	    (rv = ctl_open_cache(ctl, 0)) != CTL_OK)
 		goto out;
 	learn_cas(ctl, m);
-	if ((rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
+	if ((rv = ctl_trust_load(ctl, &r.t, 1)) != CTL_OK)
 		goto out;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rv = fetch_all(ctl, &t, m, NULL, hashes, u.ocsp, u.nocsp, u.rim, u.nrim,
-	    &h, "prefetch");
-	if (rv == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &t, coll, "prefetch", u.pccs,
-		    u.npccs, u.kds, u.nkds, &cf);
-	if (rv == CTL_OK)
-		rv = haul_take(&h, &cf);
-	curl_global_cleanup();
-	progress_end(&h.prog);
+	rv = fetch_run(ctl, &r, m, NULL, hashes, coll, "prefetch",
+	    "prefetch");
+	progress_end(&r.h.prog);
 	if (rv == CTL_OK) {
-		haul_summary(&h, "prefetch");
-		rv = prefetch_store(ctl, &h);
+		haul_summary(&r.h, "prefetch");
+		rv = prefetch_store(ctl, &r.h);
 	}
  out:
 	json_decref(coll);
-	ctl_fetched_free(&cf);
-	haul_free(&h);
-	ctl_trust_free(&t);
+	fetch_run_free(&r);
 	evidence_manifest_free(m);
 	return rv;
 }

@@ -29,34 +29,14 @@ const char *const fetch_outcome_str[FETCH_OUTCOME_MAX] = {
 struct bundle_entry *
 haul_add(struct haul *h)
 {
-	void	*p;
-
-	if (h->n == h->cap) {
-		h->cap = h->cap == 0 ? 64 : h->cap * 2;
-		if ((p = realloc(h->e, h->cap * sizeof(*h->e))) == NULL)
-			return NULL;
-		h->e = p;
-		if ((p = realloc(h->chk, h->cap * sizeof(*h->chk))) == NULL)
-			return NULL;
-		h->chk = p;
-	}
-	memset(&h->e[h->n], 0, sizeof(h->e[h->n]));
-	return &h->e[h->n++];
+	return ctl_entries_add(&h->e, &h->chk, &h->n, &h->cap);
 }
 
 void
 haul_free(struct haul *h)
 {
-	size_t	i;
-
 	progress_end(&h->prog);
-	for (i = 0; i < h->n; i++) {
-		free(h->e[i].request);
-		free(h->e[i].response);
-		free(h->e[i].headers);
-	}
-	free(h->e);
-	free(h->chk);
+	ctl_entries_free(h->e, h->chk, h->n);
 	free(h->asked);
 	memset(h, 0, sizeof(*h));
 }

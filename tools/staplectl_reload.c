@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "cache/clock.h"
 #include "cache/daemon.h"
 #include "tools/staplectl.h"
 
@@ -27,15 +28,6 @@ reload_usage(FILE *f)
 	    "(default %d s)\nfor its verdict: exit 0 when it applied the "
 	    "configuration, 1 when it refused\nit (the old one stays), 5 when no "
 	    "daemon runs or none answered in time.\n", RELOAD_WAIT_S);
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec	t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 static void

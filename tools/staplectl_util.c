@@ -776,3 +776,34 @@ ctl_put_time(json_t *o, const char *name, int64_t t)
 	bundle_time_str(buf, t);
 	json_object_set_new(o, name, json_string(buf));
 }
+
+struct bundle_entry *
+ctl_entries_add(struct bundle_entry **e, struct ctl_check **chk, size_t *n,
+    size_t *cap)
+{
+	void	*p;
+
+	if (*n == *cap) {
+		*cap = *cap == 0 ? CTL_ENTRIES_FIRST : *cap * 2;
+		if ((p = realloc(*e, *cap * sizeof(**e))) == NULL)
+			return NULL;
+		*e = p;
+		if ((p = realloc(*chk, *cap * sizeof(**chk))) == NULL)
+			return NULL;
+		*chk = p;
+	}
+	memset(&(*e)[*n], 0, sizeof((*e)[*n]));
+	memset(&(*chk)[*n], 0, sizeof((*chk)[*n]));
+	return &(*e)[(*n)++];
+}
+
+void
+ctl_entries_free(struct bundle_entry *e, struct ctl_check *chk, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		bundle_entry_clear(&e[i]);
+	free(e);
+	free(chk);
+}

@@ -169,11 +169,7 @@ export_entry(struct bundle_writer *w, const struct ctl_ent *e,
 	be.response_len = b->response_len;
 	be.headers = (uint8_t *)b->headers;
 	be.headers_len = b->headers_len;
-	be.this_update = e->meta.this_update;
-	be.next_update = e->meta.next_update;
-	be.produced_at = e->meta.produced_at;
-	be.status = e->meta.status;
-	snprintf(be.source, sizeof(be.source), "%s", e->meta.source);
+	bundle_entry_set_meta(&be, &e->meta, e->meta.source);
 	return bundle_write_entry(w, &be);
 }
 

@@ -8,6 +8,7 @@ import threading
 import time
 
 from http1 import read_answer, request
+from procstat import status_kb
 
 
 def connect(port, timeout=5.0):
@@ -106,14 +107,6 @@ class Slowloris(threading.Thread):
             key.fileobj.close()
 
 
-def rss_anon_kb(pid):
-    with open("/proc/%s/status" % pid) as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1])
-    return -1
-
-
 def send_q(port):
     """Over the daemon's sockets on port: (count, sum of wmem_queued, max tb, sum of rmem)."""
     out = subprocess.run(["ss", "-tmnH", "state", "established", "sport", "=",
@@ -173,7 +166,7 @@ def no_read(port, pid, n, count, body, use_tls, settle_s=1.0, max_s=60.0):
     # Warm the allocator and the entry's page, then the baseline.
     ok, _ = hit_ms(port, one, ctx, 3)
     time.sleep(0.3)
-    base = rss_anon_kb(pid)
+    base = status_kb(pid, "RssAnon")
     payload = memoryview(one * count)
     conns = []
     for _ in range(n):
@@ -205,7 +198,7 @@ def no_read(port, pid, n, count, body, use_tls, settle_s=1.0, max_s=60.0):
     # taking more (its heap and send queues steady for settle_s).
     prev, still = None, time.monotonic()
     while time.monotonic() - t0 < max_s:
-        rss = rss_anon_kb(pid)
+        rss = status_kb(pid, "RssAnon")
         nsock, w, tb, r = send_q(port)
         cur = rss * 1024 + w
         if prev is None or abs(cur - prev) > prev // 100:
@@ -222,7 +215,7 @@ def no_read(port, pid, n, count, body, use_tls, settle_s=1.0, max_s=60.0):
             pass
     # After they leave: the heap is given back (a trim follows the closes).
     time.sleep(2.0)
-    after = rss_anon_kb(pid)
+    after = status_kb(pid, "RssAnon")
     growth = (rss - base) * 1024
     return {
         "warm_ok": ok, "fill_s": "%.1f" % fill_s,

@@ -41,6 +41,32 @@ def read_answer(sock, buf=b""):
     return int(head.split(b" ")[1]), head, buf[:clen], buf[clen:]
 
 
+def scan_statuses(buf):
+    """The statuses of the whole answers in buf (bytes, or a bytearray still
+    filling), in order; an answer cut short ends the list. buf is not copied."""
+    out, pos = [], 0
+    while True:
+        e = buf.find(HEAD_END, pos)
+        if e < 0:
+            return out
+        head = bytes(buf[pos:e])
+        end = e + len(HEAD_END) + content_length(head)
+        if end > len(buf):
+            return out
+        out.append(int(head.split()[1]))
+        pos = end
+
+
+def read_to_close(sock):
+    """Everything sock sends until the peer closes its side."""
+    buf = b""
+    while True:
+        d = sock.recv(RECV_BYTES)
+        if not d:
+            return buf
+        buf += d
+
+
 def statuses(sock, count):
     """The status codes of the next count answers on sock; fewer when it closes."""
     buf, codes = b"", []

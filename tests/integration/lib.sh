@@ -243,6 +243,15 @@ pki_make() {
 	done
 }
 
+# ocsp_section PORT [MEMBER]: the "ocsp" member of a configuration for the
+# test PKI (pki_make): one upstream named good on PORT, the PKI's anchors
+# and intermediates, and MEMBER (one more member of the section) if given.
+ocsp_section() {
+	printf '"ocsp": {\n    "upstreams": [ { "url": "http://127.0.0.1:%s/", "name": "good" } ],\n    "anchors": [ "%s" ],\n    "intermediates": [ "%s" ]%s\n  }' \
+	    "$1" "$ANCHORS" "$INTERMEDIATES" "${2:+,
+    $2}"
+}
+
 # pki_issue CADIR KEY SUBJECT EXTENSIONS OUT [selfsign]: one certificate,
 # with mkpki.sh's openssl ca configuration (CADIR holds ca.pem, ca.key,
 # index.txt, serial, newcerts/).
@@ -601,6 +610,14 @@ post() {
 	    -H "$CT_REQ" --data-binary @"$_req" "$@" "$SURL$_path" >"$_out.w"
 	read -r HTTP_CODE HTTP_TIME <"$_out.w"
 }
+# check_successful DESC REQ ANS ISSUER CERT: a request for CERT (issued by
+# ISSUER) into REQ, POSTed with its answer into ANS; the check DESC that the
+# answer is successful.
+check_successful() {
+	mkreq "$2" "$4" "$5"
+	post "$2" "$3"
+	check_eq "$1" successful "$(resp_status "$3")"
+}
 
 # ossl_verify RESP ISSUER CERT: the saved response verifies with the test
 # anchors and intermediates, strict on times (the client's view).
@@ -761,11 +778,40 @@ dir_rate_limited() {
 	upstream_start "$_name" r --mode "dir:$_dir"
 }
 
-# check_forged_refused NAME BODY: the daemon logging to $T/d_NAME.log, whose
-# only upstream ($UB) answered the forged BODY, refused it: 503 (in
-# HTTP_CODE), $T/NAME.out is not BODY, the refusal logged with UB's name.
+# check_429_handoff FLAG UPATH1 UPATH2 GET1 WANT1 GET2 WANT2: a daemon (cache
+# $T/c_f2) with two endpoints by FLAG (--kds-upstream, --pccs-upstream): the
+# first answers UPATH1 and UPATH2 with 429 and Retry-After (dir_rate_limited
+# UR over $T/R), the second is $UG over $T/G. GET1 and GET2 are served the
+# bytes of WANT1 and WANT2 by the second, and the first is asked once only
+# (it rests as told).
+check_429_handoff() {
+	local _flag=$1 _g0
+	dir_rate_limited UR "$T/R" "$2" "$3"
+	_g0=$(dir_total "$T/G")
+	STAPLED_CACHE=$T/c_f2 stapled_start d_f2 "$_flag" "http://127.0.0.1:$UR" \
+	    "$_flag" "http://127.0.0.1:$UG"
+	get "$4" "$T/f2.out"
+	check_bytes "429 first: the next endpoint's answer is served" "$5" "$T/f2.out"
+	get "$6" "$T/f2b.out"
+	check_bytes "429 first, Retry-After 30: the next request is served too" "$7" "$T/f2b.out"
+	check_eq "Retry-After honoured: the rate-limited endpoint is not asked again within 30 s" 1 \
+	    "$(dir_total "$T/R")"
+	check_eq "429 first: the second endpoint answered both" 2 "$(( $(dir_total "$T/G") - _g0 ))"
+	stapled_stop
+}
+
+# check_forged_refused NAME FLAG UPATH BODY HFILE GET: $UB (a directory
+# upstream over $T/B) answers UPATH with BODY (headers HFILE) and nothing
+# else; a daemon (cache $T/c_NAME, log $T/d_NAME.log) whose only upstream is
+# UB by FLAG is asked GET into $T/NAME.out and refuses the answer: 503 (in
+# HTTP_CODE), not BODY, the refusal logged with UB's name. The daemon is
+# left running.
 check_forged_refused() {
-	local _n=$1 _body=$2
+	local _n=$1 _body=$4
+	rm -f "$T/B/index" "$T/B/requests"
+	dir_put "$T/B" "$3" 200 "$_body" "$5"
+	STAPLED_CACHE=$T/c_$_n stapled_start "d_$_n" "$2" "http://127.0.0.1:$UB"
+	get "$6" "$T/$_n.out"
 	check_eq "$_n: refused, the only upstream failed: 503" 503 "$HTTP_CODE"
 	assert "$_n: the forged body is not served" '! cmp -s "$T/$_n.out" "$_body"'
 	assert "$_n: the refusal is logged with the upstream's name" \

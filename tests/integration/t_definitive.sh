@@ -113,9 +113,8 @@ check_eq "remembered: no repeat reached the first upstream" 2 "$(upstream_count 
 check_eq "remembered: nor the second" 0 "$(upstream_count mirror)"
 
 # Still first and healthy: the next certificate is answered by it, good.
-mkreq "$T/r3.der" "$IDENT_CERT" "$ICA_CERT"
-post "$T/r3.der" "$T/a3.der"
-check_eq "next certificate: successful" successful "$(resp_status "$T/a3.der")"
+check_successful "next certificate: successful" "$T/r3.der" "$T/a3.der" \
+    "$IDENT_CERT" "$ICA_CERT"
 check "next certificate: the answer verifies" ossl_verify "$T/a3.der" "$IDENT_CERT" "$ICA_CERT"
 check_eq "next certificate: answered by the first upstream" 3 "$(upstream_count primary)"
 check_eq "next certificate: no failover to the second" 0 "$(upstream_count mirror)"
@@ -213,9 +212,8 @@ SLOW=', "refresh": { "min_interval_s": 600, "max_interval_s": 3600 }'
 rm -f "$T/fmc3.der"
 cfg "$T/d4a.json" "http://127.0.0.1:$UA3/" "$MIRROR" "$SLOW"
 STAPLED_CACHE=$T/c4 stapled_start d4a -f "$T/d4a.json"
-mkreq "$T/r10.der" "$ICA_CERT" "$LEAF5"
-post "$T/r10.der" "$T/a10.der"
-check_eq "upstream_first: the leaf stored first" successful "$(resp_status "$T/a10.der")"
+check_successful "upstream_first: the leaf stored first" "$T/r10.der" "$T/a10.der" \
+    "$ICA_CERT" "$LEAF5"
 stapled_stop
 cp "$FMC" "$T/fmc3.der"
 cfg "$T/d4.json" "http://127.0.0.1:$UA3/" "$MIRROR" "$SLOW, \"mode\": \"upstream_first\""

@@ -14,19 +14,13 @@ farm_start UP good -ndays 1 -rother CHAIN
 cat >"$T/client.py" <<'EOF'
 import os, resource, select, socket, sys, time
 import http1
+from procstat import status_kb
 
 def stat_cpu(pid):
     # utime + stime in seconds (fields 14 and 15 of /proc/PID/stat).
     with open("/proc/%s/stat" % pid) as f:
         rest = f.read().rsplit(")", 1)[1].split()
     return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
-
-def rss_kb(pid):
-    with open("/proc/%s/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 def connect(port, timeout=5):
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
@@ -53,15 +47,15 @@ def pipeline(port, pid):
             sent += bad.send(req[sent:sent + 65536])
         except socket.timeout:
             pass
-        peak = max(peak, rss_kb(pid))
+        peak = max(peak, status_kb(pid))
     for _ in range(20):		# 2 s more for stapled to work on what it took
-        peak = max(peak, rss_kb(pid))
+        peak = max(peak, status_kb(pid))
         time.sleep(0.1)
     t1 = time.time()
     other = connect(port)
     code = get(other, "/healthz")
     ms = int((time.time() - t1) * 1000)
-    peak = max(peak, rss_kb(pid))
+    peak = max(peak, status_kb(pid))
     print("sent=%d peak_rss_kb=%d other=%s other_ms=%d" % (sent, peak, code, ms))
 
 def flood(port, pid, n, window):
@@ -179,11 +173,7 @@ cat >"$T/stapled.json" <<EOF
   "header_timeout_s": 2,
   "body_timeout_s": 2,
   "keepalive_timeout_s": 30,
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 EOF
 STAPLED_CACHE=$T/c1 stapled_start d1 -f "$T/stapled.json"

@@ -12,6 +12,7 @@
 
 it_init t_http_close
 need_py
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 TD=$VECTORS/attestation-sdk/testdata
 GOOD_ID=NV_GPU_DRIVER_GH100_550.144.03
 GOOD_XML=$TD/$GOOD_ID.xml
@@ -35,11 +36,7 @@ cat >"$T/stapled.json" <<EOF
 {
   "max_connections": $MAXCONN,
   "trusted_proxies": ["127.0.0.1", "10.0.0.0/8"],
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  },
+  $(ocsp_section "$UP"),
   "rim": { "client_miss_rate_per_s": 0.1, "negative_ttl_s": 0 }
 }
 EOF
@@ -57,29 +54,12 @@ check_bytes "the same question again is a hit" "$T/miss.der" "$T/hit.der"
 # ---- the graceful close, plain and TLS ----------------------------------------
 cat >"$T/close.py" <<'EOF'
 import select, socket, ssl, sys, time
+from http1 import scan_statuses
 
 mode, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 NHITS = 300
 MORE = 256 * 1024
 WAIT_S = 60		# for the whole exchange; it takes well under a second
-
-def scan(buf):
-    """The statuses of the whole answers in buf."""
-    out, pos = [], 0
-    while True:
-        e = buf.find(b"\r\n\r\n", pos)
-        if e < 0:
-            return out
-        lines = bytes(buf[pos:e]).split(b"\r\n")
-        clen = 0
-        for l in lines[1:]:
-            k, _, v = l.partition(b":")
-            if k.strip().lower() == b"content-length":
-                clen = int(v.strip())
-        if e + 4 + clen > len(buf):
-            return out
-        out.append(int(lines[0].split()[1]))
-        pos = e + 4 + clen
 
 raw = socket.create_connection(("127.0.0.1", port), timeout=10)
 if mode == "tls":
@@ -118,7 +98,7 @@ while not (eof and sent == len(data)) and time.time() - t0 < WAIT_S:
         except OSError as e:
             err = repr(e)	# closed by stapled before it read everything: lost answers
             break
-got = scan(buf)
+got = scan_statuses(buf)
 print("answers=%d hits=%d last=%s eof=%d sent=%d total=%d err=%s" %
       (len(got), got.count(200), got[-1] if got else None, int(eof), sent, len(data), err))
 s.close()
@@ -171,17 +151,13 @@ done
 # ---- a lingering connection still counts, and ends at its bound --------------
 cat >"$T/budget.py" <<'EOF'
 import socket, sys, time
+from http1 import read_to_close
 port, n = int(sys.argv[1]), int(sys.argv[2])
 held = []
 for i in range(n):
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\nno colon\r\n\r\n")
-    buf = b""
-    while True:
-        d = s.recv(4096)
-        if not d:
-            break
-        buf += d
+    buf = read_to_close(s)
     held.append((s, buf.startswith(b"HTTP/1.1 400 ")))	# kept open: stapled lingers
 t0 = time.time()
 c = socket.create_connection(("127.0.0.1", port), timeout=30)

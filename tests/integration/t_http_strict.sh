@@ -8,6 +8,7 @@
 
 it_init t_http_strict
 need_py
+export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 
 # No client request here reaches an upstream; the one configured is a closed port.
 DEAD=$(free_port)
@@ -21,6 +22,7 @@ stapled_start d1 -f "$T/stapled.json"
 
 cat >"$T/client.py" <<'EOF'
 import socket, sys, time
+from http1 import scan_statuses
 
 PORT = int(sys.argv[2])
 WAIT_S = 3		# per exchange; every case here is answered (or closed) at once
@@ -200,24 +202,6 @@ def run_connection():
         say(n == 1 and closed == want_close, "%s: answered, then %s (got %d answer(s), %s)" %
             (name, "closed" if want_close else "kept open", n, "closed" if closed else "kept open"))
 
-def scan(buf):
-    """The statuses of the whole answers in buf, without copying it."""
-    out, pos = [], 0
-    while True:
-        e = buf.find(b"\r\n\r\n", pos)
-        if e < 0:
-            return out
-        lines = buf[pos:e].split(b"\r\n")
-        clen = 0
-        for l in lines[1:]:
-            k, _, v = l.partition(b":")
-            if k.strip().lower() == b"content-length":
-                clen = int(v.strip())
-        if e + 4 + clen > len(buf):
-            return out
-        out.append(int(lines[0].split()[1]))
-        pos = e + 4 + clen
-
 def recv_until(s, buf, mark, deadline, pause=0):
     while time.time() < deadline and (mark is None or buf.find(mark, max(0, len(buf) - 65600)) < 0):
         time.sleep(pause)
@@ -253,10 +237,10 @@ def run_continue():
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     t0 = time.time()
     buf = recv_until(s, b"", b"HTTP/1.1 100 Continue\r\n", t0 + 4 * WAIT_S, 0.002)
-    first = scan(buf)
+    first = scan_statuses(buf)
     s.sendall(b"hello")
     s.shutdown(socket.SHUT_WR)
-    got = scan(recv_until(s, buf, None, t0 + 5 * WAIT_S))
+    got = scan_statuses(recv_until(s, buf, None, t0 + 5 * WAIT_S))
     s.close()
     say(first == [200] * k + [100], "100 Continue after the %d queued answers, before the body "
         "(got %d answers, 100 at %s)" % (k, len(first), first.index(100) if 100 in first else None))

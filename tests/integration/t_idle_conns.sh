@@ -21,16 +21,10 @@ ulimit -n $((NCONN + 512)) 2>/dev/null ||
 cat >"$T/client.py" <<'EOF'
 import socket, sys, time
 from http1 import request, statuses as answers
+from procstat import status_kb
 
 port, pid, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 GET = request("/healthz")
-
-def rss_kb():
-    with open("/proc/%s/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 def connect():
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -44,7 +38,7 @@ for i in range(100):
     answers(s, 1)
     s.close()
 time.sleep(0.3)
-before = rss_kb()
+before = status_kb(pid)
 conns, bad = [], 0
 for i in range(n):
     s = connect()
@@ -53,7 +47,7 @@ for i in range(n):
         bad += 1
     conns.append(s)
 time.sleep(0.5)
-after = rss_kb()
+after = status_kb(pid)
 print("per_conn_bytes=%d rss_before_kb=%d rss_after_kb=%d first_bad=%d" %
       ((after - before) * 1024 // n, before, after, bad))
 

@@ -179,11 +179,7 @@ upstream_start UB b --mode "dir:$T/B"
 for bad in "vcek_badsig:$U_VCEK:$T/vcek_badsig.der" "chain_badsig:$U_CHAIN:$T/chain_badsig.pem" \
     "chain_foreign_ark:$U_CHAIN:$T/chain_foreign.pem" "chain_turin_ark:$U_CHAIN:$T/chain_otherark.pem"; do
 	name=${bad%%:*}; rest=${bad#*:}; path=${rest%%:*}; body=${rest#*:}
-	rm -f "$T/B/index" "$T/B/requests"
-	dir_put "$T/B" "$path" 200 "$body" "$H/der"
-	STAPLED_CACHE=$T/c_$name stapled_start "d_$name" --kds-upstream "http://127.0.0.1:$UB"
-	get "$path" "$T/$name.out"
-	check_forged_refused "$name" "$body"
+	check_forged_refused "$name" --kds-upstream "$path" "$body" "$H/der" "$path"
 	note "$name: $(grep -m1 -o 'refused an answer from .*' "$T/d_$name.log")"
 	stapled_stop
 	STAPLED_CACHE=$T/c_$name stapled_start "d_${name}_b" --kds-upstream "http://127.0.0.1:$DEAD"
@@ -216,18 +212,8 @@ check_eq "404 again within 60 s: no upstream request" "1 $g0" "$(dir_hits "$T/N"
 stapled_stop
 
 # 429 with Retry-After: the next endpoint serves, and the first rests as told.
-dir_rate_limited UR "$T/R" "$U_VCEK" "$U_CHAIN"
-g0=$(dir_total "$T/G")
-STAPLED_CACHE=$T/c_f2 stapled_start d_f2 --kds-upstream "http://127.0.0.1:$UR" \
-    --kds-upstream "http://127.0.0.1:$UG"
-get "$U_VCEK" "$T/f2.out"
-check_bytes "429 first: the next endpoint's VCEK is served" "$VCEK" "$T/f2.out"
-get "$U_CHAIN" "$T/f2b.out"
-check_bytes "429 first, Retry-After 30: the next request is served too" "$AV/cert_chain_milan" "$T/f2b.out"
-check_eq "Retry-After honoured: the rate-limited endpoint is not asked again within 30 s" 1 \
-    "$(dir_total "$T/R")"
-check_eq "429 first: the second endpoint answered both" 2 "$(( $(dir_total "$T/G") - g0 ))"
-stapled_stop
+check_429_handoff --kds-upstream "$U_VCEK" "$U_CHAIN" "$U_VCEK" "$VCEK" "$U_CHAIN" \
+    "$AV/cert_chain_milan"
 
 # ---- pacing: one identical request per endpoint per 10 s ------------------------------
 

@@ -10,10 +10,8 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_lock_disk
-CTL=$top_builddir/staplectl
-FILL=$top_builddir/tools/bench-fill
-[ -x "$CTL" ] || skip "staplectl not built"
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_ctl
+need_fill
 [ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
 need_cmd mount umount stat dd
 NSMALL=100	# the served store

@@ -18,11 +18,7 @@ conf() {
   "cache_dir": "$T/cache",
   "lookup_threads": $1,
   "lookup_offload": "${2:-always}",
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 EOF
 }

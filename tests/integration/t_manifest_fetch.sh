@@ -139,11 +139,7 @@ farm_start GOOD good -ndays 1 -rother CHAIN
 cat >"$T/good.json" <<EOF
 {
   "cache_dir": "$T/cache",
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$GOOD/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$GOOD")
 }
 EOF
 cat "$LEAF1" "$ICA_CERT" "$IDENT_CERT" "$ROOT_CERT" >"$T/pki-chain.pem"

@@ -113,9 +113,8 @@ answers_carry_one_cert() {
 mkdir -p "$T/z"
 conf "$T/z.json" "$T/z" "http://127.0.0.1:$UP/" "http://127.0.0.1:$URIM"
 STAPLED_CACHE=$T/z stapled_start z -f "$T/z.json"
-mkreq "$T/z.req" "$NF/ca2/ca.pem" "$NF/dev1/ca.pem"
-post "$T/z.req" "$T/z.der"
-check_eq "control: the device answer reaches the client" successful "$(resp_status "$T/z.der")"
+check_successful "control: the device answer reaches the client" "$T/z.req" "$T/z.der" \
+    "$NF/ca2/ca.pem" "$NF/dev1/ca.pem"
 check "control: it embeds only the delegated responder's certificate" answers_carry_one_cert "$T/z.der"
 check_eq "control: with nothing learned it is not stored (chain unknown)" 0 "$(ocsp_of "$T/z")"
 stapled_stop
@@ -209,9 +208,8 @@ stapled_stop
 mkdir -p "$T/d"
 conf "$T/d.json" "$T/d" "http://127.0.0.1:$UP/" "http://127.0.0.1:$URIM"
 STAPLED_CACHE=$T/d stapled_start d -f "$T/d.json"
-mkreq "$T/d0.req" "$NF/l3/ca.pem" "$NF/l4.pem"
-post "$T/d0.req" "$T/d0.der"
-check_eq "before the RIM: the L4 signer's answer passes" successful "$(resp_status "$T/d0.der")"
+check_successful "before the RIM: the L4 signer's answer passes" "$T/d0.req" "$T/d0.der" \
+    "$NF/l3/ca.pem" "$NF/l4.pem"
 check_eq "before the RIM: but is not stored (its CAs are unknown)" 0 "$(ocsp_of "$T/d")"
 HTTP_CODE=$(curl -s -m 10 -o "$T/d.rim" -w '%{http_code}' "$SURL/v1/rim/$RIM_ID")
 check_eq "RIM through the daemon: HTTP 200" 200 "$HTTP_CODE"

@@ -14,8 +14,7 @@
 it_init t_runtime_damage
 need_cmd python3 truncate
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
-FILL=$top_builddir/tools/bench-fill
-[ -x "$FILL" ] || skip "tools/bench-fill not built"
+need_fill
 N=600			# signed entries: about 300 pages of bodies
 SERVE_MAX_S=10		# from the damage to serving again
 FAULT_EXIT=3		# stapled's exit after a fault in the map (stapled(8))

@@ -13,12 +13,7 @@ farm_start UP good -ndays 1 -rother CHAIN
 cat >"$T/stapled.json" <<EOF
 {
   "cache_dir": "$T/cache",
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ],
-    "paths": [ "/nv/ocsp" ]
-  }
+  $(ocsp_section "$UP" '"paths": [ "/nv/ocsp" ]')
 }
 EOF
 stapled_start d1 -f "$T/stapled.json"

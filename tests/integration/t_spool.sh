@@ -5,9 +5,8 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_spool
-CTL=$top_builddir/staplectl
+need_ctl
 IMPORT=$top_builddir/tools/stapled-import
-[ -x "$CTL" ] || skip "staplectl not built at $CTL"
 [ -f "$IMPORT" ] || skip "stapled-import not built at $IMPORT"
 need_cmd sha256sum truncate mkfifo flock
 [ -x /usr/bin/time ] || skip "/usr/bin/time (the time package) not installed"

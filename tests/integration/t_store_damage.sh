@@ -154,11 +154,7 @@ cat >"$T/full.json" <<JSON
 {
   "cache_dir": "$T/full",
   "map_size_mb": 1,
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 JSON
 STAPLED_CACHE=$T/full stapled_start full -f "$T/full.json"

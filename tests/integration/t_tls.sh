@@ -44,11 +44,7 @@ cat >"$T/stapled.json" <<EOF
   "cache_dir": "$T/cache",
   "header_timeout_s": 2,
   "max_connections": 24,
-  "ocsp": {
-    "upstreams": [ { "url": "http://127.0.0.1:$UP/", "name": "good" } ],
-    "anchors": [ "$ANCHORS" ],
-    "intermediates": [ "$INTERMEDIATES" ]
-  }
+  $(ocsp_section "$UP")
 }
 EOF
 
@@ -159,14 +155,8 @@ assert "a stalled handshake is closed at header_timeout_s 2 (after ${secs:-?} s)
 cat >"$T/hostile.py" <<'EOF'
 import os, socket, ssl, sys, time
 import http1
+from procstat import status_kb
 port, ca, pid = int(sys.argv[2]), sys.argv[3], sys.argv[4]
-
-def rss_kb():
-    with open("/proc/%s/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 def nfds():
     return len(os.listdir("/proc/%s/fd" % pid))
@@ -192,12 +182,12 @@ if sys.argv[1] == "pipeline":
             sent += bad.send(req[sent:sent + 16384])
         except (socket.timeout, ssl.SSLWantWriteError):
             pass
-        peak = max(peak, rss_kb())
+        peak = max(peak, status_kb(pid))
     time.sleep(1)
     t1 = time.time()
     code = get(tls())
     print("sent=%d total=%d peak_rss_kb=%d other=%s other_ms=%d" %
-          (sent, len(req), max(peak, rss_kb()), code, int((time.time() - t1) * 1000)))
+          (sent, len(req), max(peak, status_kb(pid)), code, int((time.time() - t1) * 1000)))
 elif sys.argv[1] == "slowread":
     # 400 pipelined GET /metrics, read only after a pause: the answers
     # outgrow the socket buffers, so records wait and are retried as the

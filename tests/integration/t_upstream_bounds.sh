@@ -46,6 +46,7 @@ limited() {
 
 cat >"$T/misses.py" <<'PYEOF'
 import socket, sys, threading, time
+from http1 import read_to_close
 from netstat import upstream_conns
 
 def get(host, port, path, timeout, out, i):
@@ -239,6 +240,7 @@ JSON
 	    --ocsp-upstream "http://127.0.0.1:$UHALF/"
 	cat >"$T/half.py" <<'PYEOF'
 import socket, sys, threading, time
+from http1 import read_to_close
 from netstat import upstream_conns
 
 port, uport, n, tmp = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -266,13 +268,7 @@ def post(i):
 def queued():
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    buf = b""
-    while True:
-        d = s.recv(65536)
-        if not d:
-            break
-        buf += d
-    for line in buf.decode().splitlines():
+    for line in read_to_close(s).decode().splitlines():
         if line.startswith('stapled_upstream_queued{service="ocsp"}'):
             return int(line.split()[1])
     return -1

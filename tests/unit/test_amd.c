@@ -760,9 +760,7 @@ test_truncations(void **state)
 
 	(void)state;
 	for (n = 0; n < chain.len; n++) {
-		cut.len = n;
-		assert_non_null(cut.p = malloc(n > 0 ? n : 1));
-		memcpy(cut.p, chain.p, n);
+		cut = tv_prefix(&chain, n);
 		if (chain_v(AMD_TURIN, AMD_VCEK, &cut, T_CERTS, &r) == AMD_OK &&
 		    !only_ws(&chain, n))
 			fail_msg("chain cut to %zu accepted", n);
@@ -772,17 +770,13 @@ test_truncations(void **state)
 		tv_free(&cut);
 	}
 	for (n = 0; n < c.len; n++) {
-		cut.len = n;
-		assert_non_null(cut.p = malloc(n > 0 ? n : 1));
-		memcpy(cut.p, c.p, n);
+		cut = tv_prefix(&c, n);
 		assert_int_not_equal(vek_v(AMD_TURIN, AMD_VCEK, &cut, &chain,
 		    NULL, T_CERTS, &r), AMD_OK);
 		tv_free(&cut);
 	}
 	for (n = 0; n < crl.len; n++) {
-		cut.len = n;
-		assert_non_null(cut.p = malloc(n > 0 ? n : 1));
-		memcpy(cut.p, crl.p, n);
+		cut = tv_prefix(&crl, n);
 		assert_int_not_equal(crl_v(AMD_GENOA, &cut, T_GENOA_CRL, &r),
 		    AMD_OK);
 		tv_free(&cut);

@@ -21,7 +21,6 @@
 #include "tv.h"
 
 #define SKEW_S		300
-#define PEM_MAX_BYTES	(1 << 16)
 
 /*
  * Fixtures: tests/pki/mkpki.sh makes the PKI in a fresh directory under
@@ -63,31 +62,11 @@ mkresp(const char *out, const char *req)
 }
 
 static int
-add_pem(struct ocsp_trust *t, const char *path, int anchors)
-{
-	uint8_t	*pem;
-	size_t	 len;
-	int	 n;
-
-	pem = slurp(path, &len);
-	assert_true(len < PEM_MAX_BYTES);
-	n = ocsp_trust_add_pem(t, anchors, (const char *)pem, len, NULL);
-	free(pem);
-	return n;
-}
-
-static int
 setup(void **state)
 {
 	(void)state;
-	if (tv_pki_dir("entry_ocsp", dir, sizeof(dir), pki, sizeof(pki)) == -1)
-		return -1;
-	if ((full = ocsp_trust_new()) == NULL ||
-	    (bare = ocsp_trust_new()) == NULL)
-		return -1;
-	if (add_pem(full, "pki/anchors.pem", 1) != 1 ||
-	    add_pem(bare, "pki/anchors.pem", 1) != 1 ||
-	    add_pem(full, "pki/intermediates.pem", 0) != 2)
+	if (tv_ocsp_pki("entry_ocsp", dir, sizeof(dir), pki, sizeof(pki),
+	    &full, &bare) == -1)
 		return -1;
 	mkreq("leaf1.req", "leaf1.pem", "");
 	mkresp("leaf1.resp", "leaf1.req");
@@ -104,9 +83,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	ocsp_trust_free(full);
-	ocsp_trust_free(bare);
-	tv_pki_dir_free(dir);
+	tv_ocsp_pki_free(dir, full, bare);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
+#include "cache/clock.h"
 #include "proxy/fetch.h"
 #include "proxy/fetch_curl.h"
 #include "proxy/log.h"
@@ -504,15 +505,6 @@ fetch_curl_load(char *why, size_t whylen)
 
 static int64_t	clock_ms;
 
-static int64_t
-real_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * fetch.c's clock: a millisecond per reading, and moved on by the test.
  * Cooldowns and pacing then end when the test says, however slow the
@@ -736,10 +728,10 @@ pump(void)
 static int
 wait_added(size_t n, int max_ms)
 {
-	int64_t	end = real_ms() + max_ms;
+	int64_t	end = mono_ms() + max_ms;
 
 	while (fk.nadded < n) {
-		if (real_ms() > end)
+		if (mono_ms() > end)
 			return 0;
 		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
 		usleep(1000);
@@ -1007,12 +999,12 @@ test_hedge_second_wins(void **state)
 
 	(void)state;
 	pool_make(2, 50, 0);
-	t0 = real_ms();
+	t0 = mono_ms();
 	assert_non_null(join("k1", &jr, &dr));
 	assert_int_equal(fk.nadded, 1);
 	assert_true(wait_added(2, 5000));
 	/* libevent's coarse clock may read a few ms short */
-	assert_true(real_ms() - t0 >= 40);
+	assert_true(mono_ms() - t0 >= 40);
 	assert_true(has_prefix(fk.added[1]->url, "http://b.test/"));
 	assert_false(fk.added[0]->removed);
 	fk_answer(fk.added[1], 200, NULL, "fast");
@@ -1586,7 +1578,7 @@ test_hedge_skipped_at_cap(void **state)
 	pool_make(2, 20, 1);
 	assert_non_null(join("k1", &jr, &dr));
 	/* five hedge periods pass with no second transfer */
-	for (end = real_ms() + 100; real_ms() < end; usleep(2000))
+	for (end = mono_ms() + 100; mono_ms() < end; usleep(2000))
 		pump();
 	assert_int_equal(fk.nadded, 1);
 	fk_answer(fk.added[0], 503, NULL, "busy");

@@ -44,26 +44,6 @@ slurp(const char *name, size_t *len)
 	return tv_file(path, len);
 }
 
-/* A PEM file into t's anchors or pool, as stapled and staplectl read them (attest/ takes bytes only). */
-static int
-add_pem_file(struct ocsp_trust *t, const char *path, int anchors,
-    const char **why)
-{
-	FILE	*f;
-	char	 buf[1 << 16];
-	size_t	 n;
-	int	 rv;
-
-	if ((f = fopen(path, "rb")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	if (n == sizeof(buf))
-		return -1;
-	rv = ocsp_trust_add_pem(t, anchors, buf, n, why);
-	return rv;
-}
-
 /* A request for `subject` (a cert file, or "-serial N") issued by `ca`. */
 static void
 mkreq(const char *out, const char *ca, const char *subject, const char *extra)
@@ -146,31 +126,16 @@ opts_now(struct run *r)
 static int
 setup(void **state)
 {
-	char		 err[1024];
-
 	(void)state;
-	if (tv_pki_dir("ocsp_verify", dir, sizeof(dir), pki, sizeof(pki)) == -1)
-		return -1;
-	if ((full = ocsp_trust_new()) == NULL ||
-	    (bare = ocsp_trust_new()) == NULL)
-		return -1;
-	snprintf(err, sizeof(err), "%s/anchors.pem", pki);
-	if (add_pem_file(full, err, 1, NULL) != 1 ||
-	    add_pem_file(bare, err, 1, NULL) != 1)
-		return -1;
-	snprintf(err, sizeof(err), "%s/intermediates.pem", pki);
-	if (add_pem_file(full, err, 0, NULL) != 2)
-		return -1;
-	return 0;
+	return tv_ocsp_pki("ocsp_verify", dir, sizeof(dir), pki, sizeof(pki),
+	    &full, &bare);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	ocsp_trust_free(full);
-	ocsp_trust_free(bare);
-	tv_pki_dir_free(dir);
+	tv_ocsp_pki_free(dir, full, bare);
 	return 0;
 }
 
@@ -407,9 +372,9 @@ test_judged_reuse(void **state)
 	(void)state;
 	assert_non_null(t = ocsp_trust_new());
 	snprintf(path, sizeof(path), "%s/anchors.pem", pki);
-	assert_int_equal(add_pem_file(t, path, 1, NULL), 1);
+	assert_int_equal(tv_trust_add_pem(t, path, 1, NULL), 1);
 	snprintf(path, sizeof(path), "%s/intermediates.pem", pki);
-	assert_int_equal(add_pem_file(t, path, 0, NULL), 2);
+	assert_int_equal(tv_trust_add_pem(t, path, 0, NULL), 2);
 
 	opts_now(&r);
 	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 0);
@@ -430,7 +395,7 @@ test_judged_reuse(void **state)
 	expect_reuses(t, "good.req", "good.resp", &r, OCSP_ERR_CHAIN, 3);
 	/* a certificate added to the trust: every responder judged afresh */
 	snprintf(path, sizeof(path), "%s/rogue/responder.pem", pki);
-	assert_int_equal(add_pem_file(t, path, 0, NULL), 1);
+	assert_int_equal(tv_trust_add_pem(t, path, 0, NULL), 1);
 	opts_now(&r);
 	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 3);
 	expect_reuses(t, "good.req", "good.resp", &r, OCSP_OK, 4);
@@ -513,7 +478,7 @@ test_unverifiable(void **state)
 	    "-outform DER -out %s/id.der", pki, dir, pki, dir), 0);
 	assert_non_null(t = ocsp_trust_new());
 	snprintf(path, sizeof(path), "%s/anchors.pem", pki);
-	assert_int_equal(add_pem_file(t, path, 1, NULL), 1);
+	assert_int_equal(tv_trust_add_pem(t, path, 1, NULL), 1);
 	{
 		uint8_t	*der;
 		size_t	 len;
@@ -1025,7 +990,7 @@ test_builtin(void **state)
 	assert_non_null(strstr(why, "no certificates"));
 	snprintf(path, sizeof(path), "%s/good.req", dir);
 	why = NULL;
-	assert_int_equal(add_pem_file(t, path, 0, &why), -1);
+	assert_int_equal(tv_trust_add_pem(t, path, 0, &why), -1);
 	assert_non_null(why);
 	assert_non_null(strstr(why, "no certificates"));
 	why = "unchanged";

@@ -14,10 +14,12 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "cache/clock.h"
 #include "cache/store.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 
+#include "refresh_fixture.h"
 #include "store_fixture.h"
 
 #define STARTS_MAX	64
@@ -51,15 +53,6 @@ struct fx {
 	size_t			 nstarts;
 	struct start		 starts[STARTS_MAX];
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int
 key_id(const uint8_t *key, size_t klen)
@@ -223,13 +216,9 @@ static int
 setup(void **state)
 {
 	struct fx	*f;
-	void		*sf;
 
-	if (store_setup_open(&sf) == -1 || (f = calloc(1, sizeof(*f))) == NULL)
-		return -1;
-	f->sf = sf;
-	if ((f->base = event_base_new()) == NULL ||
-	    (f->r = refresh_new(f->base, f->sf->c, NULL)) == NULL)
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    refresh_fixture_open(&f->sf, &f->base, &f->r) == -1)
 		return -1;
 	*state = f;
 	return 0;
@@ -239,12 +228,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*f = *state;
-	void		*sf = f->sf;
+	int		 rv;
 
-	refresh_free(f->r);
-	event_base_free(f->base);
+	rv = refresh_fixture_close(f->sf, f->base, f->r);
 	free(f);
-	return store_teardown(&sf);
+	return rv;
 }
 
 /* Due entries start soonest first, from the due index; one not due yet waits. */

@@ -31,6 +31,7 @@
 #include "proxy/refresh.h"
 #include "proxy/service.h"
 
+#include "refresh_fixture.h"
 #include "store_fixture.h"
 #include "tv.h"
 
@@ -403,13 +404,9 @@ static int
 setup(void **state)
 {
 	struct fx	*f;
-	void		*sf;
 
-	if (store_setup_open(&sf) == -1 || (f = calloc(1, sizeof(*f))) == NULL)
-		return -1;
-	f->sf = sf;
-	if ((f->base = event_base_new()) == NULL ||
-	    (f->refresh = refresh_new(f->base, f->sf->c, NULL)) == NULL)
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    refresh_fixture_open(&f->sf, &f->base, &f->refresh) == -1)
 		return -1;
 	f->chain = tv_src("/tests/vectors/amd/cert_chain_milan", &f->chain_len);
 	njobs = 0;
@@ -421,8 +418,8 @@ static int
 teardown(void **state)
 {
 	struct fx	*f = *state;
-	void		*sf = f->sf;
 	size_t		 i;
+	int		 rv;
 
 	for (i = 0; i < njobs; i++)
 		if (!jobs[i].ended)
@@ -431,11 +428,10 @@ teardown(void **state)
 		evbuffer_free(f->reqs[i].out);
 	gen_unref(f->gen);
 	cache_writer_stop(f->writer);
-	refresh_free(f->refresh);
-	event_base_free(f->base);
+	rv = refresh_fixture_close(f->sf, f->base, f->refresh);
 	free(f->chain);
 	free(f);
-	return store_teardown(&sf);
+	return rv;
 }
 
 static struct http_req *

@@ -16,6 +16,7 @@
 
 #include <openssl/evp.h>
 
+#include "attest/ocsp_verify.h"
 #include "tv.h"
 
 /* f's whole content, NUL-terminated; closes f. */
@@ -98,6 +99,17 @@ tv_free(struct tv_buf *b)
 {
 	free(b->p);
 	b->p = NULL;
+}
+
+struct tv_buf
+tv_prefix(const struct tv_buf *b, size_t n)
+{
+	struct tv_buf	cut;
+
+	cut.len = n;
+	assert_non_null(cut.p = malloc(n > 0 ? n : 1));
+	memcpy(cut.p, b->p, n);
+	return cut;
 }
 
 struct tv_buf
@@ -198,6 +210,51 @@ tv_pki_dir_free(const char *dir)
 {
 	if (getenv("KEEP_FIXTURES") == NULL && dir[0] != '\0')
 		tv_sh("rm -rf %s", dir);
+}
+
+int
+tv_trust_add_pem(struct ocsp_trust *t, const char *path, int anchors,
+    const char **why)
+{
+	FILE	*f;
+	char	 buf[1 << 16];
+	size_t	 n;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n == sizeof(buf))
+		return -1;
+	return ocsp_trust_add_pem(t, anchors, buf, n, why);
+}
+
+int
+tv_ocsp_pki(const char *name, char *dir, size_t dirlen, char *pki,
+    size_t pkilen, struct ocsp_trust **full, struct ocsp_trust **bare)
+{
+	char	path[TV_REL_BYTES];
+
+	if (tv_pki_dir(name, dir, dirlen, pki, pkilen) == -1)
+		return -1;
+	if ((*full = ocsp_trust_new()) == NULL ||
+	    (*bare = ocsp_trust_new()) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/anchors.pem", pki);
+	if (tv_trust_add_pem(*full, path, 1, NULL) != 1 ||
+	    tv_trust_add_pem(*bare, path, 1, NULL) != 1)
+		return -1;
+	snprintf(path, sizeof(path), "%s/intermediates.pem", pki);
+	return tv_trust_add_pem(*full, path, 0, NULL) == 2 ? 0 : -1;
+}
+
+void
+tv_ocsp_pki_free(const char *dir, struct ocsp_trust *full,
+    struct ocsp_trust *bare)
+{
+	ocsp_trust_free(full);
+	ocsp_trust_free(bare);
+	tv_pki_dir_free(dir);
 }
 
 struct tv_buf

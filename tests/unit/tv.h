@@ -9,6 +9,8 @@
 #include <openssl/bio.h>
 #include <openssl/x509.h>
 
+struct ocsp_trust;
+
 /* Room for a path the tests build before calling these. */
 #define TV_REL_BYTES	4096
 
@@ -32,6 +34,11 @@ struct tv_buf {
 struct tv_buf	tv_load(const char *dir, const char *name);
 /* Frees b->p and sets it to NULL. */
 void		tv_free(struct tv_buf *b);
+/*
+ * The first n bytes of b in a block of exactly n (1 when n is 0), not
+ * NUL-terminated, so ASAN sees a read past them; the caller frees it.
+ */
+struct tv_buf	tv_prefix(const struct tv_buf *b, size_t n);
 /*
  * The string value of key in a wrapper JSON file (teepot, dcap-qvl),
  * unescaped (\n, \", \\, \/): a fixture made at test time from the real
@@ -62,6 +69,23 @@ int		tv_pki_dir(const char *name, char *dir, size_t dirlen, char *pki,
 		    size_t pkilen);
 /* Removes tv_pki_dir's dir (a no-op when it is "") unless KEEP_FIXTURES is set. */
 void		tv_pki_dir_free(const char *dir);
+/*
+ * A PEM file of at most 64 KiB into t's anchors (anchors 1) or pool, as
+ * stapled and staplectl read them (attest/ takes bytes only): what
+ * ocsp_trust_add_pem returns, or -1 when the file cannot be read or is larger.
+ */
+int		tv_trust_add_pem(struct ocsp_trust *t, const char *path,
+		    int anchors, const char **why);
+/*
+ * tv_pki_dir for name, then two trusts of its PKI: *full with anchors.pem
+ * and intermediates.pem, *bare with anchors.pem only. -1 on any failure.
+ */
+int		tv_ocsp_pki(const char *name, char *dir, size_t dirlen,
+		    char *pki, size_t pkilen, struct ocsp_trust **full,
+		    struct ocsp_trust **bare);
+/* Frees both trusts and tv_pki_dir_free's dir. */
+void		tv_ocsp_pki_free(const char *dir, struct ocsp_trust *full,
+		    struct ocsp_trust *bare);
 
 /* The NVIDIA RIM vectors (tests/vectors/nvidia/SOURCES.md), for tv_src. */
 #define TV_NV_TESTDATA		"/tests/vectors/nvidia/attestation-sdk/testdata/"

@@ -145,6 +145,7 @@ struct http {
 	int			 want_spare;	/* an admin listener exists */
 	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
 	struct event		*trim_ev;	/* gives the heap back (conn_free) */
+	struct conn_bufs	*spare_bufs;	/* the last request's buffers, for the next (conn_bufs_put) */
 	size_t			 closed_untrimmed;	/* connections closed since */
 	long			 header_s, body_s, keepalive_s;
 	TAILQ_HEAD(, conn)	 conns;

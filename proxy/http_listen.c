@@ -172,6 +172,8 @@ trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	h->closed_untrimmed = 0;
+	free(h->spare_bufs);
+	h->spare_bufs = NULL;
 #if defined(__GLIBC__)
 	(void)malloc_trim(0);
 #endif
@@ -447,5 +449,6 @@ http_free(struct http *h)
 		event_free(h->adm_backoff_ev);
 	if (h->trim_ev != NULL)
 		event_free(h->trim_ev);
+	free(h->spare_bufs);
 	free(h);
 }

@@ -406,9 +406,12 @@ buf_copy_out(struct evbuffer *dst, struct evbuffer *src)
 static char *
 put_str(char *dst, const char *end, const char *src)
 {
-	while (*src != '\0' && dst < end)
-		*dst++ = *src++;
-	return dst;
+	size_t	n = strlen(src);
+
+	if (n > (size_t)(end - dst))
+		n = (size_t)(end - dst);
+	memcpy(dst, src, n);
+	return dst + n;
 }
 
 /* v in decimal at dst (up to 20 digits, no NUL), cut to end. */

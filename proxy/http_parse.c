@@ -336,6 +336,43 @@ word_has_ctl(const unsigned char *p)
 	    1 : 0;
 }
 
+/*
+ * Whether u[i..lf) is plainly fine: no byte below 0x20 and no DEL in it,
+ * but for a CR that ends the line (at lf - 1). A word at a time, the last
+ * one overlapping bytes this call has looked at already; a short span a
+ * byte at a time. 0 means "look closer" (span_check), not "wrong".
+ */
+static int
+span_plain(const unsigned char *u, size_t i, size_t lf)
+{
+	size_t	from = i, e = lf > i && u[lf - 1] == '\r' ? lf - 1 : lf;
+
+	for (; i + 8 <= e; i += 8)
+		if (word_has_ctl(u + i))
+			return 0;
+	if (i == e)
+		return 1;
+	if (e - from >= 8)
+		return !word_has_ctl(u + e - 8);
+	for (; i < e; i++)
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* u[i..lf) a byte at a time: 400 for a control but HTAB, or a CR not ending a line; else 0. */
+static int
+span_check(const unsigned char *u, size_t i, size_t lf, size_t end)
+{
+	for (; i < lf; i++) {
+		if ((u[i] >= 0x20 && u[i] != 0x7f) || u[i] == '\t')
+			continue;
+		if (u[i] != '\r' || (i + 1 < end && u[i + 1] != '\n'))
+			return 400;	/* a control, or a CR not ending a line */
+	}
+	return 0;
+}
+
 int
 http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 {
@@ -353,18 +390,8 @@ http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 		/* memchr finds the line's end; each byte before it is checked once. */
 		nl = memchr(u + i, '\n', end - i);
 		lf = nl != NULL ? (size_t)(nl - u) : end;
-		for (; i < lf; i++) {
-			while (i + 8 <= lf && !word_has_ctl(u + i))
-				i += 8;
-			if (i >= lf)
-				break;
-			if (u[i] >= 0x20 && u[i] != 0x7f)
-				continue;
-			if (u[i] == '\t')
-				continue;
-			if (u[i] != '\r' || (i + 1 < end && u[i + 1] != '\n'))
-				return 400;	/* a control, or a CR not ending a line */
-		}
+		if (!span_plain(u, i, lf) && span_check(u, i, lf, end) != 0)
+			return 400;
 		if (nl == NULL)
 			break;
 		h->scanned = lf + 1;

@@ -555,8 +555,12 @@ reply_queue(struct http_req *r, const char *head, size_t hlen, int body)
 static void
 reply_clear(struct http_req *r)
 {
-	evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
-	evbuffer_drain(r->out_body, evbuffer_get_length(r->out_body));
+	size_t	n;
+
+	if (r->hdrs_spilled)	/* out_headers holds lines only then */
+		evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
+	if ((n = evbuffer_get_length(r->out_body)) > 0)
+		evbuffer_drain(r->out_body, n);
 	r->hdrs_len = 0;
 	r->hdrs_spilled = 0;
 	r->body_ref = NULL;

@@ -59,6 +59,10 @@
 #define HTTP_RESP_LINE_BYTES	512
 /* An answer's status line, Date, Content-Length and Connection lines. */
 #define HTTP_STATUS_HEAD_BYTES	256
+/* The whole head of an answer whose header lines were kept beside the request. */
+#define HTTP_REPLY_HEAD_BYTES	(HTTP_STATUS_HEAD_BYTES + HTTP_RESP_HDRS_BYTES + 2)
+/* One writev of an answer: its head and up to this many less one body pieces. */
+#define HTTP_REPLY_IOVS		8
 /* The interim answer to Expect: 100-continue (RFC 9110 10.1.1). */
 #define HTTP_CONTINUE		"HTTP/1.1 100 Continue\r\n\r\n"
 /* A warning about refused clients (fd limit, max_connections) at most this often. */
@@ -154,24 +158,39 @@ http_req_peer(const struct http_req *r, struct sockaddr_storage *ss)
 	return getpeername(r->conn->fd, (struct sockaddr *)ss, &len);
 }
 
+/* "name: value\r\n" at dst: nlen + vlen + 4 bytes. */
+static void
+header_line(char *dst, const char *name, size_t nlen, const char *value,
+    size_t vlen)
+{
+	memcpy(dst, name, nlen);
+	memcpy(dst + nlen, ": ", 2);
+	memcpy(dst + nlen + 2, value, vlen);
+	memcpy(dst + nlen + 2 + vlen, "\r\n", 2);
+}
+
 void
 http_resp_header(struct http_req *r, const char *name, const char *value)
 {
 	char	line[HTTP_RESP_LINE_BYTES];
-	size_t	nlen, vlen;
+	size_t	nlen = strcspn(name, "\r\n: "), vlen = strcspn(value, "\r\n");
+	size_t	n = nlen + vlen + 4;
 
 	/* Values come from us or from a vendor's header: no line breaks pass. */
-	if (strpbrk(value, "\r\n") != NULL || strpbrk(name, "\r\n: ") != NULL)
+	if (name[nlen] != '\0' || value[vlen] != '\0')
 		return;
-	nlen = strlen(name);
-	vlen = strlen(value);
-	/* One add for the line: four would cost a hit four chain checks. */
-	if (nlen + vlen + 4 <= sizeof(line)) {
-		memcpy(line, name, nlen);
-		memcpy(line + nlen, ": ", 2);
-		memcpy(line + nlen + 2, value, vlen);
-		memcpy(line + nlen + 2 + vlen, "\r\n", 2);
-		evbuffer_add(r->out_headers, line, nlen + vlen + 4);
+	/* Beside the request's buffers while they hold every line so far. */
+	if (!r->hdrs_spilled && r->conn->bufs != NULL &&
+	    r->hdrs_len + n <= sizeof(r->conn->bufs->hdrs)) {
+		header_line(r->conn->bufs->hdrs + r->hdrs_len, name, nlen, value, vlen);
+		r->hdrs_len += n;
+		return;
+	}
+	r->hdrs_spilled = 1;	/* this line and every later one, in order */
+	/* One add for the line: four would cost four chain checks. */
+	if (n <= sizeof(line)) {
+		header_line(line, name, nlen, value, vlen);
+		evbuffer_add(r->out_headers, line, n);
 		return;
 	}
 	evbuffer_add(r->out_headers, name, nlen);
@@ -184,6 +203,13 @@ struct evbuffer *
 http_resp_body(struct http_req *r)
 {
 	return r->out_body;
+}
+
+void
+http_resp_body_ref(struct http_req *r, const void *p, size_t len)
+{
+	r->body_ref = p;
+	r->body_ref_len = len;
 }
 
 void
@@ -381,9 +407,12 @@ buf_copy_out(struct evbuffer *dst, struct evbuffer *src)
 static char *
 put_str(char *dst, const char *end, const char *src)
 {
-	while (*src != '\0' && dst < end)
-		*dst++ = *src++;
-	return dst;
+	size_t	n = strlen(src);
+
+	if (n > (size_t)(end - dst))
+		n = (size_t)(end - dst);
+	memcpy(dst, src, n);
+	return dst + n;
 }
 
 /* v in decimal at dst (up to 20 digits, no NUL), cut to end. */
@@ -426,30 +455,144 @@ status_head(char *buf, int status, const char *reason, const char *date,
 	return (size_t)(p - buf);
 }
 
+/*
+ * The head of an answer into head[HTTP_REPLY_HEAD_BYTES]: the status
+ * line, Date, Content-Length, Connection, the header lines kept beside
+ * the request's buffers and, unless later ones spilled into out_headers,
+ * the blank line. Returns its length.
+ */
+static size_t
+reply_head(struct http_req *r, char *head, int status, const char *reason,
+    size_t clen)
+{
+	struct conn	*c = r->conn;
+	size_t		 n;
+
+	n = status_head(head, status, reason ? reason : http_reason(status),
+	    http_date(c->http), status == 304 ? (size_t)0 : clen,
+	    c->close_after ? "Connection: close\r\n" : r->head.http10 ?
+	    "Connection: keep-alive\r\n" : "");
+	if (r->hdrs_len > 0) {
+		memcpy(head + n, c->bufs->hdrs, r->hdrs_len);
+		n += r->hdrs_len;
+	}
+	if (!r->hdrs_spilled) {
+		memcpy(head + n, "\r\n", 2);
+		n += 2;
+	}
+	return n;
+}
+
+/*
+ * The body's pieces (len bytes) into iov[0..max): 1 for borrowed bytes,
+ * one a chain of out_body, none when empty. -1 when out_body has more
+ * chains.
+ */
+static int
+reply_body_iov(struct http_req *r, size_t len, struct iovec *iov, int max)
+{
+	struct evbuffer_iovec	v[HTTP_REPLY_IOVS];
+	int			i, n;
+
+	if (r->body_ref != NULL) {
+		iov[0].iov_base = (void *)(uintptr_t)r->body_ref;
+		iov[0].iov_len = r->body_ref_len;
+		return 1;
+	}
+	/* Given a length, evbuffer_peek counts every chain it needs, beyond max too. */
+	if ((n = evbuffer_peek(r->out_body, (ev_ssize_t)len, NULL, v, max)) > max)
+		return -1;
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = v[i].iov_base;
+		iov[i].iov_len = v[i].iov_len;
+	}
+	return n;
+}
+
+/*
+ * Write the answer at once: a plain connection with nothing queued,
+ * within conn_process (which goes on with the next request). What the
+ * socket does not take is queued in `out`, where conn_write sends it on,
+ * or meets the socket's error again and closes.
+ */
+static void
+reply_send(struct conn *c, const struct iovec *iov, int n)
+{
+	ssize_t	sent = writev(c->fd, iov, n);
+	size_t	skip = sent > 0 ? (size_t)sent : 0;
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		evbuffer_add(c->out, (const char *)iov[i].iov_base + skip,
+		    iov[i].iov_len - skip);
+		skip = 0;
+	}
+}
+
+/* Queue the answer in `out`, after what is there: the head, the spilled lines, the body. */
+static void
+reply_queue(struct http_req *r, const char *head, size_t hlen, int body)
+{
+	struct conn	*c = r->conn;
+
+	evbuffer_add(c->out, head, hlen);
+	if (r->hdrs_spilled) {
+		buf_copy_out(c->out, r->out_headers);
+		evbuffer_add(c->out, "\r\n", 2);
+	}
+	if (!body)
+		return;
+	if (r->body_ref != NULL)
+		evbuffer_add(c->out, r->body_ref, r->body_ref_len);
+	else
+		buf_copy_out(c->out, r->out_body);
+}
+
+/* The answer is out or queued: forget its headers and body. */
+static void
+reply_clear(struct http_req *r)
+{
+	size_t	n;
+
+	if (r->hdrs_spilled)	/* out_headers holds lines only then */
+		evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
+	if ((n = evbuffer_get_length(r->out_body)) > 0)
+		evbuffer_drain(r->out_body, n);
+	r->hdrs_len = 0;
+	r->hdrs_spilled = 0;
+	r->body_ref = NULL;
+	r->body_ref_len = 0;
+}
+
 void
 http_reply(struct http_req *r, int status, const char *reason)
 {
 	struct conn	*c = r->conn;
-	char		 line[HTTP_STATUS_HEAD_BYTES];
-	size_t		 blen = evbuffer_get_length(r->out_body);
+	char		 head[HTTP_REPLY_HEAD_BYTES];
+	struct iovec	 iov[HTTP_REPLY_IOVS];
+	/* HEAD and 304 carry no body (RFC 9110 9.3.2, 15.4.5). */
+	int		 body = r->head.method != HTTP_HEAD && status != 304, n = -1;
+	size_t		 blen = r->body_ref != NULL ? r->body_ref_len :
+			    evbuffer_get_length(r->out_body);
 
 	if (c->http->stopping || !r->keepalive)
 		c->close_after = 1;
-	evbuffer_add(c->out, line, status_head(line, status,
-	    reason ? reason : http_reason(status), http_date(c->http),
-	    status == 304 ? (size_t)0 : blen, c->close_after ?
-	    "Connection: close\r\n" : r->head.http10 ?
-	    "Connection: keep-alive\r\n" : ""));
-	buf_copy_out(c->out, r->out_headers);
-	evbuffer_add(c->out, "\r\n", 2);
-	/* HEAD and 304 carry no body (RFC 9110 9.3.2, 15.4.5). */
-	if (r->head.method != HTTP_HEAD && status != 304)
-		buf_copy_out(c->out, r->out_body);
-	else
-		evbuffer_drain(r->out_body, blen);
+	iov[0].iov_base = head;
+	iov[0].iov_len = reply_head(r, head, status, reason, blen);
+	if (c->in_process && !c->dead && c->tls == NULL && !r->hdrs_spilled &&
+	    evbuffer_get_length(c->out) == 0)
+		n = body ? reply_body_iov(r, blen, iov + 1, HTTP_REPLY_IOVS - 1) : 0;
 	if (c->http->reply_cb != NULL)
-		c->http->reply_cb(r, status, r->head.method != HTTP_HEAD &&
-		    status != 304 ? blen : 0, c->http->reply_arg);
+		c->http->reply_cb(r, status, body ? blen : 0, c->http->reply_arg);
+	if (n >= 0)
+		reply_send(c, iov, n + 1);
+	else
+		reply_queue(r, head, iov[0].iov_len, body);
+	reply_clear(r);
 	r->gone = NULL;
 	c->pending = 0;
 	c->nreq++;
@@ -472,8 +615,7 @@ http_reply(struct http_req *r, int status, const char *reason)
 void
 http_error(struct http_req *r, int status, const char *reason)
 {
-	evbuffer_drain(r->out_headers, evbuffer_get_length(r->out_headers));
-	evbuffer_drain(r->out_body, evbuffer_get_length(r->out_body));
+	reply_clear(r);
 	http_resp_header(r, "Content-Type", "text/plain; charset=utf-8");
 	http_resp_header(r, "Cache-Control", "no-store");	/* about this request only */
 	evbuffer_add_printf(r->out_body, "%d %s\n", status, reason);
@@ -685,7 +827,9 @@ conn_bufs_get(struct conn *c)
 {
 	if (c->bufs != NULL)
 		return 0;
-	if ((c->bufs = malloc(sizeof(*c->bufs))) == NULL)
+	if ((c->bufs = c->http->spare_bufs) != NULL)
+		c->http->spare_bufs = NULL;
+	else if ((c->bufs = malloc(sizeof(*c->bufs))) == NULL)
 		return -1;
 	c->in = c->bufs->in;
 	c->req.path = c->bufs->path;
@@ -693,11 +837,20 @@ conn_bufs_get(struct conn *c)
 	return 0;
 }
 
-/* Free them when nothing is read or pending (the parsed head points into them). */
+/*
+ * Give them up when nothing is read or pending (the parsed head points
+ * into them). One set is kept for the next request of any connection:
+ * a hit then costs no malloc and free of 42 KiB, for 42 KiB held while
+ * no request is in, until the next trim (conn_trim_later: after the last
+ * connection closes, or many).
+ */
 static void
 conn_bufs_put(struct conn *c)
 {
-	free(c->bufs);
+	if (c->http->spare_bufs == NULL)
+		c->http->spare_bufs = c->bufs;
+	else
+		free(c->bufs);
 	c->bufs = NULL;
 	c->in = NULL;
 	c->req.path = NULL;
@@ -880,8 +1033,7 @@ conn_process(struct conn *c)
 		if (rc == -1)
 			break;		/* answered; closes after the write */
 		c->pending = 1;
-		evbuffer_drain(c->req.out_headers, evbuffer_get_length(c->req.out_headers));
-		evbuffer_drain(c->req.out_body, evbuffer_get_length(c->req.out_body));
+		reply_clear(&c->req);
 		c->req.parsed_us = metrics_now_us();
 		c->req.note = NULL;
 		c->http->handler(&c->req, c->http->handler_arg);

@@ -114,6 +114,14 @@ int		 http_req_peer(const struct http_req *, struct sockaddr_storage *ss);
  */
 void		 http_resp_header(struct http_req *, const char *name, const char *value);
 struct evbuffer	*http_resp_body(struct http_req *);
+/*
+ * The body is len bytes at p, borrowed: they must stay valid until the
+ * http_reply that follows returns (a stored entry in its read
+ * transaction, a static answer), and http_resp_body's buffer must stay
+ * empty. Spares the copy into that buffer: a plain connection with
+ * nothing queued gets status line, headers and these bytes in one writev.
+ */
+void		 http_resp_body_ref(struct http_req *, const void *p, size_t len);
 void		 http_reply(struct http_req *, int status, const char *reason);
 /* The reason phrase of a status ("Not Found"). */
 const char	*http_reason(int status);

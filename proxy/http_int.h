@@ -44,7 +44,11 @@ struct http_req {
 	char		*path;		/* percent-decoded, in conn's bufs */
 	const uint8_t	*body;
 	size_t		 body_len;
+	size_t		 hdrs_len;	/* header lines in conn's bufs->hdrs */
+	int		 hdrs_spilled;	/* later ones in out_headers (http_resp_header) */
 	struct evbuffer	*out_headers;
+	const uint8_t	*body_ref;	/* http_resp_body_ref: borrowed, else out_body */
+	size_t		 body_ref_len;
 	struct evbuffer	*out_body;
 	http_gone_cb	*gone;
 	void		*gone_arg;
@@ -87,15 +91,25 @@ struct conn {
 };
 
 /*
+ * The answer's header lines kept beside the request's buffers; longer
+ * sets go on in the request's out_headers (http_resp_header). An OCSP or
+ * error answer's lines take under 300 bytes; PCCS's kept issuer chains
+ * are kilobytes and spill.
+ */
+#define HTTP_RESP_HDRS_BYTES	1024
+
+/*
  * What a connection needs only while a request is in: its input, the
- * parsed copy of the head, the decoded path. Allocated at the first byte
- * of a request and freed once the connection has nothing read and nothing
- * pending (conn_process), so an idle keep-alive client holds none of it.
+ * parsed copy of the head, the decoded path, the answer's header lines.
+ * Allocated at the first byte of a request and freed once the connection
+ * has nothing read and nothing pending (conn_process), so an idle
+ * keep-alive client holds none of it.
  */
 struct conn_bufs {
 	char	in[HTTP_IN_BYTES + 1];
 	char	hdr[HTTP_MAX_HEADER_BYTES + 1];
 	char	path[HTTP_MAX_HEADER_BYTES];
+	char	hdrs[HTTP_RESP_HDRS_BYTES];
 };
 
 /* One listening socket: bound from an address, or adopted (systemd). */
@@ -131,6 +145,7 @@ struct http {
 	int			 want_spare;	/* an admin listener exists */
 	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
 	struct event		*trim_ev;	/* gives the heap back (conn_free) */
+	struct conn_bufs	*spare_bufs;	/* the last request's buffers, for the next (conn_bufs_put) */
 	size_t			 closed_untrimmed;	/* connections closed since */
 	long			 header_s, body_s, keepalive_s;
 	TAILQ_HEAD(, conn)	 conns;

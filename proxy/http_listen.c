@@ -173,6 +173,8 @@ trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	h->closed_untrimmed = 0;
+	free(h->spare_bufs);
+	h->spare_bufs = NULL;
 #if defined(__GLIBC__)
 	(void)malloc_trim(0);
 #endif
@@ -446,5 +448,6 @@ http_free(struct http *h)
 	loop_event_free(h->backoff_ev);
 	loop_event_free(h->adm_backoff_ev);
 	loop_event_free(h->trim_ev);
+	free(h->spare_bufs);
 	free(h);
 }

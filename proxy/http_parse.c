@@ -16,12 +16,50 @@
  * docs/design.md "The HTTP front" for the rules and what h11 tolerates.
  */
 
-/* tchar (RFC 9110 5.6.2): the bytes of a token. */
+/* tchar (RFC 9110 5.6.2): the bytes of a token (test_http_parse checks each). */
 static int
 is_tchar(unsigned char ch)
 {
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	    (ch >= '0' && ch <= '9') || (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9'))
+		return 1;
+	switch (ch) {
+	case '!': case '#': case '$': case '%': case '&': case '\'': case '*':
+	case '+': case '-': case '.': case '^': case '_': case '`': case '|':
+	case '~':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The names of enum http_field, by length: one comparison tells a name. */
+static const char *const http_field_str[] = {
+	[HTTP_F_HOST] = "Host",
+	[HTTP_F_CONTENT_LENGTH] = "Content-Length",
+	[HTTP_F_CONTENT_TYPE] = "Content-Type",
+	[HTTP_F_TRANSFER_ENCODING] = "Transfer-Encoding",
+	[HTTP_F_CONNECTION] = "Connection",
+	[HTTP_F_AUTHORIZATION] = "Authorization",
+	[HTTP_F_EXPECT] = "Expect",
+};
+
+enum http_field
+http_field_of(const char *name, size_t len)
+{
+	enum http_field	f;
+
+	switch (len) {
+	case 4: f = HTTP_F_HOST; break;
+	case 6: f = HTTP_F_EXPECT; break;
+	case 10: f = HTTP_F_CONNECTION; break;
+	case 12: f = HTTP_F_CONTENT_TYPE; break;
+	case 13: f = HTTP_F_AUTHORIZATION; break;
+	case 14: f = HTTP_F_CONTENT_LENGTH; break;
+	case 17: f = HTTP_F_TRANSFER_ENCODING; break;
+	default: return HTTP_F_OTHER;
+	}
+	return strncasecmp(name, http_field_str[f], len) == 0 ? f : HTTP_F_OTHER;
 }
 
 /* method SP request-target SP HTTP-version: 0, 400 or 505. */
@@ -77,21 +115,34 @@ parse_field(char *line, struct http_head *h)
 		;
 	for (cut = v + strlen(v); cut > v && (cut[-1] == ' ' || cut[-1] == '\t'); )
 		*--cut = '\0';
+	h->hfield[h->nheaders] = (unsigned char)http_field_of(line, (size_t)(p - line));
 	h->hname[h->nheaders] = line;
 	h->hvalue[h->nheaders++] = v;
 	return 0;
 }
 
-/* The number of fields named name. */
+/* The number of fields that are f. */
 static size_t
-field_count(const struct http_head *h, const char *name)
+field_count(const struct http_head *h, enum http_field f)
 {
 	size_t	i, n = 0;
 
 	for (i = 0; i < h->nheaders; i++)
-		if (strcasecmp(h->hname[i], name) == 0)
+		if (h->hfield[i] == f)
 			n++;
 	return n;
+}
+
+/* The value of the field f (its lines joined), or NULL. */
+static const char *
+field_value(const struct http_head *h, enum http_field f)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nheaders; i++)
+		if (h->hfield[i] == f)
+			return h->hvalue[i];
+	return NULL;
 }
 
 /*
@@ -104,16 +155,16 @@ static int
 parse_framing(struct http_head *h)
 {
 	const char	*cl, *p;
-	size_t		 nhost = field_count(h, "Host");
+	size_t		 nhost = field_count(h, HTTP_F_HOST);
 
 	if (nhost > 1 || (nhost == 0 && !h->http10))
 		return 400;
-	if (field_count(h, "Transfer-Encoding") > 0)
-		return field_count(h, "Content-Length") > 0 ? 400 : 501;
-	if (field_count(h, "Content-Length") > 1)
+	if (field_count(h, HTTP_F_TRANSFER_ENCODING) > 0)
+		return field_count(h, HTTP_F_CONTENT_LENGTH) > 0 ? 400 : 501;
+	if (field_count(h, HTTP_F_CONTENT_LENGTH) > 1)
 		return 400;
 	h->clen = 0;
-	if ((cl = http_head_field(h, "Content-Length")) == NULL)
+	if ((cl = field_value(h, HTTP_F_CONTENT_LENGTH)) == NULL)
 		return 0;
 	if (*cl == '\0')
 		return 400;
@@ -128,19 +179,22 @@ parse_framing(struct http_head *h)
 }
 
 /* The fields that may not be a list (RFC 9110 5.3): a repeat is a 400. */
-static const char *const http_singletons[] = {
-	"Host", "Content-Length", "Content-Type", "Authorization",
-};
-
 static int
-is_singleton(const char *name)
+is_singleton(enum http_field f)
 {
-	size_t	i;
+	return f == HTTP_F_HOST || f == HTTP_F_CONTENT_LENGTH ||
+	    f == HTTP_F_CONTENT_TYPE || f == HTTP_F_AUTHORIZATION;
+}
 
-	for (i = 0; i < sizeof(http_singletons) / sizeof(http_singletons[0]); i++)
-		if (strcasecmp(name, http_singletons[i]) == 0)
-			return 1;
-	return 0;
+/* Whether fields i and j of h have one name (case-insensitive); nlen their lengths. */
+static int
+same_name(const struct http_head *h, const size_t *nlen, size_t i, size_t j)
+{
+	if (h->hfield[i] != h->hfield[j])
+		return 0;
+	if (h->hfield[i] != HTTP_F_OTHER)
+		return 1;
+	return nlen[i] == nlen[j] && strcasecmp(h->hname[i], h->hname[j]) == 0;
 }
 
 /*
@@ -155,7 +209,7 @@ join_repeats(struct http_head *h, char *base, size_t room)
 	char		 out[HTTP_MAX_HEADER_BYTES];
 	size_t		 nlen[HTTP_MAX_HEADERS], noff[HTTP_MAX_HEADERS];
 	size_t		 voff[HTTP_MAX_HEADERS], i, j, n = 0, o = 0, vl;
-	unsigned char	 taken[HTTP_MAX_HEADERS];
+	unsigned char	 taken[HTTP_MAX_HEADERS], field[HTTP_MAX_HEADERS];
 
 	for (i = 0; i < h->nheaders; i++)
 		nlen[i] = strlen(h->hname[i]);
@@ -164,12 +218,12 @@ join_repeats(struct http_head *h, char *base, size_t room)
 		if (taken[i])
 			continue;
 		noff[n] = o;
+		field[n] = h->hfield[i];
 		memcpy(out + o, h->hname[i], nlen[i] + 1);
 		o += nlen[i] + 1;
 		voff[n] = o;
 		for (j = i; j < h->nheaders; j++) {
-			if (j > i && (taken[j] || nlen[j] != nlen[i] ||
-			    strcasecmp(h->hname[j], h->hname[i]) != 0))
+			if (j > i && (taken[j] || !same_name(h, nlen, i, j)))
 				continue;
 			vl = strlen(h->hvalue[j]);
 			if (o + vl + 3 > sizeof(out) || o + vl + 3 > room)
@@ -189,6 +243,7 @@ join_repeats(struct http_head *h, char *base, size_t room)
 	for (i = 0; i < n; i++) {
 		h->hname[i] = base + noff[i];
 		h->hvalue[i] = base + voff[i];
+		h->hfield[i] = field[i];
 	}
 	h->nheaders = n;
 	return 0;
@@ -207,9 +262,9 @@ parse_repeats(struct http_head *h, char *base, size_t room)
 		nlen[i] = strlen(h->hname[i]);
 	for (i = 0; i < h->nheaders; i++)
 		for (j = i + 1; j < h->nheaders; j++) {
-			if (nlen[i] != nlen[j] || strcasecmp(h->hname[i], h->hname[j]) != 0)
+			if (!same_name(h, nlen, i, j))
 				continue;
-			if (is_singleton(h->hname[i]))
+			if (is_singleton(h->hfield[i]))
 				return 400;
 			repeats++;
 		}
@@ -281,6 +336,43 @@ word_has_ctl(const unsigned char *p)
 	    1 : 0;
 }
 
+/*
+ * Whether u[i..lf) is plainly fine: no byte below 0x20 and no DEL in it,
+ * but for a CR that ends the line (at lf - 1). A word at a time, the last
+ * one overlapping bytes this call has looked at already; a short span a
+ * byte at a time. 0 means "look closer" (span_check), not "wrong".
+ */
+static int
+span_plain(const unsigned char *u, size_t i, size_t lf)
+{
+	size_t	from = i, e = lf > i && u[lf - 1] == '\r' ? lf - 1 : lf;
+
+	for (; i + 8 <= e; i += 8)
+		if (word_has_ctl(u + i))
+			return 0;
+	if (i == e)
+		return 1;
+	if (e - from >= 8)
+		return !word_has_ctl(u + e - 8);
+	for (; i < e; i++)
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* u[i..lf) a byte at a time: 400 for a control but HTAB, or a CR not ending a line; else 0. */
+static int
+span_check(const unsigned char *u, size_t i, size_t lf, size_t end)
+{
+	for (; i < lf; i++) {
+		if ((u[i] >= 0x20 && u[i] != 0x7f) || u[i] == '\t')
+			continue;
+		if (u[i] != '\r' || (i + 1 < end && u[i + 1] != '\n'))
+			return 400;	/* a control, or a CR not ending a line */
+	}
+	return 0;
+}
+
 int
 http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 {
@@ -298,18 +390,8 @@ http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 		/* memchr finds the line's end; each byte before it is checked once. */
 		nl = memchr(u + i, '\n', end - i);
 		lf = nl != NULL ? (size_t)(nl - u) : end;
-		for (; i < lf; i++) {
-			while (i + 8 <= lf && !word_has_ctl(u + i))
-				i += 8;
-			if (i >= lf)
-				break;
-			if (u[i] >= 0x20 && u[i] != 0x7f)
-				continue;
-			if (u[i] == '\t')
-				continue;
-			if (u[i] != '\r' || (i + 1 < end && u[i + 1] != '\n'))
-				return 400;	/* a control, or a CR not ending a line */
-		}
+		if (!span_plain(u, i, lf) && span_check(u, i, lf, end) != 0)
+			return 400;
 		if (nl == NULL)
 			break;
 		h->scanned = lf + 1;
@@ -333,10 +415,13 @@ http_parse_head(const char *in, size_t len, char *copy, struct http_head *h)
 const char *
 http_head_field(const struct http_head *h, const char *name)
 {
-	size_t	i;
+	enum http_field	f = http_field_of(name, strlen(name));
+	size_t		i;
 
+	if (f != HTTP_F_OTHER)
+		return field_value(h, f);
 	for (i = 0; i < h->nheaders; i++)
-		if (strcasecmp(h->hname[i], name) == 0)
+		if (h->hfield[i] == HTTP_F_OTHER && strcasecmp(h->hname[i], name) == 0)
 			return h->hvalue[i];
 	return NULL;
 }
@@ -370,7 +455,7 @@ http_head_keepalive(const struct http_head *h)
 	int	keep = !h->http10;
 
 	for (i = 0; i < h->nheaders; i++) {
-		if (strcasecmp(h->hname[i], "Connection") != 0)
+		if (h->hfield[i] != HTTP_F_CONNECTION)
 			continue;
 		if (http_list_has(h->hvalue[i], "close"))
 			return 0;

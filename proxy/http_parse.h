@@ -10,6 +10,22 @@
 #define HTTP_MAX_HEADERS	64
 
 /*
+ * The fields the server itself reads, known by number once parsed:
+ * framing, keep-alive, the singletons (RFC 9110 5.3) and what the
+ * routes ask for on every request. Every other name is HTTP_F_OTHER.
+ */
+enum http_field {
+	HTTP_F_OTHER,
+	HTTP_F_HOST,
+	HTTP_F_CONTENT_LENGTH,
+	HTTP_F_CONTENT_TYPE,
+	HTTP_F_TRANSFER_ENCODING,
+	HTTP_F_CONNECTION,
+	HTTP_F_AUTHORIZATION,
+	HTTP_F_EXPECT,
+};
+
+/*
  * A parsed head, and the parser's place in it while the head arrives.
  * Every pointer points into the `copy` buffer given to http_parse_more,
  * NUL-terminated there; valid while that buffer is. A field sent in
@@ -21,6 +37,7 @@ struct http_head {
 	char		*target;	/* the raw request target */
 	char		*hname[HTTP_MAX_HEADERS];
 	char		*hvalue[HTTP_MAX_HEADERS];	/* OWS trimmed */
+	unsigned char	 hfield[HTTP_MAX_HEADERS];	/* enum http_field of hname */
 	size_t		 nheaders;
 	size_t		 hdrlen;	/* bytes of the head in the input, blank line included */
 	size_t		 clen;		/* the body's length (Content-Length, else 0) */
@@ -77,5 +94,8 @@ int	http_list_has(const char *value, const char *token);
 
 /* The field named name (case-insensitive) in h, its lines joined, or NULL. */
 const char *http_head_field(const struct http_head *h, const char *name);
+
+/* Which known field a name of len bytes is (case-insensitive), or HTTP_F_OTHER. */
+enum http_field http_field_of(const char *name, size_t len);
 
 #endif

@@ -159,7 +159,7 @@ reply_der(struct http_req *req, int code, const uint8_t *der, size_t len,
 	http_resp_header(req, "Content-Type", "application/ocsp-response");
 	if (cache_control != NULL)
 		http_resp_header(req, "Cache-Control", cache_control);
-	evbuffer_add(http_resp_body(req), der, len);
+	http_resp_body_ref(req, der, len);	/* valid until http_reply returns */
 	http_reply(req, code, "OK");
 }
 

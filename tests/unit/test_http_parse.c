@@ -206,6 +206,57 @@ test_repeats_refused(void **state)
 	    "Content-Type: text/plain\r\nAuthorization: a\r\n\r\n", &h), 1);
 }
 
+/* RFC 9110 5.6.2: a name and a method are tokens; every other byte is a 400. */
+static void
+test_tchar(void **state)
+{
+	static const char	punct[] = "!#$%&'*+-.^_`|~";
+	struct http_head	h;
+	char			head[64];
+	int			ch, want;
+
+	(void)state;
+	for (ch = 1; ch < 256; ch++) {
+		want = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr(punct, ch) != NULL;
+		snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: a\r\nX%cY: 1\r\n\r\n", ch);
+		/* a colon ends the name "X" */
+		if (ch != ':' && (parse(head, &h) == 1) != want)
+			fail_msg("byte 0x%02x in a name: want %s", ch, want ? "1" : "400");
+		snprintf(head, sizeof(head), "G%cT / HTTP/1.1\r\nHost: a\r\n\r\n", ch);
+		if ((parse(head, &h) == 1) != want)
+			fail_msg("byte 0x%02x in a method: want %s", ch, want ? "1" : "400");
+	}
+}
+
+/* The fields the server reads are known in any case, and only by their whole name. */
+static void
+test_known_fields(void **state)
+{
+	struct http_head	h;
+
+	(void)state;
+	assert_int_equal(parse("POST / HTTP/1.1\r\nhOsT: a\r\ncontent-LENGTH: 2\r\n"
+	    "CONTENT-TYPE: t\r\nConnection: close\r\n\r\nxy", &h), 1);
+	assert_int_equal(h.clen, 2);
+	assert_int_equal(http_head_keepalive(&h), 0);
+	assert_string_equal(http_head_field(&h, "Content-Type"), "t");
+	assert_string_equal(http_head_field(&h, "host"), "a");
+	assert_null(http_head_field(&h, "Expect"));
+	/* Names as long as a known one, and a known one's prefix, are others. */
+	assert_int_equal(parse("GET / HTTP/1.1\r\nHxst: a\r\n\r\n", &h), 400);
+	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nAccept-Charset: 5\r\n"
+	    "Hosts: b\r\nContent-Lengt: 3\r\n\r\n", &h), 1);
+	assert_int_equal(h.clen, 0);
+	assert_string_equal(http_head_field(&h, "accept-charset"), "5");
+	assert_string_equal(http_head_field(&h, "Hosts"), "b");
+	assert_string_equal(http_head_field(&h, "Host"), "a");
+	assert_null(http_head_field(&h, "Content-Length"));
+	/* Transfer-Encoding in any case is still refused. */
+	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\n"
+	    "transfer-encoding: chunked\r\n\r\n", &h), 501);
+}
+
 /* A comma-separated header list, a token, and whether the list has it. */
 static const struct {
 	const char	*list, *token;
@@ -269,6 +320,8 @@ main(void)
 		cmocka_unit_test(test_pieces_big),
 		cmocka_unit_test(test_repeats_joined),
 		cmocka_unit_test(test_repeats_refused),
+		cmocka_unit_test(test_tchar),
+		cmocka_unit_test(test_known_fields),
 		cmocka_unit_test(test_list_has),
 		cmocka_unit_test(test_keepalive),
 	};

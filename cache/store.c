@@ -355,6 +355,15 @@ cache_commit(struct cache *c, MDB_txn *txn)
 }
 
 int
+cache_commit_take(struct cache *c, MDB_txn **txn)
+{
+	MDB_txn	*t = *txn;
+
+	*txn = NULL;
+	return cache_commit(c, t);
+}
+
+int
 cache_write_end(struct cache *c, MDB_txn *txn, size_t changed)
 {
 	if (changed == 0) {
@@ -994,7 +1003,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 	struct cache_meta	 m, old;
 	MDB_txn			*txn = NULL;
 	MDB_val			 k;
-	int			 rc, have, rv = -1;
+	int			 have, rv = -1;
 
 	if (cache_lkey(c, meta->kind, key, klen, lk, &k) == -1)
 		goto out;
@@ -1019,11 +1028,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 	cache_carry_counters(&m, &old);
 	if (cache_txn_put_meta(c, txn, &k, &old, &m) == -1)
 		goto out;
-	rc = cache_commit(c, txn);
-	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
+	rv = cache_commit_take(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;
@@ -1037,7 +1042,7 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 	MDB_txn			*txn = NULL;
 	MDB_val			 k;
 	size_t			 i;
-	int			 rc, have, rv = -1;
+	int			 have, rv = -1;
 
 	if (n == 0)
 		return 0;
@@ -1066,11 +1071,7 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		if (cache_txn_put_meta(c, txn, &k, &old, &m) == -1)
 			goto out;
 	}
-	rc = cache_commit(c, txn);
-	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
+	rv = cache_commit_take(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;
@@ -1102,11 +1103,7 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
 		cache_setmdberr(c, "del body", rc);
 		goto out;
 	}
-	rc = cache_commit(c, txn);
-	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
+	rv = cache_commit_take(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;

@@ -48,11 +48,7 @@ cache_aux_put(struct cache *c, const char *name, const uint8_t *val,
 		cache_setmdberr(c, "put aux", rc);
 		goto out;
 	}
-	rc = cache_commit(c, txn);
-	txn = NULL;
-	if (rc == -1)
-		goto out;
-	rv = 0;
+	rv = cache_commit_take(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;

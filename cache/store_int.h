@@ -100,6 +100,8 @@ void	cache_read_end(struct cache *c);
 int	cache_read_begin(struct cache *c, const char *op);
 int	cache_write_begin(struct cache *c, MDB_txn **txn);
 int	cache_commit(struct cache *c, MDB_txn *txn);
+/* cache_commit of *txn, which is NULL after it (cache_write_abort then does nothing). 0 or -1. */
+int	cache_commit_take(struct cache *c, MDB_txn **txn);
 /*
  * The end of a write that changed `changed` records: committed when any
  * did, else aborted (no commit, no sync). txn is consumed; 0, or -1 when

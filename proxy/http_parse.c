@@ -33,33 +33,24 @@ is_tchar(unsigned char ch)
 	}
 }
 
-/* The names of enum http_field, by length: one comparison tells a name. */
-static const char *const http_field_str[] = {
-	[HTTP_F_HOST] = "Host",
-	[HTTP_F_CONTENT_LENGTH] = "Content-Length",
-	[HTTP_F_CONTENT_TYPE] = "Content-Type",
-	[HTTP_F_TRANSFER_ENCODING] = "Transfer-Encoding",
-	[HTTP_F_CONNECTION] = "Connection",
-	[HTTP_F_AUTHORIZATION] = "Authorization",
-	[HTTP_F_EXPECT] = "Expect",
-};
-
+/* Each name the server reads has its own length: one comparison tells it. */
 enum http_field
 http_field_of(const char *name, size_t len)
 {
-	enum http_field	f;
+	enum http_field	 f;
+	const char	*n;
 
 	switch (len) {
-	case 4: f = HTTP_F_HOST; break;
-	case 6: f = HTTP_F_EXPECT; break;
-	case 10: f = HTTP_F_CONNECTION; break;
-	case 12: f = HTTP_F_CONTENT_TYPE; break;
-	case 13: f = HTTP_F_AUTHORIZATION; break;
-	case 14: f = HTTP_F_CONTENT_LENGTH; break;
-	case 17: f = HTTP_F_TRANSFER_ENCODING; break;
+	case 4: f = HTTP_F_HOST; n = "Host"; break;
+	case 6: f = HTTP_F_EXPECT; n = "Expect"; break;
+	case 10: f = HTTP_F_CONNECTION; n = "Connection"; break;
+	case 12: f = HTTP_F_CONTENT_TYPE; n = "Content-Type"; break;
+	case 13: f = HTTP_F_AUTHORIZATION; n = "Authorization"; break;
+	case 14: f = HTTP_F_CONTENT_LENGTH; n = "Content-Length"; break;
+	case 17: f = HTTP_F_TRANSFER_ENCODING; n = "Transfer-Encoding"; break;
 	default: return HTTP_F_OTHER;
 	}
-	return strncasecmp(name, http_field_str[f], len) == 0 ? f : HTTP_F_OTHER;
+	return strncasecmp(name, n, len) == 0 ? f : HTTP_F_OTHER;
 }
 
 /* method SP request-target SP HTTP-version: 0, 400 or 505. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attest/ocsp_req.h"
+#include "entry/conf.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/ocsp.h"
@@ -149,6 +150,17 @@ entry_judge_kds(const struct entry_rules *r, const struct entry_record *x,
 	out->meta = ad->meta;
 	out->meta.kind = CACHE_KIND_KDS;
 	return out->ok = 1;
+}
+
+void
+entry_rules_init(struct entry_rules *r, const struct config *cfg,
+    struct ocsp_trust *ocsp, struct rim_trust *rim)
+{
+	memset(r, 0, sizeof(*r));
+	r->ocsp = ocsp;
+	r->rim = rim;
+	r->ocsp_skew_s = cfg->ocsp.skew_s;
+	r->rim_retention_s = config_retention_s(&cfg->rim);
 }
 
 int

@@ -49,6 +49,15 @@ struct entry_rules {
 	void			*find_arg;
 };
 
+/*
+ * The rules of a configuration: r zeroed, then its OCSP skew and RIM
+ * retention from cfg, and the two trust stores given (borrowed; rim may
+ * be NULL). The daemon and staplectl both start from it.
+ */
+struct config;
+void	entry_rules_init(struct entry_rules *r, const struct config *cfg,
+	    struct ocsp_trust *ocsp, struct rim_trust *rim);
+
 /* A record as it was stored: what was asked and what the vendor answered. Borrowed. */
 struct entry_record {
 	const uint8_t	*key;

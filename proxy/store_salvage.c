@@ -124,11 +124,8 @@ salvage_spawn(struct store_salvage *s, struct gen *gen, const char *aside)
 	const struct config		*cfg = gen_config(gen);
 	struct entry_rules		 rules;
 
-	memset(&rules, 0, sizeof(rules));
-	rules.ocsp = svc_trust(gen_svc(gen, CACHE_KIND_OCSP));
-	rules.rim = svc_trust(gen_svc(gen, CACHE_KIND_RIM));
-	rules.ocsp_skew_s = cfg->ocsp.skew_s;
-	rules.rim_retention_s = config_retention_s(&cfg->rim);
+	entry_rules_init(&rules, cfg, svc_trust(gen_svc(gen, CACHE_KIND_OCSP)),
+	    svc_trust(gen_svc(gen, CACHE_KIND_RIM)));
 	snprintf(s->aside, sizeof(s->aside), "%s", aside);
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	if ((s->pid = entry_salvage_spawn(aside, cfg->cache_dir, cfg->map_size,

@@ -583,10 +583,7 @@ check_salvage(struct ctl *ctl, const char *damage)
 	}
 	if (ctl_trust_load(ctl, &t, 0) != CTL_OK)
 		goto out;
-	rules.ocsp = t.ocsp;
-	rules.rim = ctl_rim_trust(ctl);
-	rules.ocsp_skew_s = ctl->conf.ocsp.skew_s;
-	rules.rim_retention_s = config_retention_s(&ctl->conf.rim);
+	entry_rules_init(&rules, &ctl->conf, t.ocsp, ctl_rim_trust(ctl));
 	if (cache_move_aside(ctl->cache_dir, aside, sizeof(aside)) == -1) {
 		ctl_warnx("cache %s is damaged (%s), and moving it aside "
 		    "failed: %s", ctl->cache_dir, damage, strerror(errno));

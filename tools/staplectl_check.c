@@ -98,10 +98,7 @@ ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 	const struct entry_stored *stored = NULL;
 	int			 ok;
 
-	memset(&r, 0, sizeof(r));
-	r.ocsp = t != NULL ? t->ocsp : NULL;
-	r.ocsp_skew_s = ctl->conf.ocsp.skew_s;
-	r.rim_retention_s = config_retention_s(&ctl->conf.rim);
+	entry_rules_init(&r, &ctl->conf, t != NULL ? t->ocsp : NULL, NULL);
 	r.find = ctl_find;
 	r.find_arg = &f;
 	if (e->kind == CACHE_KIND_RIM && (r.rim = ctl_rim_trust(ctl)) == NULL) {

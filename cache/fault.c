@@ -7,12 +7,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+#include <lmdb.h>
 
 #include "cache/fault.h"
 
@@ -31,6 +35,7 @@ static struct {
 	char				path[PATH_MAX];
 	char				head[FAULT_HEAD_BYTES];
 	atomic_uintptr_t		lo, hi;
+	uintptr_t			code_lo, code_hi;	/* LMDB's */
 	atomic_size_t			psize;
 	_Atomic unsigned long long	ino;
 } fault;
@@ -51,18 +56,27 @@ text_str(struct text *t, const char *s)
 	t->b[t->n] = '\0';
 }
 
+/* v in `base` (10 or 16), with 0x before hex. */
 static void
-text_num(struct text *t, unsigned long long v)
+text_base(struct text *t, unsigned long long v, unsigned base)
 {
 	char	d[24];
 	size_t	i = sizeof(d);
 
 	d[--i] = '\0';
 	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
+		d[--i] = "0123456789abcdef"[v % base];
+		v /= base;
 	} while (v > 0 && i > 0);
+	if (base == 16)
+		text_str(t, "0x");
 	text_str(t, d + i);
+}
+
+static void
+text_num(struct text *t, unsigned long long v)
+{
+	text_base(t, v, 10);
 }
 
 /* The marker, then the log line, then the exit: async-signal-safe. */
@@ -102,25 +116,59 @@ fault_mine(void)
 	    getpid() == fault.pid;
 }
 
-/* SIGBUS, SIGSEGV: the map's, or the default action (a bug: its core). */
+/* Where the interrupted instruction was, or 0 where this build cannot tell. */
+static uintptr_t
+fault_pc(const void *uctx)
+{
+	const ucontext_t	*uc = uctx;
+
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/*
+ * SIGBUS, SIGSEGV: the map's, or the default action (a bug: its core).
+ * The map's: at an address inside the map, or anywhere from an
+ * instruction of LMDB's, which dereferences only what the map and its
+ * own structures hold (a damaged node's flags send it through a
+ * sub-database cursor that a plain database does not have).
+ */
 static void
 fault_on_signal(int sig, siginfo_t *si, void *uctx)
 {
-	uintptr_t	a = (uintptr_t)si->si_addr;
+	uintptr_t	a = (uintptr_t)si->si_addr, pc = fault_pc(uctx);
 	uintptr_t	lo = atomic_load_explicit(&fault.lo, memory_order_relaxed);
 	uintptr_t	hi = atomic_load_explicit(&fault.hi, memory_order_relaxed);
 	size_t		ps = atomic_load_explicit(&fault.psize, memory_order_relaxed);
 	struct text	t = { .n = 0 };
+	int		in_map = a >= lo && a < hi && ps > 0;
+	int		in_lmdb = pc != 0 && pc >= fault.code_lo &&
+			    pc < fault.code_hi;
 
-	(void)uctx;
 	/* si_code > 0: raised by the kernel for this access, not sent. */
-	if (si->si_code > 0 && a >= lo && a < hi && ps > 0 && fault_mine()) {
+	if (si->si_code > 0 && (in_map || in_lmdb) && fault_mine()) {
 		text_str(&t, sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
-		text_str(&t, " reading page ");
-		text_num(&t, (a - lo) / ps);
-		text_str(&t, " of data.mdb (offset ");
-		text_num(&t, a - lo);
-		text_str(&t, ") during ");
+		if (in_map) {
+			text_str(&t, " reading page ");
+			text_num(&t, (a - lo) / ps);
+			text_str(&t, " of data.mdb (offset ");
+			text_num(&t, a - lo);
+			text_str(&t, ")");
+		} else {
+			text_str(&t, " inside LMDB at address ");
+			text_base(&t, a, 16);
+			text_str(&t, ", outside the map (a damaged page's "
+			    "pointer)");
+		}
+		text_str(&t, " during ");
 		text_str(&t, fault_op != NULL ? fault_op : "an unnamed read");
 		fault_leave(t.b);
 	}
@@ -128,6 +176,32 @@ fault_on_signal(int sig, siginfo_t *si, void *uctx)
 	signal(sig, SIG_DFL);
 	if (si->si_code <= 0)
 		raise(sig);
+}
+
+/* dl_iterate_phdr's callback: the executable segment of the object holding *arg. */
+static int
+fault_find_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t	want = *(uintptr_t *)arg, lo;
+	ElfW(Half)	i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		lo = info->dlpi_addr + ph->p_vaddr;
+		if (want < lo || want >= lo + ph->p_memsz)
+			continue;
+		/* LMDB linked into the program: its code is not told apart. */
+		if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
+			return 1;
+		fault.code_lo = lo;
+		fault.code_hi = lo + ph->p_memsz;
+		return 1;
+	}
+	return 0;
 }
 
 int
@@ -142,6 +216,11 @@ cache_fault_arm(const char *dir, const char *head)
 	}
 	snprintf(fault.head, sizeof(fault.head), "%s", head != NULL ? head : "");
 	fault.pid = getpid();
+	if (fault.code_hi == 0) {
+		uintptr_t	want = (uintptr_t)mdb_cursor_get;
+
+		(void)dl_iterate_phdr(fault_find_code, &want);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fault_on_signal;
 	sa.sa_flags = SA_SIGINFO;

@@ -16,9 +16,13 @@
  * store aside before it reads anything of it (cache_fault_marker).
  *
  * A fault counts as the map's when the kernel raised it (not kill) at an
- * address inside the map of the store's environment as it is now. Any
- * other SIGBUS or SIGSEGV is a bug: the default action runs, with its
- * core file, as if nothing were armed.
+ * address inside the map of the store's environment as it is now, or at
+ * any address from an instruction of LMDB's shared library: LMDB follows
+ * only what the map and its own structures hold, and a damaged node's
+ * flags can send it through a NULL sub-database cursor. Any other SIGBUS
+ * or SIGSEGV is a bug: the default action runs, with its core file, as
+ * if nothing were armed. (With LMDB linked into the program, its code is
+ * not told from stapled's, and only the map's addresses count.)
  */
 #define CACHE_FAULT_EXIT	3	/* the exit status after a fault in the map */
 #define CACHE_FAULT_MARKER	"stapled.fault"

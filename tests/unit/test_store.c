@@ -1461,8 +1461,58 @@ enum fault_how {
 	FAULT_TRUNCATED,	/* a lookup past the end of a shortened file */
 	FAULT_ASSERT,		/* LMDB's assertion callback */
 	FAULT_WILD,		/* a wild pointer outside the map: a bug */
+	FAULT_NODE,		/* leaf nodes flagged as sub-databases: LMDB's NULL */
 	FAULT_SENT,		/* SIGBUS sent by kill, not raised by an access */
 };
+
+/*
+ * Flag each node but the first of every leaf page of path with F_DUPDATA:
+ * a cursor that steps onto one opens a sub-database cursor that a plain
+ * database does not have, and writes through NULL (liblmdb 0.9.24's
+ * mdb_cursor_next; mdb_get and a cursor's first step refuse them).
+ */
+static void
+flag_leaf_nodes(const char *path)
+{
+	uint8_t		pg[LMDB_PSIZE];
+	uint16_t	flags, lower, off, nflags;
+	off_t		p;
+	unsigned	i;
+	int		fd;
+
+	assert_true((fd = open(path, O_RDWR)) != -1);
+	for (p = 2; pread(fd, pg, sizeof(pg), p * LMDB_PSIZE) ==
+	    (ssize_t)sizeof(pg); p++) {
+		/* MDB_page: pgno (8), pad (2), flags (2), lower (2), upper (2) */
+		memcpy(&flags, pg + 10, 2);
+		memcpy(&lower, pg + 12, 2);
+		if (flags != 0x02 || lower < 16 || lower > sizeof(pg))
+			continue;	/* not a plain leaf (P_LEAF alone) */
+		/* Not the first: a cursor's first step refuses them. */
+		for (i = 18; i + 2 <= lower; i += 2) {
+			memcpy(&off, pg + i, 2);
+			if (off + 8u > sizeof(pg))
+				continue;
+			/* MDB_node: lo (2), hi (2), flags (2), ksize (2) */
+			memcpy(&nflags, pg + off + 4, 2);
+			if (nflags & 0x02)
+				continue;	/* F_SUBDATA: a database's name */
+			nflags |= 0x04;		/* F_DUPDATA */
+			memcpy(pg + off + 4, &nflags, 2);
+		}
+		assert_int_equal(pwrite(fd, pg, sizeof(pg), p * LMDB_PSIZE),
+		    (ssize_t)sizeof(pg));
+	}
+	close(fd);
+}
+
+static int
+walk_none(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, void *arg)
+{
+	(void)kind, (void)key, (void)klen, (void)m, (void)arg;
+	return 0;
+}
 
 /* An address no map holds, read at run time so no compiler sees through it. */
 static volatile uintptr_t	fault_wild = 16;
@@ -1496,6 +1546,10 @@ fault_child(struct store_fixture *f, const char *path, enum fault_how how)
 		case FAULT_WILD:
 			*(volatile int *)fault_wild = 1;
 			break;
+		case FAULT_NODE:
+			flag_leaf_nodes(path);
+			(void)cache_walk(c, 0, NULL, 0, 0, walk_none, NULL);
+			break;
 		case FAULT_SENT:
 			kill(getpid(), SIGBUS);
 			break;
@@ -1507,9 +1561,10 @@ fault_child(struct store_fixture *f, const char *path, enum fault_how how)
 }
 
 /*
- * A fault inside the map and an assertion leave the marker and exit 3;
- * the marker says what was read; a fault elsewhere, or a signal sent, is
- * left to the default action, with no marker.
+ * A fault inside the map, one of LMDB's code anywhere, and an assertion
+ * leave the marker and exit 3; the marker says what was read; a fault of
+ * the program's own code outside the map, or a signal sent, is left to
+ * the default action, with no marker.
  */
 static void
 test_fault_marker(void **state)
@@ -1545,6 +1600,16 @@ test_fault_marker(void **state)
 	assert_int_equal(stat(marker, &st), 0);
 	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
 	assert_int_equal(stat(marker, &st), -1);
+
+	/* LMDB itself led astray by a damaged page: outside the map, still damage. */
+	assert_int_equal(unlink(path), 0);
+	damage_fill(f, path, sizeof(path));
+	ws = fault_child(f, path, FAULT_NODE);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "SIGSEGV inside LMDB at address 0x"));
+	assert_non_null(strstr(why, "during walk"));
+	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
 }
 
 /* A marker names its file: a store put back since is not judged by it. */

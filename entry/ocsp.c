@@ -54,6 +54,16 @@ entry_ocsp_definitive(const uint8_t *der, size_t len)
 	return definitive_status_str[st];
 }
 
+int
+entry_ocsp_request(const uint8_t *der, size_t len, struct ocsp_req *req,
+    uint8_t key[OCSP_KEY_BYTES], const char **why)
+{
+	if (ocsp_req_parse(der, len, req, why) == -1)
+		return -1;
+	ocsp_req_key(req, key);
+	return 0;
+}
+
 /* The request parses and keys to the question's key: 0, or -1 with the reason. */
 static int
 bind_request(const struct entry_ocsp_question *q, struct ocsp_req *req,
@@ -66,11 +76,11 @@ bind_request(const struct entry_ocsp_question *q, struct ocsp_req *req,
 		judged(out, ENTRY_REFUSE, "no request: cannot check the CertID");
 		return -1;
 	}
-	if (ocsp_req_parse(q->request, q->request_len, req, &why) == -1) {
+	if (entry_ocsp_request(q->request, q->request_len, req, key,
+	    &why) == -1) {
 		judged(out, ENTRY_REFUSE, "request: %s", why);
 		return -1;
 	}
-	ocsp_req_key(req, key);
 	if (q->klen != OCSP_KEY_BYTES || memcmp(key, q->key, sizeof(key)) != 0) {
 		judged(out, ENTRY_REFUSE, "key: the entry's key is not its "
 		    "request's CertID key (swapped or edited entry)");

@@ -51,6 +51,18 @@ struct entry_ocsp_admission {
 };
 
 /*
+ * An OCSPRequest as a client, a manifest or a bundle has it: parsed into
+ * req (which borrows der) and the key an answer to it is stored under
+ * (ocsp_req_key: its CertIDs, not its nonce). The OCSP kind's "parse a
+ * request and key it", as entry/pccs.c and entry/kds.c have theirs.
+ * 0, or -1 with *why (a static string) for anything that is not a
+ * well-formed request of 1..OCSP_MAX_CERTIDS CertIDs.
+ */
+int		 entry_ocsp_request(const uint8_t *der, size_t len,
+		    struct ocsp_req *req, uint8_t key[OCSP_KEY_BYTES],
+		    const char **why);
+
+/*
  * The status name of a definitive answer (RFC 6960 4.2.1 malformedRequest,
  * sigRequired, unauthorized in the only DER form without responseBytes:
  * exactly 5 bytes), or NULL. Such answers are about the request, not the

@@ -291,13 +291,12 @@ handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
 	struct ocsp_req	r;
 	const char	*why;
 
-	if (ocsp_req_parse(der, len, &r, &why) == -1) {
+	memset(&c, 0, sizeof(c));
+	if (entry_ocsp_request(der, len, &r, c.key, &why) == -1) {
 		log_debug("ocsp: malformed request (%zu bytes): %s", len, why);
 		reply_malformed(req, route);
 		return;
 	}
-	memset(&c, 0, sizeof(c));
-	ocsp_req_key(&r, c.key);
 	c.klen = OCSP_KEY_BYTES;
 	c.method = "POST";
 	c.path = "";

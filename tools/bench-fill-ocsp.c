@@ -252,12 +252,12 @@ make_entry(const struct signer *s, const struct fill_plan *p, unsigned long i,
 	memset(m, 0, sizeof(*m));
 	if (make_requests(s, SIGNED_SERIAL_BASE + i, m, &id) == -1 ||
 	    make_response(s, id, tu, tu + p->validity_s, m) == -1 ||
-	    ocsp_req_parse(m->req, m->body.request_len, &req, &why) == -1) {
+	    entry_ocsp_request(m->req, m->body.request_len, &req, m->key,
+	    &why) == -1) {
 		fprintf(stderr, "bench-fill: entry %lu: cannot make it%s%s\n", i,
 		    *why ? ": " : "", why);
 		goto out;
 	}
-	ocsp_req_key(&req, m->key);
 	m->meta.kind = CACHE_KIND_OCSP;
 	m->meta.status = OCSP_CERT_GOOD;
 	m->meta.this_update = tu;

@@ -33,8 +33,19 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/c"
 
+# met TEXT: true when TEXT was met before (the same certificate, chain or
+# document in another vector); notes it otherwise. The vectors repeat the
+# same chains hundreds of times, and each openssl run costs a process.
+declare -A seen
+met() {
+	[ -n "${seen[$1]+x}" ] && return 0
+	seen[$1]=1
+	return 1
+}
+
 # split_pem FILE: write each PEM certificate in FILE to $T/c/<sha256>.pem
 split_pem() {
+	local r pem
 	awk -v dir="$T/raw" '
 	    /-----BEGIN CERTIFICATE-----/ { f = sprintf("%s.%06d", dir, ++n); inblk = 1 }
 	    inblk { print > f }
@@ -42,18 +53,23 @@ split_pem() {
 	' "$1"
 	for r in "$T"/raw.*; do
 		[ -e "$r" ] || continue
-		add_cert "$r" PEM
+		IFS= read -r -d '' pem < "$r" || true
+		met "${pem//[$'\r\n\t ']/}" || add_cert "$r" PEM
 		rm -f "$r"
 	done
 }
 
 # add_cert FILE FORM: normalise one certificate, name it by fingerprint
 add_cert() {
-	local fp
-	fp=$(openssl x509 -inform "$2" -in "$1" -noout -fingerprint -sha256 \
-	    2>/dev/null | sed 's/.*=//; s/://g') || return 0
-	[ -n "$fp" ] || return 0
-	openssl x509 -inform "$2" -in "$1" -out "$T/c/$fp.pem" 2>/dev/null
+	local out fp
+	# One run: the fingerprint's line, then the certificate in PEM.
+	out=$(openssl x509 -inform "$2" -in "$1" -fingerprint -sha256 \
+	    2>/dev/null) || return 0
+	fp=${out%%$'\n'*}
+	fp=${fp#*=}
+	fp=${fp//:/}
+	[ -n "$fp" ] && [ "$fp" != "$out" ] || return 0
+	printf '%s\n' "${out#*$'\n'}" > "$T/c/$fp.pem"
 }
 
 # xml_certs FILE: every <ds:X509Certificate>base64 DER</ds:X509Certificate>
@@ -63,6 +79,7 @@ xml_certs() {
 	    { grep -o '<[A-Za-z]*:*X509Certificate>[^<]*</' || true; } |
 	    sed 's/^<[^>]*>//; s/<\/$//' |
 	while read -r b; do
+		met "$b" && continue
 		printf '%s' "$b" | base64 -d > "$T/rim.der" 2>/dev/null || continue
 		add_cert "$T/rim.der" DER
 	done
@@ -80,12 +97,14 @@ while IFS= read -r -d '' f; do
 	{ grep -o '"certificate": *"[A-Za-z0-9+/=]*"' "$f" || true; } |
 	    sed 's/.*: *"//; s/"$//' |
 	while read -r b; do
+		met "$b" && continue
 		printf '%s' "$b" | base64 -d > "$T/json.pem" 2>/dev/null || continue
 		split_pem "$T/json.pem"
 	done
 	{ grep -o '"rim": *"[A-Za-z0-9+/=]*"' "$f" || true; } |
 	    sed 's/.*: *"//; s/"$//' |
 	while read -r b; do
+		met "$b" && continue
 		printf '%s' "$b" | base64 -d > "$T/envelope.xml" 2>/dev/null ||
 		    continue
 		xml_certs "$T/envelope.xml"
@@ -110,11 +129,13 @@ for c in "$T"/c/*.pem; do
 	if [ "$fp" = "$DEV_FP" ] || [ "$fp" = "$RIM_FP" ]; then
 		continue
 	fi
-	openssl x509 -in "$c" -noout -ext basicConstraints 2>/dev/null |
-	    grep -q 'CA:TRUE' || continue
-	subj=$(openssl x509 -in "$c" -noout -subject -nameopt RFC2253)
-	iss=$(openssl x509 -in "$c" -noout -issuer -nameopt RFC2253)
-	[ "${subj#subject=}" = "${iss#issuer=}" ] && continue
+	# One run: subject=..., issuer=..., then the extension (if any).
+	out=$(openssl x509 -in "$c" -noout -subject -issuer -nameopt RFC2253 \
+	    -ext basicConstraints 2>/dev/null) || continue
+	case "$out" in *CA:TRUE*) ;; *) continue ;; esac
+	subj=$(sed -n 's/^subject=//p' <<<"$out")
+	iss=$(sed -n 's/^issuer=//p' <<<"$out")
+	[ "$subj" = "$iss" ] && continue
 	# Per-device BROM certs are CA:TRUE (they issue the device's alias
 	# certs) but belong to one GPU or switch: not public intermediates.
 	case "$subj" in *"CN=NVIDIA"*) ;; *) continue ;; esac

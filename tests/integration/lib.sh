@@ -168,11 +168,14 @@ bg_kill() {
 # bg_wait PID: wait for exit up to WAIT_STOP_DS; exit status in $BG_RC
 # (999 when it had to be killed).
 bg_wait() {
-	local _i _pid
+	local _i _pid _st
 	_pid=$1; _i=0
 	while kill -0 "$_pid" 2>/dev/null; do
-		# A zombie child still answers kill -0; ps tells.
-		case $(ps -o stat= -p "$_pid" 2>/dev/null) in Z*) break ;; esac
+		# A zombie child still answers kill -0; its state (after the
+		# command's name in /proc's stat) tells, with no process to run.
+		_st=
+		read -r _st 2>/dev/null <"/proc/$_pid/stat" || break
+		case ${_st##*) } in Z*) break ;; esac
 		if [ $_i -ge "$WAIT_STOP_DS" ]; then
 			kill -KILL "$_pid" 2>/dev/null
 			wait "$_pid" 2>/dev/null
@@ -226,16 +229,29 @@ free_port() {
 #   PKI_CAS: the issuing CAs, each with ca_cert/ca_index/ca_rsigner/ca_rkey
 #   EVIL_CAS: the look-alike tree's CAs (same names, other keys), same
 #   accessors, EVIL_CHAIN for its -rother
+# Made once per build tree and version of mkpki.sh and of this file, by the
+# first test that asks (under a lock: tests run in parallel), and copied by
+# each: making it is some 40 openssl processes, and most tests need one.
 pki_make() {
-	local _i
+	local _i _made
 	PKI=${1:-$T/pki}
-	bash "$MKPKI" "$PKI" >"$T/mkpki.log" 2>&1 || die "$MKPKI $PKI failed"
-	echo 3005 >"$PKI/ica/serial"
-	for _i in 5 6 7 8; do
-		pki_issue "$PKI/ica" "$PKI/leaf.key" \
-		    "/serialNumber=4100000000000000$_i/C=US/O=Test NVIDIA Corporation/CN=Test GH100 A01 GSP BROM" \
-		    v3_leaf "$PKI/leaf$_i.pem" || die "cannot issue leaf$_i"
-	done
+	_made=$top_builddir/tests/tmp/pki-$(cat "$MKPKI" "${BASH_SOURCE[0]}" |
+	    sha256sum | cut -c1-16)
+	(
+		flock 9 || exit 1
+		[ -f "$_made/made" ] && exit 0
+		rm -rf "$_made.new"
+		bash "$MKPKI" "$_made.new" >"$T/mkpki.log" 2>&1 || exit 1
+		echo 3005 >"$_made.new/ica/serial"
+		for _i in 5 6 7 8; do
+			PKI=$_made.new pki_issue "$_made.new/ica" "$_made.new/leaf.key" \
+			    "/serialNumber=4100000000000000$_i/C=US/O=Test NVIDIA Corporation/CN=Test GH100 A01 GSP BROM" \
+			    v3_leaf "$_made.new/leaf$_i.pem" || exit 1
+		done
+		touch "$_made.new/made" && mv "$_made.new" "$_made"
+	) 9>"$top_builddir/tests/tmp/pki.lock" || die "$MKPKI: cannot make the test PKI (see mkpki.log)"
+	mkdir -p "$(dirname "$PKI")" && rm -rf "$PKI" && cp -a "$_made" "$PKI" ||
+	    die "cannot copy the test PKI to $PKI"
 	pki_layout
 	for _i in "$ANCHORS" "$INTERMEDIATES" "$ROOT_CERT" "$IDENT_CERT" "$ICA_CERT" \
 	    "$LEAF1" "$LEAF8" "$EVIL_CHAIN"; do
@@ -721,7 +737,9 @@ secs_until() { echo $(( $(date -u -d "$1" +%s) - $(date +%s) )); }
 
 # ---- time ----------------------------------------------------------------------
 
-now_ms() { date +%s%3N; }
+# Milliseconds since the epoch, from bash (no date process): the seconds
+# and microseconds of EPOCHREALTIME, less three digits.
+now_ms() { local _t=${EPOCHREALTIME//[.,]/}; echo "${_t%???}"; }
 
 # ---- staplectl, bundles and the directory upstream (tests/upstream.c -d) ------
 

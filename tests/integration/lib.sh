@@ -10,6 +10,11 @@ set -u
 : "${top_srcdir:?top_srcdir must be set (make check exports it)}"
 : "${top_builddir:?top_builddir must be set (make check exports it)}"
 
+# The system's tools first: the peers bootstrap installs are Debian's
+# (python3 with python3-h11), and a wrapper earlier in PATH (a pyenv shim
+# costs a third of a second a run) is neither what is tested nor cheap.
+PATH=/usr/bin:/bin:$PATH
+
 STAPLED=$top_builddir/stapled
 UPSTREAM=$top_builddir/tests/upstream
 MKPKI=$top_srcdir/tests/pki/mkpki.sh

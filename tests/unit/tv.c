@@ -273,6 +273,62 @@ tv_bio_take(BIO *bio)
 	return b;
 }
 
+/* Mark the identifier and length octets of the elements in [at, end); 0, or -1 where they stop parsing. */
+static int
+flip_marks_tlv(const uint8_t *der, size_t at, size_t end, uint8_t *marks)
+{
+	size_t	n, clen, k;
+	uint8_t	tag;
+
+	while (at < end) {
+		tag = der[at];
+		marks[at++] = 1;
+		if ((tag & 0x1f) == 0x1f)	/* high tag number form */
+			do {
+				if (at >= end)
+					return -1;
+				marks[at] = 1;
+			} while (der[at++] & 0x80);
+		if (at >= end)
+			return -1;
+		marks[at] = 1;
+		if (der[at] < 0x80)
+			clen = der[at++];
+		else {
+			n = der[at++] & 0x7f;
+			if (n == 0 || n > sizeof(size_t) || end - at < n)
+				return -1;
+			for (clen = 0, k = 0; k < n; k++) {
+				marks[at] = 1;
+				clen = clen << 8 | der[at++];
+			}
+		}
+		if (clen > end - at)
+			return -1;
+		if ((tag & 0x20) &&
+		    flip_marks_tlv(der, at, at + clen, marks) == -1)
+			return -1;
+		at += clen;
+	}
+	return 0;
+}
+
+size_t
+tv_flip_marks(const uint8_t *der, size_t len, uint8_t *marks)
+{
+	size_t	i, n = 0;
+
+	memset(marks, 0, len);
+	if (flip_marks_tlv(der, 0, len, marks) == -1)
+		memset(marks, 1, len);	/* not DER: every byte */
+	for (i = 0; i < len; i++) {
+		if (i % TV_FLIP_STRIDE == 0)
+			marks[i] = 1;
+		n += marks[i];
+	}
+	return n;
+}
+
 X509 *
 tv_x509_flipped(uint8_t *der, size_t len, size_t i)
 {

@@ -52,6 +52,17 @@ struct tv_buf	tv_bio_take(BIO *bio);
  * was), or NULL when that is no longer exactly one certificate.
  */
 X509		*tv_x509_flipped(uint8_t *der, size_t len, size_t i);
+/*
+ * Which bytes of der[0..len) (one DER element or several in a row) a
+ * flip test flips: every identifier and length octet of every element,
+ * nested ones included (what a parser decides by), and every
+ * TV_FLIP_STRIDE-th byte of the rest (contents, each covered by the
+ * signature's hash as a whole). marks[i] is set to 1 for each (for every
+ * byte when they do not parse as DER); the count is returned. A flip test over a signed object costs a verification a
+ * byte, and most of its bytes are keys, signatures and names.
+ */
+#define TV_FLIP_STRIDE	4
+size_t		tv_flip_marks(const uint8_t *der, size_t len, uint8_t *marks);
 /* system() of the formatted command (at most 8 KiB); its status. */
 int		tv_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

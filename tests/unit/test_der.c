@@ -705,6 +705,28 @@ scan_dir(struct scan *s, const char *dir)
  * they come (DER, PEM, percent-encoded headers, JSON, XML KeyInfo, hex),
  * passes. DER_VECTORS=<dir> scans another tree the same way.
  */
+/* tv_flip_marks, which the flip tests sample by: headers, nested ones, the stride. */
+static void
+test_flip_marks(void **state)
+{
+	/* SEQUENCE { INTEGER 5, OCTET STRING aa bb cc dd ee } */
+	static const uint8_t	seq[] = { 0x30, 0x0a, 0x02, 0x01, 0x05, 0x04,
+				    0x05, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+	static const uint8_t	want[] = { 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0 };
+	/* [31] (high tag number) with a long-form length of 2 */
+	static const uint8_t	high[] = { 0x9f, 0x1f, 0x81, 0x02, 0x01, 0x02 };
+	static const uint8_t	bad[] = { 0x30, 0x05, 0x02, 0x01 };
+	uint8_t			m[sizeof(seq)];
+
+	(void)state;
+	assert_int_equal(tv_flip_marks(seq, sizeof(seq), m), 8);
+	assert_memory_equal(m, want, sizeof(want));
+	assert_int_equal(tv_flip_marks(high, sizeof(high), m), 5);
+	assert_true(m[0] && m[1] && m[2] && m[3] && m[4] && !m[5]);
+	/* Not DER: every byte. */
+	assert_int_equal(tv_flip_marks(bad, sizeof(bad), m), sizeof(bad));
+}
+
 static void
 test_vendor_vectors(void **state)
 {
@@ -737,6 +759,7 @@ main(void)
 		cmocka_unit_test(test_null_param),
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_pem),
+		cmocka_unit_test(test_flip_marks),
 		cmocka_unit_test(test_vendor_vectors),
 	};
 

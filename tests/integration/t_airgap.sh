@@ -252,18 +252,31 @@ ctl -C "$T/nonexistent" list
 check_eq "missing cache: exit 3" 3 "$CTL_RC"
 
 # ---- 6. manifest from a chain, fetch on the "connected" side, import --------------
-# certid_of REQ: the DER of a request's first CertID, in hex (d=4: OCSPRequest,
-# tbsRequest, requestList, Request, CertID).
+# certid_of REQ: the DER of a request's first CertID, in hex (OCSPRequest,
+# tbsRequest, requestList, Request, CertID), from one python run.
 certid_of() {
-	local _o _h _l
-	read -r _o _h _l <<EOF
-$(openssl asn1parse -inform DER -in "$1" | awk '/d=4 .*SEQUENCE/ {
-	split($1, a, ":"); h = $0; sub(/.*hl= */, "", h); sub(/ .*/, "", h);
-	l = $0; sub(/.*l= */, "", l); sub(/ .*/, "", l); print a[1], h, l; exit }')
-EOF
-	[ -n "$_l" ] || { echo "no-certid-in-$1"; return; }
-	tail -c +$((_o + 1)) "$1" | head -c $((_h + _l)) | od -An -v -tx1 | tr -d ' \n'
-	echo
+	python3 - "$1" <<'PY'
+import sys
+der = open(sys.argv[1], "rb").read()
+def tlv(i):
+    """The element at i: where its contents start and where it ends."""
+    n, j = der[i + 1], i + 2
+    if n & 0x80:
+        k, n = n & 0x7f, 0
+        for _ in range(k):
+            n, j = n << 8 | der[j], j + 1
+    return j, j + n
+try:
+    c = tlv(0)[0]                       # OCSPRequest
+    c = tlv(c)[0]                       # tbsRequest
+    while der[c] in (0xa0, 0xa1):       # [0] version, [1] requestorName
+        c = tlv(c)[1]
+    c = tlv(c)[0]                       # requestList
+    c = tlv(c)[0]                       # the first Request
+    print(der[c:tlv(c)[1]].hex())       # its CertID, whole
+except IndexError:
+    print("no-certid-in-" + sys.argv[1])
+PY
 }
 
 # manifest_certids MANIFEST: the CertID DER of every OCSP record, sorted.

@@ -364,13 +364,16 @@ cache_commit_take(struct cache *c, MDB_txn **txn)
 }
 
 int
-cache_write_end(struct cache *c, MDB_txn *txn, size_t changed)
+cache_write_end(struct cache *c, MDB_txn **txn, size_t changed)
 {
+	MDB_txn	*t = *txn;
+
 	if (changed == 0) {
-		cache_write_abort(c, txn);
+		*txn = NULL;
+		cache_write_abort(c, t);
 		return 0;
 	}
-	return cache_commit(c, txn);
+	return cache_commit_take(c, txn);
 }
 
 /* End a write transaction that failed (txn NULL: commit freed it). */
@@ -981,8 +984,7 @@ cache_put_many(struct cache *c, const struct cache_put_item *it, size_t n,
 		if (rc == CACHE_PUT_STORED)
 			stored++;
 	}
-	rv = cache_write_end(c, txn, stored);
-	txn = NULL;
+	rv = cache_write_end(c, &txn, stored);
  out:
 	cache_write_abort(c, txn);
 	if (rv == -1 && c->cause == CACHE_CAUSE_MAP_FULL)

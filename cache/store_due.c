@@ -329,8 +329,7 @@ cache_reschedule(struct cache *c, const struct cache_sched *s, size_t n)
 			goto out;
 		changed += rc;
 	}
-	rc = cache_write_end(c, txn, (size_t)changed);
-	txn = NULL;
+	rc = cache_write_end(c, &txn, (size_t)changed);
 	if (rc == -1)
 		goto out;
 	rv = changed;

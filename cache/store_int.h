@@ -104,10 +104,10 @@ int	cache_commit(struct cache *c, MDB_txn *txn);
 int	cache_commit_take(struct cache *c, MDB_txn **txn);
 /*
  * The end of a write that changed `changed` records: committed when any
- * did, else aborted (no commit, no sync). txn is consumed; 0, or -1 when
- * the commit failed.
+ * did, else aborted (no commit, no sync). *txn is consumed and NULL after
+ * it, as with cache_commit_take; 0, or -1 when the commit failed.
  */
-int	cache_write_end(struct cache *c, MDB_txn *txn, size_t changed);
+int	cache_write_end(struct cache *c, MDB_txn **txn, size_t changed);
 void	cache_write_abort(struct cache *c, MDB_txn *txn);
 int	cache_env_open(struct cache *c);
 int	cache_txn_meta(struct cache *c, MDB_txn *txn, MDB_val *k,

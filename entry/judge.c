@@ -107,7 +107,6 @@ entry_judge_pccs(const struct entry_rules *r, const struct entry_record *x,
 	    x->headers_len, NULL, now, ad) != ENTRY_STORE)
 		return refuse(out, "%s", ad->why);
 	out->meta = ad->meta;
-	out->meta.kind = CACHE_KIND_PCCS;
 	out->keep_stored = pccs_older_than_stored(pr, &ad->r, stored);
 	return out->ok = 1;
 }
@@ -148,7 +147,6 @@ entry_judge_kds(const struct entry_rules *r, const struct entry_record *x,
 		    ad->builtin_chain ? "the built-in" : from);
 	}
 	out->meta = ad->meta;
-	out->meta.kind = CACHE_KIND_KDS;
 	return out->ok = 1;
 }
 

@@ -1561,6 +1561,30 @@ fault_child(struct store_fixture *f, const char *path, enum fault_how how)
 }
 
 /*
+ * A child meets `how` and exits 3, leaving the marker; the marker says
+ * `cause` and `what` (what was read); once cleared, it is gone.
+ */
+static void
+fault_marked(struct store_fixture *f, const char *path, enum fault_how how,
+    const char *cause, const char *what)
+{
+	char		 why[CACHE_DAMAGE_NOTE_BYTES], marker[400];
+	struct stat	 st;
+	int		 ws;
+
+	snprintf(marker, sizeof(marker), "%s/%s", f->dir, CACHE_FAULT_MARKER);
+	ws = fault_child(f, path, how);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, cause));
+	assert_non_null(strstr(why, what));
+	assert_int_equal(stat(marker, &st), 0);
+	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
+	assert_int_equal(stat(marker, &st), -1);
+	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
+}
+
+/*
  * A fault inside the map, one of LMDB's code anywhere, and an assertion
  * leave the marker and exit 3; the marker says what was read; a fault of
  * the program's own code outside the map, or a signal sent, is left to
@@ -1584,32 +1608,15 @@ test_fault_marker(void **state)
 	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGBUS);
 	assert_int_equal(stat(marker, &st), -1);
 
-	ws = fault_child(f, path, FAULT_ASSERT);
-	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
-	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "an LMDB assertion"));
-	assert_non_null(strstr(why, "Assertion 'x' failed"));
-	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
-	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 0);
-
-	ws = fault_child(f, path, FAULT_TRUNCATED);
-	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
-	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "SIGBUS reading page "));
-	assert_non_null(strstr(why, "during lookup"));
-	assert_int_equal(stat(marker, &st), 0);
-	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
-	assert_int_equal(stat(marker, &st), -1);
-
+	fault_marked(f, path, FAULT_ASSERT, "an LMDB assertion",
+	    "Assertion 'x' failed");
+	fault_marked(f, path, FAULT_TRUNCATED, "SIGBUS reading page ",
+	    "during lookup");
 	/* LMDB itself led astray by a damaged page: outside the map, still damage. */
 	assert_int_equal(unlink(path), 0);
 	damage_fill(f, path, sizeof(path));
-	ws = fault_child(f, path, FAULT_NODE);
-	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == CACHE_FAULT_EXIT);
-	assert_int_equal(cache_fault_marker(f->dir, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "SIGSEGV inside LMDB at address 0x"));
-	assert_non_null(strstr(why, "during walk"));
-	assert_int_equal(cache_fault_marker_clear(f->dir), 0);
+	fault_marked(f, path, FAULT_NODE, "SIGSEGV inside LMDB at address 0x",
+	    "during walk");
 }
 
 /* A marker names its file: a store put back since is not judged by it. */

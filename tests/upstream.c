@@ -6,6 +6,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -52,6 +53,7 @@ static size_t			 nroutes;
 static struct evhttp_request	*hung[MAX_HUNG];
 static size_t			 nhung;
 static const char		*dir_path;	/* dir mode: holds "index" */
+static int			 nrefuse;	/* refuse mode: ports to hold */
 
 static void __attribute__((noreturn))
 usage(void)
@@ -64,7 +66,10 @@ usage(void)
 	    "       the key wins; a file rule is skipped while PATH is absent;\n"
 	    "       no rule: unauthorized)\n"
 	    "       dir:DIR (DIR/index: PATH?QUERY<TAB>STATUS<TAB>BODY<TAB>HEADERS;\n"
-	    "       each request's path is appended to DIR/requests)\n");
+	    "       each request's path is appended to DIR/requests)\n"
+	    "       refuse:N (N ports bound on HOST and never listened on,\n"
+	    "       printed as PORTS=...: every connection is refused, and\n"
+	    "       no other socket can take them while this runs)\n");
 	exit(2);
 }
 
@@ -652,11 +657,59 @@ parse_mode(const char *m)
 	} else if (strncmp(m, "route:", 6) == 0) {
 		mode = M_ROUTE;
 		return parse_routes(m + 6);
+	} else if (strncmp(m, "refuse:", 7) == 0) {
+		nrefuse = atoi(m + 7);
+		return nrefuse >= 1 && nrefuse <= 64 ? 0 : -1;
 	} else if (strncmp(m, "dir:", 4) == 0 && m[4] != '\0') {
 		mode = M_DIR;
 		dir_path = m + 4;
 	} else
 		return -1;
+	return 0;
+}
+
+/*
+ * Refuse mode: ports that are dead for as long as this runs. A socket bound
+ * without SO_REUSEADDR and never listened on answers every SYN with a reset,
+ * and neither another bind nor the kernel's choice of an ephemeral port can
+ * take its port; a port that was merely free when asked can be taken by any
+ * listener started later (openssl ocsp -port 0, for one).
+ */
+static int
+refuse(const char *host)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len;
+	sigset_t		set;
+	int			i, fd, sig;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
+		fprintf(stderr, "upstream: refuse mode takes an IPv4 host, "
+		    "not %s\n", host);
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("PORTS=");
+	for (i = 0; i < nrefuse; i++) {
+		sin.sin_port = 0;
+		len = sizeof(sin);
+		if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+		    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
+			fprintf(stderr, "upstream: refuse: %s\n",
+			    strerror(errno));
+			return 1;
+		}
+		printf("%s%d", i ? " " : "", ntohs(sin.sin_port));
+	}
+	printf("\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
 	return 0;
 }
 
@@ -713,6 +766,8 @@ main(int argc, char *argv[])
 
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	if (nrefuse > 0)
+		return refuse(host);
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	if ((base = event_base_new()) == NULL || (http = evhttp_new(base)) == NULL) {
 		fprintf(stderr, "upstream: libevent setup failed\n");

@@ -106,6 +106,9 @@ it_init() {
 	[ -x "$STAPLED" ] || skip "stapled not built at $STAPLED"
 	[ -x "$UPSTREAM" ] || skip "tests/upstream not built (make check builds it)"
 	[ -x "$MKPKI" ] || [ -f "$MKPKI" ] || skip "tests/pki/mkpki.sh missing"
+	# Dead upstreams' ports, held from the start (see dead_port).
+	bg_start IT_DEAD_PID "$T/dead-ports.log" "$UPSTREAM" \
+	    --listen 127.0.0.1:0 --mode refuse:4
 }
 
 it_cleanup() {
@@ -208,9 +211,23 @@ wait_for_line() {
 
 # ---- ports ------------------------------------------------------------------
 
-# A TCP port nobody listens on now, not handed out before in this test.
-# Only used for stapled's own listener and for "dead" upstreams; peers that
-# can bind port 0 do so and report their port.
+# dead_port K (1 to 4): a port on 127.0.0.1 that refuses every connection
+# for the whole test, for a dead upstream. tests/upstream holds it bound and
+# never listens on it. A port that was merely free when asked could be
+# taken later by another test's listener, and the "dead" upstream answer.
+dead_port() {
+	local _line
+	case $1 in [1-4]) ;; *) die "dead_port $1: 1 to 4" ;; esac
+	_line=$(wait_for_line "$T/dead-ports.log" '^PORTS=') ||
+	    die "tests/upstream --mode refuse did not start"
+	set -- "$1" ${_line#PORTS=}
+	shift "$1"
+	echo "$1"
+}
+
+# A TCP port nobody listens on now, not handed out before in this test, for
+# stapled's own listener (stapled_start retries when the race is lost). Peers
+# that can bind port 0 do so and report their port.
 free_port() {
 	local _p _used
 	_used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')

@@ -90,7 +90,7 @@ check_eq "verify with the test anchors: exit 0" 0 "$CTL_RC"
 check_eq "verify: six ok lines" 6 "$(grep -c '^ok ocsp ' "$T/ctl.out")"
 
 # ---- 2. daemon B, no upstream reachable, imports while it runs ---------------------
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 conf "$T/b.json" "$T/b" "http://127.0.0.1:$DEAD/" dead
 STAPLED_CACHE=$T/b stapled_start b -f "$T/b.json"
 B_URL=$SURL; B_PID=$SPID

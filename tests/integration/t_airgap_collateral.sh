@@ -169,7 +169,7 @@ check_eq "import: 8 imported" 8 "$(grep -c '^imported ' "$T/ctl.out")"
 ctl -C "$T/c2" import "$T/b.jsonl"
 check_eq "import again: every entry kept" 8 "$(grep -c '^kept ' "$T/ctl.out")"
 
-DEAD1=$(free_port); DEAD2=$(free_port)
+DEAD1=$(dead_port 1); DEAD2=$(dead_port 2)
 STAPLED_CACHE=$T/c2 stapled_start d2 --pccs-upstream "http://127.0.0.1:$DEAD1" \
     --kds-upstream "http://127.0.0.1:$DEAD2"
 run_seq air

@@ -127,7 +127,7 @@ check "promtool test rules: expiring, all upstreams down (not air-gapped), verif
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
 
 # ---- every metric queried is exported ------------------------------------------
-STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$(free_port)/"
+STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/"
 metrics_get "$T/m"
 # Names from the TYPE lines (a family is listed even with no sample yet);
 # a histogram's samples are NAME_bucket, NAME_sum and NAME_count.

@@ -114,7 +114,7 @@ farm_stop slow50
 # ---- (a) warm cache (from b), every upstream blocked ----------------------------
 upstream_start UH blackhole --mode hang --count-file "$T/blackhole.count"
 STAPLED_CACHE=$T/cache-b stapled_start da --ocsp-upstream "http://127.0.0.1:$UH/" \
-    --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
+    --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" $TRUST
 replay a-warm-blocked
 check_eq "(a) warm cache, upstreams blocked: all 72 answered good" 72 "$GOOD"
 check_eq "(a) warm cache: no upstream was asked" 0 "$(upstream_count blackhole)"
@@ -128,15 +128,15 @@ check_eq "(a) warm cache: the same stored bytes as the cold run handed out" 72 "
 stapled_stop
 
 # ---- (c) cold cache, dead upstreams ---------------------------------------------
-STAPLED_CACHE=$T/cache-c stapled_start dc --ocsp-upstream "http://127.0.0.1:$(free_port)/" \
-    --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
+STAPLED_CACHE=$T/cache-c stapled_start dc --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" \
+    --ocsp-upstream "http://127.0.0.1:$(dead_port 2)/" $TRUST
 replay c-cold-dead
 check_eq "(c) cold cache, dead upstreams: all 72 get tryLater" 72 "$TRYLATER"
 assert "(c) cold cache, dead upstreams: tryLater without waiting out the budget (slowest $SLOWEST_S s < 2.5 s)" 'lt "$SLOWEST_S" 2.5'
 stapled_stop
 
 # The same with a single dead upstream (no failover between dead ones).
-STAPLED_CACHE=$T/cache-c1 stapled_start dc1 --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
+STAPLED_CACHE=$T/cache-c1 stapled_start dc1 --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" $TRUST
 replay c1-cold-one-dead
 check_eq "(c') cold cache, the only upstream dead: all 72 get tryLater" 72 "$TRYLATER"
 assert "(c') cold cache, the only upstream dead: tryLater without waiting out the budget (slowest $SLOWEST_S s < 2.5 s)" 'lt "$SLOWEST_S" 2.5'

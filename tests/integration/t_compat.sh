@@ -53,7 +53,7 @@ $WANT
 END
 }
 
-DEAD="http://127.0.0.1:$(free_port)"
+DEAD="http://127.0.0.1:$(dead_port 1)"
 UP=(--pccs-upstream "$DEAD" --kds-upstream "$DEAD" --rim-upstream "$DEAD")
 
 # ---- 1. the release's store, opened by this daemon, every upstream dead ----------

@@ -9,8 +9,8 @@ pki_make
 
 farm_start UP good -ndays 1 -rother CHAIN
 GOOD=http://127.0.0.1:$UP/
-DEAD=http://127.0.0.1:$(free_port)/
-DEAD2=http://127.0.0.1:$(free_port)/
+DEAD=http://127.0.0.1:$(dead_port 1)/
+DEAD2=http://127.0.0.1:$(dead_port 2)/
 upstream_start U503 s503 --mode status:503 --count-file "$T/s503.count"
 upstream_start UHANG hang --mode hang --count-file "$T/hang.count"
 upstream_start U429 s429 --mode 429:60 --count-file "$T/s429.count"

@@ -54,7 +54,7 @@ conf() {
 	{
 	  "cache_dir": "$T/store-$1",
 	  "ocsp": {
-	    "upstreams": ["http://127.0.0.1:$(free_port)"],
+	    "upstreams": ["http://127.0.0.1:$(dead_port 1)"],
 	    "anchors": ["$FILL_PKI/root.pem"],
 	    "intermediates": ["$FILL_PKI/ica.pem"]
 	  }$2

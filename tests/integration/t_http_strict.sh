@@ -11,7 +11,7 @@ need_py
 export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 
 # No client request here reaches an upstream; the one configured is a closed port.
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 cat >"$T/stapled.json" <<EOF
 {
   "header_timeout_s": 5,

@@ -75,7 +75,7 @@ kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # Set: the default max_connections is a quarter of memory at 1 MiB each.
 printf '{ "max_connections": %d }\n' $((NCONN + 256)) >"$T/idle.json"
-stapled_start idle -f "$T/idle.json" --ocsp-upstream "http://127.0.0.1:$(free_port)/"
+stapled_start idle -f "$T/idle.json" --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/"
 out=$(timeout 120 "$PY" "$T/client.py" "$SPORT" "$SPID" "$NCONN" 2>&1)
 note "$out"
 per=$(kv per_conn_bytes "$out")

@@ -62,7 +62,7 @@ good_upstream() {
 }
 good_upstream "$T/G"
 upstream_start UG g --mode "dir:$T/G"
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 
 # ---- ten cold verifications of one chip --------------------------------------------
 

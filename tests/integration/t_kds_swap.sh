@@ -68,7 +68,7 @@ for t in "chain:$U_CHAIN:cert_chain_milan:cert_chain carries ARK-Genoa, not ARK-
 done
 
 # What was stored is the genuine answer: with both upstreams dead, the cache serves it.
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 STAPLED_CACHE=$T/c1 stapled_start d1b --kds-upstream "http://127.0.0.1:$DEAD"
 get "$U_CHAIN" "$T/d1b.chain"
 check_bytes "stored: Milan's cert_chain, not Genoa's" "$AV/cert_chain_milan" "$T/d1b.chain"

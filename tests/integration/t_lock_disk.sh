@@ -29,7 +29,7 @@ conf() {
 	{
 	  "cache_dir": "$2",
 	  "ocsp": {
-	    "upstreams": ["http://127.0.0.1:$(free_port)"],
+	    "upstreams": ["http://127.0.0.1:$(dead_port 1)"],
 	    "anchors": ["$FILL_PKI/root.pem"],
 	    "intermediates": ["$FILL_PKI/ica.pem"]
 	  }${3:-}

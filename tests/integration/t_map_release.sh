@@ -77,7 +77,7 @@ conf() {
 	  "cache_dir": "$T/store",
 	  "map_size_mb": $MAP_MB,
 	  "ocsp": {
-	    "upstreams": ["http://127.0.0.1:$(free_port)"],
+	    "upstreams": ["http://127.0.0.1:$(dead_port 1)"],
 	    "anchors": ["$pki/root.pem"],
 	    "intermediates": ["$pki/ica.pem"]
 	  }${2:-}

@@ -10,7 +10,7 @@ pki_make
 
 farm_start UP good -ndays 1 -rother CHAIN
 GOOD=http://127.0.0.1:$UP
-DEAD=http://127.0.0.1:$(free_port)
+DEAD=http://127.0.0.1:$(dead_port 1)
 # A name that cannot resolve (RFC 6761 reserves .invalid; a resolver that
 # does not answer at all would turn this into a timeout).
 NXHOST=http://stapled-test.invalid:1

@@ -64,7 +64,7 @@ printf '{"id":"%s","rim":"%s","sha256":"%s","rim_format":"CORE_SWID","request_id
 
 FARM_CAS="nf_root nf_ca1 nf_ca2 nf_rimroot nf_rimca nf_l3" farm_start UP nf -ndays 1
 upstream_start URIM rim --mode "file:$T/rim.json" --count-file "$T/rim.count"
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 
 # ---- helpers ------------------------------------------------------------------
 

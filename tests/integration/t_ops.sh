@@ -88,7 +88,7 @@ note "SIGTERM to exit with a miss in flight: $((t1 - t0)) ms"
 code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$SURL/healthz")
 check_eq "after SIGTERM: the listener is gone" 000 "$code"
 # The answer finished before exit was stored.
-STAPLED_CACHE=$T/c2 stapled_start d2b --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
+STAPLED_CACHE=$T/c2 stapled_start d2b --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" $TRUST
 post "$T/r2.der" "$T/inflight2.der"
 check_bytes "the in-flight answer was stored before exit" "$T/inflight.der" "$T/inflight2.der"
 stapled_stop
@@ -122,7 +122,7 @@ bg_kill "$SPID" KILL
 note "kill -9 during traffic: wait status $BG_RC"
 kill "$traffic" 2>/dev/null; wait "$traffic" 2>/dev/null; bg_forget "$traffic"
 farm_stop good
-STAPLED_CACHE=$T/c3 stapled_start d3b --ocsp-upstream "http://127.0.0.1:$(free_port)/" $TRUST
+STAPLED_CACHE=$T/c3 stapled_start d3b --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" $TRUST
 code=$(curl -s -o /dev/null -w '%{http_code}' "$SURL/readyz")
 check_eq "after kill -9: the cache opens (/readyz 200)" 200 "$code"
 served=0

@@ -109,7 +109,7 @@ run_seq dead
 stapled_stop
 
 # A restart on the same cache, every upstream dead (two refused ports).
-DEAD1=$(free_port); DEAD2=$(free_port)
+DEAD1=$(dead_port 1); DEAD2=$(dead_port 2)
 STAPLED_CACHE=$T/c1 stapled_start d1b --pccs-upstream "http://127.0.0.1:$DEAD1" \
     --pccs-upstream "http://127.0.0.1:$DEAD2"
 run_seq restart

@@ -73,7 +73,7 @@ check "precondition: the swapped CRL differs from the genuine one" \
 
 upstream_start US s --mode "dir:$T/S"
 upstream_start UG g --mode "dir:$T/G"
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 
 # ---- the swapping upstream alone: every answer refused, nothing stored --------------------
 

@@ -28,7 +28,7 @@ check "stapled.service keeps exit $FAULT_EXIT restartable" \
 fill_pki "$T/pki" P-256
 fill_signed "$T/out" "$T/pristine" "$N" 86400
 fill_responder RP responder "$T/out/index.txt"
-DEAD=$(free_port)
+DEAD=$(dead_port 1)
 
 # A round of GETs over every path on keep-alive connections (new ones when
 # one closes or is refused). Prints "ok=N trylater=N wrong=N failed=N":

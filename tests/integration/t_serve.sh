@@ -268,7 +268,7 @@ forged_refused d5b "$UPR" rogue-router "responder not authorised for the issuer"
 bg_kill "$UPR_PID"; bg_kill "$RR_PID"
 
 # Nothing of the forged answers was stored in that cache.
-STAPLED_CACHE=$T/cache-forged stapled_start d6 --ocsp-upstream "http://127.0.0.1:$(free_port)/" \
+STAPLED_CACHE=$T/cache-forged stapled_start d6 --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/" \
     --ocsp-anchor "$ANCHORS"
 post "$T/f1.der" "$T/f3.out" /ocsp
 check_trylater "after forged upstreams, the cache holds nothing for the CertID (tryLater)" "$T/f3.out"

@@ -227,12 +227,17 @@ dead_port() {
 
 # A TCP port nobody listens on now, not handed out before in this test, for
 # stapled's own listener (stapled_start retries when the race is lost). Peers
-# that can bind port 0 do so and report their port.
+# that can bind port 0 do so and report their port. Below the kernel's
+# ephemeral range when there is room, so that no port 0 bind or outgoing
+# connection of a test running beside this one can take it meanwhile.
 free_port() {
-	local _p _used
+	local _p _used _lo _span
 	_used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+	read -r _lo _ 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || _lo=0
+	_span=$(( _lo - 20000 ))
+	[ "$_span" -ge 4000 ] || _span=40000
 	while :; do
-		_p=$(( 20000 + ( $(od -An -N2 -tu2 /dev/urandom) % 40000 ) ))
+		_p=$(( 20000 + ( $(od -An -N2 -tu2 /dev/urandom) % _span ) ))
 		case " $IT_PORTS " in *" $_p "*) continue ;; esac
 		printf '%s\n' "$_used" | grep -qx "$_p" && continue
 		IT_PORTS="$IT_PORTS $_p"

@@ -149,6 +149,9 @@ post "$T/r6.der" "$T/a6.der"
 note "only upstream blackholed, client_budget_ms 1000: HTTP $HTTP_CODE in $HTTP_TIME s"
 check_trylater "blackholed: tryLater when the budget runs out" "$T/a6.der"
 assert "blackholed: answered between 0.9 and 2.5 s ($HTTP_TIME s)" 'between "$HTTP_TIME" 0.9 2.5'
+# Gone, so that the fetch it holds fails now: SIGTERM lets a fetch in flight
+# run to its timeout (10 s here) before the daemon exits.
+bg_kill "$UHANG_PID"
 stapled_stop
 
 # ---- 6. single flight: 50 concurrent misses, one upstream request -----------

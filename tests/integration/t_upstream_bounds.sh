@@ -117,6 +117,9 @@ assert "the upstream saw at most $CAP requests" \
 check "the failure answer says when to come back (Retry-After)" \
     rim_get NV_BOUNDS_TEST_ONE_MORE
 check_eq "... Retry-After: 1" 1 "$(header "$T/hdr" Retry-After)"
+# Gone first, so that the fetches it holds fail now: SIGTERM lets fetches in
+# flight run to their timeout (20 s here) before the daemon exits.
+bg_kill "$UHANG_PID"
 stapled_stop
 
 # ---- the per-client miss rate ---------------------------------------------
@@ -295,6 +298,7 @@ PYEOF
 	    '[ $(( $(hval total_max) - $(hval refresh_max) )) -ge '"$((CAP / 2))"' ]'
 	check_eq "misses past the cap wait in line: stapled_upstream_queued" \
 	    $((CAP + 4 - (CAP - $(hval refresh_max)))) "$(hval queued)"
+	bg_kill "$UHALF_PID"	# its fetches fail now, not at their timeout
 	stapled_stop
 	STAPLED_WRAP=
 else

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders or canned answers, or serves canned answers by path. */
+/* Test upstream for the integration tests: answers, hangs, resets, fails, routes OCSP POSTs to responders or canned answers, or serves canned answers by path; or holds ports that refuse every connection. */
 #include "config.h"
 
 #include <sys/types.h>

@@ -72,15 +72,21 @@ forget() {	# drop a process that has ended from the cleanup list
 	pids=("${keep[@]}")
 }
 
-# free_port: a loopback port nothing listens on now, not handed out before.
-used_ports=" "
+# free_port: a loopback port nothing listens on now, below the kernel's
+# ephemeral range when there is room (no outgoing connection or port 0 bind
+# takes it meanwhile), not handed out before: called as $(free_port), each
+# call is a subshell, so the ports handed out are kept in $tmp/ports.
 free_port() {
-	local p
+	local p lo span used_ports_file=${tmp:?}/ports
+	touch "$used_ports_file"
+	read -r lo _ 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || lo=0
+	span=$((lo - 20000))
+	[ "$span" -ge 4000 ] || span=40000
 	while :; do
-		p=$((20000 + RANDOM % 40000))
-		case $used_ports in *" $p "*) continue ;; esac
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % span))
+		grep -qx "$p" "$used_ports_file" && continue
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used_ports="$used_ports$p "
+			echo "$p" >>"$used_ports_file"
 			echo "$p"
 			return
 		fi

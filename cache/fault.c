@@ -35,7 +35,9 @@ static struct {
 	char				path[PATH_MAX];
 	char				head[FAULT_HEAD_BYTES];
 	atomic_uintptr_t		lo, hi;
-	uintptr_t			code_lo, code_hi;	/* LMDB's */
+	struct code_range {
+		uintptr_t		lo, hi;
+	}				lmdb, libc;	/* executable segments */
 	atomic_size_t			psize;
 	_Atomic unsigned long long	ino;
 } fault;
@@ -135,11 +137,42 @@ fault_pc(const void *uctx)
 }
 
 /*
+ * Where a leaf function interrupted at its first frame returns to: the
+ * word at the top of the stack (x86), the link register (aarch64); 0
+ * where this build cannot tell. The C library's memcpy, memmove, memset
+ * and memcmp keep no frame of their own, so for them this is the caller.
+ */
+static uintptr_t
+fault_leaf_return(const void *uctx)
+{
+	const ucontext_t	*uc = uctx;
+
+#if defined(__x86_64__)
+	return *(const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__i386__)
+	return *(const uintptr_t *)uc->uc_mcontext.gregs[REG_ESP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.regs[30];
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+static int
+in_range(const struct code_range *r, uintptr_t a)
+{
+	return a != 0 && a >= r->lo && a < r->hi;
+}
+
+/*
  * SIGBUS, SIGSEGV: the map's, or the default action (a bug: its core).
  * The map's: at an address inside the map, or anywhere from an
  * instruction of LMDB's, which dereferences only what the map and its
  * own structures hold (a damaged node's flags send it through a
- * sub-database cursor that a plain database does not have).
+ * sub-database cursor that a plain database does not have), or of a C
+ * library function LMDB called (a damaged node's size sends its memcpy
+ * past the map's end).
  */
 static void
 fault_on_signal(int sig, siginfo_t *si, void *uctx)
@@ -150,11 +183,12 @@ fault_on_signal(int sig, siginfo_t *si, void *uctx)
 	size_t		ps = atomic_load_explicit(&fault.psize, memory_order_relaxed);
 	struct text	t = { .n = 0 };
 	int		in_map = a >= lo && a < hi && ps > 0;
-	int		in_lmdb = pc != 0 && pc >= fault.code_lo &&
-			    pc < fault.code_hi;
+	int		in_lmdb = in_range(&fault.lmdb, pc);
+	int		by_lmdb = !in_lmdb && in_range(&fault.libc, pc) &&
+			    in_range(&fault.lmdb, fault_leaf_return(uctx));
 
 	/* si_code > 0: raised by the kernel for this access, not sent. */
-	if (si->si_code > 0 && (in_map || in_lmdb) && fault_mine()) {
+	if (si->si_code > 0 && (in_map || in_lmdb || by_lmdb) && fault_mine()) {
 		text_str(&t, sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
 		if (in_map) {
 			text_str(&t, " reading page ");
@@ -163,10 +197,12 @@ fault_on_signal(int sig, siginfo_t *si, void *uctx)
 			text_num(&t, a - lo);
 			text_str(&t, ")");
 		} else {
-			text_str(&t, " inside LMDB at address ");
+			text_str(&t, in_lmdb ? " inside LMDB" :
+			    " in a C library call of LMDB's");
+			text_str(&t, " at address ");
 			text_base(&t, a, 16);
 			text_str(&t, ", outside the map (a damaged page's "
-			    "pointer)");
+			    "pointer or size)");
 		}
 		text_str(&t, " during ");
 		text_str(&t, fault_op != NULL ? fault_op : "an unnamed read");
@@ -178,12 +214,19 @@ fault_on_signal(int sig, siginfo_t *si, void *uctx)
 		raise(sig);
 }
 
-/* dl_iterate_phdr's callback: the executable segment of the object holding *arg. */
+/* What fault_find_code looks for: the segment holding `want`. */
+struct code_find {
+	uintptr_t		 want;
+	struct code_range	*into;
+};
+
+/* dl_iterate_phdr's callback: the executable segment of a shared object holding want. */
 static int
 fault_find_code(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t	want = *(uintptr_t *)arg, lo;
-	ElfW(Half)	i;
+	struct code_find	*cf = arg;
+	uintptr_t		 lo;
+	ElfW(Half)		 i;
 
 	(void)size;
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -192,13 +235,13 @@ fault_find_code(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		lo = info->dlpi_addr + ph->p_vaddr;
-		if (want < lo || want >= lo + ph->p_memsz)
+		if (cf->want < lo || cf->want >= lo + ph->p_memsz)
 			continue;
-		/* LMDB linked into the program: its code is not told apart. */
+		/* Linked into the program: its code is not told apart. */
 		if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
 			return 1;
-		fault.code_lo = lo;
-		fault.code_hi = lo + ph->p_memsz;
+		cf->into->lo = lo;
+		cf->into->hi = lo + ph->p_memsz;
 		return 1;
 	}
 	return 0;
@@ -216,10 +259,13 @@ cache_fault_arm(const char *dir, const char *head)
 	}
 	snprintf(fault.head, sizeof(fault.head), "%s", head != NULL ? head : "");
 	fault.pid = getpid();
-	if (fault.code_hi == 0) {
-		uintptr_t	want = (uintptr_t)mdb_cursor_get;
+	if (fault.lmdb.hi == 0) {
+		struct code_find	cf = { (uintptr_t)mdb_cursor_get, &fault.lmdb };
 
-		(void)dl_iterate_phdr(fault_find_code, &want);
+		(void)dl_iterate_phdr(fault_find_code, &cf);
+		cf.want = (uintptr_t)memcpy;
+		cf.into = &fault.libc;
+		(void)dl_iterate_phdr(fault_find_code, &cf);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fault_on_signal;

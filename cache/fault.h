@@ -17,11 +17,13 @@
  *
  * A fault counts as the map's when the kernel raised it (not kill) at an
  * address inside the map of the store's environment as it is now, or at
- * any address from an instruction of LMDB's shared library: LMDB follows
- * only what the map and its own structures hold, and a damaged node's
- * flags can send it through a NULL sub-database cursor. Any other SIGBUS
- * or SIGSEGV is a bug: the default action runs, with its core file, as
- * if nothing were armed. (With LMDB linked into the program, its code is
+ * any address from an instruction of LMDB's shared library, or of a C
+ * library function LMDB called (its return address, at the top of the
+ * stack, is LMDB's): LMDB follows only what the map and its own
+ * structures hold, a damaged node's flags can send it through a NULL
+ * sub-database cursor, and a damaged size its memcpy past the map's
+ * end. Any other SIGBUS or SIGSEGV is a bug: the default action runs,
+ * with its core file, as if nothing were armed. (With LMDB linked into the program, its code is
  * not told from stapled's, and only the map's addresses count.)
  */
 #define CACHE_FAULT_EXIT	3	/* the exit status after a fault in the map */

@@ -1462,6 +1462,8 @@ enum fault_how {
 	FAULT_ASSERT,		/* LMDB's assertion callback */
 	FAULT_WILD,		/* a wild pointer outside the map: a bug */
 	FAULT_NODE,		/* leaf nodes flagged as sub-databases: LMDB's NULL */
+	FAULT_CALL,		/* LMDB's memcpy from a wild address */
+	FAULT_WILD_CALL,	/* the program's own memcpy from one: a bug */
 	FAULT_SENT,		/* SIGBUS sent by kill, not raised by an access */
 };
 
@@ -1516,6 +1518,31 @@ walk_none(enum cache_kind kind, const uint8_t *key, size_t klen,
 
 /* An address no map holds, read at run time so no compiler sees through it. */
 static volatile uintptr_t	fault_wild = 16;
+static volatile size_t		fault_len = 64;
+
+/*
+ * A put whose value's bytes are at a wild address, into an environment of
+ * its own beside the store: LMDB copies them with the C library's memcpy,
+ * which faults outside any map, as when a damaged node's size sends a copy
+ * past the map's end.
+ */
+static void
+fault_lmdb_call(const char *dir)
+{
+	char	 raw[400];
+	MDB_env	*env;
+	MDB_txn	*txn;
+	MDB_dbi	 dbi;
+	MDB_val	 k = { 4, "wild" }, v = { fault_len, (void *)fault_wild };
+
+	snprintf(raw, sizeof(raw), "%s/raw", dir);
+	if (mkdir(raw, 0700) == -1 || mdb_env_create(&env) != 0 ||
+	    mdb_env_open(env, raw, 0, 0600) != 0 ||
+	    mdb_txn_begin(env, NULL, 0, &txn) != 0 ||
+	    mdb_dbi_open(txn, NULL, 0, &dbi) != 0)
+		_exit(93);
+	(void)mdb_put(txn, dbi, &k, &v, 0);
+}
 
 /* A child arms, opens the store and meets `how`; its wait status. */
 static int
@@ -1550,6 +1577,15 @@ fault_child(struct store_fixture *f, const char *path, enum fault_how how)
 			flag_leaf_nodes(path);
 			(void)cache_walk(c, 0, NULL, 0, 0, walk_none, NULL);
 			break;
+		case FAULT_CALL:
+			fault_lmdb_call(f->dir);
+			break;
+		case FAULT_WILD_CALL: {
+			char	buf[128];
+
+			memcpy(buf, (const void *)fault_wild, fault_len);
+			_exit(buf[0] == 1 ? 94 : 95);
+		}
 		case FAULT_SENT:
 			kill(getpid(), SIGBUS);
 			break;
@@ -1585,10 +1621,11 @@ fault_marked(struct store_fixture *f, const char *path, enum fault_how how,
 }
 
 /*
- * A fault inside the map, one of LMDB's code anywhere, and an assertion
- * leave the marker and exit 3; the marker says what was read; a fault of
- * the program's own code outside the map, or a signal sent, is left to
- * the default action, with no marker.
+ * A fault inside the map, one of LMDB's code or of a C library function
+ * LMDB called anywhere, and an assertion leave the marker and exit 3; the
+ * marker says what was read; a fault of the program's own code outside
+ * the map (its own memcpy too), or a signal sent, is left to the default
+ * action, with no marker.
  */
 static void
 test_fault_marker(void **state)
@@ -1604,6 +1641,8 @@ test_fault_marker(void **state)
 
 	ws = fault_child(f, path, FAULT_WILD);
 	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSEGV);
+	ws = fault_child(f, path, FAULT_WILD_CALL);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSEGV);
 	ws = fault_child(f, path, FAULT_SENT);
 	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGBUS);
 	assert_int_equal(stat(marker, &st), -1);
@@ -1617,6 +1656,9 @@ test_fault_marker(void **state)
 	damage_fill(f, path, sizeof(path));
 	fault_marked(f, path, FAULT_NODE, "SIGSEGV inside LMDB at address 0x",
 	    "during walk");
+	fault_marked(f, path, FAULT_CALL,
+	    "SIGSEGV in a C library call of LMDB's at address 0x10,",
+	    "outside the map");
 }
 
 /* A marker names its file: a store put back since is not judged by it. */

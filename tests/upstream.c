@@ -672,8 +672,8 @@ parse_mode(const char *m)
  * Refuse mode: ports that are dead for as long as this runs. A socket bound
  * without SO_REUSEADDR and never listened on answers every SYN with a reset,
  * and neither another bind nor the kernel's choice of an ephemeral port can
- * take its port; a port that was merely free when asked can be taken by any
- * listener started later (openssl ocsp -port 0, for one).
+ * take its port; a port that was merely free when asked can be given to
+ * any server started later on port 0.
  */
 static int
 refuse(const char *host)
@@ -681,7 +681,7 @@ refuse(const char *host)
 	struct sockaddr_in	sin;
 	socklen_t		len;
 	sigset_t		set;
-	int			i, fd, sig;
+	int			i, fd, sig, ports[64];
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -694,7 +694,6 @@ refuse(const char *host)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("PORTS=");
 	for (i = 0; i < nrefuse; i++) {
 		sin.sin_port = 0;
 		len = sizeof(sin);
@@ -705,8 +704,11 @@ refuse(const char *host)
 			    strerror(errno));
 			return 1;
 		}
-		printf("%s%d", i ? " " : "", ntohs(sin.sin_port));
+		ports[i] = ntohs(sin.sin_port);
 	}
+	printf("PORTS=");
+	for (i = 0; i < nrefuse; i++)
+		printf("%s%d", i ? " " : "", ports[i]);
 	printf("\n");
 	fflush(stdout);
 	sigwait(&set, &sig);

@@ -160,13 +160,28 @@ check_eq "SIGTERM: stapled exits 0" 0 "$BG_RC"
 # ---- 6. lookup_offload "disk": a store in memory is looked up on the loop ----------
 conf 2 disk
 stapled_start d2 -f "$T/stapled.json"
-for i in 1 2 3 4 5 6; do
-	post "$T/r$i.der" "$T/disk$i.der" /ocsp
-	cmp -s "$T/miss$i.der" "$T/disk$i.der" || fail "lookup_offload disk: hit $i not the stored bytes"
+# A major fault of the daemon's own (a library page a loaded machine
+# dropped) also counts as reading from the disk, for CACHE_READER_HOLD_US
+# (2 s): six hits again after that hold, at most twice more, and one round
+# of six with the store in memory must stay on the loop.
+loop_thread() {
+	metrics_get "$1"
+	echo "$(metric_sum "$1" 'stapled_lookups_total\{where="loop"') $(metric_sum "$1" 'stapled_lookups_total\{where="thread"')"
+}
+got=
+for attempt in 1 2 3; do
+	read -r l0 t0 <<<"$(loop_thread "$T/m2a")"
+	for i in 1 2 3 4 5 6; do
+		post "$T/r$i.der" "$T/disk$i.der" /ocsp
+		cmp -s "$T/miss$i.der" "$T/disk$i.der" || fail "lookup_offload disk: hit $i not the stored bytes"
+	done
+	read -r l1 t1 <<<"$(loop_thread "$T/m2")"
+	got="$((l1 - l0)) $((t1 - t0))"
+	[ "$got" = "6 0" ] && break
+	note "round $attempt of six hits: $got (loop, thread); again after the hold"
+	sleep 2.2
 done
-metrics_get "$T/m2"
-check_eq "lookup_offload disk, store in memory: six lookups on the loop, none on a thread" "6 0" \
-    "$(metric_sum "$T/m2" 'stapled_lookups_total\{where="loop"') $(metric_sum "$T/m2" 'stapled_lookups_total\{where="thread"')"
+check_eq "lookup_offload disk, store in memory: six lookups on the loop, none on a thread" "6 0" "$got"
 
 # Then the store leaves memory: once the quiet daemon has released its map
 # (design.md 7.6), the kernel may drop the file's pages, and the next hit

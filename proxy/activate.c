@@ -146,6 +146,7 @@ activate_collect(struct activate_sock *out, size_t max, size_t *n,
 			goto out;
 		(void)fcntl(out[i].fd, F_SETFD, FD_CLOEXEC);
 		sock_name(out[i].fd, out[i].name, sizeof(out[i].name));
+		listen_addr_of_fd(out[i].fd, &out[i].addr);
 		fd_name(names, (size_t)i, nm, sizeof(nm));
 		out[i].flags = strcmp(nm, ACTIVATE_ADMIN_NAME) == 0 ?
 		    HTTP_LISTEN_ADMIN : 0;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "proxy/http.h"
+#include "proxy/listen_addr.h"
 
 #define ACTIVATE_FD_START	3	/* the first passed descriptor (SD_LISTEN_FDS_START) */
 #define ACTIVATE_MAX_FDS	16	/* more passed sockets are refused */
@@ -16,6 +17,7 @@ struct activate_sock {
 	int		fd;
 	unsigned	flags;		/* HTTP_LISTEN_ADMIN when named "admin" */
 	char		name[HTTP_LISTEN_NAME_BYTES];	/* "127.0.0.1:8090", "unix:/run/x" */
+	struct listen_addr addr;	/* a Unix socket's: AF_UNSPEC */
 };
 
 /*

@@ -12,6 +12,7 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "proxy/access_log.h"
+#include "proxy/activate.h"
 
 #define HEALTH_RECORD_S		10	/* upstream health written for staplectl */
 #define MAX_FLAG_VALUES		64
@@ -63,7 +64,8 @@ struct cli {
  * it (daemon_free); each room changes only its own fields: cli.c fills
  * cli; store_ops.c cache, lock_fd, held, damage_ev, check_ev, check_pid,
  * check_fd and salvage_from; reload.c gen (the swap) and reload_gen, and
- * reloads the tls[] contexts in place; health.c and listen.c only read.
+ * swaps new contexts into tls[] in place; listen.c passed and npassed;
+ * health.c and conf_vet.c only read.
  */
 struct daemon {
 	struct event_base	*base;
@@ -77,6 +79,8 @@ struct daemon {
 	struct refresh		*refresh;
 	struct http		*http;
 	struct tls_server	*tls[CONFIG_MAX_LISTEN];	/* per listen; NULL: plain */
+	struct activate_sock	 passed[ACTIVATE_MAX_FDS];	/* socket activation; the fds are http's */
+	size_t			 npassed;
 	struct router		*router;
 	struct gen		*gen;
 	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;

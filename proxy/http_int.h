@@ -15,6 +15,7 @@
 #include "entry/conf.h"
 #include "proxy/http.h"
 #include "proxy/http_parse.h"
+#include "proxy/listen_addr.h"
 
 /* listen, admin_listen and the sockets systemd passes, each up to CONFIG_MAX_LISTEN. */
 #define HTTP_MAX_LISTENERS	(3 * CONFIG_MAX_LISTEN)
@@ -119,7 +120,7 @@ struct listener {
 	struct tls_server	*tls;		/* borrowed; NULL: plain */
 	char			 name[HTTP_LISTEN_NAME_BYTES];	/* for logs */
 	int			 adopted;	/* passed, not bound here */
-	struct sockaddr_storage	 ss;		/* adopted: its address */
+	struct listen_addr	 addr;		/* adopted: its address */
 };
 
 struct http {

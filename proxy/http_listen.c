@@ -205,76 +205,8 @@ max_conns_auto(void)
 	return n < HTTP_MIN_CONNECTIONS ? HTTP_MIN_CONNECTIONS : n;
 }
 
-/* A host name in `listen` ("localhost:8090"): its first address, at startup only. */
-static int
-resolve(const char *host, int port, struct sockaddr_storage *ss, int *sslen)
-{
-	struct evutil_addrinfo	 hints, *ai = NULL;
-	char			 serv[8];
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = EVUTIL_AI_PASSIVE;
-	snprintf(serv, sizeof(serv), "%d", port);
-	if (evutil_getaddrinfo(host, serv, &hints, &ai) != 0 || ai == NULL)
-		return -1;
-	if (ai->ai_addrlen > sizeof(*ss)) {
-		evutil_freeaddrinfo(ai);
-		return -1;
-	}
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*sslen = (int)ai->ai_addrlen;
-	evutil_freeaddrinfo(ai);
-	return 0;
-}
-
 /* The listen backlog asked of the kernel (capped by net.core.somaxconn). */
 #define HTTP_LISTEN_BACKLOG	511
-
-/* Bind one "HOST:PORT" into *ss. 0, or -1 with err naming it. */
-static int
-listen_addr(const char *listen, struct sockaddr_storage *ss, int *sslen,
-    char *err, size_t errlen)
-{
-	int	port;
-	char	host[256], addr[300];
-
-	if (config_split_listen(listen, host, sizeof(host), &port) == -1) {
-		snprintf(err, errlen, "listen: \"%s\": expected HOST:PORT", listen);
-		return -1;
-	}
-	snprintf(addr, sizeof(addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d",
-	    host, port);
-	*sslen = sizeof(*ss);
-	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)ss, sslen) == -1 &&
-	    resolve(host, port, ss, sslen) == -1) {
-		snprintf(err, errlen, "listen: \"%s\": not an address of "
-		    "this host", listen);
-		return -1;
-	}
-	return 0;
-}
-
-/* The same TCP address and port (a wildcard is not the same as an address). */
-static int
-same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in	*a4 = (const void *)a, *b4 = (const void *)b;
-	const struct sockaddr_in6	*a6 = (const void *)a, *b6 = (const void *)b;
-
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return a6->sin6_port == b6->sin6_port &&
-		    a6->sin6_scope_id == b6->sin6_scope_id &&
-		    memcmp(&a6->sin6_addr, &b6->sin6_addr,
-		    sizeof(a6->sin6_addr)) == 0;
-	return 0;
-}
 
 /*
  * A configured address that a passed socket already listens on is served
@@ -283,12 +215,12 @@ same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
  */
 static int
 served_by_adopted(struct http *h, const struct http_listen *spec,
-    const struct sockaddr_storage *ss)
+    const struct listen_addr *a)
 {
 	size_t	i;
 
 	for (i = 0; i < h->nlis; i++) {
-		if (!h->lis[i].adopted || !same_addr(&h->lis[i].ss, ss))
+		if (!h->lis[i].adopted || !listen_addr_same(&h->lis[i].addr, a))
 			continue;
 		h->lis[i].flags |= spec->flags;
 		if (spec->flags & HTTP_LISTEN_ADMIN) {
@@ -308,8 +240,8 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
     size_t errlen)
 {
 	struct listener		*l;
-	struct sockaddr_storage	 ss;
-	int			 sslen;
+	struct listen_addr	 a;
+	char			 r[64];
 	const unsigned		 opts = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
 
 	if (h->nlis == HTTP_MAX_LISTENERS) {
@@ -326,21 +258,20 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 		    spec->name : "passed socket");
 		evutil_make_socket_nonblocking(spec->fd);
 		l->adopted = 1;
-		sslen = sizeof(l->ss);
-		if (getsockname(spec->fd, (struct sockaddr *)&l->ss,
-		    (socklen_t *)&sslen) == -1)
-			l->ss.ss_family = AF_UNSPEC;
+		listen_addr_of_fd(spec->fd, &l->addr);
 		l->lev = evconnlistener_new(h->base, accept_cb, h, opts, -1,
 		    spec->fd);
 	} else {
 		snprintf(l->name, sizeof(l->name), "%s", spec->addr);
-		if (listen_addr(spec->addr, &ss, &sslen, err, errlen) == -1)
+		if (listen_addr_parse(spec->addr, &a, r, sizeof(r)) == -1) {
+			snprintf(err, errlen, "listen: \"%s\": %s", spec->addr, r);
 			return -1;
-		if (served_by_adopted(h, spec, &ss))
+		}
+		if (served_by_adopted(h, spec, &a))
 			return 0;
 		l->lev = evconnlistener_new_bind(h->base, accept_cb, h,
 		    opts | LEV_OPT_REUSEABLE, HTTP_LISTEN_BACKLOG,
-		    (struct sockaddr *)&ss, sslen);
+		    (struct sockaddr *)&a.ss, a.sslen);
 	}
 	if (l->lev == NULL) {
 		snprintf(err, errlen, "listen: cannot %s %s: %s", spec->fd >= 0 ?

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's listeners: the sockets a service manager passed, then listen and admin_listen. */
+/* The daemon's listeners: the sockets a service manager passed, then listen and admin_listen; and the check that they can all listen. */
 #include "config.h"
 
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "entry/conf.h"
@@ -9,9 +11,105 @@
 #include "proxy/daemon.h"
 #include "proxy/http.h"
 #include "proxy/listen.h"
+#include "proxy/listen_addr.h"
 #include "proxy/log.h"
 #include "proxy/router.h"
 #include "proxy/tls.h"
+
+/* What a configured address names a listener for (listen_vet). */
+#define ROLE_PUBLIC	0x1
+#define ROLE_ADMIN	0x2
+
+/* Every listener a configuration asks for: the passed sockets, listen, admin_listen. */
+#define PLAN_MAX	(ACTIVATE_MAX_FDS + 2 * CONFIG_MAX_LISTEN)
+
+/* One listener of the plan, a passed socket or a configured address. */
+struct plan_slot {
+	struct listen_addr	addr;
+	char			what[HTTP_LISTEN_NAME_BYTES + 32];	/* for messages */
+	int			passed;
+	unsigned		roles;	/* ROLE_*; of a passed socket, the entries it serves */
+};
+
+struct plan {
+	struct plan_slot	s[PLAN_MAX];
+	size_t			n;
+};
+
+/*
+ * The configured address key[i] (s) into the plan, as listen_bind will
+ * serve it: by the passed socket of that address, or bound beside the
+ * others, which it must not overlap; the admin listener apart from the
+ * public ones. 0, or -1 with err.
+ */
+static int
+plan_add(struct plan *p, const char *key, size_t i, const char *s,
+    unsigned role, char *err, size_t errlen)
+{
+	struct plan_slot	*n = &p->s[p->n], *o;
+	enum listen_overlap	 ov;
+	char			 r[64];
+	size_t			 j;
+
+	memset(n, 0, sizeof(*n));
+	n->roles = role;
+	snprintf(n->what, sizeof(n->what), "%s[%zu] \"%s\"", key, i, s);
+	if (listen_addr_parse(s, &n->addr, r, sizeof(r)) == -1) {
+		snprintf(err, errlen, "%s: %s", n->what, r);
+		return -1;
+	}
+	for (j = 0; j < p->n; j++) {
+		o = &p->s[j];
+		if (o->passed && listen_addr_same(&o->addr, &n->addr)) {
+			if ((o->roles | role) == (ROLE_PUBLIC | ROLE_ADMIN)) {
+				snprintf(err, errlen, "%s: %s, which listen and "
+				    "admin_listen both name: the admin listener "
+				    "must be apart from the public ones", n->what,
+				    o->what);
+				return -1;
+			}
+			o->roles |= role;
+			return 0;
+		}
+		if ((ov = listen_addr_overlap(&o->addr, &n->addr)) == LISTEN_APART)
+			continue;
+		snprintf(err, errlen, "%s and %s cannot both listen: %s; %s",
+		    n->what, o->what, listen_overlap_str[ov],
+		    (o->roles | role) == (ROLE_PUBLIC | ROLE_ADMIN) ?
+		    "the admin listener must be apart from the public ones" :
+		    "no two listeners may share an address");
+		return -1;
+	}
+	p->n++;
+	return 0;
+}
+
+int
+listen_vet(const struct config *cfg, int listen_default,
+    const struct activate_sock *passed, size_t npassed, char *err,
+    size_t errlen)
+{
+	struct plan	p;
+	size_t		i;
+
+	p.n = 0;
+	for (i = 0; i < npassed && p.n < PLAN_MAX; i++, p.n++) {
+		memset(&p.s[p.n], 0, sizeof(p.s[p.n]));
+		p.s[p.n].addr = passed[i].addr;
+		p.s[p.n].passed = 1;
+		snprintf(p.s[p.n].what, sizeof(p.s[p.n].what),
+		    "the passed socket %s", passed[i].name);
+	}
+	for (i = 0; !(npassed > 0 && listen_default) && i < cfg->nlisten; i++)
+		if (plan_add(&p, "listen", i, cfg->listen[i], ROLE_PUBLIC, err,
+		    errlen) == -1)
+			return -1;
+	for (i = 0; i < cfg->nadmin_listen; i++)
+		if (plan_add(&p, "admin_listen", i, cfg->admin_listen[i],
+		    ROLE_ADMIN, err, errlen) == -1)
+			return -1;
+	return 0;
+}
 
 /*
  * One listener: the address addr to bind (fd -1), or the passed socket fd
@@ -30,7 +128,8 @@ listen_one(struct http *h, const char *addr, int fd, const char *name,
 
 /*
  * Bind the n addresses addrs with flags; tls NULL, or one per address
- * (NULL: plain). listen and admin_listen alike. 0, or -1 with err.
+ * (NULL: plain), whose handshake failures count from here on. listen and
+ * admin_listen alike. 0, or -1 with err.
  */
 static int
 listen_addrs(struct http *h, char *const *addrs, size_t n, unsigned flags,
@@ -38,63 +137,52 @@ listen_addrs(struct http *h, char *const *addrs, size_t n, unsigned flags,
 {
 	size_t	i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (tls != NULL && tls[i] != NULL)
+			tls_server_count(tls[i]);
 		if (listen_one(h, addrs[i], -1, NULL, flags,
 		    tls != NULL ? tls[i] : NULL, err, errlen) == -1)
 			return -1;
+	}
 	return 0;
 }
 
-/*
- * Serve on the sockets a service manager passed, before the configured
- * addresses, so a configured address equal to a passed one is served by
- * it (http_add_listener) instead of failing with EADDRINUSE. 0, or -1
- * with err; the sockets not yet taken are closed then.
- */
-static int
-listen_passed(struct http *h, struct activate_sock *socks, size_t n,
-    char *err, size_t errlen)
+int
+listen_adopt(struct daemon *d, char *err, size_t errlen)
 {
 	size_t	i;
 
-	for (i = 0; i < n; i++)
-		if (listen_one(h, NULL, socks[i].fd, socks[i].name,
-		    socks[i].flags, NULL, err, errlen) == -1) {
-			for (; i < n; i++)
-				close(socks[i].fd);
+	if (activate_collect(d->passed, ACTIVATE_MAX_FDS, &d->npassed, err,
+	    errlen) == -1)
+		return -1;
+	for (i = 0; i < d->npassed; i++)
+		if (listen_one(d->http, NULL, d->passed[i].fd, d->passed[i].name,
+		    d->passed[i].flags, NULL, err, errlen) == -1) {
+			for (; i < d->npassed; i++)
+				close(d->passed[i].fd);
 			return -1;
 		}
 	return 0;
 }
 
-/*
- * Every listener: the passed sockets, then listen (unless it is the
- * default and sockets were passed: the socket unit chose the addresses),
- * then admin_listen. With an admin listener, the ops endpoints are served
- * there only. 0, or -1 with err.
- */
 int
-listen_every(struct daemon *d, const struct config *cfg, char *err,
+listen_bind(struct daemon *d, const struct config *cfg, char *err,
     size_t errlen)
 {
-	struct activate_sock	socks[ACTIVATE_MAX_FDS];
-	size_t			n, i;
-	int			admin = cfg->nadmin_listen > 0;
+	size_t	i;
+	int	admin = cfg->nadmin_listen > 0;
 
-	if (activate_collect(socks, ACTIVATE_MAX_FDS, &n, err, errlen) == -1 ||
-	    listen_passed(d->http, socks, n, err, errlen) == -1)
-		return -1;
-	if (n > 0 && d->listen_default)
+	if (d->npassed > 0 && d->listen_default)
 		log_info("listen: not set; serving on the %zu passed socket(s) "
-		    "only", n);
+		    "only", d->npassed);
 	else if (listen_addrs(d->http, cfg->listen, cfg->nlisten, 0, d->tls,
 	    err, errlen) == -1)
 		return -1;
 	if (listen_addrs(d->http, cfg->admin_listen, cfg->nadmin_listen,
 	    HTTP_LISTEN_ADMIN, NULL, err, errlen) == -1)
 		return -1;
-	for (i = 0; i < n; i++)
-		admin |= (socks[i].flags & HTTP_LISTEN_ADMIN) != 0;
+	for (i = 0; i < d->npassed; i++)
+		admin |= (d->passed[i].flags & HTTP_LISTEN_ADMIN) != 0;
 	router_set_admin_only(d->router, admin);
 	return 0;
 }

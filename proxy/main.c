@@ -17,6 +17,7 @@
 #include "entry/conf.h"
 #include "proxy/access_log.h"
 #include "proxy/cli.h"
+#include "proxy/conf_vet.h"
 #include "proxy/daemon.h"
 #include "proxy/fetch.h"
 #include "proxy/health.h"
@@ -45,37 +46,6 @@ on_reply(const struct http_req *req, int status, size_t bytes, void *arg)
 
 	metrics_on_reply(req);
 	access_log_reply(&d->alog, req, status, bytes);
-}
-
-/*
- * A TLS context for each TLS listener of cfg into tls[] (NULL for plain
- * ones; free with tls_free_all). 0, or -1 with err naming the file that
- * does not load or the key that does not match.
- */
-static int
-tls_open_all(struct tls_server **tls, const struct config *cfg, char *err,
-    size_t errlen)
-{
-	const struct config_tls	*f;
-	size_t			 i;
-
-	for (i = 0; i < cfg->nlisten && i < CONFIG_MAX_LISTEN; i++)
-		if ((f = config_listen_tls(cfg, i)) != NULL &&
-		    (tls[i] = tls_server_new(f, cfg->listen[i], err,
-		    errlen)) == NULL)
-			return -1;
-	return 0;
-}
-
-static void
-tls_free_all(struct tls_server **tls)
-{
-	size_t	i;
-
-	for (i = 0; i < CONFIG_MAX_LISTEN; i++) {
-		tls_server_free(tls[i]);
-		tls[i] = NULL;
-	}
 }
 
 static void
@@ -165,24 +135,20 @@ load_curl(evutil_socket_t fd, short what, void *arg)
 	(void)fetch_ctx_load(d->fetch);
 }
 
-/* stapled -n: the configuration with its trust and TLS files loaded. The exit status. */
+/* stapled -n: the configuration through the checks of a start (conf_vet). The exit status. */
 static int
 check_only(struct daemon *d, struct config *cfg)
 {
 	struct gen	*probe;
 	char		 err[1024];
 
-	probe = gen_new(cfg, NULL, NULL, NULL, NULL, NULL, err, sizeof(err));
-	if (probe != NULL && tls_open_all(d->tls, cfg, err, sizeof(err)) == -1) {
-		gen_unref(probe);
-		probe = NULL;
-	}
-	tls_free_all(d->tls);
-	if (probe == NULL) {
+	if ((probe = conf_vet(d, cfg, d->listen_default, d->tls, err,
+	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	check_disk(cfg);
+	tls_servers_free(d->tls);
+	check_disk(gen_config(probe));
 	printf("configuration OK\n");
 	gen_unref(probe);
 	return 0;
@@ -281,7 +247,7 @@ daemon_free(struct daemon *d)
 	loop_event_free(d->shutdown_ev);
 	loop_event_free(d->health_ev);
 	http_free(d->http);
-	tls_free_all(d->tls);	/* after the connections that use them */
+	tls_servers_free(d->tls);	/* after the connections that use them */
 	router_free(d->router);
 	refresh_free(d->refresh);
 	gen_unref(d->gen);
@@ -350,15 +316,16 @@ main(int argc, char **argv)
 		fatal("out of memory");
 	if ((d.http = http_new(d.base, router_dispatch, d.router)) == NULL)
 		fatal("out of memory");
-	if (tls_open_all(d.tls, cfg, err, sizeof(err)) == -1 ||
-	    listen_every(&d, cfg, err, sizeof(err)) == -1) {
+	if (listen_adopt(&d, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		config_free(cfg);
 		free(cfg);
 		goto out;
 	}
-	if ((d.gen = gen_new(cfg, d.fetch, d.cache, d.writer, d.reader,
-	    d.refresh, err, sizeof(err))) == NULL) {
+	/* conf_vet owns cfg from here, on failure too. */
+	if ((d.gen = conf_vet(&d, cfg, d.listen_default, d.tls, err,
+	    sizeof(err))) == NULL ||
+	    listen_bind(&d, gen_config(d.gen), err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		goto out;
 	}

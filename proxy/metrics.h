@@ -117,6 +117,8 @@ struct metrics {
 	struct metrics_hist hit_latency[CACHE_KIND_MAX];	/* by the route's kind */
 	struct metrics_hist verify_time[CACHE_KIND_MAX];
 	double		start_time;	/* process start, Unix seconds (metrics_mark_start); 0: unknown */
+	int		config_reload_ok;	/* the last reload (or the start) took: 1, else 0 */
+	int64_t		config_reload_ok_at;	/* when one last took, Unix seconds */
 	struct metrics_tls_listener tls[METRICS_MAX_TLS_LISTENERS];
 	size_t		ntls;	/* of tls[], in use */
 };

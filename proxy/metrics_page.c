@@ -159,6 +159,20 @@ render_process(struct evbuffer *b)
 		    "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
 }
 
+/* The verdict on the last reload, as Prometheus names its own (prometheus_config_last_reload_*). */
+static void
+render_reload(struct evbuffer *b)
+{
+	evbuffer_add_printf(b,
+	    "# HELP stapled_config_last_reload_successful Whether the last configuration reload (SIGHUP) succeeded; 1 after start.\n"
+	    "# TYPE stapled_config_last_reload_successful gauge\n"
+	    "stapled_config_last_reload_successful %d\n"
+	    "# HELP stapled_config_last_reload_success_timestamp_seconds When the configuration was last loaded (start or reload), Unix seconds.\n"
+	    "# TYPE stapled_config_last_reload_success_timestamp_seconds gauge\n"
+	    "stapled_config_last_reload_success_timestamp_seconds %lld\n",
+	    metrics.config_reload_ok, (long long)metrics.config_reload_ok_at);
+}
+
 /* max_entries, per service (a service is a cache kind). */
 static void
 render_evictions(struct evbuffer *b)
@@ -401,6 +415,7 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 
 	render_build(b);
 	render_process(b);
+	render_reload(b);
 	render_counters(b);
 	render_tls(b);
 	render_store(b, rs, now);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* SIGHUP: the configuration loaded again into a new generation, TLS files reloaded, the verdict recorded for staplectl reload. */
+/* SIGHUP: the configuration loaded again, through the checks of a start, into a new generation and new TLS contexts; the verdict recorded for staplectl reload and /metrics. */
 #include "config.h"
 
 #include <errno.h>
@@ -14,10 +14,12 @@
 #include "entry/conf.h"
 #include "proxy/access_log.h"
 #include "proxy/cli.h"
+#include "proxy/conf_vet.h"
 #include "proxy/daemon.h"
 #include "proxy/health.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
+#include "proxy/metrics.h"
 #include "proxy/notify.h"
 #include "proxy/reload.h"
 #include "proxy/router.h"
@@ -25,37 +27,27 @@
 #include "proxy/tls.h"
 
 /*
- * SIGHUP: each TLS listener's files again, from the new configuration
- * when it names the same address there (listen itself changes only at a
- * restart), else from the old one. One that fails keeps its context and
- * is logged as an error. 0, or -1 when any failed.
+ * The running TLS listeners take the contexts in fresh (conf_vet's, made
+ * from the new configuration's files) of the same address; one that the
+ * new configuration no longer names with TLS keeps its context until the
+ * restart that drops it. fresh is freed.
  */
-static int
-tls_reload_all(struct tls_server **tls, const struct config *old,
-    const struct config *cfg)
+static void
+tls_take_all(struct tls_server **tls, struct tls_server **fresh)
 {
-	const struct config_tls	*f;
-	char			 err[512];
-	size_t			 i;
-	int			 rv = 0;
+	size_t	i, j;
 
-	for (i = 0; i < old->nlisten && i < CONFIG_MAX_LISTEN; i++) {
-		if (tls[i] == NULL)
-			continue;
-		f = config_listen_tls(old, i);
-		if (i < cfg->nlisten && strcmp(cfg->listen[i], old->listen[i]) == 0 &&
-		    config_listen_tls(cfg, i) != NULL)
-			f = config_listen_tls(cfg, i);
-		if (tls_server_reload(tls[i], f, err, sizeof(err)) == -1) {
-			log_err("SIGHUP: %s; new connections keep the old "
-			    "certificate", err);
-			rv = -1;
-		}
-	}
-	return rv;
+	for (i = 0; i < CONFIG_MAX_LISTEN; i++)
+		for (j = 0; tls[i] != NULL && j < CONFIG_MAX_LISTEN; j++)
+			if (fresh[j] != NULL && strcmp(tls_server_name(tls[i]),
+			    tls_server_name(fresh[j])) == 0) {
+				tls_server_take(tls[i], fresh[j]);
+				break;
+			}
+	tls_servers_free(fresh);
 }
 
-/* The verdict on a reload (or on start-up, generation 0), for staplectl reload. */
+/* The verdict on a reload (or on start-up, generation 0), for staplectl reload and /metrics. */
 void
 reload_record(struct daemon *d, int ok, const char *msg)
 {
@@ -67,6 +59,9 @@ reload_record(struct daemon *d, int ok, const char *msg)
 	r.ok = ok;
 	r.at = (int64_t)time(NULL);
 	snprintf(r.message, sizeof(r.message), "%s", msg);
+	metrics.config_reload_ok = ok != 0;
+	if (ok)
+		metrics.config_reload_ok_at = r.at;
 	if (cache_reload_put(d->cache_dir, &r) == -1)
 		log_warn("cache_dir %s: recording the reload's verdict: %s",
 		    d->cache_dir, strerror(errno));
@@ -94,38 +89,39 @@ restart_only_changed(const struct config *a, const struct config *b)
 }
 
 /*
- * Load the configuration again and swap it in. 0; 1 when it is in but a
- * TLS listener's files did not load (that listener keeps its old
- * certificate; logged); or -1 with err (the old configuration stays).
+ * Load the configuration again, put it through the checks of a start
+ * (conf_vet) and swap it in: the TLS listeners take their new contexts.
+ * 0, or -1 with err (nothing changed: the old configuration, and each TLS
+ * listener its context, stay).
  */
 static int
 reload_apply(struct daemon *d, char *err, size_t errlen)
 {
 	const struct config	*old = gen_config(d->gen);
 	struct config		*cfg;
+	struct tls_server	*fresh[CONFIG_MAX_LISTEN] = { NULL };
 	struct gen		*gen;
-	int			 tls_failed;
+	int			 listen_default;
 
-	if ((cfg = load_config(&d->cli, NULL, err, errlen)) == NULL)
+	if ((cfg = load_config(&d->cli, &listen_default, err, errlen)) == NULL)
+		return -1;
+	/* conf_vet owns cfg from here, on failure too. */
+	if ((gen = conf_vet(d, cfg, listen_default, fresh, err, errlen)) == NULL)
 		return -1;
 	/* The listeners and the cache stay as they are until a restart. */
-	if (restart_only_changed(cfg, old))
+	if (restart_only_changed(gen_config(gen), old))
 		log_warn("SIGHUP: listen (and whether each uses TLS), admin_listen, "
 		    "cache_dir, map_size_mb and lookup_threads take effect at the "
 		    "next restart");
-	/* gen_new owns cfg from here, on failure too. */
-	if ((gen = gen_new(cfg, d->fetch, d->cache, d->writer, d->reader,
-	    d->refresh, err, errlen)) == NULL)
-		return -1;
 	log_set_level(LOG_LVL_INFO + gen_config(gen)->log_level);
-	tls_failed = tls_reload_all(d->tls, old, gen_config(gen)) == -1;
+	tls_take_all(d->tls, fresh);
 	gen_install_refresh(gen);
 	router_set_gen(d->router, gen);
 	http_set_config(d->http, gen_config(gen));
 	access_log_set_sample(&d->alog, gen_config(gen)->access_log_sample);
 	gen_unref(d->gen);
 	d->gen = gen;
-	return tls_failed;
+	return 0;
 }
 
 /* SIGHUP: reload, telling the service manager (RELOADING=1 ... READY=1) and staplectl. */
@@ -135,7 +131,6 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	struct daemon	*d = arg;
 	char		 err[CACHE_RELOAD_MSG_BYTES - 64], msg[CACHE_RELOAD_MSG_BYTES];
 	char		 line[UPSTREAMS_LINE_BYTES];
-	int		 rv;
 
 	(void)sig;
 	(void)what;
@@ -145,24 +140,19 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld%s",
 	    (long long)NOTIFY_EXTEND_TIMEOUT_US,
 	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
-	if ((rv = reload_apply(d, err, sizeof(err))) == -1) {
-		log_err("SIGHUP: configuration not reloaded, keeping the old one: %s",
-		    err);
+	if (reload_apply(d, err, sizeof(err)) == -1) {
+		log_err("SIGHUP: configuration not reloaded, keeping the old one "
+		    "(and each TLS listener its certificate): %s", err);
 		snprintf(msg, sizeof(msg), "configuration refused, the old one "
 		    "stays: %s", err);
 		reload_record(d, 0, msg);
 		send_status(d, "READY=1\n");
 		return;
 	}
-	if (rv == 1)
-		snprintf(msg, sizeof(msg), "configuration reloaded, but a TLS "
-		    "certificate or key did not load: that listener keeps its old "
-		    "one (see the log)");
-	else
-		snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
-		    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
+	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
+	    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
 	log_info("SIGHUP: configuration reloaded; upstreams: %s",
 	    upstreams_line(d->gen, line, sizeof(line)));
-	reload_record(d, rv == 0, msg);
+	reload_record(d, 1, msg);
 	send_status(d, "READY=1\n");
 }

@@ -41,17 +41,27 @@ struct tls_conn {
 	unsigned long	*fails;		/* the server's, in the metrics block */
 };
 
-/* The most recent OpenSSL error as text, and the queue cleared. */
+/*
+ * The most recent OpenSSL error as text, and the queue cleared. A file
+ * that does not open leaves the system's error beneath OpenSSL's ("system
+ * lib"): that one is said ("No such file or directory").
+ */
 static const char *
 tls_errstr(char *buf, size_t len)
 {
-	unsigned long	e = ERR_peek_last_error();
+	unsigned long	e, last = 0, sys = 0;
 
-	if (e == 0)
+	while ((e = ERR_get_error()) != 0) {
+		last = e;
+		if (ERR_SYSTEM_ERROR(e))
+			sys = e;
+	}
+	if (sys != 0)
+		snprintf(buf, len, "%s", strerror(ERR_GET_REASON(sys)));
+	else if (last == 0)
 		snprintf(buf, len, "%s", errno != 0 ? strerror(errno) : "unknown error");
 	else
-		ERR_error_string_n(e, buf, len);
-	ERR_clear_error();
+		ERR_error_string_n(last, buf, len);
 	return buf;
 }
 
@@ -180,7 +190,6 @@ tls_server_new(const struct config_tls *files, const char *name, char *err,
 		snprintf(err, errlen, "listen %s: out of memory", name);
 		goto fail;
 	}
-	s->fails = metrics_tls_listener(name);
 	if ((s->ctx = tls_ctx_load(files, name, err, errlen)) == NULL)
 		goto fail;
 	return s;
@@ -189,17 +198,53 @@ fail:
 	return NULL;
 }
 
-int
-tls_server_reload(struct tls_server *s, const struct config_tls *files,
-    char *err, size_t errlen)
+void
+tls_server_count(struct tls_server *s)
 {
-	SSL_CTX	*ctx;
+	s->fails = metrics_tls_listener(s->name);
+}
 
-	if ((ctx = tls_ctx_load(files, s->name, err, errlen)) == NULL)
-		return -1;
-	SSL_CTX_free(s->ctx);	/* open connections hold their own reference */
-	s->ctx = ctx;
+const char *
+tls_server_name(const struct tls_server *s)
+{
+	return s->name;
+}
+
+void
+tls_server_take(struct tls_server *s, struct tls_server *from)
+{
+	SSL_CTX	*ctx = s->ctx;
+
+	s->ctx = from->ctx;	/* open connections hold their own reference */
+	from->ctx = ctx;
+}
+
+int
+tls_servers_new(struct tls_server **tls, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	const struct config_tls	*f;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nlisten && i < CONFIG_MAX_LISTEN; i++)
+		if ((f = config_listen_tls(cfg, i)) != NULL &&
+		    (tls[i] = tls_server_new(f, cfg->listen[i], err,
+		    errlen)) == NULL) {
+			tls_servers_free(tls);
+			return -1;
+		}
 	return 0;
+}
+
+void
+tls_servers_free(struct tls_server **tls)
+{
+	size_t	i;
+
+	for (i = 0; i < CONFIG_MAX_LISTEN; i++) {
+		tls_server_free(tls[i]);
+		tls[i] = NULL;
+	}
 }
 
 void

@@ -16,6 +16,7 @@
  */
 #define TLS_BUFFER_BYTES	(18 * 1024)
 
+struct config;
 struct config_tls;
 struct tls_server;
 struct tls_conn;
@@ -24,22 +25,38 @@ struct tls_conn;
  * A listener's TLS settings: TLS 1.2 or later, OpenSSL's default ciphers,
  * ALPN "http/1.1" or none, no renegotiation; client certificates required
  * when files->client_ca is set. `name` (the listener's address) is used in
- * messages and as the listener label of the handshake failures each
- * connection counts in the metrics block (metrics_tls_listener). Returns the server (free with tls_server_free), or NULL with
+ * messages. Returns the server (free with tls_server_free), or NULL with
  * err naming the file that does not load, or a key that does not match
  * its certificate.
  */
 struct tls_server	*tls_server_new(const struct config_tls *files,
 			    const char *name, char *err, size_t errlen);
 /*
- * Load the files again (SIGHUP). New connections use the new context;
- * open ones keep the one they started with until they close. 0, or -1
- * with err as tls_server_new's; the old context then stays in use.
+ * Count each connection's handshake failures under the server's name, the
+ * listener label in the metrics block (metrics_tls_listener): once it
+ * listens, so a configuration only checked adds no label.
  */
-int		 tls_server_reload(struct tls_server *,
-		    const struct config_tls *files, char *err, size_t errlen);
+void		 tls_server_count(struct tls_server *);
+/* The name tls_server_new was given; as long as the server. */
+const char	*tls_server_name(const struct tls_server *);
+/*
+ * s takes from's context, and from the one s had (SIGHUP: from was made
+ * from the new configuration's files; free it next). New connections on
+ * s use the new context; open ones keep the one they started with until
+ * they close.
+ */
+void		 tls_server_take(struct tls_server *s, struct tls_server *from);
 /* Frees the server; connections still open keep their context. Accepts NULL. */
 void		 tls_server_free(struct tls_server *);
+/*
+ * A server for each TLS listener of cfg into tls[CONFIG_MAX_LISTEN], by
+ * its index in cfg->listen (NULL for plain ones). 0, or -1 with err as
+ * tls_server_new's; tls[] is then all NULL.
+ */
+int		 tls_servers_new(struct tls_server **tls,
+		    const struct config *cfg, char *err, size_t errlen);
+/* Free each of tls[CONFIG_MAX_LISTEN] and set it NULL. */
+void		 tls_servers_free(struct tls_server **tls);
 
 /* What one nonblocking read or write did. */
 enum tls_io {

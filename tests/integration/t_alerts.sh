@@ -120,9 +120,31 @@ tests:
             exp_annotations:
               summary: "stapled m1: 50MiB of the store's map left for writes"
               description: "Less than a tenth of map_size_mb is left for writes, the free list included; when none is, refreshes are not stored and entries expire. Raise map_size_mb; if the store grew while its entries did not, look for a reader that never ends (a hung staplectl): mdb_stat -r lists the readers."
+  # m1's reload at minute 2 is refused and stays so; m2 reloads well; m3's
+  # refused reload is followed by a good one 2 minutes later. Only m1
+  # warns, 5 minutes after its refusal.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_config_last_reload_successful{instance="m1",job="stapled"}'
+        values: '1 1 0x20'
+      - series: 'stapled_config_last_reload_successful{instance="m2",job="stapled"}'
+        values: '1x22'
+      - series: 'stapled_config_last_reload_successful{instance="m3",job="stapled"}'
+        values: '1 1 0 0 1x18'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: StapledConfigReloadFailed
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: StapledConfigReloadFailed
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: the last configuration reload was refused"
+              description: "stapled runs on with its previous configuration; the file it refused would fail the next start. staplectl reload and the log line \"SIGHUP: configuration not reloaded\" say why; stapled -n checks the file."
 YML
 promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
-check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full" \
+check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full, reload refused" \
     [ $? -eq 0 ]
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
 

@@ -298,7 +298,10 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	}
 	cache_read_end(c);
 	if (c->readonly) {
-		cache_seterr(c, "opened read-only");
+		if (cache_origin(c)->ro_errno != 0)
+			cache_set_read_only(c);
+		else
+			cache_seterr(c, "opened read-only");
 		return -1;
 	}
 	c->txn_rc = 0;
@@ -532,6 +535,7 @@ cache_env_open(struct cache *c)
 	int		 rc, dead;
 
 	c->env_gen++;
+	c->open_rc = 0;
 	if ((rc = mdb_env_create(&c->env)) != 0 ||
 	    (rc = mdb_env_set_maxdbs(c->env, CACHE_MAXDBS)) != 0 ||
 	    (rc = mdb_env_set_maxreaders(c->env, CACHE_MAXREADERS)) != 0 ||
@@ -546,9 +550,10 @@ cache_env_open(struct cache *c)
 	 * the reusable read transaction outlive any one thread's use, and
 	 * the lock file stays in use so staplectl may open alongside.
 	 */
-	rc = cache_env_open_ids(c,
-	    MDB_NOTLS | MDB_NORDAHEAD | (c->readonly ? MDB_RDONLY : 0));
+	rc = cache_env_open_ids(c, MDB_NOTLS | MDB_NORDAHEAD |
+	    (c->readonly ? MDB_RDONLY : 0) | (c->nolock ? MDB_NOLOCK : 0));
 	if (rc != 0) {
+		c->open_rc = rc;
 		cache_seterr(c, "%s", mdb_strerror(rc));
 		return -1;
 	}
@@ -571,24 +576,33 @@ cache_env_open(struct cache *c)
 	cache_fault_register(c);
 	if (cache_open_dbis(c) == -1)
 		return -1;
-	if (c->readonly)
-		return 0;
 	/*
 	 * A writer holds a reader slot for the handle's life (the reusable
 	 * read transaction, reset): other processes find it there and know
-	 * they share its lock file (cache_check_peer).
+	 * they share its lock file (cache_check_peer). So does a handle that
+	 * fell back to reading (cache_open_or_read) with a lock file: a
+	 * staplectl that may write data.mdb writes beside it.
 	 */
+	if (c->readonly && (c->ro_errno == 0 || c->nolock))
+		return 0;
 	if (cache_read_begin(c, "reader slot") == 0)
 		cache_read_end(c);
+	if (c->readonly)
+		return 0;
 	/* A full disk: serve what is stored, write once there is room. */
 	if ((freeb = cache_free_bytes(c)) >= 0 && freeb < CACHE_SPACE_MIN_BYTES)
 		__atomic_store_n(&c->no_space, 1, __ATOMIC_RELAXED);
+	/* A new environment (cache_reopen) keeps the handle's sync choice. */
+	if (c->lazy_meta &&
+	    (rc = mdb_env_set_flags(c->env, MDB_NOMETASYNC, 1)) != 0)
+		c->lazy_meta = 0;
 	return 0;
 }
 
-struct cache *
-cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
-    size_t errlen)
+/* cache_open, and cache_open_or_read when or_read. */
+static struct cache *
+cache_open_env(const char *dir, size_t map_bytes, int readonly, int or_read,
+    char *err, size_t errlen)
 {
 	struct cache	*c = NULL, *rv = NULL;
 
@@ -612,7 +626,7 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
 		cache_seterr(c, "%s", strerror(errno));
 		goto fail;
 	}
-	if (cache_env_open(c) == -1)
+	if ((or_read ? cache_env_open_or_read(c) : cache_env_open(c)) == -1)
 		goto fail;
 	rv = c;
 	c = NULL;
@@ -623,6 +637,19 @@ cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
  out:
 	cache_close(c);
 	return rv;
+}
+
+struct cache *
+cache_open(const char *dir, size_t map_bytes, int readonly, char *err,
+    size_t errlen)
+{
+	return cache_open_env(dir, map_bytes, readonly, 0, err, errlen);
+}
+
+struct cache *
+cache_open_or_read(const char *dir, size_t map_bytes, char *err, size_t errlen)
+{
+	return cache_open_env(dir, map_bytes, 0, 1, err, errlen);
 }
 
 void
@@ -645,7 +672,7 @@ cache_close(struct cache *c)
 		return;
 	}
 	/* the last commit's meta page, left to a later sync */
-	if (c->env != NULL && c->lazy_meta)
+	if (c->env != NULL && c->lazy_meta && !c->readonly)
 		(void)mdb_env_sync(c->env, 1);
 	if (c->env != NULL) {
 		cache_fault_map(NULL, 0, 0, 0);
@@ -696,6 +723,8 @@ cache_twin_follow(struct cache *c)
 	c->have_due = of->have_due;
 	c->due_built = -1;
 	c->readonly = of->readonly;
+	c->ro_errno = of->ro_errno;
+	c->nolock = of->nolock;
 	c->map_bytes = of->map_bytes;
 	c->lazy_meta = of->lazy_meta;
 	c->map_full = 0;
@@ -710,8 +739,14 @@ cache_set_lazy_meta(struct cache *c, int on)
 {
 	int	rc;
 
-	if (c == NULL || c->env == NULL || c->readonly || c->of != NULL)
+	if (c == NULL || c->env == NULL || c->of != NULL ||
+	    (c->readonly && c->ro_errno == 0))
 		return -1;
+	/* Fallen back to reading: kept for when it writes (cache_env_open). */
+	if (c->readonly) {
+		c->lazy_meta = on != 0;
+		return 0;
+	}
 	if ((rc = mdb_env_set_flags(c->env, MDB_NOMETASYNC, on ? 1 : 0)) != 0) {
 		cache_setmdberr(c, "set flags", rc);
 		return -1;

@@ -25,6 +25,23 @@ struct cache;
  */
 struct cache	*cache_open(const char *dir, size_t map_bytes, int readonly,
 		    char *err, size_t errlen);
+/*
+ * cache_open for writing, or, when the store is there but cannot be
+ * written, for reading (the daemon's open): the mount is read-only
+ * (EROFS), or this process may not write data.mdb or lock.mdb (EACCES,
+ * EPERM: their mode, chattr +i). On a read-only mount the handle has no
+ * lock file (MDB_NOLOCK; LMDB cannot take its locks there), so no reader
+ * slot: a staplectl writing through another path refuses, not finding
+ * the daemon among the readers (cache_check_peer). Otherwise it holds a
+ * reader slot in lock.mdb for its life, as a writer does. Writes are
+ * then refused at once (cache_writes_held, cache_cause: READ_ONLY)
+ * until cache_reopen finds the store writable. NULL with err as
+ * cache_open's when neither open succeeds.
+ */
+struct cache	*cache_open_or_read(const char *dir, size_t map_bytes,
+		    char *err, size_t errlen);
+/* Whether the handle takes no writes because it was opened for reading. */
+int		 cache_read_only(const struct cache *);
 void		 cache_close(struct cache *);	/* accepts NULL */
 /*
  * One sync a commit instead of two (MDB_NOMETASYNC): the meta page that
@@ -33,7 +50,9 @@ void		 cache_close(struct cache *);	/* accepts NULL */
  * whole; a power loss or kernel crash may undo this handle's last write
  * transaction, and kill -9 loses nothing. For the daemon, whose writes
  * can all be made again (a refresh, a batch of hits); staplectl keeps
- * both syncs. 0, or -1 (a read-only handle, or LMDB refused).
+ * both syncs. 0, or -1 (a read-only handle, or LMDB refused); a handle
+ * cache_open_or_read opened for reading keeps the choice for when it is
+ * opened for writing.
  */
 int		 cache_set_lazy_meta(struct cache *, int on);
 /*
@@ -325,6 +344,12 @@ int	cache_damage_fd(struct cache *);
  * too when data.mdb is not the file opened. Same rules as cache_reset
  * for twins. 0 reopened; 1 refused, the handle as it was; -1 the open
  * failed, the handle unusable but for cache_close (cache_strerror).
+ * A handle cache_open_or_read opened for reading (READ_ONLY) is opened
+ * for writing instead, once faccessat says this process may write
+ * lock.mdb and data.mdb: 0 writing now, 1 still read-only (why in
+ * cache_strerror), -1 as above. A process that opened the store while
+ * its mount was read-only reads without a reader slot, unseen: the
+ * caller makes sure none still reads (the daemon's check walk).
  */
 int	cache_reopen(struct cache *);
 /* Keep a note about damage found (copied), and read it back (NULL: none). */
@@ -351,6 +376,9 @@ int	cache_map_full(const struct cache *);
  *             other's locks, and is refused before it begins. Only a new
  *             open (cache_reopen, a restart) mends it. Also the lock file
  *             busy: MDB_READERS_FULL, EBUSY, EAGAIN.
+ *   READ_ONLY cache_open_or_read opened the store for reading: its file
+ *             system is read-only, or data.mdb or lock.mdb cannot be
+ *             written by this process. Only cache_reopen mends it.
  * A write that fails for NO_SPACE or IO gives back, before it returns,
  * the pages it added to data.mdb past the newest commit's last page (the
  * file is cut under the writer lock; no snapshot refers to them).
@@ -361,6 +389,7 @@ enum cache_cause {
 	CACHE_CAUSE_NO_SPACE,
 	CACHE_CAUSE_IO,
 	CACHE_CAUSE_LOCK,
+	CACHE_CAUSE_READ_ONLY,
 	CACHE_CAUSE_MAX
 };
 extern const char *const cache_cause_str[CACHE_CAUSE_MAX];
@@ -369,7 +398,8 @@ enum cache_cause	cache_cause(const struct cache *);
 int			cache_cause_later(enum cache_cause);
 /*
  * Whether writes are held now, and why: NO_SPACE (the disk was full at
- * the last write or at open, and still is), LOCK, or NONE. A stat of
+ * the last write or at open, and still is), LOCK, READ_ONLY, or NONE
+ * (also for a handle opened read-only by choice). A stat of
  * lock.mdb and data.mdb, and a statvfs while the disk is full; the
  * handle's error is set as a refused write would set it. For the
  * original's thread.

@@ -56,6 +56,15 @@ struct cache {
 	MDB_txn		*rtxn;
 	int		 rtxn_live;
 	int		 readonly;
+	/*
+	 * Asked to write, opened read-only (cache_open_or_read): why
+	 * (EROFS, EACCES, EPERM; 0 for any other handle), which file
+	 * refused, and whether without lock.mdb (a read-only mount).
+	 */
+	int		 ro_errno;
+	char		 ro_what[16];
+	int		 nolock;
+	int		 open_rc;	/* mdb_env_open's error at the last open, or 0 */
 	int		 in_walk;	/* inside a cache_walk callback */
 	size_t		 walk_skipped;
 	size_t		 map_bytes;	/* asked at open, for a reset */
@@ -134,6 +143,11 @@ long long	cache_free_bytes(const struct cache *c);
 void	cache_set_write_err(struct cache *c, const char *op, int rc);
 int	cache_space_wait(struct cache *c);
 void	cache_trim(struct cache *c);
+
+/* store_ro.c */
+int	cache_env_open_or_read(struct cache *c);
+void	cache_set_read_only(struct cache *c);
+int	cache_reopen_writable(struct cache *c);
 
 /* store_due.c */
 int	cache_txn_due_move(struct cache *c, MDB_txn *txn, const MDB_val *lk,

@@ -175,10 +175,14 @@ cache_reopen(struct cache *c)
 {
 	long	other;
 
-	if (c->of != NULL || c->env == NULL || c->readonly) {
+	if (c->of != NULL || c->env == NULL ||
+	    (c->readonly && c->ro_errno == 0)) {
 		cache_seterr(c, "only an original, read-write handle reopens");
 		return 1;
 	}
+	/* Fallen back to reading: for writing, once the store can be written. */
+	if (c->readonly)
+		return cache_reopen_writable(c);
 	/* A data.mdb moved away is not followed: whatever is there now is not ours. */
 	if (cache_check_data_id(c) == -1)
 		return 1;

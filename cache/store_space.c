@@ -77,8 +77,14 @@ cache_space_wait(struct cache *c)
 enum cache_cause
 cache_writes_held(struct cache *c)
 {
-	if (c == NULL || c->env == NULL || c->readonly)
+	if (c == NULL || c->env == NULL)
 		return CACHE_CAUSE_NONE;
+	if (c->readonly) {
+		if (c->ro_errno == 0)
+			return CACHE_CAUSE_NONE;
+		cache_set_read_only(c);
+		return c->cause;
+	}
 	if (cache_check_ids(c) == -1 || cache_space_wait(c) == -1)
 		return c->cause;
 	return CACHE_CAUSE_NONE;
@@ -114,6 +120,7 @@ const char *const cache_cause_str[CACHE_CAUSE_MAX] = {
 	[CACHE_CAUSE_NO_SPACE] = "no space left on device",
 	[CACHE_CAUSE_IO] = "I/O error",
 	[CACHE_CAUSE_LOCK] = "lock file not shared or busy",
+	[CACHE_CAUSE_READ_ONLY] = "cannot be opened for writing",
 };
 
 enum cache_cause
@@ -126,5 +133,6 @@ int
 cache_cause_later(enum cache_cause cause)
 {
 	return cause == CACHE_CAUSE_MAP_FULL || cause == CACHE_CAUSE_NO_SPACE ||
-	    cause == CACHE_CAUSE_IO || cause == CACHE_CAUSE_LOCK;
+	    cause == CACHE_CAUSE_IO || cause == CACHE_CAUSE_LOCK ||
+	    cause == CACHE_CAUSE_READ_ONLY;
 }

@@ -100,7 +100,7 @@ struct metrics {
 	unsigned long	store_map_full;	/* of store_errors: the map was full */
 	unsigned long	store_damaged;	/* damaged stores moved aside */
 	unsigned long	store_salvaged;	/* entries carried from stores moved aside */
-	int		store_read_only;	/* writes held (cache_writes_held): 1, else 0 */
+	int		store_read_only;	/* why writes are held (enum cache_cause of cache_writes_held); 0 none */
 	unsigned long	lookups_loop;	/* hits' lookups on the event loop, with lookup_threads */
 	unsigned long	lookups_thread;	/* ... and on the lookup threads */
 	unsigned long	entries_purged;	/* expired entries deleted by the purge */

@@ -282,9 +282,9 @@ render_counters(struct evbuffer *b)
 	    "# TYPE stapled_store_salvaged_total counter\n"
 	    "stapled_store_salvaged_total %lu\n", metrics.store_salvaged);
 	evbuffer_add_printf(b,
-	    "# HELP stapled_store_read_only 1 while the store takes no writes (no space left on device, or lock.mdb not shared), serving what it holds.\n"
+	    "# HELP stapled_store_read_only 1 while the store takes no writes (opened read-only: a read-only file system or data.mdb not writable; no space left on device; or lock.mdb not shared), serving what it holds.\n"
 	    "# TYPE stapled_store_read_only gauge\n"
-	    "stapled_store_read_only %d\n", metrics.store_read_only);
+	    "stapled_store_read_only %d\n", metrics.store_read_only != 0);
 	render_kind_hists(b, "stapled_hit_latency_seconds", "Cache hits, from "
 	    "the request parsed to the answer queued.", metrics.hit_latency,
 	    METRICS_HIST_HIT);

@@ -212,7 +212,7 @@ sched_apply(struct refresh *r)
 {
 	long	n = 0;
 
-	if (r->nsched > 0)
+	if (r->nsched > 0 && !cache_read_only(r->cache))
 		n = cache_reschedule(r->cache, r->sched, r->nsched);
 	r->nsched = 0;
 	if (n == -1) {
@@ -243,6 +243,9 @@ purge_claimed(struct refresh *r)
 {
 	size_t	i, done = 0;
 
+	/* Read-only: kept, and not served (past nextUpdate). */
+	if (cache_read_only(r->cache))
+		r->npurge = 0;
 	for (i = 0; i < r->npurge; i++) {
 		if (cache_del(r->cache, r->purge[i].kind, r->purge[i].key,
 		    r->purge[i].klen) == -1) {

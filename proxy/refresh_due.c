@@ -184,7 +184,8 @@ due_cb(evutil_socket_t fd, short what, void *arg)
 	if (r->stopped)
 		return;
 	r->slot_wait = 0;
-	for (k = 1; k < CACHE_KIND_MAX; k++) {
+	/* A store opened read-only could keep no answer: none is asked. */
+	for (k = 1; k < CACHE_KIND_MAX && !cache_read_only(r->cache); k++) {
 		if (!kind_refreshed(r, k))
 			continue;
 		if ((w = due_kind(r, k)) < wait_ms)

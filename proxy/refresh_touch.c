@@ -74,6 +74,9 @@ touches_landed(const struct cache_writer_res *res, void *arg)
 static void
 touches_write(struct refresh *r, const struct cache_touch *t, size_t n)
 {
+	/* A store opened read-only keeps no use: dropped. */
+	if (cache_read_only(r->cache))
+		return;
 	if (r->writer == NULL || cache_writer_touch(r->writer, t, n,
 	    touches_landed, r->stopped ? NULL : r) == -1) {
 		if (cache_touch(r->cache, t, n) == -1)
@@ -146,8 +149,10 @@ uses_write_all(struct refresh *r)
 	size_t			waiting = uses_count(r->uses);
 	long			n;
 
-	if (waiting == 0)
+	if (waiting == 0 || cache_read_only(r->cache)) {
+		uses_clear(r->uses);
 		return;
+	}
 	memset(&uw, 0, sizeof(uw));
 	uw.r = r;
 	uw.now = time(NULL);

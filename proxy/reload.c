@@ -24,6 +24,7 @@
 #include "proxy/reload.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
+#include "proxy/store_ops.h"
 #include "proxy/tls.h"
 
 /*
@@ -140,6 +141,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 	notify_send("RELOADING=1\nEXTEND_TIMEOUT_USEC=%lld%s",
 	    (long long)NOTIFY_EXTEND_TIMEOUT_US,
 	    notify_watchdog_usec() > 0 ? "\nWATCHDOG=1" : "");
+	store_write_again(d);
 	if (reload_apply(d, err, sizeof(err)) == -1) {
 		log_err("SIGHUP: configuration not reloaded, keeping the old one "
 		    "(and each TLS listener its certificate): %s", err);

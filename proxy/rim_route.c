@@ -86,7 +86,8 @@ learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 		if (!ad->learn[i] || ocsp_trust_add_pool_der(svc_trust(ocsp),
 		    chain->der[i], chain->len[i]) == -1)
 			continue;
-		if (cache != NULL && entry_pool_put(cache, chain->der[i],
+		if (cache != NULL && !cache_read_only(cache) &&
+		    entry_pool_put(cache, chain->der[i],
 		    chain->len[i]) == -1)
 			log_warn("rim: keeping a chain certificate: %s",
 			    cache_strerror(cache));

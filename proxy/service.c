@@ -653,6 +653,14 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	b.headers = (const uint8_t *)headers;
 	b.headers_len = headers_len;
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
+	/* Opened read-only: passed on, no write tried (said once, store_held). */
+	if (cache_read_only(cache)) {
+		metrics.store_errors++;
+		j->verdict = ENTRY_PASS;
+		log_debug("%s: %s: not stored: the store is read-only",
+		    s->ops->name, hex);
+		return;
+	}
 	if (!store_room(s, &j->call, hex, now)) {
 		j->verdict = ENTRY_PASS;
 		return;

@@ -8,6 +8,7 @@
 
 #include <event2/buffer.h>
 
+#include "cache/store.h"
 #include "proxy/fetch.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
@@ -41,6 +42,7 @@ status_summarize(struct status_summary *s, const struct refresh_stats *rs,
 	s->conns = metrics.http_conns;
 	s->max_conns = metrics.http_max_conns;
 	s->admin_conns = metrics.http_admin_conns;
+	s->store_held = metrics.store_read_only;
 }
 
 /* "5h03m", "42s", "none" (no valid entry). */
@@ -109,4 +111,10 @@ status_detail(const struct status_summary *s, struct evbuffer *b)
 	    "saturated, at max_connections" : "accepting", s->conns,
 	    s->max_conns, s->saturated != METRICS_SAT_NONE ?
 	    "; ready all the same" : "", s->admin_conns);
+	/* Read-only stays ready: what the store holds is served. */
+	if (s->store_held > 0 && s->store_held < CACHE_CAUSE_MAX)
+		evbuffer_add_printf(b, "store: read-only (%s): serving what it "
+		    "holds, storing nothing\n", cache_cause_str[s->store_held]);
+	else
+		evbuffer_add_printf(b, "store: writing\n");
 }

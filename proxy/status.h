@@ -26,6 +26,7 @@ struct status_summary {
 	int		saturated;	/* enum metrics_saturation of the public listeners */
 	unsigned long	conns, max_conns;	/* open on them, and their budget */
 	unsigned long	admin_conns;	/* open on the admin listeners */
+	int		store_held;	/* why the store takes no writes (enum cache_cause); 0 none */
 };
 
 /*
@@ -39,7 +40,8 @@ void	status_summarize(struct status_summary *, const struct refresh_stats *rs,
 void	status_line(const struct status_summary *, char *buf, size_t len);
 /*
  * The /readyz detail: one "name: value" line per figure, appended to b.
- * Saturated public listeners are named, and do not make it not ready.
+ * Saturated public listeners are named, and do not make it not ready;
+ * nor does a store that takes no writes (named, with why).
  */
 void	status_detail(const struct status_summary *, struct evbuffer *b);
 

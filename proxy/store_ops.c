@@ -71,11 +71,12 @@ damage_note(char *note, size_t len, const char *why, const char *aside)
 static void	store_check_cancel(struct daemon *);
 
 /*
- * Whether the store takes writes (a full disk, a lock file not shared):
- * said when that changes, and shown in stapled_store_read_only. Refused
- * writes are counted where they fail. A full disk's clear on their own
- * once there is room; a lock file's once the store is opened again,
- * tried at each later call (every HEALTH_RECORD_S).
+ * Whether the store takes writes (a full disk, a lock file not shared, a
+ * store opened read-only): said when that changes, and shown in
+ * stapled_store_read_only and /readyz. Refused writes are counted where
+ * they fail. A full disk's clear on their own once there is room; a lock
+ * file's once the store is opened again, tried at each later call (every
+ * HEALTH_RECORD_S); a read-only store's at a reload (store_write_again).
  */
 void
 store_held(struct daemon *d)
@@ -110,10 +111,45 @@ store_held(struct daemon *d)
 		log_info("cache %s: writing again", d->cache_dir);
 	else if (held == CACHE_CAUSE_LOCK)
 		log_err("%s; serving read-only", cache_strerror(d->cache));
+	else if (held == CACHE_CAUSE_READ_ONLY)
+		log_warn("%s; serving read-only, refreshing and storing nothing, "
+		    "until a reload or restart finds it writable",
+		    cache_strerror(d->cache));
 	else
 		log_warn("%s; serving read-only", cache_strerror(d->cache));
 	d->held = held;
-	metrics.store_read_only = held != CACHE_CAUSE_NONE;
+	metrics.store_read_only = held;
+}
+
+static void	store_check_again(struct daemon *);
+
+/*
+ * SIGHUP: a store opened read-only is opened for writing once it can be
+ * written (the file system remounted read-write, data.mdb's mode or
+ * attributes mended). Lookups and writes in hand finish first; the check
+ * walk, whose child read the store without a reader slot when its mount
+ * was read-only, is begun again on the new environment.
+ */
+void
+store_write_again(struct daemon *d)
+{
+	if (d->held != CACHE_CAUSE_READ_ONLY)
+		return;
+	cache_reader_wait(d->reader);
+	cache_writer_wait(d->writer);
+	switch (cache_reopen(d->cache)) {
+	case 0:
+		log_info("cache %s: opened the store for writing", d->cache_dir);
+		if (d->check_pid > 0)
+			store_check_again(d);
+		break;
+	case 1:
+		log_warn("%s; still serving read-only", cache_strerror(d->cache));
+		break;
+	default:
+		fatal("%s", cache_strerror(d->cache));
+	}
+	store_held(d);
 }
 
 /* Open the store in cfg->cache_dir with the daemon's settings. 0, or -1 with err. */
@@ -121,7 +157,7 @@ static int
 store_open_env(struct daemon *d, const struct config *cfg, char *err,
     size_t errlen)
 {
-	if ((d->cache = cache_open(cfg->cache_dir, cfg->map_size, 0, err,
+	if ((d->cache = cache_open_or_read(cfg->cache_dir, cfg->map_size, err,
 	    errlen)) == NULL)
 		return -1;
 	/* Every write of the daemon can be made again: one sync a commit. */
@@ -339,6 +375,24 @@ store_check_start(struct daemon *d)
 	    (d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
 	    &d->check_fd)) == -1) {
 		log_warn("cache check: cannot start the walk: %s",
+		    strerror(errno));
+		d->check_pid = 0;
+		refresh_start(d->refresh);
+		return;
+	}
+	evtimer_add(d->check_ev, &tv);
+}
+
+/* The check walk begun again (store_write_again), its first child ended. */
+static void
+store_check_again(struct daemon *d)
+{
+	struct timeval	tv = { 0, STORE_CHECK_POLL_MS * 1000 };
+
+	store_check_cancel(d);
+	if ((d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
+	    &d->check_fd)) == -1) {
+		log_warn("cache check: cannot start the walk again: %s",
 		    strerror(errno));
 		d->check_pid = 0;
 		refresh_start(d->refresh);

@@ -10,6 +10,8 @@ struct daemon;
 
 /* Whether the store takes writes: said when that changes; a lock file's hold retried. */
 void	store_held(struct daemon *d);
+/* SIGHUP: a store opened read-only opened for writing, once it can be written. */
+void	store_write_again(struct daemon *d);
 /* Claim cfg->cache_dir, judge the store, recover or open it, watch for damage. 0, or -1 with err. */
 int	store_open(struct daemon *d, const struct config *cfg, char *err,
 	    size_t errlen);

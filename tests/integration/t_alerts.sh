@@ -142,9 +142,28 @@ tests:
             exp_annotations:
               summary: "stapled m1: the last configuration reload was refused"
               description: "stapled runs on with its previous configuration; the file it refused would fail the next start. staplectl reload and the log line \"SIGHUP: configuration not reloaded\" say why; stapled -n checks the file."
+  # m1's store read-only for the whole window, m2's for 5 minutes: only m1
+  # warns, after 15 minutes.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_store_read_only{instance="m1",job="stapled"}'
+        values: '1x30'
+      - series: 'stapled_store_read_only{instance="m2",job="stapled"}'
+        values: '1x5 0x25'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: StapledStoreReadOnly
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: StapledStoreReadOnly
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: the store takes no writes"
+              description: "For 15 minutes the store has been served read-only: nothing is refreshed or stored, and entries expire at their nextUpdate. /readyz and the log say why; a read-only file system or data.mdb that cannot be written needs a reload (staplectl reload) once mended."
 YML
 promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
-check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full, reload refused" \
+check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full, reload refused, store read-only" \
     [ $? -eq 0 ]
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
 

@@ -2,6 +2,7 @@
 /* Unit tests for cache/store.c against a real LMDB environment in a tmp dir. */
 #include "config.h"
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <lmdb.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1766,6 +1768,83 @@ test_cause_content(void **state)
 	cache_close(c);
 }
 
+/*
+ * data.mdb made unwritable: by its mode, or for root (whom no mode stops)
+ * by the immutable attribute. 0, or -1 when neither can be had here.
+ */
+static int
+data_unwritable(const char *dir, int on)
+{
+	char	path[PATH_MAX];
+	int	fd, flags, rv = -1;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (geteuid() != 0)
+		return chmod(path, on ? 0440 : 0660);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+		rv = ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+	close(fd);
+	return rv;
+}
+
+/*
+ * A store whose data.mdb cannot be written is opened for reading, with
+ * lock.mdb: served, every write refused as READ_ONLY (twins too), until
+ * cache_reopen finds it writable.
+ */
+static void
+test_open_or_read(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c, *twin;
+	char			 err[256];
+
+	c = store_open_ok(f->dir, 0, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 1, 100, 64), CACHE_PUT_STORED);
+	cache_close(c);
+	if (data_unwritable(f->dir, 1) == -1)
+		skip();
+	c = cache_open_or_read(f->dir, 0, err, sizeof(err));
+	if (c == NULL)
+		(void)data_unwritable(f->dir, 0);
+	assert_non_null(c);
+	assert_true(cache_read_only(c));
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_READ_ONLY);
+	assert_non_null(strstr(cache_strerror(c), "data.mdb cannot be written"));
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 64), 1);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 2, 100, 64), -1);
+	assert_int_equal(cache_cause(c), CACHE_CAUSE_READ_ONLY);
+	assert_true(cache_cause_later(CACHE_CAUSE_READ_ONLY));
+	/* Kept for the writable environment. */
+	assert_int_equal(cache_set_lazy_meta(c, 1), 0);
+	assert_non_null(twin = cache_twin(c));
+	assert_int_equal(put_n(twin, CACHE_KIND_OCSP, 2, 100, 64), -1);
+	assert_int_equal(cache_cause(twin), CACHE_CAUSE_READ_ONLY);
+	/* Still unwritable: the handle stays as it was. */
+	assert_int_equal(cache_reopen(c), 1);
+	assert_true(cache_read_only(c));
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 1, 64), 1);
+	assert_int_equal(data_unwritable(f->dir, 0), 0);
+	assert_int_equal(cache_reopen(c), 0);
+	assert_false(cache_read_only(c));
+	assert_int_equal(cache_writes_held(c), CACHE_CAUSE_NONE);
+	cache_twin_follow(twin);
+	assert_int_equal(put_n(twin, CACHE_KIND_OCSP, 2, 100, 64),
+	    CACHE_PUT_STORED);
+	assert_int_equal(get_n(c, CACHE_KIND_OCSP, 2, 64), 1);
+	cache_close(twin);
+	cache_close(c);
+	/* Writable from the start: a writer's handle. */
+	assert_non_null(c = cache_open_or_read(f->dir, 0, err, sizeof(err)));
+	assert_false(cache_read_only(c));
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 3, 100, 64), CACHE_PUT_STORED);
+	cache_close(c);
+}
+
 /* lock.mdb removed or replaced under an open handle: its writes are refused. */
 static void
 test_lock_mdb_replaced(void **state)
@@ -2068,6 +2147,7 @@ main(void)
 		T(test_move_aside_held),
 		T(test_reopen),
 		T(test_cause_content),
+		T(test_open_or_read),
 		T(test_reload_record),
 	};
 

@@ -6,7 +6,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The meta's version, and a body's written without a checksum (read still). */
 #define RECORD_VERSION		1
+/* A body ending in the CRC-32C of the bytes before it: written now. */
+#define RECORD_BODY_VERSION	2
+/*
+ * A meta's byte 3, its check: NONE in records written before there was
+ * one (read still: their bytes 6 and 7 are zero, and every version-1
+ * reader ignores all three); CRC16 when bytes 6 and 7 hold the low 16
+ * bits of the CRC-32C of the record with those two bytes as zero.
+ * Written now; any other value is damage. CRC16 is four bits away from
+ * NONE, so no one flipped bit turns the check off.
+ */
+#define RECORD_META_CHECK_NONE	0
+#define RECORD_META_CHECK_CRC16	0x5a
 #define RECORD_SOURCE_MAX	64	/* upstream name, NUL included */
 /* the largest stored answer is a RIM envelope (RIM_MAX_JSON_BYTES, design.md 13) */
 #define RECORD_MAX_BLOB_BYTES	(8u << 20)
@@ -69,16 +82,27 @@ struct cache_body {
 
 #define RECORD_META_BYTES	(8 + 4 + 8 * 6 + 8 + RECORD_SOURCE_MAX)
 
-/* Encode/decode, little-endian, versioned. Decode returns -1 on garbage. */
+/*
+ * Encode/decode, little-endian, versioned, checked (design.md 5.3, 5.4).
+ * Decode returns -1 when the bytes fail the record's own check: length,
+ * version, structure, or its checksum when it carries one.
+ */
 void	record_meta_encode(const struct cache_meta *, uint8_t out[RECORD_META_BYTES]);
 int	record_meta_decode(const uint8_t *buf, size_t len, struct cache_meta *);
 /*
  * Body blob: version byte, u32 request length, u32 response length, the
  * request, the response, then (only when there are headers) u32 headers
- * length and the headers. *out is malloc'd.
+ * length and the headers, then (RECORD_BODY_VERSION) u32 CRC-32C of all
+ * the bytes before it. *out is malloc'd.
  */
 int	record_body_encode(const struct cache_body *, uint8_t **out, size_t *outlen);
 /* Decoded pointers borrow buf. */
 int	record_body_decode(const uint8_t *buf, size_t len, struct cache_body *);
+/*
+ * Why the bytes fail the record's check, as a static phrase for a log
+ * line ("checksum mismatch"), or NULL when they decode.
+ */
+const char	*record_meta_fault(const uint8_t *buf, size_t len);
+const char	*record_body_fault(const uint8_t *buf, size_t len);
 
 #endif

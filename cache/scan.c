@@ -153,7 +153,8 @@ scan_overflow(const struct cache_scan *s, uint64_t pgno, uint32_t len)
  * Whether a value in overflow pages at off starts as a body record does
  * (cache/record.h: version, u32 request and response lengths, little
  * endian) with lengths that fit len: the free list's page lists, also
- * kept in overflow pages, do not.
+ * kept in overflow pages, do not. A checked body (RECORD_BODY_VERSION)
+ * ends in 4 bytes of checksum; its checksum is judged when it is read.
  */
 static int
 scan_big_is_body(const struct cache_scan *s, off_t off, uint32_t len)
@@ -163,12 +164,14 @@ scan_big_is_body(const struct cache_scan *s, off_t off, uint32_t len)
 
 	if (len <= RECORD_META_BYTES ||
 	    pread(s->fd, h, sizeof(h), off) != (ssize_t)sizeof(h) ||
-	    h[0] != RECORD_VERSION)
+	    (h[0] != RECORD_VERSION && h[0] != RECORD_BODY_VERSION))
 		return 0;
 	base = sizeof(h) + ((uint64_t)h[1] | (uint64_t)h[2] << 8 |
 	    (uint64_t)h[3] << 16 | (uint64_t)h[4] << 24) +
 	    ((uint64_t)h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16 |
 	    (uint64_t)h[8] << 24);
+	if (h[0] == RECORD_BODY_VERSION)
+		base += 4;
 	return base == len || base + 4 < len;
 }
 

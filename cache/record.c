@@ -62,6 +62,13 @@ const char *const cache_kind_str[CACHE_KIND_MAX] = {
 	[CACHE_KIND_KDS] = "kds",
 };
 
+const char *const cache_found_str[CACHE_FOUND_MAX] = {
+	[CACHE_FOUND_STORE] = "store",
+	[CACHE_FOUND_LOOKUP] = "lookup",
+	[CACHE_FOUND_WALK] = "walk",
+	[CACHE_FOUND_WRITE] = "write",
+};
+
 static void
 put_u16(uint8_t *p, uint16_t v)
 {

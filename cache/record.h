@@ -35,6 +35,20 @@ enum cache_kind {
 extern const char *const cache_kind_str[CACHE_KIND_MAX];
 
 /*
+ * Where damage was found (store.h, "Damaged records"), for logs and the
+ * label of stapled_store_damaged_total: the store as a whole, or one
+ * record that failed its own check, by the read that met it.
+ */
+enum cache_found {
+	CACHE_FOUND_STORE = 0,	/* the store's checks, LMDB: moved aside */
+	CACHE_FOUND_LOOKUP,	/* cache_get, cache_get_meta */
+	CACHE_FOUND_WALK,	/* cache_walk, cache_due_walk */
+	CACHE_FOUND_WRITE,	/* a write, reading the record it updates */
+	CACHE_FOUND_MAX
+};
+extern const char *const cache_found_str[CACHE_FOUND_MAX];
+
+/*
  * Small, fixed-size metadata, kept apart from the bodies so that scanning
  * 100,000 entries to rebuild the refresh schedule touches a few MB only.
  * Times are seconds since the epoch (UTC).

@@ -610,8 +610,14 @@ cache_open_env(const char *dir, size_t map_bytes, int readonly, int or_read,
 		err[0] = '\0';
 	if (map_bytes == 0)
 		map_bytes = CACHE_DEFAULT_MAP_BYTES;
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->dir = strdup(dir)) == NULL) {
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		if (err != NULL)
+			snprintf(err, errlen, "cache: %s: %s", dir,
+			    strerror(ENOMEM));
+		goto out;
+	}
+	cache_damaged_init(c);
+	if ((c->dir = strdup(dir)) == NULL) {
 		if (err != NULL)
 			snprintf(err, errlen, "cache: %s: %s", dir,
 			    strerror(ENOMEM));
@@ -680,6 +686,7 @@ cache_close(struct cache *c)
 	}
 	if (c->damage_efd != -1)
 		close(c->damage_efd);
+	cache_damaged_fini(c);
 	free(c->dir);
 	free(c);
 }
@@ -787,12 +794,9 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 		cache_setmdberr(c, "get meta", rc);
 		return -1;
 	}
-	if (record_meta_decode(v.mv_data, v.mv_size, &m) == -1 ||
-	    m.kind != kind) {
-		cache_seterr(c, "%s entry: undecodable meta",
-		    cache_kind_str[kind]);
-		return -1;
-	}
+	/* Its records fail their check: noted, and absent to the caller. */
+	if (cache_meta_read(c, CACHE_FOUND_LOOKUP, &k, &v, &m) == -1)
+		return 0;
 	if (body != NULL) {
 		/*
 		 * Every write of an entry puts its meta and its body in one
@@ -809,11 +813,9 @@ cache_lookup(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 			cache_setmdberr(c, "get body", rc);
 			return -1;
 		}
-		if (record_body_decode(v.mv_data, v.mv_size, body) == -1) {
-			cache_seterr(c, "%s entry: undecodable body",
-			    cache_kind_str[kind]);
-			return -1;
-		}
+		if (cache_body_read(c, CACHE_FOUND_LOOKUP, &k, &v,
+		    body) == -1)
+			return 0;
 	}
 	if (meta != NULL)
 		*meta = m;
@@ -854,9 +856,8 @@ cache_txn_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 		cache_setmdberr(c, "get meta", rc);
 		return -1;
 	}
-	/* A record we cannot read is treated as absent and replaced. */
-	if (record_meta_decode(v.mv_data, v.mv_size, m) == -1 ||
-	    m->kind != ((const uint8_t *)k->mv_data)[0])
+	/* A record that fails its check: noted, treated as absent, replaced. */
+	if (cache_meta_read(c, CACHE_FOUND_WRITE, k, &v, m) == -1)
 		return 0;
 	return 1;
 }
@@ -892,6 +893,26 @@ cache_txn_put_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 }
 
 /*
+ * In txn: 1 when the entry's body passes its check, 0 when it is missing
+ * or fails it (noted as damage found by a write), -1 on LMDB's error.
+ */
+static int
+cache_txn_body_sound(struct cache *c, MDB_txn *txn, MDB_val *k)
+{
+	struct cache_body	b;
+	MDB_val			v;
+	int			rc;
+
+	if ((rc = mdb_get(txn, c->body, k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0) {
+		cache_setmdberr(c, "get body", rc);
+		return -1;
+	}
+	return cache_body_read(c, CACHE_FOUND_WRITE, k, &v, &b) == 0;
+}
+
+/*
  * One put inside the caller's write transaction: CACHE_PUT_STORED or
  * CACHE_PUT_KEPT, or -1 (the caller aborts).
  */
@@ -904,7 +925,7 @@ cache_txn_put(struct cache *c, MDB_txn *txn, const uint8_t *key, size_t klen,
 	MDB_val			 k, v;
 	uint8_t			*enc = NULL;
 	size_t			 enclen;
-	int			 rc, have, rv = -1;
+	int			 rc, have, sound, rv = -1;
 
 	if (cache_lkey(c, meta->kind, key, klen, lk, &k) == -1)
 		goto out;
@@ -917,8 +938,11 @@ cache_txn_put(struct cache *c, MDB_txn *txn, const uint8_t *key, size_t klen,
 	}
 	if ((have = cache_txn_meta(c, txn, &k, &old)) == -1)
 		goto out;
-	if (have && old.this_update > meta->this_update) {
-		rv = CACHE_PUT_KEPT;
+	/* A newer entry is kept, unless its body is damaged. */
+	if (have && old.this_update > meta->this_update &&
+	    (sound = cache_txn_body_sound(c, txn, &k)) != 0) {
+		if (sound == 1)
+			rv = CACHE_PUT_KEPT;
 		goto out;
 	}
 	m = *meta;
@@ -1211,8 +1235,7 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 		if (kind != 0 && kp[0] != kind)
 			break;		/* past the last key of this kind */
 		if (k.mv_size < 2 ||
-		    record_meta_decode(v.mv_data, v.mv_size, &m) == -1 ||
-		    m.kind != kp[0]) {
+		    cache_meta_read(c, CACHE_FOUND_WALK, &k, &v, &m) == -1) {
 			c->walk_skipped++;
 			continue;
 		}

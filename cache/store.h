@@ -73,7 +73,8 @@ void		 cache_twin_follow(struct cache *twin);
 const char	*cache_strerror(const struct cache *);
 
 /*
- * Look up kind+key. Returns 1 found, 0 not found, -1 error.
+ * Look up kind+key. Returns 1 found, 0 not found (or its records fail
+ * their check: noted as damaged, below), -1 error.
  * The body pointers borrow LMDB's map and stay valid until the next call
  * on this handle (the read transaction is reused, not kept open).
  */
@@ -326,14 +327,51 @@ int	cache_reset(struct cache *, const char *note, char *aside,
  * cache_damage_found: 1 and the first finder's cause in `why` once the
  * environment is marked, else 0.
  * cache_damage_fd: an eventfd, readable once the environment is marked
- * (one count a marking; read it to rearm), for the original's owner to
- * start the recovery on its own thread. Made at the first call, closed by
+ * or a damaged record noted (one count each; read it to rearm), for the
+ * original's owner to start the recovery, or take the notes, on its own
+ * thread. Made at the first call, closed by
  * cache_close; call it before the twins' threads start. -1 (errno; EINVAL
  * for a twin).
  */
 int	cache_damage_rc(int rc, int prior);
 int	cache_damage_found(struct cache *, char *why, size_t whylen);
 int	cache_damage_fd(struct cache *);
+
+/*
+ * Damaged records. A record whose bytes fail its own check (record.h:
+ * length, structure, or its checksum) is damage of that entry only, not
+ * of the store. Whichever call reads it, on any handle and thread, takes
+ * the entry as absent (a lookup returns 0, a walk skips it, a write
+ * replaces it) and notes its kind and key on the original handle, with
+ * where it was found and why; the original's cache_damage_fd is then
+ * readable. A record is noted once: a later read of it notes nothing
+ * until cache_drop_damaged has dealt with it (or cache_reset). At most
+ * CACHE_DAMAGED_MAX notes are held; past them, a record is noted when it
+ * is read again after room was made.
+ *
+ * cache_damaged_take: copy up to max notes not yet taken into out (the
+ * original handle's owner, on its thread). Returns how many.
+ * cache_drop_damaged: in a write transaction, delete the entry's meta,
+ * body and due key if its records still fail their check (a write since
+ * may have replaced them; a sound entry is left), and forget its note.
+ * 1 deleted, 0 sound or absent, -1 (cache_strerror; the note stays, so
+ * the record is not noted again). Where it was found: enum cache_found
+ * (record.h).
+ */
+#define CACHE_DAMAGED_MAX	256	/* records noted and not yet dropped */
+
+struct cache_damaged {
+	uint8_t		 kind;
+	uint8_t		 key[CACHE_KEY_MAX_BYTES];
+	size_t		 klen;
+	enum cache_found found;
+	const char	*part;		/* "meta" or "body"; static */
+	const char	*why;		/* record_*_fault's phrase; static */
+};
+size_t	cache_damaged_take(struct cache *, struct cache_damaged *out,
+	    size_t max);
+int	cache_drop_damaged(struct cache *, enum cache_kind, const uint8_t *key,
+	    size_t klen);
 
 /*
  * Close the handle's environment and open it again on the same data.mdb,

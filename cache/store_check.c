@@ -555,7 +555,8 @@ cache_reset(struct cache *c, const char *note, char *aside, size_t asidelen)
 		return -1;
 	}
 	cache_note_damage(c, note);
-	/* The damage found was the old file's. */
+	/* The damage found was the old file's, its records' too. */
+	cache_damaged_forget_all(c);
 	c->damaged_why[0] = '\0';
 	atomic_store_explicit(&c->damaged, 0, memory_order_release);
 	return cache_env_open(c);

@@ -156,8 +156,8 @@ cache_due_entry(struct cache *c, const MDB_val *dk, uint8_t lk[CACHE_LKEY_BYTES]
 	k.mv_data = lk;
 	k.mv_size = dk->mv_size - CACHE_DUE_AT_BYTES;
 	if (mdb_get(c->rtxn, c->meta, &k, &v) != 0 ||
-	    record_meta_decode(v.mv_data, v.mv_size, m) == -1 ||
-	    m->kind != p[0] || !cache_due_indexed(m))
+	    cache_meta_read(c, CACHE_FOUND_WALK, &k, &v, m) == -1 ||
+	    !cache_due_indexed(m))
 		return 0;
 	return cache_due_at(p) == (m->next_refresh_at > 0 ?
 	    m->next_refresh_at : 0);

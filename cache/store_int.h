@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <lmdb.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,14 @@ struct cache {
 	atomic_int	 damaged;
 	char		 damaged_why[CACHE_DAMAGE_NOTE_BYTES];
 	int		 damage_efd;	/* cache_damage_fd's, or -1 */
+	/*
+	 * An original's: damaged records noted by any of its handles
+	 * (store_damaged.c), under damaged_mu. notes: CACHE_DAMAGED_MAX, made
+	 * at the first note.
+	 */
+	pthread_mutex_t	 damaged_mu;
+	struct cache_damaged_note *notes;
+	size_t		 nnotes;
 };
 
 /* store.c */
@@ -156,6 +165,20 @@ int	cache_open_due(struct cache *c, MDB_txn *txn);
 
 /* store_room.c */
 int	free_record_count(const MDB_val *v, size_t *count);
+
+/* store_damaged.c */
+void	cache_damaged_init(struct cache *c);
+void	cache_damaged_fini(struct cache *c);
+void	cache_damaged_forget_all(struct cache *c);
+/*
+ * The meta value v stored under the LMDB key lk (kind || key), decoded:
+ * 0 and *m, or -1 when it fails its check or names another kind, then
+ * noted as damage found by `found`. The same for a body.
+ */
+int	cache_meta_read(struct cache *c, enum cache_found found,
+	    const MDB_val *lk, const MDB_val *v, struct cache_meta *m);
+int	cache_body_read(struct cache *c, enum cache_found found,
+	    const MDB_val *lk, const MDB_val *v, struct cache_body *b);
 
 /* store_check.c */
 void	cache_env_drop(struct cache *c);

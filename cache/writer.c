@@ -21,6 +21,7 @@ enum wop_type {
 	WOP_AUX,
 	WOP_MARK,
 	WOP_ROOM,
+	WOP_DROP,
 };
 
 struct wop {
@@ -117,6 +118,9 @@ wop_run(struct cache *c, struct wop *o)
 		break;
 	case WOP_ROOM:
 		o->rc = cache_room(c, &o->room);
+		break;
+	case WOP_DROP:
+		o->rc = cache_drop_damaged(c, o->meta.kind, o->key, o->klen);
 		break;
 	}
 	if (o->rc == -1) {
@@ -429,4 +433,16 @@ int
 cache_writer_room(struct cache_writer *w, cache_writer_done *done, void *arg)
 {
 	return submit_bare(w, WOP_ROOM, done, arg);
+}
+
+int
+cache_writer_drop_damaged(struct cache_writer *w, enum cache_kind kind,
+    const uint8_t *key, size_t klen, cache_writer_done *done, void *arg)
+{
+	struct wop	*o;
+
+	if ((o = wop_new(WOP_DROP, key, klen)) == NULL)
+		return -1;
+	o->meta.kind = kind;
+	return submit(w, o, done, arg);
 }

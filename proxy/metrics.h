@@ -98,7 +98,8 @@ struct metrics {
 	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;
 	unsigned long	store_map_full;	/* of store_errors: the map was full */
-	unsigned long	store_damaged;	/* damaged stores moved aside */
+	/* by where found: STORE a damaged store moved aside; else a record */
+	unsigned long	store_damaged[CACHE_FOUND_MAX];
 	unsigned long	store_salvaged;	/* entries carried from stores moved aside */
 	int		store_read_only;	/* why writes are held (enum cache_cause of cache_writes_held); 0 none */
 	unsigned long	lookups_loop;	/* hits' lookups on the event loop, with lookup_threads */

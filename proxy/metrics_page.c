@@ -193,6 +193,23 @@ render_evictions(struct evbuffer *b)
 		    cache_kind_str[k], metrics.store_capped[k]);
 }
 
+/*
+ * Damage by where it was found: a store moved aside (where="store"), or
+ * one record that failed its own check, by the read that met it.
+ */
+static void
+render_damaged(struct evbuffer *b)
+{
+	int	w;
+
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_damaged_total Damage found: stores moved aside (where=\"store\"), and records that failed their own check, removed, by the read that found them.\n"
+	    "# TYPE stapled_store_damaged_total counter\n");
+	for (w = 0; w < CACHE_FOUND_MAX; w++)
+		evbuffer_add_printf(b, "stapled_store_damaged_total{where=\"%s\"} %lu\n",
+		    cache_found_str[w], metrics.store_damaged[w]);
+}
+
 /* One histogram per service (cache kind) from the metrics block. */
 static void
 render_kind_hists(struct evbuffer *b, const char *name, const char *help,
@@ -258,9 +275,6 @@ render_counters(struct evbuffer *b)
 	    "# HELP stapled_store_map_full_total Verified answers not stored because the map was full.\n"
 	    "# TYPE stapled_store_map_full_total counter\n"
 	    "stapled_store_map_full_total %lu\n"
-	    "# HELP stapled_store_damaged_total Damaged stores found and moved aside.\n"
-	    "# TYPE stapled_store_damaged_total counter\n"
-	    "stapled_store_damaged_total %lu\n"
 	    "# HELP stapled_lookups_total Lookups of client requests with lookup_threads set, by where they ran: threads while lookups wait for the disk.\n"
 	    "# TYPE stapled_lookups_total counter\n"
 	    "stapled_lookups_total{where=\"loop\"} %lu\n"
@@ -274,9 +288,10 @@ render_counters(struct evbuffer *b)
 	    "stapled_refresh_total{result=\"failed\"} %lu\n"
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
 	    metrics.http_errors, metrics.store_errors, metrics.store_map_full,
-	    metrics.store_damaged, metrics.lookups_loop, metrics.lookups_thread,
+	    metrics.lookups_loop, metrics.lookups_thread,
 	    metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);
+	render_damaged(b);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_store_salvaged_total Entries verified again and carried from damaged stores moved aside.\n"
 	    "# TYPE stapled_store_salvaged_total counter\n"

@@ -28,6 +28,7 @@
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
 #include "proxy/service.h"
+#include "proxy/store_damaged.h"
 #include "proxy/store_ops.h"
 #include "proxy/store_salvage.h"
 
@@ -185,7 +186,7 @@ store_after_aside(struct daemon *d, const char *dir, const char *why,
 
 	damage_note(note, sizeof(note), why, aside);
 	cache_note_damage(d->cache, note);
-	metrics.store_damaged++;
+	metrics.store_damaged[CACHE_FOUND_STORE]++;
 	log_err("cache %s: %s", dir, note);
 	if (cache_fault_marker_clear(dir) == -1)
 		log_warn("cache %s: removing %s: %s", dir, CACHE_FAULT_MARKER,
@@ -259,7 +260,10 @@ store_recover_or_exit(struct daemon *d, const char *why)
 	exit(CACHE_FAULT_EXIT);
 }
 
-/* cache_damage_fd: a handle found the store damaged; the loop recovers. */
+/*
+ * cache_damage_fd: a handle found the store damaged, and the loop
+ * recovers; or found records that fail their check, taken here.
+ */
 static void
 store_damage_found(evutil_socket_t fd, short what, void *arg)
 {
@@ -269,8 +273,10 @@ store_damage_found(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	(void)!read(fd, &n, sizeof(n));
-	if (!cache_damage_found(d->cache, why, sizeof(why)))
+	if (!cache_damage_found(d->cache, why, sizeof(why))) {
+		store_damaged_take(d);
 		return;
+	}
 	log_warn("cache %s: damaged, found at run time: %s; no longer read, "
 	    "moving it aside", d->cache_dir, why);
 	store_recover_or_exit(d, why);

@@ -111,8 +111,14 @@ found_whole(const struct cache_scan *s, uint8_t seen[N_ENTRIES + 1])
 			assert_int_equal(m.this_update, T0 + i);
 			seen[i] |= 1;
 		} else if (r->what == CACHE_SCAN_BODY) {
-			/* Noise inside an overflow value is not the scan's to see. */
-			assert_int_equal(record_body_decode(v, r->len, &b), 0);
+			/*
+			 * Noise inside an overflow value is not the scan's to
+			 * see: the body's checksum refuses it.
+			 */
+			if (record_body_decode(v, r->len, &b) == -1) {
+				free(v);
+				continue;
+			}
 			body_bytes(want, b.response_len, i);
 			if (b.response_len == (i == N_ENTRIES ? BIG_BYTES :
 			    BODY_BYTES) && memcmp(b.response, want,

@@ -150,8 +150,9 @@ long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
 /*
  * With kind 0, `after` is the kind byte followed by the key (keys of two
  * kinds may be equal). The callback must not call into the same handle:
- * such calls fail. Records that do not decode are skipped, not visited;
- * cache_walk_skipped() says how many the last walk skipped.
+ * such calls fail. Records that do not decode are skipped, not visited,
+ * and noted as damaged (below); cache_walk_skipped() says how many the
+ * last walk skipped.
  */
 size_t	cache_walk_skipped(const struct cache *);
 
@@ -171,8 +172,8 @@ size_t	cache_walk_skipped(const struct cache *);
  * at most `now`, soonest first, at most `max` (0: no limit), with the
  * meta read from the meta database (borrowed for the callback). The
  * callback must not call into the same handle; returning non-zero stops
- * the walk. An index key whose entry is gone, does not decode or has
- * another schedule is skipped, and up to CACHE_DUE_REPAIR_MAX of them are
+ * the walk. An index key whose entry is gone, does not decode (noted as
+ * damaged, below) or has another schedule is skipped, and up to CACHE_DUE_REPAIR_MAX of them are
  * repaired after the walk (in a write transaction of their own, unless
  * the handle is read-only). Returns the number visited, or -1
  * (cache_strerror; also when a read-only handle's store has no index).
@@ -266,9 +267,10 @@ struct cache_room {
 int	cache_room(struct cache *, struct cache_room *);
 
 /*
- * Damage. LMDB has no page checksums: only structural damage (pages that
- * are not what the tree says, a file shorter than its pages) is found,
- * not altered bytes inside a record that still parses.
+ * Damage. LMDB has no page checksums: these checks find structural damage
+ * (pages that are not what the tree says, a file shorter than its pages);
+ * altered bytes inside a record are its own check's to find (record.h,
+ * and "Damaged records" below).
  *
  * cache_check_file: the cheap checks on DIR/data.mdb, without opening the
  * environment: both meta pages, the page size, the last page against the

@@ -55,7 +55,7 @@ note_find(struct cache *o, const uint8_t *lk, size_t lklen)
 
 /*
  * Note the entry under the LMDB key lk as damaged, once, and wake the
- * owner. A key that names no kind cannot be looked up or dropped: left
+ * owner; the handle's error says so. A key that names no kind cannot be looked up or dropped: left
  * to the walk's count of records skipped.
  */
 static void
@@ -67,6 +67,10 @@ cache_note_damaged(struct cache *c, enum cache_found found,
 	const uint8_t			*p = lk->mv_data;
 	uint64_t			 one = 1;
 
+	/* For a caller that says why it found nothing (staplectl show). */
+	cache_seterr(c, "%s entry: its %s record fails its check (%s): "
+	    "damaged", lk->mv_size >= 1 && p[0] < CACHE_KIND_MAX ?
+	    cache_kind_str[p[0]] : "unknown", part, why);
 	if (lk->mv_size < 2 || lk->mv_size > CACHE_LKEY_BYTES || p[0] == 0 ||
 	    p[0] >= CACHE_KIND_MAX)
 		return;

@@ -184,7 +184,7 @@ serving_counted() {
 	SURL=http://127.0.0.1:$1
 	curl -s -o /dev/null -m 1 "$SURL/healthz" || return 1
 	metrics_get "$T/m.now" || return 1
-	[ "$(metric_sum "$T/m.now" '^stapled_store_damaged_total$')" -ge 1 ]
+	[ "$(metric_sum "$T/m.now" '^stapled_store_damaged_total[{]where="store"[}]$')" -ge 1 ]
 }
 
 # one KIND THREADS UPSTREAM(live|dead) [EXPECT]: EXPECT "place" (survived
@@ -219,7 +219,7 @@ one() {
 	metric_wait "$T/$name/m0" '^stapled_store_map_bytes$' 1 ||
 	    die "$name: no complete pass over the sound store"
 	check_eq "$name: the start-up check found the store sound" 0 \
-	    "$(metric_sum "$T/$name/m0" '^stapled_store_damaged_total$')"
+	    "$(metric_sum "$T/$name/m0" '^stapled_store_damaged_total[{]where="store"[}]$')"
 
 	t0=$(now_ms)
 	damage "$kind" "$T/$name/cache/data.mdb" || die "$name: damage not made"

@@ -115,7 +115,7 @@ metrics_get "$T/m"
 check_eq "stapled_store_salvaged_total counts them" "$got" \
     "$(metric_sum "$T/m" '^stapled_store_salvaged_total$')"
 check_eq "stapled_store_damaged_total 1" 1 \
-    "$(metric_sum "$T/m" '^stapled_store_damaged_total$')"
+    "$(metric_sum "$T/m" '^stapled_store_damaged_total[{]where="store"[}]$')"
 curl -s -o "$T/readyz" "$SURL/readyz"
 check "/readyz says what was salvaged" grep -q 'salvaged [0-9]* of' "$T/readyz"
 serve_check d

@@ -57,7 +57,7 @@ damaged_case() {
 	check "$name: /readyz detail says damaged" grep -q damaged "$T/$name.readyz"
 	metrics_get "$T/$name.metrics"
 	check_eq "$name: stapled_store_damaged_total 1" 1 \
-	    "$(metric_sum "$T/$name.metrics" '^stapled_store_damaged_total$')"
+	    "$(metric_sum "$T/$name.metrics" '^stapled_store_damaged_total[{]where="store"[}]$')"
 	"$STAPLECTL" -C "$dir" status >"$T/$name.status" 2>&1
 	check_eq "$name: staplectl status beside the daemon exits 0" 0 $?
 	check "$name: staplectl status names the damaged store" \

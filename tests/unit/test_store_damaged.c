@@ -189,6 +189,8 @@ test_body_noted_once(void **state)
 	c = store_open_ok(f->dir, 0, 0);
 	assert_true((fd = cache_damage_fd(c)) >= 0);
 	assert_int_equal(get_n(c, 1), 0);
+	assert_non_null(strstr(cache_strerror(c), "ocsp entry: its body record "
+	    "fails its check (checksum mismatch): damaged"));
 	assert_int_equal(take(c, &d), 1);
 	assert_note(&d, 1, CACHE_FOUND_LOOKUP, "body", "checksum mismatch");
 	/* The owner was woken; the store as a whole is not damaged. */

@@ -41,7 +41,7 @@ check_eq "dead, 503, good: the 503 upstream was tried once" 1 "$(upstream_count 
 check_eq "dead, 503, good: the good upstream answered once" 1 "$(upstream_count good)"
 # Connection refused and 503 are immediate failures: no reason to wait for
 # the hedge timer (500 ms) before the next upstream.
-assert "dead, 503, good: failover is immediate, not paced by hedging ($HTTP_TIME s < 0.4 s)" \
+assert_figure "dead, 503, good: failover is immediate, not paced by hedging ($HTTP_TIME s < 0.4 s)" \
     'lt "$HTTP_TIME" 0.4'
 metrics_get "$T/m1"
 assert "upstream failures are counted by upstream" \

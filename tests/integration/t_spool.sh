@@ -133,14 +133,14 @@ for cmd in verify import; do
 	measure "$T/rss.$cmd" "$T/nul.$cmd.log" "$CTL" -f "$T/b.json" "$cmd" "$T/nul.jsonl"
 	check_eq "$cmd of 1 GiB of NUL bytes: exit 1" 1 "$MRC"
 	check "... refused at line 1 as not text" grep -q 'line 1: not a text file (NUL byte)' "$T/nul.$cmd.log"
-	assert "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
+	assert_figure "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
 done
 # A good header, then NUL bytes: refused at line 2.
 head -n 1 "$T/good.jsonl" >"$T/hnul.jsonl"
 truncate -s 1G "$T/hnul.jsonl"
 measure "$T/rss.hnul" "$T/hnul.log" "$CTL" -f "$T/b.json" verify "$T/hnul.jsonl"
 check "a header then NUL bytes: refused at line 2" grep -q 'line 2: not a text file (NUL byte)' "$T/hnul.log"
-assert "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
+assert_figure "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
 rm -f "$T/nul.jsonl" "$T/hnul.jsonl"
 # From a pipe: refused at the first byte too (head then stops on SIGPIPE).
 head -c 1G /dev/zero | /usr/bin/time -f %M -o "$T/rss.pipe" \
@@ -148,7 +148,7 @@ head -c 1G /dev/zero | /usr/bin/time -f %M -o "$T/rss.pipe" \
 check "1 GiB of NUL bytes from a pipe: refused at line 1" \
     grep -q -- '-: refused, nothing verified: line 1: not a text file (NUL byte)' "$T/pipe.log"
 RSS=$(tail -n 1 "$T/rss.pipe")
-assert "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
+assert_figure "... in under 64 MiB of RSS ($RSS KiB)" '[ "$RSS" -lt $RSS_MAX_KB ]'
 # A good bundle from a pipe is read twice through a copy.
 cat "$T/good.jsonl" | "$CTL" -f "$T/b.json" verify - >"$T/pipe-good.log" 2>&1
 check_eq "a bundle from a pipe verifies: one ok per entry" 3 "$(grep -c '^ok ocsp ' "$T/pipe-good.log")"
@@ -170,7 +170,7 @@ measure "$T/rss.big" "$T/big.log" "$CTL" -f "$T/b.json" verify "$T/big.jsonl"
 check_eq "verify of 4500 entries ($(($(stat -c %s "$T/big.jsonl") >> 20)) MiB): exit 0" 0 "$MRC"
 check_eq "... one verdict per entry" 4500 "$(grep -c '^ok ocsp ' "$T/big.log")"
 note "max RSS: 150 entries $SMALL KiB, 4500 entries $RSS KiB"
-assert "... in about the memory of 150 entries ($SMALL KiB and $RSS KiB: under 4 MiB more)" \
+assert_figure "... in about the memory of 150 entries ($SMALL KiB and $RSS KiB: under 4 MiB more)" \
     '[ "$RSS" -lt $((SMALL + 4096)) ]'
 
 it_done

@@ -1094,7 +1094,7 @@ test_all_resting_oldest_first(void **state)
 	(void)state;
 	pool_make(2, 20, 0);
 	for (r = 0; r < 2; r++) {
-		char key[8];
+		char key[16];
 
 		snprintf(key, sizeof(key), "k%d", r);
 		n = fk.nadded;

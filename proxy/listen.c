@@ -28,8 +28,26 @@ struct plan_slot {
 	struct listen_addr	addr;
 	char			what[HTTP_LISTEN_NAME_BYTES + 32];	/* for messages */
 	int			passed;
+	int			passed_admin;	/* a passed socket named "admin" */
 	unsigned		roles;	/* ROLE_*; of a passed socket, the entries it serves */
 };
+
+/*
+ * Whether a listen entry at a is left out beside a public passed socket at
+ * p: the entry shares the socket's port at another address (0.0.0.0:8090
+ * beside the socket unit's 127.0.0.1:8090), so the two cannot both listen.
+ * With sockets passed the socket unit chooses the addresses: the passed
+ * socket serves, listen_bind says so, and the start goes on instead of
+ * failing again under Restart=. An admin_listen entry is never left out
+ * (the ops endpoints would have nowhere to go), nor one beside a passed
+ * admin socket.
+ */
+static int
+left_out(const struct listen_addr *p, int p_admin, const struct listen_addr *a)
+{
+	return !p_admin && !listen_addr_same(p, a) &&
+	    listen_addr_overlap(p, a) != LISTEN_APART;
+}
 
 struct plan {
 	struct plan_slot	s[PLAN_MAX];
@@ -60,6 +78,9 @@ plan_add(struct plan *p, const char *key, size_t i, const char *s,
 	}
 	for (j = 0; j < p->n; j++) {
 		o = &p->s[j];
+		if (o->passed && role == ROLE_PUBLIC &&
+		    left_out(&o->addr, o->passed_admin, &n->addr))
+			return 0;	/* not bound: listen_bind says why */
 		if (o->passed && listen_addr_same(&o->addr, &n->addr)) {
 			if ((o->roles | role) == (ROLE_PUBLIC | ROLE_ADMIN)) {
 				snprintf(err, errlen, "%s: %s, which listen and "
@@ -97,6 +118,7 @@ listen_vet(const struct config *cfg, int listen_default,
 		memset(&p.s[p.n], 0, sizeof(p.s[p.n]));
 		p.s[p.n].addr = passed[i].addr;
 		p.s[p.n].passed = 1;
+		p.s[p.n].passed_admin = (passed[i].flags & HTTP_LISTEN_ADMIN) != 0;
 		snprintf(p.s[p.n].what, sizeof(p.s[p.n].what),
 		    "the passed socket %s", passed[i].name);
 	}
@@ -165,6 +187,55 @@ listen_adopt(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The passed socket that leaves the listen entry s out (left_out), or
+ * NULL: s is bound (or served by a passed socket of its address).
+ */
+static const struct activate_sock *
+passed_over(const struct daemon *d, const char *s)
+{
+	struct listen_addr	a;
+	char			r[64];
+	size_t			i;
+
+	if (listen_addr_parse(s, &a, r, sizeof(r)) == -1)
+		return NULL;	/* http_add_listener says why */
+	for (i = 0; i < d->npassed; i++)
+		if (left_out(&d->passed[i].addr,
+		    (d->passed[i].flags & HTTP_LISTEN_ADMIN) != 0, &a))
+			return &d->passed[i];
+	return NULL;
+}
+
+/*
+ * listen, with d->tls: each entry bound, served by the passed socket of
+ * its address, or left out beside a passed socket of its port, with a
+ * warning that names both. 0, or -1 with err.
+ */
+static int
+listen_public(struct daemon *d, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	const struct activate_sock	*ps;
+	size_t				 i;
+
+	for (i = 0; i < cfg->nlisten; i++) {
+		if ((ps = passed_over(d, cfg->listen[i])) != NULL) {
+			log_warn("listen %s: not bound: the socket passed by "
+			    "the service manager holds %s, the same port; "
+			    "serving on the passed sockets. With socket "
+			    "activation the addresses are the socket unit's "
+			    "(systemctl edit stapled.socket)", cfg->listen[i],
+			    ps->name);
+			continue;
+		}
+		if (listen_addrs(d->http, cfg->listen + i, 1, 0,
+		    d->tls + i, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 listen_bind(struct daemon *d, const struct config *cfg, char *err,
     size_t errlen)
@@ -175,8 +246,7 @@ listen_bind(struct daemon *d, const struct config *cfg, char *err,
 	if (d->npassed > 0 && d->listen_default)
 		log_info("listen: not set; serving on the %zu passed socket(s) "
 		    "only", d->npassed);
-	else if (listen_addrs(d->http, cfg->listen, cfg->nlisten, 0, d->tls,
-	    err, errlen) == -1)
+	else if (listen_public(d, cfg, err, errlen) == -1)
 		return -1;
 	if (listen_addrs(d->http, cfg->admin_listen, cfg->nadmin_listen,
 	    HTTP_LISTEN_ADMIN, NULL, err, errlen) == -1)

@@ -16,8 +16,10 @@ struct daemon;
  * admin_listen both name it; otherwise no two listeners may overlap
  * (listen_addr_overlap: the same address, a wildcard beside an address of
  * its port, a dual-stack [::] beside IPv4). listen is left out when
- * listen_default and sockets were passed. Host names are resolved. 0, or
- * -1 with err naming both listeners and why.
+ * listen_default and sockets were passed, and so is a listen entry that
+ * overlaps a public passed socket without being its address (listen_bind
+ * warns and serves the passed socket). Host names are resolved. 0, or -1
+ * with err naming both listeners and why.
  */
 int	listen_vet(const struct config *cfg, int listen_default,
 	    const struct activate_sock *passed, size_t npassed, char *err,
@@ -32,9 +34,10 @@ int	listen_vet(const struct config *cfg, int listen_default,
 int	listen_adopt(struct daemon *d, char *err, size_t errlen);
 /*
  * Then listen (unless it is the default and sockets were passed: the
- * socket unit chose the addresses), with d->tls, and admin_listen. With an
- * admin listener, the ops endpoints are served there only. 0, or -1 with
- * err.
+ * socket unit chose the addresses), with d->tls, less the entries that
+ * listen_vet leaves out beside a passed socket (each warned about), and
+ * admin_listen. With an admin listener, the ops endpoints are served there
+ * only. 0, or -1 with err.
  */
 int	listen_bind(struct daemon *d, const struct config *cfg, char *err,
 	    size_t errlen);

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A reload accepts exactly what a start accepts: a configuration start or
 # stapled -n would refuse (TLS files missing, two listeners on one address,
-# a wildcard or dual-stack [::] among them, admin_listen over listen, a
-# listener over a passed socket) is refused whole by SIGHUP, staplectl
+# a wildcard or dual-stack [::] among them, admin_listen over listen, an
+# admin listener over a passed socket) is refused whole by SIGHUP, staplectl
 # reload says why and exits 1, stapled_config_last_reload_successful is 0
 # and the old listeners serve on; a good file then sets it to 1 and the
 # success timestamp.
@@ -119,13 +119,21 @@ if command -v systemd-socket-activate >/dev/null 2>&1; then
 	    "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$SURL/healthz")"
 	out=$("$CTL" -C "$T/c3" reload 2>&1); rc=$?
 	check_eq "activated: reload of listen equal to the passed socket: exit 0" 0 "$rc"
+	# A public wildcard over the passed socket is what a start leaves out
+	# (the passed socket serves, t_systemd): a reload takes it, for then.
 	conf "[\"0.0.0.0:$P2\"]" | sed "s|$T/c\"|$T/c3\"|" >"$T/act-wild.json"
 	cp "$T/act-wild.json" "$T/live.json"
 	out=$("$CTL" -C "$T/c3" reload 2>&1); rc=$?
-	note "staplectl reload (act-wild): $out"
-	check_eq "activated: reload of a wildcard over the passed socket: exit 1" 1 "$rc"
+	check_eq "activated: reload of a public wildcard over the passed socket: exit 0 (a start leaves it out)" 0 "$rc"
+	# An admin listener over it has nowhere to go: refused.
+	conf "[\"127.0.0.1:$P2\"]" ", \"admin_listen\": [\"0.0.0.0:$P2\"]" |
+	    sed "s|$T/c\"|$T/c3\"|" >"$T/act-admin.json"
+	cp "$T/act-admin.json" "$T/live.json"
+	out=$("$CTL" -C "$T/c3" reload 2>&1); rc=$?
+	note "staplectl reload (act-admin): $out"
+	check_eq "activated: reload of admin_listen over the passed socket: exit 1" 1 "$rc"
 	check "activated: the refusal names the passed socket" \
-	    sh -c "printf '%s' '$out' | grep -q 'listen\[0\] \"0.0.0.0:$P2\" and the passed socket 127.0.0.1:$P2 cannot both listen'"
+	    sh -c "printf '%s' '$out' | grep -q 'admin_listen\[0\] \"0.0.0.0:$P2\" and the passed socket 127.0.0.1:$P2 cannot both listen'"
 	check_eq "activated: still served on the passed socket" 200 \
 	    "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$SURL/healthz")"
 	check_eq "activated: stapled_config_last_reload_successful 0" 0 \

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The systemd protocol, against systemd's own tools and a stand-in notify
 # socket: socket activation (the first request queued before stapled runs,
-# a passed admin socket, a listen entry equal to a passed socket),
+# a passed admin socket, a listen entry equal to a passed socket, one on a
+# passed socket's port at another address),
 # READY/STATUS/WATCHDOG/RELOADING/STOPPING, the watchdog stopping with a
 # stopped loop, staplectl reload's verdicts, a second SIGTERM, the admin split.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -108,6 +109,23 @@ check "the passed Unix socket's path is logged" \
 check "without listen: the default address is not bound" \
     grep -q 'serving on the 2 passed socket(s) only' "$T/def.log"
 bg_kill "$BPID" TERM
+
+# A listen entry on the passed socket's port at another address (0.0.0.0
+# beside 127.0.0.1, as an operator edits stapled.json under the packaged
+# socket unit): the passed socket serves, and the log says why, instead of
+# a failed start that Restart= would repeat.
+P4=$(free_port)
+bg_start OPID "$T/over.log" systemd-socket-activate -l "127.0.0.1:$P4" -- \
+    "$STAPLED" --cache-dir "$T/c6" --listen "0.0.0.0:$P4"
+wait_for_line "$T/over.log" "Listening on 127.0.0.1:$P4" >/dev/null ||
+    die "systemd-socket-activate did not listen"
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P4/healthz")
+check_eq "listen 0.0.0.0:P beside a passed 127.0.0.1:P: served on the passed socket" 200 "$code"
+check "... the log names the entry left out, the socket that serves, and where addresses live" \
+    grep -q "warning: listen 0.0.0.0:$P4: not bound: the socket passed by the service manager holds 127.0.0.1:$P4, the same port; serving on the passed sockets.*(systemctl edit stapled.socket)" \
+    "$T/over.log"
+check "... and stapled keeps running" kill -0 "$OPID"
+bg_kill "$OPID" TERM
 
 # A passed socket that is not listening: refused with a clear message.
 bg_start DPID "$T/dgram.log" systemd-socket-activate --datagram \

@@ -211,6 +211,15 @@ record_meta_decode(const uint8_t *buf, size_t len, struct cache_meta *m)
 }
 
 int
+record_source_imported(const struct cache_meta *m)
+{
+	const size_t	n = sizeof(RECORD_SOURCE_IMPORT) - 1;
+
+	return strncmp(m->source, RECORD_SOURCE_IMPORT, n) == 0 &&
+	    (m->source[n] == '\0' || m->source[n] == ':');
+}
+
+int
 record_body_encode(const struct cache_body *b, uint8_t **out, size_t *outlen)
 {
 	uint8_t	*p, *at;

@@ -84,6 +84,15 @@ struct cache_meta {
  */
 #define CACHE_F_PARKED		0x0004
 
+/*
+ * The source of an entry staplectl import stored: "import:" and the
+ * bundle's file name ("import" alone when the name is not known). It
+ * stays until the entry is replaced, by a refresh or a later import.
+ */
+#define RECORD_SOURCE_IMPORT	"import"
+/* 1 when m was stored by staplectl import (its source says so), else 0. */
+int	record_source_imported(const struct cache_meta *m);
+
 /* The bodies: the request that refreshes the entry and the vendor's bytes. */
 struct cache_body {
 	const uint8_t	*request;	/* may be NULL/0 */

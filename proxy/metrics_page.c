@@ -380,6 +380,37 @@ render_store(struct evbuffer *b, const struct refresh_stats *rs, time_t now)
 			    (long long)(rs->earliest_by_kind[k] - now));
 }
 
+/*
+ * Each service's entries by state, a sample for every service (0 too), so
+ * that a service whose every wanted entry has expired shows as such; and
+ * the newest import, at a store that holds one.
+ */
+static void
+render_service_entries(struct evbuffer *b, const struct refresh_stats *rs)
+{
+	int	k;
+
+	evbuffer_add_printf(b,
+	    "# HELP stapled_service_entries A service's entries by state (last pass over the store): valid (served), expired (past nextUpdate, asked for within idle_expire_s), expired_idle (past nextUpdate, not asked for: left to expire).\n"
+	    "# TYPE stapled_service_entries gauge\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b,
+		    "stapled_service_entries{service=\"%s\",state=\"valid\"} %zu\n"
+		    "stapled_service_entries{service=\"%s\",state=\"expired\"} %zu\n"
+		    "stapled_service_entries{service=\"%s\",state=\"expired_idle\"} %zu\n",
+		    cache_kind_str[k], rs->valid_by_kind[k],
+		    cache_kind_str[k], rs->expired_by_kind[k],
+		    cache_kind_str[k], rs->entries[k] - rs->valid_by_kind[k] -
+		    rs->expired_by_kind[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_last_import_timestamp_seconds When staplectl import stored the newest entry the store holds from an import, Unix seconds (none: no such entry).\n"
+	    "# TYPE stapled_last_import_timestamp_seconds gauge\n");
+	if (rs->newest_import != 0)
+		evbuffer_add_printf(b,
+		    "stapled_last_import_timestamp_seconds %lld\n",
+		    (long long)rs->newest_import);
+}
+
 /* One pool's upstreams: up, last success, exchanges, failures by reason. */
 static void
 render_pool(struct evbuffer *b, const struct fetch_pool *pool)
@@ -434,6 +465,7 @@ metrics_render(struct evbuffer *b, const struct refresh_stats *rs,
 	render_counters(b);
 	render_tls(b);
 	render_store(b, rs, now);
+	render_service_entries(b, rs);
 	if (pools == NULL)
 		return;
 	evbuffer_add_printf(b,

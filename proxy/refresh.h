@@ -48,6 +48,10 @@ struct refresh_stats {
 	size_t	inflight;
 	int64_t	earliest_next_update;	/* over valid entries; 0 none */
 	int64_t	earliest_by_kind[CACHE_KIND_MAX];	/* the same, per kind */
+	size_t	valid_by_kind[CACHE_KIND_MAX];	/* before nextUpdate: served */
+	/* past nextUpdate and asked for within idle_expire_s: wanted, not served */
+	size_t	expired_by_kind[CACHE_KIND_MAX];
+	int64_t	newest_import;		/* the latest fetched_at of an entry staplectl import stored; 0 none */
 	int	complete;		/* at least one full pass done */
 	struct cache_room room;		/* measured after the last pass */
 };

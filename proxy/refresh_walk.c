@@ -78,9 +78,15 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	}
 	walk_schedule(r, kind, key, klen, m, wa->now);
 	r->cur.entries[kind]++;
-	if (m->next_update <= wa->now)
+	if (record_source_imported(m) && m->fetched_at > r->cur.newest_import)
+		r->cur.newest_import = m->fetched_at;
+	if (m->next_update <= wa->now) {
 		r->cur.expired++;
-	else {
+		/* An idle entry is left to expire (design.md 7.4): not missed. */
+		if (!kind_refreshed(r, kind) || !entry_idle(r, kind, m, wa->now))
+			r->cur.expired_by_kind[kind]++;
+	} else {
+		r->cur.valid_by_kind[kind]++;
 		if (r->cur.earliest_next_update == 0 ||
 		    m->next_update < r->cur.earliest_next_update)
 			r->cur.earliest_next_update = m->next_update;

@@ -365,10 +365,12 @@ import_meta(struct ctl *ctl, struct cache_meta *m, const char *path)
 	m->flags |= CACHE_F_IMPORTED;
 	if ((copy = strdup(path)) != NULL) {
 		base = basename(copy);
-		snprintf(m->source, sizeof(m->source), "import:%s", base);
+		snprintf(m->source, sizeof(m->source), "%s:%s",
+		    RECORD_SOURCE_IMPORT, base);
 		free(copy);
 	} else
-		snprintf(m->source, sizeof(m->source), "import");
+		snprintf(m->source, sizeof(m->source), "%s",
+		    RECORD_SOURCE_IMPORT);
 }
 
 /* An import's entry waiting for the transaction: its verdict, and its bytes when stored. */

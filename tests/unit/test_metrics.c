@@ -267,6 +267,10 @@ test_page(void **state)
 	memset(&rs, 0, sizeof(rs));
 	memset(&pool, 0, sizeof(pool));
 	rs.earliest_by_kind[CACHE_KIND_OCSP] = now + 100;
+	rs.entries[CACHE_KIND_OCSP] = 3;
+	rs.valid_by_kind[CACHE_KIND_OCSP] = 1;
+	rs.entries[CACHE_KIND_PCCS] = 2;
+	rs.expired_by_kind[CACHE_KIND_PCCS] = 2;
 	metrics_hist_observe(&pool.latency, METRICS_HIST_UPSTREAM, 0.02);
 	metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_UNAVAILABLE] = 3;
 	metrics_mark_start();
@@ -287,6 +291,16 @@ test_page(void **state)
 	/* the oldest entry, only for services that have one */
 	assert_true(has_line(s, "stapled_oldest_entry_remaining_seconds{service=\"ocsp\"} 100"));
 	assert_null(strstr(s, "stapled_oldest_entry_remaining_seconds{service=\"pccs\"}"));
+	/* every service's entries by state, the empty and the all-expired too */
+	assert_true(has_line(s, "stapled_service_entries{service=\"ocsp\",state=\"valid\"} 1"));
+	assert_true(has_line(s, "stapled_service_entries{service=\"ocsp\",state=\"expired\"} 0"));
+	assert_true(has_line(s, "stapled_service_entries{service=\"ocsp\",state=\"expired_idle\"} 2"));
+	assert_true(has_line(s, "stapled_service_entries{service=\"pccs\",state=\"valid\"} 0"));
+	assert_true(has_line(s, "stapled_service_entries{service=\"pccs\",state=\"expired\"} 2"));
+	assert_true(has_line(s, "stapled_service_entries{service=\"kds\",state=\"valid\"} 0"));
+	/* no import held: the family without a sample */
+	assert_int_equal(count_of(s, "# TYPE stapled_last_import_timestamp_seconds gauge\n"), 1);
+	assert_null(strstr(s, "\nstapled_last_import_timestamp_seconds "));
 	/* upstreams: up, last success, counters, latency; one TYPE line per family */
 	assert_true(has_line(s, "stapled_upstream_up{service=\"pccs\",upstream=\"primary\"} 1"));
 	assert_true(has_line(s, "stapled_upstream_last_success_timestamp_seconds{service=\"pccs\",upstream=\"primary\"} 1700000000"));
@@ -296,6 +310,10 @@ test_page(void **state)
 	assert_true(has_line(s, "stapled_upstream_queued{service=\"pccs\"} 3"));
 	assert_int_equal(count_of(s, "# TYPE stapled_hit_latency_seconds histogram\n"), 1);
 	assert_int_equal(count_of(s, "stapled_hit_latency_seconds_count{"), CACHE_KIND_MAX - 1);
+	free(s);
+	rs.newest_import = now - 3600;
+	s = page(&rs, &pool, now);
+	assert_true(has_line(s, "stapled_last_import_timestamp_seconds 1749996400"));
 	free(s);
 }
 

@@ -538,6 +538,26 @@ test_body_over_cap_header(void **state)
 	assert_int_equal(d.response_len, 0);
 }
 
+/* An import's source: "import" or "import:NAME", nothing else. */
+static void
+test_source_imported(void **state)
+{
+	static const struct { const char *src; int imported; } c[] = {
+		{ "import:stapled-20261201T0800Z.jsonl", 1 }, { "import", 1 },
+		{ "import:", 1 }, { "imported", 0 }, { "importer:x", 0 },
+		{ "nvidia-primary", 0 }, { "", 0 }, { "salvaged", 0 },
+	};
+	struct cache_meta	m;
+	size_t			i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&m, 0, sizeof(m));
+		strcpy(m.source, c[i].src);
+		assert_int_equal(record_source_imported(&m), c[i].imported);
+	}
+}
+
 static void
 test_kind_names(void **state)
 {
@@ -568,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_body_old_still_read),
 		cmocka_unit_test(test_body_over_cap_header),
 		cmocka_unit_test(test_body_headers),
+		cmocka_unit_test(test_source_imported),
 		cmocka_unit_test(test_kind_names),
 	};
 

@@ -498,6 +498,57 @@ test_parked(void **state)
 	    store_key(key, 3), &m), 0);
 }
 
+/*
+ * A pass's figures per kind: valid, expired and still wanted, expired and
+ * idle (left to expire); and the newest entry an import stored.
+ */
+static void
+test_walk_counts(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	int64_t			 end = mono_ms() + SPIN_MAX_MS;
+	struct cache_meta	 m;
+	struct cache_body	 b = { 0 };
+	struct refresh_stats	 st;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	static const uint8_t	 resp[] = "response";
+	int			 k;
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now + 600, now - 60, 0);	/* valid */
+	put(f, CACHE_KIND_OCSP, 2, now - 7200, now + 600, now - 4000, 0); /* expired, asked */
+	put(f, CACHE_KIND_OCSP, 3, now - 9000, now + 600, now - 8000, 0); /* expired, idle */
+	put(f, CACHE_KIND_PCCS, 1, now - 7200, now + 600, now - 4000, 0);
+	/* Two imports (an older one, a newer one), and a fetch newer than both. */
+	for (k = 4; k <= 6; k++) {
+		store_meta(&m, CACHE_KIND_OCSP, now - 60);
+		m.fetched_at = now - 300 + 100 * (k - 4);
+		m.next_refresh_at = now + 600;
+		snprintf(m.source, sizeof(m.source), k == 6 ? "upstream" :
+		    k == 5 ? RECORD_SOURCE_IMPORT ":b.jsonl" : RECORD_SOURCE_IMPORT);
+		b.response = b.request = resp;
+		b.response_len = b.request_len = sizeof(resp);
+		assert_int_equal(cache_put(f->sf->c, key,
+		    store_key(key, (unsigned)k), &m, &b), 0);
+	}
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, 5000);
+	set_kind(f, CACHE_KIND_PCCS, 100, 0, 5000);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	do {
+		turn(f);
+		refresh_stats(f->r, &st);
+	} while (!st.complete && mono_ms() < end);
+	assert_true(st.complete);
+	assert_int_equal(st.entries[CACHE_KIND_OCSP], 6);
+	assert_int_equal(st.valid_by_kind[CACHE_KIND_OCSP], 4);
+	assert_int_equal(st.expired_by_kind[CACHE_KIND_OCSP], 1);
+	assert_int_equal(st.valid_by_kind[CACHE_KIND_PCCS], 0);
+	assert_int_equal(st.expired_by_kind[CACHE_KIND_PCCS], 1);
+	assert_int_equal(st.expired, 3);
+	assert_int_equal(st.newest_import, now - 200);
+}
+
 /* Touches: counted in memory, written at TOUCH_BATCH distinct entries or a flush. */
 static void
 test_touch_batch(void **state)
@@ -601,6 +652,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refused_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_import_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),

@@ -126,8 +126,10 @@ ctl_output_open(struct ctl_output *o, const char *path)
 	free(o->path);
 	if ((o->path = strdup(path)) == NULL)
 		goto out;
+	/* The file is written beside its final name: name that directory. */
 	if ((fd = mkstemp(o->tmp)) == -1) {
-		ctl_warnx("%s: %s", o->tmp, strerror(errno));
+		ctl_warnx("%s: cannot write in the directory %s: %s", path,
+		    dir, strerror(errno));
 		goto out;
 	}
 	fchmod(fd, 0644);

@@ -40,6 +40,95 @@ tests:
       - eval_time: 20m
         alertname: StapledEntriesExpiringVerySoon
         exp_alerts: []
+  # 1 h left on OCSP, 3 h on PCCS: only OCSP is critical, after 5 minutes.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_oldest_entry_remaining_seconds{instance="m1",job="stapled",service="ocsp"}'
+        values: '3600x30'
+      - series: 'stapled_oldest_entry_remaining_seconds{instance="m1",job="stapled",service="pccs"}'
+        values: '10800x30'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: StapledEntriesExpiringVerySoon
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: StapledEntriesExpiringVerySoon
+        exp_alerts:
+          - exp_labels: { severity: critical, instance: m1, job: stapled, service: ocsp }
+            exp_annotations:
+              summary: "stapled m1: a ocsp entry expires in 1h 0m 0s"
+              description: "Less than 2 h before the oldest valid ocsp entry stops being served."
+  # Every wanted OCSP entry of m1 expired (the worst state: no oldest valid
+  # entry, so the two alerts above have no sample); m1's PCCS never had an
+  # entry; m1's KDS entries expired unasked (idle); m2 still has a valid
+  # OCSP entry beside expired ones. Only m1's OCSP fires, after 5 minutes.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="ocsp",state="valid"}'
+        values: '0x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="ocsp",state="expired"}'
+        values: '3x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="ocsp",state="expired_idle"}'
+        values: '1x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="pccs",state="valid"}'
+        values: '0x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="pccs",state="expired"}'
+        values: '0x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="kds",state="valid"}'
+        values: '0x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="kds",state="expired"}'
+        values: '0x30'
+      - series: 'stapled_service_entries{instance="m1",job="stapled",service="kds",state="expired_idle"}'
+        values: '2x30'
+      - series: 'stapled_service_entries{instance="m2",job="stapled",service="ocsp",state="valid"}'
+        values: '1x30'
+      - series: 'stapled_service_entries{instance="m2",job="stapled",service="ocsp",state="expired"}'
+        values: '5x30'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: StapledNothingServable
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: StapledNothingServable
+        exp_alerts:
+          - exp_labels: { severity: critical, instance: m1, job: stapled, service: ocsp }
+            exp_annotations:
+              summary: "stapled m1: every ocsp entry has expired"
+              description: "3 ocsp entries that clients ask for are past their nextUpdate and none is valid: OCSP clients get tryLater, RIM, PCCS and KDS clients 503. Refreshes are failing (see StapledAllUpstreamsDown and the warning log), or an air-gapped site's bundles stopped: import one."
+      - eval_time: 10m
+        alertname: StapledEntriesExpiringVerySoon
+        exp_alerts: []
+  # Imports at time 0. m1: no upstream answers, no import since; m2: the
+  # same import, but its upstream answers (it refreshes itself); m3: an
+  # import every 5 minutes; m4 never imported. Only m1 warns, once its
+  # newest import is 16 h old, 15 minutes on.
+  - interval: 5m
+    input_series:
+      - series: 'stapled_last_import_timestamp_seconds{instance="m1",job="stapled"}'
+        values: '0x250'
+      - series: 'stapled_upstream_up{instance="m1",job="stapled",service="ocsp",upstream="a"}'
+        values: '0x250'
+      - series: 'stapled_last_import_timestamp_seconds{instance="m2",job="stapled"}'
+        values: '0x250'
+      - series: 'stapled_upstream_up{instance="m2",job="stapled",service="ocsp",upstream="a"}'
+        values: '1x250'
+      - series: 'stapled_last_import_timestamp_seconds{instance="m3",job="stapled"}'
+        values: '0+300x250'
+      - series: 'stapled_upstream_up{instance="m3",job="stapled",service="ocsp",upstream="a"}'
+        values: '0x250'
+      - series: 'stapled_upstream_up{instance="m4",job="stapled",service="ocsp",upstream="a"}'
+        values: '0x250'
+    alert_rule_test:
+      - eval_time: 16h5m
+        alertname: StapledImportLate
+        exp_alerts: []
+      - eval_time: 17h
+        alertname: StapledImportLate
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: the newest import is 17h 0m 0s old"
+              description: "No bundle has brought a newer entry for 17h 0m 0s, and no upstream answers this site: its entries are not renewed. Fetch a bundle on the connected side and import it (docs/airgap.md)."
   # Both OCSP upstreams down at m1; one of two down at m2; all down at the
   # air-gapped m3; m1's RIM upstream down but never asked (no client uses
   # RIM there): only m1's OCSP fires.
@@ -78,7 +167,8 @@ tests:
             exp_annotations:
               summary: "stapled m1: every ocsp upstream is down"
               description: "No ocsp upstream has answered well for 10 minutes: misses get the failure answer and entries are not refreshed. The warning log line names the cause (dns, connect, tls, timeout, HTTP status, rejected)."
-  # PCCS answers refused every minute for half an hour; KDS once.
+  # PCCS answers refused every minute for half an hour; KDS once. Nothing
+  # fires before the refusals have gone on for 15 minutes.
   - interval: 1m
     input_series:
       - series: 'stapled_rejected_total{instance="m1",job="stapled",kind="pccs"}'
@@ -86,6 +176,9 @@ tests:
       - series: 'stapled_rejected_total{instance="m1",job="stapled",kind="kds"}'
         values: '0 1x40'
     alert_rule_test:
+      - eval_time: 10m
+        alertname: StapledVerificationFailures
+        exp_alerts: []
       - eval_time: 35m
         alertname: StapledVerificationFailures
         exp_alerts:
@@ -93,6 +186,28 @@ tests:
             exp_annotations:
               summary: "stapled m1: pccs answers keep failing verification"
               description: "15 pccs answers were refused in 15 minutes, for 15 minutes: they are neither stored nor served. Log lines \"refused an answer from NAME: WHY\" say why."
+  # m1's store refused writes twice ten minutes ago; m2's never did: only m1
+  # warns, at once, until 15 minutes after the last refusal.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_store_errors_total{instance="m1",job="stapled"}'
+        values: '0x10 1 2x30'
+      - series: 'stapled_store_errors_total{instance="m2",job="stapled"}'
+        values: '0x40'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: StapledStoreErrors
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: StapledStoreErrors
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: verified answers could not be stored"
+              description: "The store refused writes (2 in 15 minutes); when stapled_store_map_full_total moves too, raise map_size_mb."
+      - eval_time: 40m
+        alertname: StapledStoreErrors
+        exp_alerts: []
   # A 1 GiB map at its high-water mark: m1 has 50 MiB on the free list, m2
   # 500 MiB. Only m1 warns, after 30 minutes.
   - interval: 1m
@@ -163,9 +278,21 @@ tests:
               description: "For 15 minutes the store has been served read-only: nothing is refreshed or stored, and entries expire at their nextUpdate. /readyz and the log say why; a read-only file system or data.mdb that cannot be written needs a reload (staplectl reload) once mended."
 YML
 promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
-check "promtool test rules: expiring, all upstreams down (not air-gapped), verification, store nearly full, reload refused, store read-only" \
+check "promtool test rules: expiring, nothing servable, import late, all upstreams down (not air-gapped), verification, store errors, store nearly full, reload refused, store read-only" \
     [ $? -eq 0 ]
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
+
+# Every alert the file ships is tested above, on series it fires on and on
+# series it stays quiet on.
+awk '$1 == "-" && $2 == "alert:" { print $3 }' "$RULES" | sort -u >"$T/shipped"
+awk '$1 == "alertname:" { name = $2; next }
+     name != "" && $1 == "exp_alerts:" { print name, ($2 == "[]" ? "quiet" : "fires"); name = "" }' \
+    "$T/alerts.test.yml" | sort -u >"$T/tested"
+untested=$(while read -r a; do
+	for w in fires quiet; do grep -qx "$a $w" "$T/tested" || echo "$a($w)"; done
+done <"$T/shipped")
+check_eq "every shipped alert ($(wc -l <"$T/shipped")) has a test where it fires and one where it stays quiet" \
+    "" "$untested"
 
 # ---- every metric queried is exported ------------------------------------------
 STAPLED_CACHE=$T/c1 stapled_start d1 --ocsp-upstream "http://127.0.0.1:$(dead_port 1)/"

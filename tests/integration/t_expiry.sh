@@ -46,6 +46,16 @@ assert "two minutes later, over GET: not served (HTTP $code, $(resp_status "$T/l
 metrics_get "$T/m"
 assert "two minutes later: the expired entries show up as such in /metrics" \
     '[ "$(metric_sum "$T/m" "^stapled_entries_expired")" -ge 1 ] || [ "$(metric_sum "$T/m" "^stapled_cache_entries")" -eq 0 ]'
+# The worst state, as the shipped alert StapledNothingServable reads it:
+# both wanted OCSP entries expired, none valid, and no oldest valid entry.
+metric_wait "$T/m" '^stapled_service_entries\{service="ocsp",state="expired"\}' 2 ||
+    note "the walk's figures did not reach 2 expired OCSP entries in 5 s"
+check_eq "two minutes later: stapled_service_entries counts both OCSP entries expired (wanted)" 2 \
+    "$(metric_sum "$T/m" '^stapled_service_entries\{service="ocsp",state="expired"\}')"
+check "... and a sample of 0 valid ones" \
+    grep -qx 'stapled_service_entries{service="ocsp",state="valid"} 0' "$T/m"
+check "... while stapled_oldest_entry_remaining_seconds has no OCSP sample" \
+    sh -c "! grep -q '^stapled_oldest_entry_remaining_seconds{service=\"ocsp\"}' '$T/m'"
 stapled_stop
 check_eq "under faketime: SIGTERM exits 0" 0 "$BG_RC"
 

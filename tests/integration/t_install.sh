@@ -33,6 +33,14 @@ for f in etc/stapled/stapled.json lib/sysusers.d/stapled.conf \
     share/stapled/grafana-stapled.json; do
 	check "installed: $f" test -s "$P/$f"
 done
+# The configuration examples, each as it is in the tree.
+n=0
+for f in $(cd "$top_srcdir" && find examples -type f | sort); do
+	cmp -s "$top_srcdir/$f" "$P/share/doc/stapled/$f" || fail "installed as in the tree: $f"
+	n=$((n + 1))
+done
+check_eq "the $n configuration examples, under share/doc/stapled/examples" "$n" \
+    "$(find "$P/share/doc/stapled/examples" -type f | wc -l)"
 UNITS="stapled.service stapled.socket stapled-import.service stapled-import.path stapled-import.timer"
 for u in $UNITS; do
 	check "installed: unit $u" test -s "$UNITDIR/$u"

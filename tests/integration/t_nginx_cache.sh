@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# nginx proxy_cache in front of stapled (docs/mirror.md's recipe): the second GET of an
+# nginx proxy_cache in front of stapled (docs/mirror.md's recipe, examples/nginx): the second GET of an
 # OCSP, a PCCS, a KDS and a RIM object is a HIT at nginx and never reaches stapled;
 # 304 on If-None-Match, HEAD, no-store on errors; nothing served past nextUpdate.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -65,10 +65,26 @@ STAPLED_WRAP=$(faketime_env "$fake_off") \
 B_URL=$SURL; B_PORT=$SPORT
 
 # ---- nginx: docs/mirror.md's proxy_cache recipe ---------------------------------------
+# examples/nginx/stapled.conf (what docs/mirror.md prints; t_docs checks they
+# are the same) inside http {}, as Debian's nginx.conf includes conf.d/: its
+# cache under $N, its backend the OCSP/KDS/RIM stapled, its listener plain
+# HTTP on a test port (no certificate), and one location more for /tdx/,
+# which the stapled under libfaketime serves.
 
 NP=$(free_port)
 N=$T/nginx
 mkdir -p "$N/tmp" "$N/cache"
+sed -e "s#/var/cache/nginx-stapled#$N/cache#" \
+    -e "s#server 127.0.0.1:8090;#server 127.0.0.1:$A_PORT;#" \
+    -e "s#listen 443 ssl;#listen 127.0.0.1:$NP;#" -e '/ssl_certificate/d' \
+    -e 's#^\( *\)location / { proxy_pass http://stapled; }#&\n\1location /tdx/ { proxy_pass http://stapled_intel; }#' \
+    "$top_srcdir/examples/nginx/stapled.conf" >"$N/stapled.conf"
+for want in "$N/cache" "127.0.0.1:$A_PORT" "listen 127.0.0.1:$NP;" "location /tdx/" \
+    "proxy_cache_revalidate on" "proxy_cache_lock on"; do
+	grep -qF "$want" "$N/stapled.conf" ||
+	    die "examples/nginx/stapled.conf changed shape: no '$want' after the test's edits"
+done
+grep -q 'ssl' "$N/stapled.conf" && die "examples/nginx/stapled.conf: TLS left after the test's edits"
 user_line=
 [ "$(id -u)" = 0 ] && user_line="user root;"	# the cache lives in a 0700 dir
 cat >"$N/nginx.conf" <<EOF
@@ -85,20 +101,8 @@ http {
 	fastcgi_temp_path $N/tmp;
 	uwsgi_temp_path $N/tmp;
 	scgi_temp_path $N/tmp;
-	proxy_cache_path $N/cache keys_zone=stapled:1m max_size=64m inactive=1d;
-	upstream stapled { server 127.0.0.1:$A_PORT; keepalive 8; }
 	upstream stapled_intel { server 127.0.0.1:$B_PORT; keepalive 8; }
-	server {
-		listen 127.0.0.1:$NP;
-		proxy_http_version 1.1;
-		proxy_set_header Connection "";
-		proxy_cache stapled;
-		proxy_cache_revalidate on;
-		proxy_cache_lock on;
-		add_header X-Cache-Status \$upstream_cache_status always;
-		location / { proxy_pass http://stapled; }
-		location /tdx/ { proxy_pass http://stapled_intel; }
-	}
+	include $N/stapled.conf;
 }
 EOF
 bg_start NPID "$N/stderr.log" "$NGINX" -p "$N" -c "$N/nginx.conf" -e "$N/error.log"

@@ -85,6 +85,11 @@ done
 check "no file under /usr/local" sh -c "! grep -q '^/usr/local' '$T/files'"
 
 dpkg-deb -x "$deb" "$T/root" && dpkg-deb -e "$deb" "$T/control" || die "cannot unpack $deb"
+# The configuration examples, not compressed: the files the docs quote.
+for f in examples/regional/stapled.json examples/nginx/stapled.conf; do
+	check "/usr/share/doc/stapled/$f is the tree's, uncompressed" \
+	    cmp -s "$top_srcdir/$f" "$T/root/usr/share/doc/stapled/$f"
+done
 # Prometheus and Grafana load these as they are: not compressed, the tree's bytes.
 for f in prometheus-alerts.yml grafana-stapled.json; do
 	check "/usr/share/stapled/$f is docs/$f, uncompressed" \

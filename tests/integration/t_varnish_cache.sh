@@ -19,11 +19,11 @@ stapled_start s --ocsp-upstream "http://127.0.0.1:$UP/" --ocsp-anchor "$ANCHORS"
 
 # ---- two Varnishes: the built-in VCL, and docs/mirror.md's recipe ---------------------
 
-# The recipe as the document prints it, pointed at this stapled.
-sed -n '/^### Varnish/,/^### /p' "$top_srcdir/docs/mirror.md" |
-    sed -n '/^```vcl$/,/^```$/p' | sed '1d;$d' |
-    sed "s/\.port = \"8090\"/.port = \"$SPORT\"/" >"$T/recipe.vcl"
-grep -q "^vcl 4" "$T/recipe.vcl" || die "no VCL block under docs/mirror.md's Varnish heading"
+# The recipe docs/mirror.md prints (examples/varnish/stapled.vcl; t_docs
+# checks that they are the same), pointed at this stapled.
+sed "s/\.port = \"8090\"/.port = \"$SPORT\"/" "$top_srcdir/examples/varnish/stapled.vcl" \
+    >"$T/recipe.vcl"
+grep -q "^vcl 4" "$T/recipe.vcl" || die "examples/varnish/stapled.vcl is not VCL 4"
 grep -q "\"$SPORT\"" "$T/recipe.vcl" || die "the recipe's backend is not 127.0.0.1:8090"
 
 # varnish_start NAME ARGS...: varnishd in the foreground, its work directory under $T;

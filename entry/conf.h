@@ -35,6 +35,12 @@
 #define CONFIG_DEFAULT_CLIENT_MISS_RATE		100.0	/* a burst of 200: a boot storm of 8 GPUs and NVSwitches from one address passes */
 #define CONFIG_MAX_CLIENT_MISS_RATE		1e6
 #define CONFIG_MISS_BURST_S			2
+/* A client of client_miss_rate_per_s is its address's first bits: one host's IPv6 /64. */
+#define CONFIG_DEFAULT_CLIENT_IPV4_PREFIX	32
+#define CONFIG_DEFAULT_CLIENT_IPV6_PREFIX	64
+/* New entries stored per second per service, with a burst of CONFIG_MISS_BURST_S seconds' worth. */
+#define CONFIG_DEFAULT_NEW_ENTRY_RATE		100.0
+#define CONFIG_MAX_NEW_ENTRY_RATE		1e6
 /* Entries per service before least-recently-asked eviction (design.md 8.9): a regional mirror's million fits. */
 #define CONFIG_DEFAULT_MAX_ENTRIES		1000000L
 #define CONFIG_MAX_MAX_ENTRIES			1000000000L
@@ -92,6 +98,9 @@ struct config_service {
 	char			*api_key_file;	/* pccs: Intel PCS API key, never logged */
 	long			 max_upstream_inflight;	/* 32 */
 	double			 client_miss_rate_per_s;	/* 100; 0 off */
+	long			 client_ipv4_prefix;	/* its clients: 32 */
+	long			 client_ipv6_prefix;	/* its clients: 64 */
+	double			 new_entry_rate_per_s;	/* 100; 0 off */
 	long			 max_entries;	/* CONFIG_DEFAULT_MAX_ENTRIES; 0 no cap */
 };
 

@@ -277,7 +277,19 @@ static const struct cfg_key service_keys[] = {
 	    SF(client_miss_rate_per_s), .dmin = 0,
 	    .dmax = CONFIG_MAX_CLIENT_MISS_RATE,
 	    .def_d = DEF_ALL(CONFIG_DEFAULT_CLIENT_MISS_RATE) },
-	/* new entries past it evict the least recently asked; 0: no cap */
+	/* the address bits that name one client of client_miss_rate_per_s */
+	{ "client_ipv4_prefix", CFG_T_LONG, CFG_SERVICES,
+	    SF(client_ipv4_prefix), .lmin = 0, .lmax = 32,
+	    .def_l = DEF_ALL(CONFIG_DEFAULT_CLIENT_IPV4_PREFIX) },
+	{ "client_ipv6_prefix", CFG_T_LONG, CFG_SERVICES,
+	    SF(client_ipv6_prefix), .lmin = 0, .lmax = 128,
+	    .def_l = DEF_ALL(CONFIG_DEFAULT_CLIENT_IPV6_PREFIX) },
+	/* new entries stored per second, all clients together; 0: no cap */
+	{ "new_entry_rate_per_s", CFG_T_DOUBLE, CFG_SERVICES,
+	    SF(new_entry_rate_per_s), .dmin = 0,
+	    .dmax = CONFIG_MAX_NEW_ENTRY_RATE,
+	    .def_d = DEF_ALL(CONFIG_DEFAULT_NEW_ENTRY_RATE) },
+	/* new entries past it evict the least valuable (design.md 8.9); 0: no cap */
 	{ "max_entries", CFG_T_LONG, CFG_SERVICES, SF(max_entries), .lmin = 0,
 	    .lmax = CONFIG_MAX_MAX_ENTRIES,
 	    .def_l = DEF_ALL(CONFIG_DEFAULT_MAX_ENTRIES) },

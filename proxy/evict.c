@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Eviction candidates: a bounded max-heap of the least-recently-asked entries of a service. */
+/* Eviction candidates: a bounded max-heap of the least valuable entries of a service, probation before protected. */
 #include <config.h>
 
 #include <stdlib.h>
@@ -12,6 +12,14 @@ struct evict_set {
 	size_t			 n;
 	size_t			 max;
 	size_t			 next;	/* after evict_seal: the next to return */
+	size_t			 seen;	/* entries offered, eligible or not */
+	size_t			 tiers[EVICT_TIERS];	/* eligible ones, by tier */
+	size_t			 taken;	/* protected candidates returned */
+};
+
+const char *const evict_tier_str[EVICT_TIERS] = {
+	[EVICT_PROBATION] = "probation",
+	[EVICT_PROTECTED] = "protected",
 };
 
 int
@@ -24,6 +32,22 @@ int64_t
 evict_asked(const struct cache_meta *m)
 {
 	return m->last_served_at != 0 ? m->last_served_at : m->fetched_at;
+}
+
+enum evict_tier
+evict_tier(const struct cache_meta *m)
+{
+	return m->served_count >= EVICT_PROTECT_USES ? EVICT_PROTECTED :
+	    EVICT_PROBATION;
+}
+
+/* Whether a is worth less than b: a lower tier, or asked longer ago. */
+static int
+evict_below(const struct evict_cand *a, const struct evict_cand *b)
+{
+	if (a->tier != b->tier)
+		return a->tier < b->tier;
+	return a->asked < b->asked;
 }
 
 struct evict_set *
@@ -51,6 +75,9 @@ evict_clear(struct evict_set *s)
 	memset(s->c, 0, s->n * sizeof(*s->c));
 	s->n = 0;
 	s->next = 0;
+	s->seen = 0;
+	memset(s->tiers, 0, sizeof(s->tiers));
+	s->taken = 0;
 }
 
 void
@@ -72,11 +99,11 @@ evict_swap(struct evict_set *s, size_t a, size_t b)
 	s->c[b] = t;
 }
 
-/* Max-heap on `asked`: the root is the most recently asked candidate. */
+/* Max-heap on value (evict_below): the root is the most valuable candidate. */
 static void
 evict_sift_up(struct evict_set *s, size_t i)
 {
-	while (i > 0 && s->c[(i - 1) / 2].asked < s->c[i].asked) {
+	while (i > 0 && evict_below(&s->c[(i - 1) / 2], &s->c[i])) {
 		evict_swap(s, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
@@ -91,9 +118,9 @@ evict_sift_down(struct evict_set *s, size_t i)
 		l = 2 * i + 1;
 		r = l + 1;
 		top = i;
-		if (l < s->n && s->c[l].asked > s->c[top].asked)
+		if (l < s->n && evict_below(&s->c[top], &s->c[l]))
 			top = l;
-		if (r < s->n && s->c[r].asked > s->c[top].asked)
+		if (r < s->n && evict_below(&s->c[top], &s->c[r]))
 			top = r;
 		if (top == i)
 			return;
@@ -106,27 +133,27 @@ int
 evict_offer(struct evict_set *s, const uint8_t *key, size_t klen,
     const struct cache_meta *m)
 {
-	int64_t	 asked = evict_asked(m);
-	uint8_t	*copy;
+	struct evict_cand	 c;
 
+	s->seen++;
 	if (!evict_eligible(m) || klen == 0)
 		return 0;
-	if (s->n == s->max && asked >= s->c[0].asked)
+	c.asked = evict_asked(m);
+	c.tier = (uint8_t)evict_tier(m);
+	s->tiers[c.tier]++;
+	if (s->n == s->max && !evict_below(&c, &s->c[0]))
 		return 0;
-	if ((copy = malloc(klen)) == NULL)
+	if ((c.key = malloc(klen)) == NULL)
 		return -1;
-	memcpy(copy, key, klen);
+	memcpy(c.key, key, klen);
+	c.klen = klen;
 	if (s->n == s->max) {
 		free(s->c[0].key);
-		s->c[0].key = copy;
-		s->c[0].klen = klen;
-		s->c[0].asked = asked;
+		s->c[0] = c;
 		evict_sift_down(s, 0);
 		return 1;
 	}
-	s->c[s->n].key = copy;
-	s->c[s->n].klen = klen;
-	s->c[s->n].asked = asked;
+	s->c[s->n] = c;
 	evict_sift_up(s, s->n++);
 	return 1;
 }
@@ -136,7 +163,7 @@ evict_cmp(const void *a, const void *b)
 {
 	const struct evict_cand	*x = a, *y = b;
 
-	return x->asked < y->asked ? -1 : x->asked > y->asked;
+	return evict_below(x, y) ? -1 : evict_below(y, x);
 }
 
 void
@@ -144,18 +171,48 @@ evict_seal(struct evict_set *s)
 {
 	qsort(s->c, s->n, sizeof(*s->c), evict_cmp);
 	s->next = 0;
+	s->taken = 0;
 }
 
+/*
+ * A protected candidate may go while the protected entries left are more
+ * than their share of what the pass saw. One returned counts as gone
+ * whether or not the caller deletes it: one asked since stays protected,
+ * and the share is then reached sooner, never later.
+ */
 const struct evict_cand *
 evict_next(struct evict_set *s)
 {
+	const struct evict_cand	*c;
+	size_t			 left;
+
 	if (s->next >= s->n)
 		return NULL;
-	return &s->c[s->next++];
+	c = &s->c[s->next];
+	if (c->tier == EVICT_PROTECTED) {
+		left = s->tiers[EVICT_PROTECTED] - s->taken;
+		if (left * 100 <= s->seen * EVICT_PROTECTED_PCT)
+			return NULL;
+		s->taken++;
+	}
+	s->next++;
+	return c;
 }
 
 size_t
 evict_count(const struct evict_set *s)
 {
 	return s->n;
+}
+
+size_t
+evict_seen(const struct evict_set *s)
+{
+	return s->seen;
+}
+
+size_t
+evict_seen_tier(const struct evict_set *s, enum evict_tier t)
+{
+	return t < EVICT_TIERS ? s->tiers[t] : 0;
 }

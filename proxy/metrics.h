@@ -107,6 +107,7 @@ struct metrics {
 	unsigned long	entries_purged;	/* expired entries deleted by the purge */
 	unsigned long	evictions[8];	/* by cache kind: deleted for max_entries */
 	unsigned long	store_capped[8];	/* by cache kind: not stored, nothing evictable */
+	unsigned long	store_limited[8];	/* by cache kind: not stored, over new_entry_rate_per_s */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	http_conns;	/* open on the public listeners (http.c) */
 	unsigned long	http_max_conns;	/* their budget: max_connections, resolved */

@@ -180,7 +180,7 @@ render_evictions(struct evbuffer *b)
 	int	k;
 
 	evbuffer_add_printf(b,
-	    "# HELP stapled_evictions_total Entries deleted to stay within max_entries, least recently asked first.\n"
+	    "# HELP stapled_evictions_total Entries deleted to stay within max_entries, probation (asked once) first, least recently asked first.\n"
 	    "# TYPE stapled_evictions_total counter\n");
 	for (k = 1; k < CACHE_KIND_MAX; k++)
 		evbuffer_add_printf(b, "stapled_evictions_total{service=\"%s\"} %lu\n",
@@ -191,6 +191,12 @@ render_evictions(struct evbuffer *b)
 	for (k = 1; k < CACHE_KIND_MAX; k++)
 		evbuffer_add_printf(b, "stapled_store_capped_total{service=\"%s\"} %lu\n",
 		    cache_kind_str[k], metrics.store_capped[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_limited_total Verified answers passed on but not stored: new entries over new_entry_rate_per_s.\n"
+	    "# TYPE stapled_store_limited_total counter\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_store_limited_total{service=\"%s\"} %lu\n",
+		    cache_kind_str[k], metrics.store_limited[k]);
 }
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-client miss rate limit without I/O: a token bucket per client address in a bounded table, X-Forwarded-For hops and trusted ranges. */
+/* Per-client miss rate limit without I/O: a token bucket per client (an address prefix) in a bounded table, X-Forwarded-For hops and trusted ranges. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -16,20 +16,49 @@
 
 #define MISS_XFF_MAX_BYTES	64	/* one hop, as text */
 
+#define MISS_V4_BITS		32
+#define MISS_V6_BITS		128
+
 struct miss_bucket {
-	struct miss_addr	addr;	/* len 0: free */
-	double			tokens;
-	int64_t			last_ms;
+	struct miss_addr	addr;	/* the client (miss_addr_client); len 0: free */
+	struct miss_rate	rate;
+	int64_t			used_ms;	/* last asked for */
 };
 
 struct miss_limit {
 	double			rate;	/* tokens per second */
 	double			burst;	/* at most this many saved */
+	unsigned		v4_prefix, v6_prefix;
 	struct miss_bucket	slot[MISS_LIMIT_SLOTS];
 };
 
+double
+miss_rate_burst(double rate)
+{
+	return rate * CONFIG_MISS_BURST_S < 1 ? 1 : rate * CONFIG_MISS_BURST_S;
+}
+
+int
+miss_rate_take(struct miss_rate *b, double rate, double burst, int64_t now_ms)
+{
+	if (!b->primed) {
+		b->primed = 1;
+		b->tokens = burst;
+		b->last_ms = now_ms;
+	} else if (now_ms > b->last_ms) {
+		b->tokens += rate * (double)(now_ms - b->last_ms) / 1000.0;
+		if (b->tokens > burst)
+			b->tokens = burst;
+		b->last_ms = now_ms;
+	}
+	if (b->tokens < 1)
+		return 0;
+	b->tokens -= 1;
+	return 1;
+}
+
 struct miss_limit *
-miss_limit_new(double rate_per_s)
+miss_limit_new(double rate_per_s, unsigned v4_prefix, unsigned v6_prefix)
 {
 	struct miss_limit	*m;
 
@@ -38,9 +67,9 @@ miss_limit_new(double rate_per_s)
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
 	m->rate = rate_per_s;
-	m->burst = rate_per_s * CONFIG_MISS_BURST_S;
-	if (m->burst < 1)
-		m->burst = 1;
+	m->burst = miss_rate_burst(rate_per_s);
+	m->v4_prefix = v4_prefix < MISS_V4_BITS ? v4_prefix : MISS_V4_BITS;
+	m->v6_prefix = v6_prefix < MISS_V6_BITS ? v6_prefix : MISS_V6_BITS;
 	return m;
 }
 
@@ -57,9 +86,9 @@ addr_hash(const struct miss_addr *a)
 	    MISS_LIMIT_SLOTS);
 }
 
-/* addr's bucket, or a fresh one in place of the probe window's stalest. */
+/* The client's bucket, or a fresh one in place of the probe window's stalest. */
 static struct miss_bucket *
-bucket_of(struct miss_limit *m, const struct miss_addr *a, int64_t now_ms)
+bucket_of(struct miss_limit *m, const struct miss_addr *a)
 {
 	struct miss_bucket	*b, *old = NULL;
 	size_t			 i, h = addr_hash(a);
@@ -69,12 +98,11 @@ bucket_of(struct miss_limit *m, const struct miss_addr *a, int64_t now_ms)
 		if (b->addr.len == a->len && memcmp(b->addr.b, a->b, a->len) == 0)
 			return b;
 		if (b->addr.len == 0 || old == NULL ||
-		    (old->addr.len != 0 && b->last_ms < old->last_ms))
+		    (old->addr.len != 0 && b->used_ms < old->used_ms))
 			old = b;
 	}
+	memset(old, 0, sizeof(*old));
 	old->addr = *a;
-	old->tokens = m->burst;
-	old->last_ms = now_ms;
 	return old;
 }
 
@@ -82,20 +110,44 @@ int
 miss_limit_take(struct miss_limit *m, const struct miss_addr *a, int64_t now_ms)
 {
 	struct miss_bucket	*b;
+	struct miss_addr	 client;
 
 	if (m == NULL)
 		return 1;
-	b = bucket_of(m, a, now_ms);
-	if (now_ms > b->last_ms) {
-		b->tokens += m->rate * (double)(now_ms - b->last_ms) / 1000.0;
-		if (b->tokens > m->burst)
-			b->tokens = m->burst;
-		b->last_ms = now_ms;
-	}
-	if (b->tokens < 1)
-		return 0;
-	b->tokens -= 1;
-	return 1;
+	miss_addr_client(&client, a, m->v4_prefix, m->v6_prefix);
+	b = bucket_of(m, &client);
+	b->used_ms = now_ms;
+	return miss_rate_take(&b->rate, m->rate, m->burst, now_ms);
+}
+
+/* Zero the bits of b[0..n) past the first `bits`. */
+static void
+mask_bits(uint8_t *b, size_t n, unsigned bits)
+{
+	size_t	i = bits / 8;
+
+	if (i >= n)
+		return;
+	if (bits % 8 != 0)
+		b[i++] &= (uint8_t)(0xff << (8 - bits % 8));
+	memset(b + i, 0, n - i);
+}
+
+void
+miss_addr_client(struct miss_addr *out, const struct miss_addr *a,
+    unsigned v4_prefix, unsigned v6_prefix)
+{
+	static const uint8_t	mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				    0xff, 0xff };
+
+	*out = *a;
+	if (a->b[0] == AF_INET6 && a->len == 17 &&
+	    memcmp(a->b + 1, mapped, sizeof(mapped)) == 0)
+		miss_addr_set(out, AF_INET, a->b + 13, 4);
+	if (out->b[0] == AF_INET && out->len == 5)
+		mask_bits(out->b + 1, 4, v4_prefix);
+	else if (out->b[0] == AF_INET6 && out->len == 17)
+		mask_bits(out->b + 1, 16, v6_prefix);
 }
 
 void

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-client miss rate limit without I/O: a token bucket per client address in a bounded table, X-Forwarded-For hops and trusted ranges. */
+/* Per-client miss rate limit without I/O: a token bucket per client (an address prefix) in a bounded table, X-Forwarded-For hops and trusted ranges. */
 #ifndef PROXY_MISS_LIMIT_H
 #define PROXY_MISS_LIMIT_H
 
@@ -21,20 +21,47 @@ struct miss_addr {
 };
 
 /*
- * rate_per_s tokens a second, at most rate_per_s * CONFIG_MISS_BURST_S
- * (at least 1) saved up. Returns the table (free with miss_limit_free),
- * or NULL when rate_per_s is 0 (no limit) or out of memory (errno ENOMEM).
+ * One token bucket: rate tokens a second, at most burst saved up; a new
+ * one (all zero) starts full. The per-client table is made of them, and
+ * so is the cap on a service's new entries (new_entry_rate_per_s).
  */
-struct miss_limit	*miss_limit_new(double rate_per_s);
+struct miss_rate {
+	double	tokens;
+	int64_t	last_ms;
+	int	primed;		/* 0: not used yet, full */
+};
+/* Take one token at now_ms (monotonic): 1 taken, 0 none left. */
+int	miss_rate_take(struct miss_rate *, double rate, double burst,
+	    int64_t now_ms);
+/* The burst that goes with a rate: CONFIG_MISS_BURST_S seconds' worth, at least 1. */
+double	miss_rate_burst(double rate);
+
+/*
+ * rate_per_s tokens a second, at most miss_rate_burst(rate_per_s) saved
+ * up, per client: the first v4_prefix bits of an IPv4 address (at most
+ * 32), the first v6_prefix bits of an IPv6 one (at most 128); an
+ * IPv4-mapped IPv6 address (::ffff:a.b.c.d, a dual-stack listener's IPv4
+ * peer) is its IPv4 address. Returns the table (free with
+ * miss_limit_free), or NULL when rate_per_s is 0 (no limit) or out of
+ * memory (errno ENOMEM).
+ */
+struct miss_limit	*miss_limit_new(double rate_per_s, unsigned v4_prefix,
+			    unsigned v6_prefix);
 void			 miss_limit_free(struct miss_limit *);	/* accepts NULL */
 /*
- * Take one token for addr at now_ms (monotonic): 1 when the miss may go
- * upstream, 0 when the client is over its rate. When the address's
+ * Take one token for addr's client at now_ms (monotonic): 1 when the miss
+ * may go upstream, 0 when the client is over its rate. When the client's
  * MISS_LIMIT_PROBE slots are taken, the one used longest ago goes to it,
  * with a full bucket. A NULL table allows everything.
  */
 int	miss_limit_take(struct miss_limit *, const struct miss_addr *,
 	    int64_t now_ms);
+/*
+ * The client addr counts as: IPv4-mapped IPv6 as IPv4, then the address
+ * past the family's prefix zeroed.
+ */
+void	miss_addr_client(struct miss_addr *out, const struct miss_addr *addr,
+	    unsigned v4_prefix, unsigned v6_prefix);
 
 /* addr's identity: family byte (AF_INET, AF_INET6), then n address bytes. */
 void	miss_addr_set(struct miss_addr *out, int family, const void *addr,

@@ -84,8 +84,10 @@ void		 refresh_flush_touches(struct refresh *);
  * policy, and recorded with refresh_touch unless the store already holds a
  * use of it within the last hour (or idle_expire_s / 4 if shorter), so
  * that hits spread over many entries do not each cost a write. An import
- * not asked since is always recorded, and so is every hit of a kind at 90%
- * of its max_entries or more (eviction goes by the last use).
+ * not asked since is always recorded (as two uses: it is protected from
+ * eviction once asked), and so is every hit of a kind at 90% of its
+ * max_entries or more (eviction goes by the last use), and a hit on an
+ * entry on probation (proxy/evict.h: the ask that protects it).
  */
 void		 refresh_hit(struct refresh *, enum cache_kind, const uint8_t *key,
 		    size_t klen, const struct cache_meta *m, time_t now);
@@ -97,9 +99,11 @@ void		 refresh_set_map_cap(struct refresh *, size_t bytes);
 
 /*
  * Before storing a NEW entry of a kind with max_entries: make room by
- * deleting the least-recently-asked candidates the last walk pass found
- * (design.md 8.9), each checked again first: one asked since (in the store
- * or among the hits not yet written) or imported and not asked is skipped.
+ * deleting the least valuable candidates the last walk pass found
+ * (design.md 8.9, proxy/evict.h: probation first, least recently asked
+ * first; protected ones only beyond their share), each checked again
+ * first: one asked since (in the store or among the hits not yet written)
+ * or imported and not asked is skipped.
  * Returns 0 when the entry may be stored (and counts it), -1 when nothing
  * could be evicted: the caller then passes the answer on without storing.
  * Evictions are counted in metrics.evictions. Not from a walk callback.

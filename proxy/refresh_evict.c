@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* max_entries: each walk pass's eviction candidates, and room made by evicting the oldest asked. */
+/* max_entries: each walk pass's eviction candidates, and room made by evicting the least valuable (probation first). */
 #include <config.h>
 
 #include <time.h>
@@ -75,8 +75,9 @@ evict_one(struct refresh *r, int kind, const struct evict_cand *c)
 		return -1;
 	}
 	log_hex(hex, sizeof(hex), c->key, c->klen < 8 ? c->klen : 8);
-	log_debug("refresh: %s %s: evicted (last asked %llds ago)",
-	    cache_kind_str[kind], hex, (long long)(time(NULL) - c->asked));
+	log_debug("refresh: %s %s: evicted (%s, last asked %llds ago)",
+	    cache_kind_str[kind], hex, evict_tier_str[c->tier],
+	    (long long)(time(NULL) - c->asked));
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "attest/util.h"
+#include "proxy/evict.h"
 #include "proxy/log.h"
 #include "proxy/refresh_int.h"
 #include "proxy/uses.h"
@@ -26,7 +27,9 @@
  * A hit on an entry whose last use the store already holds as this recent
  * is not written again (refresh_hit); shorter when idle_expire_s / 4 is.
  * Not near max_entries: from TOUCH_EXACT_PCT of it on, eviction picks by
- * the last use, and every hit is written.
+ * the last use, and every hit is written. Nor on an entry on probation
+ * (proxy/evict.h): its second ask protects it from eviction, written once
+ * in its life, with its neighbours' by the walk.
  */
 #define TOUCH_RESOLUTION_S	3600
 #define TOUCH_RESOLUTION_DIV	4
@@ -190,9 +193,10 @@ touch_hash(const uint8_t *key, size_t klen)
 	return util_fnv1a32(key, klen < TOUCH_HASH_BYTES ? klen : TOUCH_HASH_BYTES);
 }
 
-void
-refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
-    size_t klen, time_t now)
+/* uses more uses of kind+key, the last at now, into the table. */
+static void
+touch_add(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, time_t now, uint64_t uses)
 {
 	struct cache_touch	*t;
 	uint32_t		 h;
@@ -216,13 +220,20 @@ refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 	}
 	if (i == TOUCH_SLOTS) {
 		refresh_flush_touches(r);
-		refresh_touch(r, kind, key, klen, now);
+		touch_add(r, kind, key, klen, now, uses);
 		return;
 	}
-	t->served++;
+	t->served += uses;
 	t->last_served_at = now;
 	if (r->ntouches >= TOUCH_BATCH)
 		refresh_flush_touches(r);
+}
+
+void
+refresh_touch(struct refresh *r, enum cache_kind kind, const uint8_t *key,
+    size_t klen, time_t now)
+{
+	touch_add(r, kind, key, klen, now, 1);
 }
 
 void
@@ -239,13 +250,24 @@ refresh_hit(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 		res = idle;
 	exact = kc->max_entries > 0 &&
 	    r->count[kind] >= kc->max_entries / 100 * TOUCH_EXACT_PCT;
+	/*
+	 * An import's first ask stands for two: the operator who imported it
+	 * asked for it first (it is protected from eviction once asked).
+	 */
+	if ((m->flags & CACHE_F_IMPORTED) && m->served_count < EVICT_PROTECT_USES &&
+	    touch_find(r, kind, key, klen) == NULL) {
+		touch_add(r, kind, key, klen, now,
+		    EVICT_PROTECT_USES - m->served_count);
+		return;
+	}
 	if (exact || m->last_served_at == 0 || (m->flags & CACHE_F_IMPORTED) ||
 	    touch_find(r, kind, key, klen) != NULL) {
 		refresh_touch(r, kind, key, klen, now);
 		return;
 	}
-	/* Recorded recently: nothing to write. */
-	if (now - m->last_served_at < res && now >= m->last_served_at)
+	/* Recorded recently: nothing to write, unless it promotes the entry. */
+	if (now - m->last_served_at < res && now >= m->last_served_at &&
+	    evict_tier(m) == EVICT_PROTECTED)
 		return;
 	/* Written by the walk, with its neighbours'; as it comes when stopped or full. */
 	if (r->stopped || uses_add(r->uses, uses_fp(kind, key, klen)) == -1)

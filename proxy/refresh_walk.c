@@ -74,6 +74,7 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		used = *m;
 		if (used.last_served_at < wa->now)
 			used.last_served_at = wa->now;
+		used.served_count++;	/* as the queued touch adds */
 		m = &used;
 	}
 	walk_schedule(r, kind, key, klen, m, wa->now);

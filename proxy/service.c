@@ -62,11 +62,13 @@ struct svc {
 	char				**urls;	/* upstream bases, suffixes removed */
 	struct neg			*neg;	/* NEG_SLOTS, or NULL */
 	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
+	struct miss_rate		 new_entries;	/* new_entry_rate_per_s */
 	/* When each rate-limited state line was last logged (SVC_STATE_LOG_S apart). */
 	time_t				 last_fail_log;
 	time_t				 last_definitive_log;	/* negative_ttl_s 0 */
 	time_t				 last_limited_log;
 	time_t				 last_capped_log;	/* max_entries */
+	time_t				 last_new_log;	/* new_entry_rate_per_s */
 };
 
 struct gen {
@@ -250,7 +252,9 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 		return -1;
 	}
 	if (c->client_miss_rate_per_s > 0 &&
-	    (s->misses = miss_limit_new(c->client_miss_rate_per_s)) == NULL) {
+	    (s->misses = miss_limit_new(c->client_miss_rate_per_s,
+	    (unsigned)c->client_ipv4_prefix,
+	    (unsigned)c->client_ipv6_prefix)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -494,8 +498,36 @@ neg_forget(struct svc *s, const uint8_t *key, size_t klen)
 }
 
 /*
+ * new_entry_rate_per_s (design.md 8.9): NEW entries are stored at most so
+ * fast, all clients together, so that a flood of distinct misses churns
+ * the store's probation no faster. 1 store it, 0 pass the answer on
+ * unstored.
+ */
+static int
+new_entry_admit(struct svc *s, const struct svc_call *c, const char *hex,
+    time_t now)
+{
+	struct cache_meta	old;
+	double			rate = s->conf->new_entry_rate_per_s;
+
+	if (rate <= 0 || cache_get_meta(s->gen->cache, s->ops->kind, c->key,
+	    c->klen, &old) != 0)
+		return 1;	/* no cap, a replacement, or the put will say */
+	if (miss_rate_take(&s->new_entries, rate, miss_rate_burst(rate),
+	    mono_ms()))
+		return 1;
+	metrics.store_limited[s->ops->kind]++;
+	if (now - s->last_new_log >= SVC_STATE_LOG_S) {
+		s->last_new_log = now;
+		log_warn("%s: %s: not stored: over new_entry_rate_per_s (%g/s); "
+		    "the answer is passed on", s->ops->name, hex, rate);
+	}
+	return 0;
+}
+
+/*
  * max_entries (design.md 8.9): a NEW entry needs room, made by evicting
- * the least recently asked. 1 store it, 0 pass the answer on unstored.
+ * the least valuable. 1 store it, 0 pass the answer on unstored.
  */
 static int
 store_room(struct svc *s, const struct svc_call *c, const char *hex,
@@ -512,8 +544,9 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 	if (now - s->last_capped_log >= SVC_STATE_LOG_S) {
 		s->last_capped_log = now;
 		log_warn("%s: %s: not stored: max_entries (%ld) reached and no "
-		    "entry may be evicted now (imported and not yet asked, or "
-		    "asked since the last walk); the answer is passed on",
+		    "entry may be evicted now (imported and not yet asked, "
+		    "asked since the last walk, or protected: asked again and "
+		    "within their share); the answer is passed on",
 		    s->ops->name, hex, s->conf->max_entries);
 	}
 	return 0;
@@ -661,7 +694,8 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 		    s->ops->name, hex);
 		return;
 	}
-	if (!store_room(s, &j->call, hex, now)) {
+	if (!new_entry_admit(s, &j->call, hex, now) ||
+	    !store_room(s, &j->call, hex, now)) {
 		j->verdict = ENTRY_PASS;
 		return;
 	}

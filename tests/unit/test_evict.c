@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/evict.c: which entries are eviction candidates, and in what order. */
+/* Unit tests for proxy/evict.c: which entries are eviction candidates, and in what order (probation, then protected beyond its share). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,16 @@ meta(int64_t fetched, int64_t asked, uint16_t flags)
 	m.fetched_at = fetched;
 	m.last_served_at = asked;
 	m.flags = flags;
+	return m;
+}
+
+/* An entry asked `uses` times, the last at `asked`. */
+static struct cache_meta
+used(int64_t asked, uint64_t uses)
+{
+	struct cache_meta	m = meta(1, asked, 0);
+
+	m.served_count = uses;
 	return m;
 }
 
@@ -115,6 +125,138 @@ test_many(void **state)
 	evict_free(s);
 }
 
+/* Asked once (or never): probation; asked again: protected. */
+static void
+test_tier(void **state)
+{
+	struct cache_meta	m;
+
+	(void)state;
+	m = used(10, 0);
+	assert_int_equal(evict_tier(&m), EVICT_PROBATION);
+	m = used(10, 1);
+	assert_int_equal(evict_tier(&m), EVICT_PROBATION);
+	m = used(10, EVICT_PROTECT_USES);
+	assert_int_equal(evict_tier(&m), EVICT_PROTECTED);
+	m = used(10, 1000);
+	assert_int_equal(evict_tier(&m), EVICT_PROTECTED);
+	assert_string_equal(evict_tier_str[EVICT_PROBATION], "probation");
+	assert_string_equal(evict_tier_str[EVICT_PROTECTED], "protected");
+}
+
+/*
+ * A flood of entries asked once, each newer than every entry asked
+ * repeatedly: the set keeps the flood's (probation), oldest first, and
+ * never hands out a protected entry while protected ones are within
+ * their share. Recency alone would have taken the repeated ones first.
+ */
+static void
+test_flood_first(void **state)
+{
+	struct evict_set	*s;
+	const struct evict_cand	*c;
+	uint8_t			 key[4];
+	uint32_t		 i, n = 0;
+	int64_t			 prev = -1;
+	struct cache_meta	 m;
+
+	(void)state;
+	assert_non_null(s = evict_new(64));
+	/* 18 real entries, asked 10 times each, long ago (t 1..18) */
+	for (i = 0; i < 18; i++) {
+		m = used(1 + i, 10);
+		memcpy(key, &i, sizeof(key));
+		assert_int_equal(evict_offer(s, key, sizeof(key), &m), 1);
+	}
+	/* 182 flood entries, asked once each, all since (t 1000..) */
+	for (i = 100; i < 282; i++) {
+		m = used(1000 + i, 1);
+		memcpy(key, &i, sizeof(key));
+		assert_true(evict_offer(s, key, sizeof(key), &m) >= 0);
+	}
+	assert_int_equal(evict_seen(s), 200);
+	assert_int_equal(evict_seen_tier(s, EVICT_PROTECTED), 18);
+	assert_int_equal(evict_seen_tier(s, EVICT_PROBATION), 182);
+	assert_int_equal(evict_count(s), 64);
+	evict_seal(s);
+	while ((c = evict_next(s)) != NULL) {
+		assert_int_equal(c->tier, EVICT_PROBATION);
+		assert_true(c->asked > prev);
+		prev = c->asked;
+		n++;
+	}
+	/* the 64 oldest of the flood; no real entry among the candidates */
+	assert_int_equal(n, 64);
+	assert_int_equal(prev, 1000 + 100 + 63);
+	evict_free(s);
+}
+
+/*
+ * Protected entries go only beyond their share (EVICT_PROTECTED_PCT of
+ * what the pass saw), least recently asked first, after every probation
+ * candidate; the share counts those handed out.
+ */
+static void
+test_protected_share(void **state)
+{
+	struct evict_set	*s;
+	const struct evict_cand	*c;
+	uint8_t			 key[4];
+	uint32_t		 i;
+	struct cache_meta	 m;
+
+	(void)state;
+	assert_non_null(s = evict_new(0));
+	/* 10 entries: 9 protected (90%, 1 over the 80% share), 1 on probation */
+	for (i = 0; i < 9; i++) {
+		m = used(100 - i, 5);
+		memcpy(key, &i, sizeof(key));
+		assert_int_equal(evict_offer(s, key, sizeof(key), &m), 1);
+	}
+	m = used(500, 1);
+	memcpy(key, &i, sizeof(key));
+	assert_int_equal(evict_offer(s, key, sizeof(key), &m), 1);
+	evict_seal(s);
+	assert_non_null(c = evict_next(s));
+	assert_int_equal(c->tier, EVICT_PROBATION);	/* newer, but first */
+	assert_int_equal(c->asked, 500);
+	assert_non_null(c = evict_next(s));
+	assert_int_equal(c->tier, EVICT_PROTECTED);	/* the one over the share */
+	assert_int_equal(c->asked, 92);
+	assert_null(evict_next(s));			/* 8 of 10: the share */
+	assert_null(evict_next(s));
+	/* sealed again: the same order, the share counted afresh */
+	evict_seal(s);
+	assert_non_null(evict_next(s));
+	assert_non_null(evict_next(s));
+	assert_null(evict_next(s));
+
+	/* imported entries count in what the pass saw, never as candidates */
+	evict_clear(s);
+	assert_int_equal(evict_seen(s), 0);
+	for (i = 0; i < 4; i++) {
+		m = used(10 + i, 5);
+		memcpy(key, &i, sizeof(key));
+		assert_int_equal(evict_offer(s, key, sizeof(key), &m), 1);
+	}
+	m = meta(1, 0, CACHE_F_IMPORTED);
+	assert_int_equal(evict_offer(s, key, sizeof(key), &m), 0);
+	assert_int_equal(evict_seen(s), 5);
+	evict_seal(s);
+	/* 4 protected of 5 is the share: none goes */
+	assert_null(evict_next(s));
+	evict_free(s);
+
+	/* the one entry of a cap of 1, protected: 100% is over the share */
+	assert_non_null(s = evict_new(1));
+	m = used(7, 2);
+	assert_int_equal(evict_offer(s, key, sizeof(key), &m), 1);
+	evict_seal(s);
+	assert_non_null(c = evict_next(s));
+	assert_int_equal(c->asked, 7);
+	evict_free(s);
+}
+
 int
 main(void)
 {
@@ -122,6 +264,9 @@ main(void)
 		cmocka_unit_test(test_eligible),
 		cmocka_unit_test(test_oldest_kept),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_tier),
+		cmocka_unit_test(test_flood_first),
+		cmocka_unit_test(test_protected_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

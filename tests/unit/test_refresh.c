@@ -65,10 +65,13 @@ key_id(const uint8_t *key, size_t klen)
 	return atoi(buf + 4);
 }
 
-/* Entry i of kind: thisUpdate tu (valid an hour), fetched now, due at `at`. */
+/*
+ * Entry i of kind: thisUpdate tu (valid an hour), fetched now, due at
+ * `at`, asked `uses` times, with flags.
+ */
 static void
-put(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
-    int64_t served_at, unsigned failures)
+put_used(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
+    int64_t served_at, unsigned failures, uint64_t uses, uint16_t flags)
 {
 	static const uint8_t	 resp[] = "response";
 	struct cache_meta	 m;
@@ -80,12 +83,22 @@ put(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
 	m.next_refresh_at = at;
 	m.last_served_at = served_at;
 	m.refresh_failures = failures;
+	m.served_count = uses;
+	m.flags |= flags;
 	b.response = resp;
 	b.response_len = sizeof(resp);
 	b.request = resp;
 	b.request_len = sizeof(resp);
 	assert_int_equal(cache_put(f->sf->c, key, store_key(key, (unsigned)i),
 	    &m, &b), 0);
+}
+
+/* The same, never asked, no flags. */
+static void
+put(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
+    int64_t served_at, unsigned failures)
+{
+	put_used(f, kind, i, tu, at, served_at, failures, 0, 0);
 }
 
 static struct cache_meta
@@ -587,7 +600,12 @@ test_touch_batch(void **state)
 	assert_int_equal(m.last_served_at, now - 1);
 }
 
-/* Hits: a recent recorded use is not written again; an old one waits for the walk. */
+/*
+ * Hits: a recent recorded use of a protected entry is not written again;
+ * an old one waits for the walk; so does the second ask of an entry on
+ * probation, however recent its use (it protects the entry); an import's
+ * first ask counts as two.
+ */
 static void
 test_hits(void **state)
 {
@@ -595,28 +613,47 @@ test_hits(void **state)
 	time_t			 now = time(NULL);
 	struct cache_meta	 m;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	int			 i;
 
 	put(f, CACHE_KIND_OCSP, 1, now - 60, now + 600, 0, 0);	/* never served */
-	put(f, CACHE_KIND_OCSP, 2, now - 60, now + 600, now - 60, 0);	/* recent */
-	put(f, CACHE_KIND_OCSP, 3, now - 60, now + 600, now - 7200, 0);	/* two hours */
+	/* recent, asked twice: protected */
+	put_used(f, CACHE_KIND_OCSP, 2, now - 60, now + 600, now - 60, 0, 2, 0);
+	/* two hours, protected */
+	put_used(f, CACHE_KIND_OCSP, 3, now - 60, now + 600, now - 7200, 0, 5, 0);
+	/* recent, asked once: probation */
+	put_used(f, CACHE_KIND_OCSP, 4, now - 60, now + 600, now - 60, 0, 1, 0);
+	/* imported, never asked */
+	put_used(f, CACHE_KIND_OCSP, 5, now - 60, now + 600, 0, 0, 0,
+	    CACHE_F_IMPORTED);
 	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
-	m = meta(f, CACHE_KIND_OCSP, 1);
-	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 1), &m, now);
-	m = meta(f, CACHE_KIND_OCSP, 2);
-	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 2), &m, now);
-	m = meta(f, CACHE_KIND_OCSP, 3);
-	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 3), &m, now);
+	for (i = 1; i <= 5; i++) {
+		m = meta(f, CACHE_KIND_OCSP, i);
+		refresh_hit(f->r, CACHE_KIND_OCSP, key,
+		    store_key(key, (unsigned)i), &m, now);
+	}
 	refresh_flush_touches(f->r);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 1).last_served_at, now);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 2).last_served_at, now - 60);
 	/* Not in the table: the walk writes it, stamped with its own time. */
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 3).last_served_at, now - 7200);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 4).last_served_at, now - 60);
+	m = meta(f, CACHE_KIND_OCSP, 5);
+	assert_int_equal(m.served_count, 2);
+	assert_int_equal(m.flags & CACHE_F_IMPORTED, 0);
 	refresh_start(f->r);
 	turn(f);
 	m = meta(f, CACHE_KIND_OCSP, 3);
 	assert_true(m.last_served_at >= now);
-	assert_int_equal(m.served_count, 1);
+	assert_int_equal(m.served_count, 6);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 2).last_served_at, now - 60);
+	m = meta(f, CACHE_KIND_OCSP, 4);
+	assert_true(m.last_served_at >= now);
+	assert_int_equal(m.served_count, 2);
+	/* Protected now: its next hit is not written. */
+	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 4), &m, now + 1);
+	refresh_flush_touches(f->r);
+	turn(f);
+	assert_int_equal(meta(f, CACHE_KIND_OCSP, 4).served_count, 2);
 }
 
 /* Stopped: in flight ones finish, no new one starts. */

@@ -977,6 +977,29 @@ test_upstream_bounds(void **state)
 	load_fails("{\"pccs\": {\"client_miss_rate_per_s\": -1}}",
 	    NAME ":1:37: pccs.client_miss_rate_per_s: must be a number between "
 	    "0 and 1e+06");
+
+	/* a client is a prefix; new entries per second per service */
+	config_defaults(&cfg);
+	assert_int_equal(cfg.ocsp.client_ipv6_prefix, 64);
+	assert_int_equal(cfg.amd_kds.client_ipv4_prefix, 32);
+	assert_true(cfg.rim.new_entry_rate_per_s == 100.0);
+	config_free(&cfg);
+	assert_int_equal(load(&cfg, "{\"ocsp\": {\"client_ipv6_prefix\": 48, "
+	    "\"client_ipv4_prefix\": 24, \"new_entry_rate_per_s\": 0}}"), 0);
+	assert_int_equal(cfg.ocsp.client_ipv6_prefix, 48);
+	assert_int_equal(cfg.ocsp.client_ipv4_prefix, 24);
+	assert_true(cfg.ocsp.new_entry_rate_per_s == 0);
+	assert_int_equal(cfg.rim.client_ipv6_prefix, 64);
+	config_free(&cfg);
+	load_fails("{\"ocsp\": {\"client_ipv6_prefix\": 129}}",
+	    NAME ":1:33: ocsp.client_ipv6_prefix: must be an integer between "
+	    "0 and 128");
+	load_fails("{\"rim\": {\"client_ipv4_prefix\": 33}}",
+	    NAME ":1:32: rim.client_ipv4_prefix: must be an integer between "
+	    "0 and 32");
+	load_fails("{\"pccs\": {\"new_entry_rate_per_s\": -1}}",
+	    NAME ":1:35: pccs.new_entry_rate_per_s: must be a number between "
+	    "0 and 1e+06");
 	load_fails("{\"trusted_proxies\": [\"10.0.0.0/33\"]}",
 	    NAME ":1:22: trusted_proxies[0]: \"10.0.0.0/33\": expected an IP "
 	    "address or ADDRESS/PREFIX");

@@ -66,8 +66,9 @@ evict_one(struct refresh *r, int kind, const struct evict_cand *c)
 	if ((t = touch_find(r, kind, c->key, c->klen)) != NULL &&
 	    t->last_served_at > c->asked)
 		return -1;
-	/* A use waiting for the walk: asked since the walk saw it. */
-	if (uses_has(r->uses, uses_fp(kind, c->key, c->klen)))
+	/* A use waiting for the walk, or taken by it and not yet written. */
+	if (uses_has(r->uses, uses_fp(kind, c->key, c->klen)) ||
+	    walk_touch_find(r, kind, c->key, c->klen) != NULL)
 		return -1;
 	if (cache_del(r->cache, kind, c->key, c->klen) == -1) {
 		log_err("refresh: evicting a %s entry: %s", cache_kind_str[kind],

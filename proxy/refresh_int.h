@@ -153,6 +153,8 @@ void	uses_write_all(struct refresh *r);
 void	touch_cb(evutil_socket_t fd, short what, void *arg);
 const struct cache_touch *touch_find(const struct refresh *r, int kind,
 	    const uint8_t *key, size_t klen);
+const struct cache_touch *walk_touch_find(const struct refresh *r, int kind,
+	    const uint8_t *key, size_t klen);
 
 /* refresh_evict.c: a walk pass's eviction candidates. */
 void	evict_pass_begin(struct refresh *r);

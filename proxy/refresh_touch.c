@@ -274,6 +274,23 @@ refresh_hit(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 		refresh_touch(r, kind, key, klen, now);
 }
 
+/*
+ * The use the walk took for kind+key and has not yet written, or NULL: a
+ * scan of at most WALK_TOUCH_BATCH, for an eviction's last check.
+ */
+const struct cache_touch *
+walk_touch_find(const struct refresh *r, int kind, const uint8_t *key,
+    size_t klen)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nwt; i++)
+		if (r->wt[i].kind == kind && r->wt[i].klen == klen &&
+		    memcmp(r->wt[i].key, key, klen) == 0)
+			return &r->wt[i];
+	return NULL;
+}
+
 /* The hit not yet written for kind+key, or NULL. */
 const struct cache_touch *
 touch_find(const struct refresh *r, int kind, const uint8_t *key, size_t klen)

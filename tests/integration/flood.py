@@ -80,8 +80,9 @@ def served(status, body):
     return status == 200 and len(body) > 5 and body != TRY_LATER
 
 
-def real_loop(port, reqs, stop, every_s, res):
-    """Ask every real entry, every every_s seconds, until stop is set.
+def real_loop(port, reqs, stop, every_s, res, asked_twice):
+    """Ask every real entry, every every_s seconds, until stop is set;
+    asked_twice is set once every entry was asked twice.
 
     A hit is the stored answer, byte for byte; an answer that differs from
     the first one for its entry was signed again (the responder signs each
@@ -100,6 +101,9 @@ def real_loop(port, reqs, stop, every_s, res):
             if first.setdefault(i, b) != b:
                 res["refetched"] += 1
                 first[i] = b
+        res["rounds"] += 1
+        if res["rounds"] >= 2:
+            asked_twice.set()
         stop.wait(max(0.0, every_s - (time.monotonic() - t0)))
 
 
@@ -152,7 +156,8 @@ def main():
     p.add_argument("--addrs", type=int, default=50)
     p.add_argument("--rate", type=float, default=40, help="per address, a second")
     p.add_argument("--every", type=float, default=2.0)
-    p.add_argument("--warm", type=float, default=3.0)
+    p.add_argument("--warm", type=float, default=1.0,
+                   help="seconds from the second real round to the flood")
     a = p.parse_args()
     hashes = issuer_hashes(open(a.template, "rb").read())
     reqs = [ocsp_request(hashes, s) for s in a.real]
@@ -161,12 +166,18 @@ def main():
         ok = sum(served(*c.ask(r)) for r in reqs)
         print("served %d of %d" % (ok, len(reqs)))
         return 0
-    res = {"asked": 0, "served": 0, "refetched": 0, "flood": 0,
+    res = {"asked": 0, "served": 0, "refetched": 0, "rounds": 0, "flood": 0,
            "flood_served": 0, "flood_trylater": 0}
-    stop, lock = threading.Event(), threading.Lock()
+    stop, lock, asked_twice = threading.Event(), threading.Lock(), threading.Event()
     real = threading.Thread(target=real_loop,
-                            args=(a.port, reqs, stop, a.every, res))
+                            args=(a.port, reqs, stop, a.every, res, asked_twice))
     real.start()
+    # The flood begins once the real entries were asked twice, and a
+    # moment more (a walk pass) later.
+    if not asked_twice.wait(60):
+        stop.set()
+        print("the real clients did not finish two rounds", file=sys.stderr)
+        return 1
     time.sleep(a.warm)
     # 25 threads of two source addresses each: 127.0.0.2 .. 127.0.0.51.
     srcs = ["127.0.0.%d" % (2 + i) for i in range(a.addrs)]

@@ -73,7 +73,7 @@ stapled_start s -f "$T/conf.json"
 real=$(for i in $(seq 0 $((REAL - 1))); do printf '%X ' $((0x$REAL_FIRST + i)); done)
 # shellcheck disable=SC2086
 "$PY" "$top_srcdir/tests/integration/flood.py" run "$SPORT" "$T/template.der" \
-    --real $real --every "$EVERY_S" --warm $((EVERY_S + 1)) \
+    --real $real --every "$EVERY_S" --warm 1 \
     --flood "$FLOOD_FIRST" --count "$FLOOD" --tail "$TAIL" \
     --addrs 50 --rate 40 >"$T/flood.out" 2>&1 ||
     die "flood.py failed: $(cat "$T/flood.out")"

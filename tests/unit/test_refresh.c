@@ -656,6 +656,56 @@ test_hits(void **state)
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 4).served_count, 2);
 }
 
+/*
+ * max_entries: room is made from the last pass's candidates, entries on
+ * probation first, least recently asked first, skipping one asked since;
+ * protected entries within their share (80%) stay, and then no room is
+ * made.
+ */
+static void
+test_make_room(void **state)
+{
+	struct fx			*f = *state;
+	struct refresh_kind_conf	 kc;
+	time_t				 now = time(NULL);
+	struct cache_meta		 m;
+	struct cache_body		 b;
+	uint8_t				 key[CACHE_KEY_MAX_BYTES];
+	unsigned long			 ev0 = metrics.evictions[CACHE_KIND_OCSP];
+	int				 i;
+
+	/* 0..2 asked often, long ago; 3..9 asked once, since */
+	for (i = 0; i < 3; i++)
+		put_used(f, CACHE_KIND_OCSP, i, now - 60, now + 600,
+		    now - 1000 + i, 0, 5, 0);
+	for (i = 3; i < 10; i++)
+		put_used(f, CACHE_KIND_OCSP, i, now - 60, now + 600,
+		    now - 100 + i, 0, 1, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	memset(&kc, 0, sizeof(kc));
+	kc.sched.fraction = 0.5;
+	kc.sched.min_interval_s = MIN_INTERVAL_S;
+	kc.sched.max_interval_s = 43200;
+	kc.idle_expire_s = IDLE_S;
+	kc.rate_limit_per_s = 100;
+	kc.max_entries = 10;
+	kc.start = fake_start;
+	kc.arg = f;
+	refresh_set_kind(f->r, CACHE_KIND_OCSP, &kc);
+	refresh_start(f->r);
+	spin_for(f, 50);	/* a pass over ten entries */
+	/* entry 3, the oldest on probation, is asked now: it stays */
+	m = meta(f, CACHE_KIND_OCSP, 3);
+	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 3), &m, now);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(refresh_make_room(f->r, CACHE_KIND_OCSP), 0);
+	assert_int_equal(refresh_make_room(f->r, CACHE_KIND_OCSP), -1);
+	assert_int_equal(metrics.evictions[CACHE_KIND_OCSP] - ev0, 6);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(cache_get(f->sf->c, CACHE_KIND_OCSP, key,
+		    store_key(key, (unsigned)i), &m, &b), i < 4 ? 1 : 0);
+}
+
 /* Stopped: in flight ones finish, no new one starts. */
 static void
 test_stop(void **state)
@@ -692,6 +742,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_walk_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_make_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
 	};
 

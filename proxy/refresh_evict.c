@@ -56,18 +56,20 @@ evict_one(struct refresh *r, int kind, const struct evict_cand *c)
 {
 	const struct cache_touch	*t;
 	struct cache_meta		 m;
+	uint64_t			 fp;
 	char				 hex[17];
 
 	if (c->klen > CACHE_KEY_MAX_BYTES ||
 	    cache_get_meta(r->cache, kind, c->key, c->klen, &m) != 1 ||
 	    !evict_eligible(&m) || evict_asked(&m) > c->asked)
 		return -1;
-	/* A hit not yet written; a miss's own touch has its fetch's second. */
+	/* A hit not yet written (or landed); a miss's own touch has its fetch's second. */
 	if ((t = touch_find(r, kind, c->key, c->klen)) != NULL &&
 	    t->last_served_at > c->asked)
 		return -1;
-	/* A use waiting for the walk, or taken by it and not yet written. */
-	if (uses_has(r->uses, uses_fp(kind, c->key, c->klen)) ||
+	/* A use waiting for the walk, or taken by it and not yet landed. */
+	fp = uses_fp(kind, c->key, c->klen);
+	if (uses_has(r->uses, fp) || landing_at(r, fp) > c->asked ||
 	    walk_touch_find(r, kind, c->key, c->klen) != NULL)
 		return -1;
 	if (cache_del(r->cache, kind, c->key, c->klen) == -1) {

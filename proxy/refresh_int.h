@@ -17,6 +17,18 @@
 #define TOUCH_SLOTS		4096	/* the unwritten hits' table (open addressing) */
 #define TOUCH_FLUSH_MS		5000
 /*
+ * Uses sent to the writer and not yet landed, by fingerprint, with the
+ * time of the last (eviction's check: asked since the walk saw it).
+ * Emptied when no batch is in flight; beyond three quarters full, uses
+ * are not remembered.
+ */
+#define LANDING_SLOTS		(2 * TOUCH_SLOTS)	/* a power of two */
+
+struct landing {
+	uint64_t	fp;	/* uses_fp(); 0: empty */
+	int64_t		at;
+};
+/*
  * A hit on an entry whose recorded use is older than the touch resolution
  * (refresh_hit in refresh_touch.c) waits as a fingerprint (proxy/uses.h)
  * until the walk reaches the entry, and the walk writes the waiting uses
@@ -95,6 +107,9 @@ struct refresh {
 	struct inflight		 inflight[REFRESH_MAX_INFLIGHT];
 	struct cache_touch	*touches;
 	size_t			 ntouches;
+	struct landing		 landing[LANDING_SLOTS];	/* written, not yet landed */
+	size_t			 nlanding;
+	unsigned		 landing_batches;	/* in flight */
 	struct uses		*uses;		/* hits waiting for the walk */
 	struct cache_touch	*wt;		/* their uses, found by the walk */
 	size_t			 nwt;
@@ -155,6 +170,7 @@ const struct cache_touch *touch_find(const struct refresh *r, int kind,
 	    const uint8_t *key, size_t klen);
 const struct cache_touch *walk_touch_find(const struct refresh *r, int kind,
 	    const uint8_t *key, size_t klen);
+int64_t	landing_at(const struct refresh *r, uint64_t fp);
 
 /* refresh_evict.c: a walk pass's eviction candidates. */
 void	evict_pass_begin(struct refresh *r);

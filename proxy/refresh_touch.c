@@ -60,6 +60,49 @@ walk_use(struct refresh *r, enum cache_kind kind, const uint8_t *key,
 	return 1;
 }
 
+/* The slot of fp in the landing table, or the empty one where it would go. */
+static size_t
+landing_slot(const struct refresh *r, uint64_t fp)
+{
+	size_t	mask = LANDING_SLOTS - 1, i = (size_t)fp & mask;
+
+	while (r->landing[i].fp != 0 && r->landing[i].fp != fp)
+		i = (i + 1) & mask;
+	return i;
+}
+
+int64_t
+landing_at(const struct refresh *r, uint64_t fp)
+{
+	if (r->nlanding == 0)
+		return 0;
+	return r->landing[landing_slot(r, fp)].at;
+}
+
+/* A batch of n touches goes to the writer: remember their uses until it lands. */
+static void
+landing_add(struct refresh *r, const struct cache_touch *t, size_t n)
+{
+	struct landing	*l;
+	size_t		 i;
+
+	r->landing_batches++;
+	for (i = 0; i < n; i++) {
+		if (t[i].klen == 0)
+			continue;
+		if ((r->nlanding + 1) * 4 > LANDING_SLOTS * 3)
+			return;
+		l = &r->landing[landing_slot(r, uses_fp(t[i].kind, t[i].key,
+		    t[i].klen))];
+		if (l->fp == 0) {
+			l->fp = uses_fp(t[i].kind, t[i].key, t[i].klen);
+			r->nlanding++;
+		}
+		if (t[i].last_served_at > l->at)
+			l->at = t[i].last_served_at;
+	}
+}
+
 /* No state of the refresh: refresh_free's last batch lands after it. */
 static void
 touches_landed(const struct cache_writer_res *res, void *arg)
@@ -68,24 +111,36 @@ touches_landed(const struct cache_writer_res *res, void *arg)
 
 	if (res->rc == -1)
 		log_err("refresh: recording hits: %s", res->err);
+	if (r == NULL)
+		return;
+	if (r->landing_batches > 0 && --r->landing_batches == 0 &&
+	    r->nlanding > 0) {
+		memset(r->landing, 0, sizeof(r->landing));
+		r->nlanding = 0;
+	}
 	/* A batch's metas are random pages: few hits, let them go. */
-	if (r != NULL)
-		release_soon(r);
+	release_soon(r);
 }
 
-/* Write n touches (empty slots skipped) through the writer, or here without one. */
+/*
+ * Write n touches (empty slots skipped) through the writer, or here
+ * without one. Until the writer's batch lands, its uses are in the
+ * landing table: an eviction in between reads the store before them.
+ */
 static void
 touches_write(struct refresh *r, const struct cache_touch *t, size_t n)
 {
 	/* A store opened read-only keeps no use: dropped. */
 	if (cache_read_only(r->cache))
 		return;
-	if (r->writer == NULL || cache_writer_touch(r->writer, t, n,
-	    touches_landed, r->stopped ? NULL : r) == -1) {
-		if (cache_touch(r->cache, t, n) == -1)
-			log_err("refresh: recording hits: %s",
-			    cache_strerror(r->cache));
+	if (r->writer != NULL && cache_writer_touch(r->writer, t, n,
+	    touches_landed, r->stopped ? NULL : r) == 0) {
+		if (!r->stopped)
+			landing_add(r, t, n);
+		return;
 	}
+	if (cache_touch(r->cache, t, n) == -1)
+		log_err("refresh: recording hits: %s", cache_strerror(r->cache));
 }
 
 void

@@ -3,10 +3,11 @@
 # No tenant can flush the cache (design.md 8.9): 18 entries that a real
 # client asks every few seconds, then thousands of distinct entries minted
 # from 50 client addresses (127.0.0.2 to 127.0.0.51, each under its own
-# client_miss_rate_per_s) into a store with room for 200; the flood's
-# entries, each asked once, evict one another, never a real one, also
-# while the real client pauses for the flood's last 400; then the
-# upstream dies, and all 18 are still served.
+# client_miss_rate_per_s: 4 a second each, 200 in all) into a store with
+# room for 200; the flood's entries, each asked once, evict one another,
+# never a real one, also while the real client pauses for the flood's
+# last 400; then the upstream dies, and all 18 are still served. Before
+# it, new_entry_rate_per_s: new entries past it are served, not stored.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_flood
@@ -75,7 +76,7 @@ real=$(for i in $(seq 0 $((REAL - 1))); do printf '%X ' $((0x$REAL_FIRST + i)); 
 "$PY" "$top_srcdir/tests/integration/flood.py" run "$SPORT" "$T/template.der" \
     --real $real --every "$EVERY_S" --warm 1 \
     --flood "$FLOOD_FIRST" --count "$FLOOD" --tail "$TAIL" \
-    --addrs 50 --rate 40 >"$T/flood.out" 2>&1 ||
+    --addrs 50 --rate 4 >"$T/flood.out" 2>&1 ||
     die "flood.py failed: $(cat "$T/flood.out")"
 note "$(tr '\n' ';' <"$T/flood.out")"
 read -r _ sent _ _ _ _ answered _ <<<"$(grep '^flood ' "$T/flood.out")"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/fault.h"
@@ -1139,8 +1140,8 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 }
 
 /* Deleting an absent entry is not an error. */
-int
-cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
+static int
+cache_del_once(struct cache *c, enum cache_kind kind, const uint8_t *key,
     size_t klen)
 {
 	uint8_t			 lk[CACHE_LKEY_BYTES];
@@ -1168,6 +1169,38 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
  out:
 	cache_write_abort(c, txn);
 	return rv;
+}
+
+/*
+ * A delete copies a path in three trees (meta, body, due): some ten
+ * pages, which in a full map only the free list has, and LMDB gives a
+ * write transaction only the pages freed two commits before it (the last
+ * commit's are kept for the readers of the snapshot before it). A delete
+ * the full map refuses is therefore tried once more after a commit that
+ * rewrites only a small aux record (CACHE_AUX_TURN, a few pages): it
+ * brings the pages the last commit freed within reach. Without that, a
+ * full map could refuse every delete while the pages to make room were
+ * on the free list all along.
+ */
+int
+cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
+    size_t klen)
+{
+	char	err[sizeof(c->err)];
+	int64_t	now = (int64_t)time(NULL);
+
+	if (cache_del_once(c, kind, key, klen) == 0)
+		return 0;
+	if (!c->map_full)
+		return -1;
+	memcpy(err, c->err, sizeof(err));
+	if (cache_aux_put(c, CACHE_AUX_TURN, (const uint8_t *)&now,
+	    sizeof(now)) == 0 && cache_del_once(c, kind, key, klen) == 0)
+		return 0;
+	memcpy(c->err, err, sizeof(err));
+	c->map_full = 1;
+	c->cause = CACHE_CAUSE_MAP_FULL;
+	return -1;
 }
 
 /*
@@ -1286,6 +1319,14 @@ int
 cache_map_full(const struct cache *c)
 {
 	return c->map_full;
+}
+
+size_t
+cache_map_bytes(struct cache *c)
+{
+	size_t	map, used;
+
+	return env_bytes(c->env, &map, &used) == 0 ? map : 0;
 }
 
 const char *

@@ -134,6 +134,14 @@ struct cache_touch {
 };
 int	cache_touch(struct cache *, const struct cache_touch *, size_t n);
 
+/*
+ * Delete kind+key; an absent entry is not an error. A delete the full map
+ * refuses is tried once more after a commit of the aux record
+ * CACHE_AUX_TURN, which makes the pages the last commit freed usable
+ * (LMDB lends a transaction only what was freed two commits before).
+ * 0, or -1 (cache_strerror, cache_map_full).
+ */
+#define CACHE_AUX_TURN	"map-turn"
 int	cache_del(struct cache *, enum cache_kind, const uint8_t *key, size_t klen);
 
 /*
@@ -397,6 +405,12 @@ void		 cache_note_damage(struct cache *, const char *note);
 const char	*cache_damage(const struct cache *);
 /* Whether the last failed call on the handle failed because the map is full. */
 int	cache_map_full(const struct cache *);
+/*
+ * The map's size in effect, in bytes: map_bytes of cache_open, or the
+ * larger size the file was made with or another process grew it to.
+ * 0 when LMDB cannot say.
+ */
+size_t	cache_map_bytes(struct cache *);
 
 /*
  * Why the last failed call on the handle failed, when it is the store's

@@ -41,9 +41,14 @@
 /* New entries stored per second per service, with a burst of CONFIG_MISS_BURST_S seconds' worth. */
 #define CONFIG_DEFAULT_NEW_ENTRY_RATE		100.0
 #define CONFIG_MAX_NEW_ENTRY_RATE		1e6
-/* Entries per service before least-recently-asked eviction (design.md 8.9): a regional mirror's million fits. */
-#define CONFIG_DEFAULT_MAX_ENTRIES		1000000L
+/*
+ * Entries per service before eviction (design.md 8.9). Not set (AUTO),
+ * it is what the map holds: config_max_entries.
+ */
+#define CONFIG_MAX_ENTRIES_AUTO			(-1L)
 #define CONFIG_MAX_MAX_ENTRIES			1000000000L
+/* Of the map, what the default caps fill together; the rest is the free list's and the B-tree's slack. */
+#define CONFIG_MAP_FILL_PCT			80
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
@@ -101,7 +106,7 @@ struct config_service {
 	long			 client_ipv4_prefix;	/* its clients: 32 */
 	long			 client_ipv6_prefix;	/* its clients: 64 */
 	double			 new_entry_rate_per_s;	/* 100; 0 off */
-	long			 max_entries;	/* CONFIG_DEFAULT_MAX_ENTRIES; 0 no cap */
+	long			 max_entries;	/* CONFIG_MAX_ENTRIES_AUTO: config_max_entries; 0 no cap */
 };
 
 /* A TLS listener's files: a "listen" object's "tls" (stapled.conf(5)). */
@@ -195,5 +200,15 @@ const struct config_service *config_service(const struct config *,
 	    enum cache_kind);
 /* How long a RIM is kept: rim.retention_s, its 0 meaning the default. */
 long	config_retention_s(const struct config_service *);
+/*
+ * A service's entry cap: max_entries when set (0: none), else what a map
+ * of map_bytes holds of its kind: CONFIG_MAP_FILL_PCT of the map, the
+ * kind's map_share_pct of that, in entry_bytes per entry (kind_table),
+ * at least 1. With every service left at its default the caps together
+ * fill CONFIG_MAP_FILL_PCT of the map: a 1 GiB map holds 195,734 OCSP
+ * entries, 1,310 RIMs, 15,728 PCCS and 13,981 KDS objects.
+ */
+long	config_max_entries(const struct config_service *, enum cache_kind,
+	    size_t map_bytes);
 
 #endif

@@ -35,19 +35,46 @@ const char *const kds_keep_headers[] = { "Content-Type", NULL };
 /* dstack and others configure "https://kdsintf.amd.com/vcek/v1": its host is meant. */
 const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 
+/*
+ * What an entry takes of the map. OCSP is measured: a 1 GiB map holds
+ * about 350,000 NVIDIA answers (a million take some 3 GiB). The others
+ * are estimated from their bodies, each taking whole 4 KiB overflow
+ * pages past 2 KiB: a RIM document of 28 KB, a PCK certificate with its
+ * issuer chain (the most numerous PCCS entry; TCB info is 14 KB), a VCEK
+ * of 1.4 KB (the chain, 4.6 KB, is one per product).
+ */
+#define OCSP_ENTRY_BYTES	3072
+#define RIM_ENTRY_BYTES		(32 * 1024)
+#define PCCS_ENTRY_BYTES	(8 * 1024)
+#define KDS_ENTRY_BYTES		(6 * 1024)
+/*
+ * Each kind's share of the map by default, in percent: OCSP answers are
+ * the many (one per GPU and NVSwitch certificate chain element), RIMs a
+ * few per driver and VBIOS, PCK certificates and VCEKs one per host or
+ * chip. Together 100.
+ */
+#define OCSP_MAP_SHARE_PCT	70
+#define RIM_MAP_SHARE_PCT	5
+#define PCCS_MAP_SHARE_PCT	15
+#define KDS_MAP_SHARE_PCT	10
+
 const struct kind_row kind_table[CACHE_KIND_MAX] = {
 	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0,
-	    .judge = entry_judge_ocsp },
+	    .judge = entry_judge_ocsp, .entry_bytes = OCSP_ENTRY_BYTES,
+	    .map_share_pct = OCSP_MAP_SHARE_PCT },
 	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S,
-	    .judge = entry_judge_rim },
+	    .judge = entry_judge_rim, .entry_bytes = RIM_ENTRY_BYTES,
+	    .map_share_pct = RIM_MAP_SHARE_PCT },
 	[CACHE_KIND_PCCS] = { .section = "pccs", .min_skew_s = INTEL_SKEW_S,
 	    .keep_headers = pccs_keep_headers,
 	    .base_suffixes = pccs_base_suffixes,
-	    .judge = entry_judge_pccs },
+	    .judge = entry_judge_pccs, .entry_bytes = PCCS_ENTRY_BYTES,
+	    .map_share_pct = PCCS_MAP_SHARE_PCT },
 	[CACHE_KIND_KDS] = { .section = "amd_kds", .min_skew_s = AMD_SKEW_S,
 	    .keep_headers = kds_keep_headers,
 	    .base_suffixes = kds_base_suffixes,
-	    .judge = entry_judge_kds },
+	    .judge = entry_judge_kds, .entry_bytes = KDS_ENTRY_BYTES,
+	    .map_share_pct = KDS_MAP_SHARE_PCT },
 };
 
 const char *

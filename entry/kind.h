@@ -3,6 +3,7 @@
 #ifndef ENTRY_KIND_H
 #define ENTRY_KIND_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include "cache/record.h"
@@ -27,6 +28,13 @@ struct kind_row {
 	const char *const	*base_suffixes;
 	/* A record read back judged again by the kind's rule (entry_judge). */
 	entry_judge_fn		*judge;
+	/*
+	 * What one entry takes of the map, B-tree pages and the free list's
+	 * share included, and the share of the map the kind's entries may
+	 * take by default: config_max_entries.
+	 */
+	size_t			 entry_bytes;
+	unsigned		 map_share_pct;
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
 

@@ -52,18 +52,41 @@ upstreams_line(struct gen *gen, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * Record what only the daemon knows (upstream health, refresh backlog) in
- * the cache's aux table, as JSON, so `staplectl status` can show it.
- */
+/* The record was not written: a full map is said and makes room (refresh_map_full). */
+static void
+health_unstored(struct daemon *d, const char *err, int map_full)
+{
+	if (map_full)
+		(void)refresh_map_full(d->refresh, 0, time(NULL), "recording "
+		    "upstream health: %s", err);
+	else
+		log_warn("recording upstream health: %s", err);
+}
+
 static void
 health_landed(const struct cache_writer_res *res, void *arg)
 {
-	(void)arg;
 	if (res->rc == -1)
-		log_warn("recording upstream health: %s", res->err);
+		health_unstored(arg, res->err, res->map_full);
 }
 
+/* A spell of full map (refresh_map_full), for `staplectl status`: null when none. */
+static json_t *
+health_map_full(const struct refresh_stats *rs)
+{
+	if (rs->full_since == 0)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I}", "since",
+	    (json_int_t)rs->full_since, "last_refused",
+	    (json_int_t)rs->full_last, "refused", (json_int_t)rs->full_refused,
+	    "evicted", (json_int_t)rs->full_evicted);
+}
+
+/*
+ * Record what only the daemon knows (upstream health, refresh backlog, a
+ * full map) in the cache's aux table, as JSON, so `staplectl status` can
+ * show it.
+ */
 void
 record_health(evutil_socket_t fd, short what, void *arg)
 {
@@ -109,15 +132,18 @@ record_health(evutil_socket_t fd, short what, void *arg)
 		json_object_set_new(root, "upstreams", svcs);
 	else
 		json_decref(svcs);
+	if (root != NULL)
+		json_object_set_new(root, "map_full", health_map_full(&rs));
 	/* While writes are held the record waits too (said once, above). */
 	if (root != NULL && d->held == CACHE_CAUSE_NONE &&
 	    (text = json_dumps(root, JSON_COMPACT)) != NULL) {
 		if (d->writer == NULL || cache_writer_aux_put(d->writer, "daemon",
-		    (const uint8_t *)text, strlen(text), health_landed, NULL) == -1) {
+		    (const uint8_t *)text, strlen(text), health_landed,
+		    d) == -1) {
 			if (cache_aux_put(d->cache, "daemon", (const uint8_t *)text,
 			    strlen(text)) == -1)
-				log_warn("recording upstream health: %s",
-				    cache_strerror(d->cache));
+				health_unstored(d, cache_strerror(d->cache),
+				    cache_map_full(d->cache));
 		}
 		free(text);
 	}

@@ -100,6 +100,8 @@ struct metrics {
 	unsigned long	store_map_full;	/* of store_errors: the map was full */
 	/* by where found: STORE a damaged store moved aside; else a record */
 	unsigned long	store_damaged[CACHE_FOUND_MAX];
+	unsigned long	store_map_full_writes;	/* every write the full map refused */
+	int		store_map_full_now;	/* 1 during a spell of full map (refresh_map_full) */
 	unsigned long	store_salvaged;	/* entries carried from stores moved aside */
 	int		store_read_only;	/* why writes are held (enum cache_cause of cache_writes_held); 0 none */
 	unsigned long	lookups_loop;	/* hits' lookups on the event loop, with lookup_threads */
@@ -108,6 +110,7 @@ struct metrics {
 	unsigned long	evictions[8];	/* by cache kind: deleted for max_entries */
 	unsigned long	store_capped[8];	/* by cache kind: not stored, nothing evictable */
 	unsigned long	store_limited[8];	/* by cache kind: not stored, over new_entry_rate_per_s */
+	unsigned long	full_evictions[8];	/* by cache kind: not in use, deleted for a full map */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	http_conns;	/* open on the public listeners (http.c) */
 	unsigned long	http_max_conns;	/* their budget: max_connections, resolved */

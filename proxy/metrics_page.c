@@ -197,6 +197,12 @@ render_evictions(struct evbuffer *b)
 	for (k = 1; k < CACHE_KIND_MAX; k++)
 		evbuffer_add_printf(b, "stapled_store_limited_total{service=\"%s\"} %lu\n",
 		    cache_kind_str[k], metrics.store_limited[k]);
+	evbuffer_add_printf(b,
+	    "# HELP stapled_store_full_evictions_total Entries not in use deleted to make room in a full map.\n"
+	    "# TYPE stapled_store_full_evictions_total counter\n");
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		evbuffer_add_printf(b, "stapled_store_full_evictions_total{service=\"%s\"} %lu\n",
+		    cache_kind_str[k], metrics.full_evictions[k]);
 }
 
 /*
@@ -281,6 +287,12 @@ render_counters(struct evbuffer *b)
 	    "# HELP stapled_store_map_full_total Verified answers not stored because the map was full.\n"
 	    "# TYPE stapled_store_map_full_total counter\n"
 	    "stapled_store_map_full_total %lu\n"
+	    "# HELP stapled_store_map_full_writes_total Writes of any kind (answers, refresh schedules, hits, the status record) the full map refused.\n"
+	    "# TYPE stapled_store_map_full_writes_total counter\n"
+	    "stapled_store_map_full_writes_total %lu\n"
+	    "# HELP stapled_store_map_full 1 while the map is full: a write was refused for it within the last minute.\n"
+	    "# TYPE stapled_store_map_full gauge\n"
+	    "stapled_store_map_full %d\n"
 	    "# HELP stapled_lookups_total Lookups of client requests with lookup_threads set, by where they ran: threads while lookups wait for the disk.\n"
 	    "# TYPE stapled_lookups_total counter\n"
 	    "stapled_lookups_total{where=\"loop\"} %lu\n"
@@ -294,6 +306,7 @@ render_counters(struct evbuffer *b)
 	    "stapled_refresh_total{result=\"failed\"} %lu\n"
 	    "stapled_refresh_total{result=\"rate_limited\"} %lu\n",
 	    metrics.http_errors, metrics.store_errors, metrics.store_map_full,
+	    metrics.store_map_full_writes, metrics.store_map_full_now,
 	    metrics.lookups_loop, metrics.lookups_thread,
 	    metrics.entries_purged, metrics.refresh_ok,
 	    metrics.refresh_failed, metrics.refresh_rate_limited);

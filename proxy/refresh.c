@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Refresh scheduler: the object and its API, the in-flight slots, the token bucket, a refresh's end. */
+/* Refresh scheduler: the object and its API, the in-flight slots, the token bucket, a refresh's end and its backoff. */
 #include <config.h>
 
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 #include "attest/util.h"
 #include "cache/writer.h"
+#include "proxy/backoff.h"
 #include "proxy/evict.h"
 #include "proxy/log.h"
 #include "proxy/loop.h"
@@ -110,60 +111,128 @@ slot_free(struct refresh *r, struct inflight *f)
 	}
 }
 
+static void	backoff_unstored(struct refresh *, const struct inflight *,
+		    const char *, int);
+
+/* The failed refresh's backoff is in the store (or could not be): its slot is free. */
 static void
 backoff_landed(const struct cache_writer_res *res, void *arg)
 {
 	struct inflight	*f = arg;
-	char		 hex[17];
 
-	if (res->rc == -1) {
-		log_hex(hex, sizeof(hex), f->key, f->klen);
-		log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
-		    res->err);
-	}
+	if (res->rc == -1)
+		backoff_unstored(f->r, f, res->err, res->map_full);
 	slot_free(f->r, f);
+}
+
+/* The store did not take a failed refresh's backoff: memory holds it. */
+static void
+backoff_unstored(struct refresh *r, const struct inflight *f, const char *err,
+    int map_full)
+{
+	char	hex[17];
+
+	log_hex(hex, sizeof(hex), f->key, f->klen);
+	if (map_full)
+		(void)refresh_map_full(r, f->kind, time(NULL), "refresh: %s %s: "
+		    "its backoff not stored, held in memory: %s",
+		    cache_kind_str[f->kind], hex, err);
+	else
+		log_err("refresh: %s %s: its backoff not stored, held in "
+		    "memory: %s", cache_kind_str[f->kind], hex, err);
+}
+
+/*
+ * Whether the backoff held in memory keeps the entry m from being asked
+ * now: 1 until *retry_at, else 0. *failures gets its failures so far,
+ * the store's or memory's, whichever is more.
+ */
+int
+backoff_holds(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+    const struct cache_meta *m, time_t now, unsigned *failures,
+    int64_t *retry_at)
+{
+	const struct backoff_rec	*b;
+
+	*failures = m->refresh_failures;
+	*retry_at = 0;
+	if (backoff_count(r->backoff) == 0 || (b = backoff_get(r->backoff,
+	    uses_fp(kind, key, klen), m->fetched_at)) == NULL)
+		return 0;
+	if (b->failures > *failures)
+		*failures = b->failures;
+	*retry_at = b->retry_at;
+	return b->retry_at > now;
+}
+
+/*
+ * A refresh failed: its entry backs off on the schedule
+ * (schedule_backoff_at), counted on from the failures the store or
+ * memory holds, and the backoff is kept in memory as well as written to
+ * the store, so that a store which cannot take the write does not leave
+ * the entry due. The slot stays taken until the write has landed.
+ */
+static void
+refresh_failed(struct refresh *r, struct inflight *f, int ok, const char *why,
+    time_t now)
+{
+	const struct refresh_kind_conf	*kc = &r->kinds[f->kind];
+	struct cache_meta		 m;
+	uint64_t			 fp = uses_fp(f->kind, f->key, f->klen);
+	unsigned			 failures;
+	int64_t				 at;
+	char				 hex[17];
+
+	if (cache_get_meta(r->cache, f->kind, f->key, f->klen, &m) != 1) {
+		backoff_drop(r->backoff, fp);
+		slot_free(r, f);
+		return;
+	}
+	metrics.refresh_failed++;
+	(void)backoff_holds(r, f->kind, f->key, f->klen, &m, now, &failures, &at);
+	m.refresh_failures = failures + 1;
+	m.next_refresh_at = schedule_backoff_at(&kc->sched, m.refresh_failures,
+	    m.next_update, now, refresh_rand());
+	backoff_set(r->backoff, fp, m.fetched_at, m.refresh_failures,
+	    m.next_refresh_at);
+	log_hex(hex, sizeof(hex), f->key, f->klen);
+	/* A state change is logged once, the retries are not; a full map is said on its own. */
+	if (m.refresh_failures == 1 && ok != REFRESH_MAP_FULL)
+		log_warn("refresh: %s %s: failing (%s); valid for %lds more, "
+		    "retrying with backoff", cache_kind_str[f->kind], hex,
+		    why ? why : "unknown", (long)(m.next_update - now));
+	else
+		log_debug("refresh: %s %s: failing (%u), next try in %llds: %s",
+		    cache_kind_str[f->kind], hex, m.refresh_failures,
+		    (long long)(m.next_refresh_at - now), why ? why : "unknown");
+	if (r->writer != NULL && cache_writer_put_meta(r->writer, f->key,
+	    f->klen, &m, backoff_landed, f) == 0)
+		return;
+	if (cache_put_meta(r->cache, f->key, f->klen, &m) == -1)
+		backoff_unstored(r, f, cache_strerror(r->cache),
+		    cache_map_full(r->cache));
+	slot_free(r, f);
 }
 
 static void
 refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 {
-	struct inflight		*f = arg;
-	struct cache_meta	 m;
-	char			 hex[17];
-	time_t			 now = time(NULL);
-	const struct refresh_kind_conf *kc = &r->kinds[f->kind];
+	struct inflight	*f = arg;
+	char		 hex[17];
 
-	log_hex(hex, sizeof(hex), f->key, f->klen);
-	if (ok) {
-		metrics.refresh_ok++;
-		if (f->failures > 0)
-			log_info("refresh: %s %s: refreshed again after %u failure(s)",
-			    cache_kind_str[f->kind], hex, f->failures);
-		else
-			log_debug("refresh: %s %s: refreshed", cache_kind_str[f->kind],
-			    hex);
-	} else if (cache_get_meta(r->cache, f->kind, f->key, f->klen, &m) == 1) {
-		metrics.refresh_failed++;
-		m.refresh_failures++;
-		m.next_refresh_at = schedule_backoff_at(&kc->sched,
-		    m.refresh_failures, m.next_update, now, refresh_rand());
-		/* A state change is logged once; the retries are not. */
-		if (m.refresh_failures == 1)
-			log_warn("refresh: %s %s: failing (%s); valid for %lds more, "
-			    "retrying with backoff", cache_kind_str[f->kind], hex,
-			    why ? why : "unknown", (long)(m.next_update - now));
-		else
-			log_debug("refresh: %s %s: still failing (%u): %s",
-			    cache_kind_str[f->kind], hex, m.refresh_failures,
-			    why ? why : "unknown");
-		/* The slot stays taken until the new schedule is in the store. */
-		if (r->writer != NULL && cache_writer_put_meta(r->writer, f->key,
-		    f->klen, &m, backoff_landed, f) == 0)
-			return;
-		if (cache_put_meta(r->cache, f->key, f->klen, &m) == -1)
-			log_err("refresh: %s %s: %s", cache_kind_str[f->kind], hex,
-			    cache_strerror(r->cache));
+	if (ok != REFRESH_OK) {
+		refresh_failed(r, f, ok, why, time(NULL));
+		return;
 	}
+	backoff_drop(r->backoff, uses_fp(f->kind, f->key, f->klen));
+	metrics.refresh_ok++;
+	log_hex(hex, sizeof(hex), f->key, f->klen);
+	if (f->failures > 0)
+		log_info("refresh: %s %s: refreshed again after %u failure(s)",
+		    cache_kind_str[f->kind], hex, f->failures);
+	else
+		log_debug("refresh: %s %s: refreshed", cache_kind_str[f->kind],
+		    hex);
 	slot_free(r, f);
 }
 
@@ -214,13 +283,14 @@ sched_apply(struct refresh *r)
 
 	if (r->nsched > 0 && !cache_read_only(r->cache))
 		n = cache_reschedule(r->cache, r->sched, r->nsched);
-	r->nsched = 0;
-	if (n == -1) {
+	if (n == -1 && cache_map_full(r->cache))
+		(void)refresh_map_full(r, 0, time(NULL), "refresh: rescheduling "
+		    "%zu entries: %s", r->nsched, cache_strerror(r->cache));
+	else if (n == -1)
 		log_err("refresh: rescheduling entries: %s",
 		    cache_strerror(r->cache));
-		return -1;
-	}
-	return 0;
+	r->nsched = 0;
+	return n == -1 ? -1 : 0;
 }
 
 /* Queue a long-expired entry for deletion after the walk. */
@@ -304,6 +374,7 @@ refresh_new(struct event_base *base, struct cache *cache,
 	r->wt = calloc(WALK_TOUCH_BATCH, sizeof(*r->wt));
 	r->sched = calloc(REFRESH_SCHED_MAX, sizeof(*r->sched));
 	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));
+	r->backoff = backoff_new(BACKOFF_SLOTS);
 	r->walk_ev = evtimer_new(base, walk_cb, r);
 	r->due_ev = evtimer_new(base, due_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
@@ -311,7 +382,7 @@ refresh_new(struct event_base *base, struct cache *cache,
 	r->soon_ev = evtimer_new(base, soon_cb, r);
 	r->step_ev = evtimer_new(base, step_cb, r);
 	if (r->touches == NULL || r->uses == NULL || r->wt == NULL ||
-	    r->sched == NULL || r->purge == NULL ||
+	    r->sched == NULL || r->purge == NULL || r->backoff == NULL ||
 	    r->walk_ev == NULL || r->due_ev == NULL || r->touch_ev == NULL ||
 	    r->release_ev == NULL || r->soon_ev == NULL || r->step_ev == NULL) {
 		refresh_free(r);
@@ -345,6 +416,7 @@ refresh_free(struct refresh *r)
 	free(r->wt);
 	free(r->sched);
 	free(r->purge);
+	backoff_free(r->backoff);
 	for (k = 0; k < CACHE_KIND_MAX; k++) {
 		evict_free(r->building[k]);
 		evict_free(r->ready[k]);
@@ -398,6 +470,10 @@ refresh_stats(const struct refresh *r, struct refresh_stats *s)
 
 	*s = r->last;
 	s->room = r->room;
+	s->full_since = r->full.since;
+	s->full_last = r->full.last;
+	s->full_refused = r->full.refused;
+	s->full_evicted = r->full.evicted;
 	s->inflight = 0;
 	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
 		s->inflight += r->inflight[i].used;

@@ -20,7 +20,13 @@ struct refresh;
 /* An entry past its nextUpdate by more than this is deleted by the walk. */
 #define REFRESH_PURGE_GRACE_S	(7 * 86400)
 
-/* Called by the kind's refresher when its refresh ends; ok = a new entry was stored. */
+/* How a refresh ended, for refresh_done_fn. */
+enum refresh_result {
+	REFRESH_FAILED = 0,
+	REFRESH_OK = 1,		/* a new entry was stored */
+	REFRESH_MAP_FULL = 2,	/* verified, but the full map took no room for it */
+};
+/* Called by the kind's refresher when its refresh ends; ok: enum refresh_result. */
 typedef void refresh_done_fn(struct refresh *, int ok, const char *why, void *done_arg);
 /*
  * Start refreshing one entry; the refresher must call done exactly once
@@ -54,6 +60,11 @@ struct refresh_stats {
 	int64_t	newest_import;		/* the latest fetched_at of an entry staplectl import stored; 0 none */
 	int	complete;		/* at least one full pass done */
 	struct cache_room room;		/* measured after the last pass */
+	/* A spell of full map (refresh_map_full): since 0 when none. */
+	int64_t	full_since;		/* its first refused write */
+	int64_t	full_last;		/* its latest */
+	unsigned long full_refused;	/* writes refused in it */
+	unsigned long full_evicted;	/* entries not in use evicted in it */
 };
 
 struct cache_writer;
@@ -103,12 +114,34 @@ void		 refresh_set_map_cap(struct refresh *, size_t bytes);
  * (design.md 8.9, proxy/evict.h: probation first, least recently asked
  * first; protected ones only beyond their share), each checked again
  * first: one asked since (in the store or among the hits not yet written)
- * or imported and not asked is skipped.
+ * or imported and not asked is skipped. At most a few are deleted for one
+ * new entry, so a store over its cap comes down over the following ones.
  * Returns 0 when the entry may be stored (and counts it), -1 when nothing
  * could be evicted: the caller then passes the answer on without storing.
  * Evictions are counted in metrics.evictions. Not from a walk callback.
  */
 int		 refresh_make_room(struct refresh *, enum cache_kind);
+
+/*
+ * A write the store refused because its map is full (cache_map_full),
+ * for an entry of kind (0: no entry's, such as the status record). The
+ * refusal is counted (metrics.store_map_full_writes) and starts or
+ * continues a spell of full map, shown in /readyz, the daemon's record
+ * for `staplectl status` and stapled_store_map_full; the first refusal
+ * of a spell is logged at error with the caller's message (printf's fmt),
+ * the others at debug, and while the spell lasts a line once every
+ * REFRESH_FULL_LOG_S gives their count. Then room is made: a few entries
+ * that are not in use (not asked within idle_expire_s, or past their
+ * nextUpdate; never one imported and not asked since) are evicted, the
+ * least valuable first by the eviction order of the last walk pass, of
+ * kind first, then of the other kinds (metrics.full_evictions). Entries
+ * in use are never evicted to make room. Returns how many were evicted:
+ * the caller may try its write again when that is more than 0. Not from
+ * a walk callback.
+ */
+int		 refresh_map_full(struct refresh *, enum cache_kind kind,
+		    time_t now, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
 
 /* A uniform double in [0, 1) for jitter. */
 double		 refresh_rand(void);

@@ -25,11 +25,11 @@
 /* Claim a slot for the entry's refresh, started after the walk. */
 static void
 claim(struct refresh *r, struct inflight *f, int kind, const uint8_t *key,
-    size_t klen, const struct cache_meta *m)
+    size_t klen, unsigned failures)
 {
 	f->used = 1;
 	f->started = 0;
-	f->failures = m->refresh_failures;
+	f->failures = failures;
 	f->kind = (uint8_t)kind;
 	f->klen = klen;
 	f->r = r;
@@ -48,6 +48,7 @@ struct due_arg {
 	struct refresh	*r;
 	time_t		 now;
 	enum due_stop	 stop;
+	size_t		 held;	/* held back by the backoff in memory */
 };
 
 /*
@@ -95,6 +96,8 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	struct refresh	*r = da->r;
 	struct inflight	*f;
 	uint32_t	 h;
+	unsigned	 failures;
+	int64_t		 at;
 
 	if (r->stopped) {
 		da->stop = DUE_STOPPED;
@@ -105,6 +108,17 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		return 0;
 	if (due_set_aside(da, kind, key, klen, m))
 		return da->stop != DUE_GO;
+	/*
+	 * Backing off, by memory: the store did not take its schedule (a
+	 * full map). Written again, so that it leaves the index's head once
+	 * the store takes it.
+	 */
+	if (backoff_holds(r, kind, key, klen, m, da->now, &failures, &at)) {
+		da->held++;
+		if (m->next_refresh_at < at)
+			(void)sched_add(r, kind, key, klen, m, at, 0, 0);
+		return 0;
+	}
 	if ((f = inflight_slot(r, kind)) == NULL) {
 		da->stop = DUE_NO_SLOT;
 		return 1;
@@ -117,7 +131,7 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		da->stop = DUE_NO_TOKEN;
 		return 1;
 	}
-	claim(r, f, kind, key, klen, m);
+	claim(r, f, kind, key, klen, failures);
 	return 0;
 }
 
@@ -140,7 +154,7 @@ bucket_wait_ms(const struct refresh *r, int kind)
 static long
 due_kind(struct refresh *r, int kind)
 {
-	struct due_arg	da = { r, time(NULL), DUE_GO };
+	struct due_arg	da = { r, time(NULL), DUE_GO, 0 };
 	long		n;
 
 	n = cache_due_walk(r->cache, kind, da.now, REFRESH_DUE_CHUNK, due_one,
@@ -167,7 +181,13 @@ due_kind(struct refresh *r, int kind)
 	case DUE_GO:
 		break;
 	}
-	return n == REFRESH_DUE_CHUNK ? 0 : REFRESH_DUE_IDLE_MS;
+	/*
+	 * A chunk that held some back waits: while the store refuses their
+	 * schedules they stay at the index's head, and more than a chunk of
+	 * them would otherwise be read again and again. What waits behind
+	 * them could not be stored either.
+	 */
+	return n == REFRESH_DUE_CHUNK && da.held == 0 ? 0 : REFRESH_DUE_IDLE_MS;
 }
 
 /* The due turn: every refreshed kind's due entries, then wait (see above). */

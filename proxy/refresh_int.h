@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "cache/writer.h"
+#include "proxy/backoff.h"
 #include "proxy/evict.h"
 #include "proxy/refresh.h"
 #include "proxy/uses.h"
@@ -49,6 +50,16 @@ struct landing {
  * pass's end when the last check is RELEASE_MIN_MS old; the walk's chunks
  * ask for a release as the due turns do (release_soon).
  */
+/*
+ * Failing entries whose backoff is held in memory too (proxy/backoff.h):
+ * 32 bytes a slot, 2 MiB at most, touched only as entries fail.
+ */
+#define BACKOFF_SLOTS		((size_t)1 << 16)
+/*
+ * A full map is said at most once an interval (refresh_map_full), and is
+ * over once no write was refused for as long.
+ */
+#define REFRESH_FULL_LOG_S	60
 #define RELEASE_QUIET_HITS_PER_S	1000
 #define RELEASE_CHECK_MS		1000
 #define RELEASE_MIN_MS			100
@@ -68,6 +79,17 @@ struct purge_key {
 	uint8_t		kind;
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
+};
+
+/* A spell of full map: since 0 when the map is not known to be full. */
+struct full_state {
+	int64_t		since;		/* the spell's first refused write */
+	int64_t		last;		/* its latest */
+	int64_t		logged;		/* when it was last said */
+	unsigned long	refused;	/* writes refused in the spell */
+	unsigned long	evicted;	/* entries not in use evicted in it */
+	unsigned long	refused_said;	/* `refused` when last said */
+	unsigned long	evicted_said;
 };
 
 struct bucket {
@@ -121,6 +143,8 @@ struct refresh {
 	struct evict_set	*building[CACHE_KIND_MAX];
 	struct evict_set	*ready[CACHE_KIND_MAX];
 	size_t			 count[CACHE_KIND_MAX];	/* entries, as far as we know */
+	struct backoff		*backoff;	/* failing entries' backoff, in memory too */
+	struct full_state	 full;
 };
 
 /* A CLOCK_MONOTONIC reading in milliseconds. */
@@ -130,7 +154,7 @@ refresh_mono_ms(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
 }
 
-/* refresh.c: the slots, the token bucket, the schedule and purge queues. */
+/* refresh.c: the slots, the token bucket, the schedule and purge queues, the backoff held in memory. */
 int	bucket_take(struct refresh *r, int kind);
 struct inflight *inflight_find(struct refresh *r, int kind, const uint8_t *key,
 	    size_t klen);
@@ -144,6 +168,9 @@ int	sched_apply(struct refresh *r);
 void	purge_add(struct refresh *r, int kind, const uint8_t *key, size_t klen);
 void	purge_claimed(struct refresh *r);
 void	start_claimed(struct refresh *r);
+int	backoff_holds(struct refresh *r, int kind, const uint8_t *key,
+    size_t klen, const struct cache_meta *m, time_t now, unsigned *failures,
+    int64_t *retry_at);
 
 /* refresh_due.c: the due turn (due_ev). */
 void	due_cb(evutil_socket_t fd, short what, void *arg);
@@ -175,5 +202,10 @@ int64_t	landing_at(const struct refresh *r, uint64_t fp);
 /* refresh_evict.c: a walk pass's eviction candidates. */
 void	evict_pass_begin(struct refresh *r);
 void	evict_pass_end(struct refresh *r);
+/* For a full map: one entry not in use evicted, of kind first. 0, or -1 when none is left. */
+int	refresh_evict_idle(struct refresh *r, enum cache_kind kind, time_t now);
+
+/* refresh_full.c: the full map's spell, said once an interval (at a pass's end). */
+void	full_tick(struct refresh *r, time_t now);
 
 #endif

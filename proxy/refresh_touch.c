@@ -103,6 +103,8 @@ landing_add(struct refresh *r, const struct cache_touch *t, size_t n)
 	}
 }
 
+static void	touches_unstored(struct refresh *, const char *, int);
+
 /* No state of the refresh: refresh_free's last batch lands after it. */
 static void
 touches_landed(const struct cache_writer_res *res, void *arg)
@@ -110,7 +112,7 @@ touches_landed(const struct cache_writer_res *res, void *arg)
 	struct refresh	*r = arg;	/* NULL: flushed stopped, perhaps freed since */
 
 	if (res->rc == -1)
-		log_err("refresh: recording hits: %s", res->err);
+		touches_unstored(r, res->err, res->map_full);
 	if (r == NULL)
 		return;
 	if (r->landing_batches > 0 && --r->landing_batches == 0 &&
@@ -120,6 +122,17 @@ touches_landed(const struct cache_writer_res *res, void *arg)
 	}
 	/* A batch's metas are random pages: few hits, let them go. */
 	release_soon(r);
+}
+
+/* A batch of hits the store did not take (r NULL: the refresh is stopped). */
+static void
+touches_unstored(struct refresh *r, const char *err, int map_full)
+{
+	if (r != NULL && map_full)
+		(void)refresh_map_full(r, 0, time(NULL), "refresh: recording "
+		    "hits: %s", err);
+	else
+		log_err("refresh: recording hits: %s", err);
 }
 
 /*
@@ -140,7 +153,8 @@ touches_write(struct refresh *r, const struct cache_touch *t, size_t n)
 		return;
 	}
 	if (cache_touch(r->cache, t, n) == -1)
-		log_err("refresh: recording hits: %s", cache_strerror(r->cache));
+		touches_unstored(r->stopped ? NULL : r,
+		    cache_strerror(r->cache), cache_map_full(r->cache));
 }
 
 void

@@ -34,6 +34,9 @@ static void
 walk_schedule(struct refresh *r, int kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m, time_t now)
 {
+	unsigned	failures;
+	int64_t		at;
+
 	if (!kind_refreshed(r, kind) || (m->flags & CACHE_F_NO_REFRESH) ||
 	    m->next_update <= now)
 		return;
@@ -46,7 +49,8 @@ walk_schedule(struct refresh *r, int kind, const uint8_t *key, size_t klen,
 		return;
 	}
 	if (m->next_refresh_at != 0 && m->next_refresh_at <= now &&
-	    inflight_find(r, kind, key, klen) == NULL)
+	    inflight_find(r, kind, key, klen) == NULL &&
+	    !backoff_holds(r, kind, key, klen, m, now, &failures, &at))
 		r->cur.backlog++;
 }
 
@@ -193,6 +197,7 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 	r->last = r->cur;
 	room_measure(r);
 	evict_pass_end(r);
+	full_tick(r, wa.now);
 	pass_ms = refresh_pause_ms(r);
 	tv.tv_sec = pass_ms / 1000;
 	tv.tv_usec = (pass_ms % 1000) * 1000;

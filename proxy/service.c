@@ -37,6 +37,11 @@
 #define NEG_SLOTS		1024	/* remembered answers (404/410, definitive) per service */
 #define NEG_MAX_BODY_BYTES	4096
 #define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
+/*
+ * A put the full map refused is made again after each round of room
+ * (refresh_map_full: a few entries not in use evicted), this many times.
+ */
+#define SVC_FULL_TRIES		8
 
 /*
  * A 404/410 about an object, or an unsigned answer about the request
@@ -69,6 +74,7 @@ struct svc {
 	time_t				 last_limited_log;
 	time_t				 last_capped_log;	/* max_entries */
 	time_t				 last_new_log;	/* new_entry_rate_per_s */
+	long				 max_entries;	/* config_max_entries: 0 none */
 };
 
 struct gen {
@@ -101,6 +107,9 @@ struct svc_job {
 	size_t		 headers_len;
 	struct schedule_conf sched;
 	time_t		 stored_at;
+	const uint8_t	*answer;	/* what was put: the held fetch's body */
+	size_t		 answer_len;
+	int		 full_tries;	/* puts made again for a full map */
 	struct fetch_outcome out;	/* what every waiter is told (fetch_set_outcome) */
 };
 
@@ -211,6 +220,8 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	s->gen = g;
 	s->ops = ops;
 	s->conf = c;
+	s->max_entries = config_max_entries(c, ops->kind, g->cache != NULL ?
+	    cache_map_bytes(g->cache) : g->cfg->map_size);
 	if (ops->trust_new != NULL &&
 	    (s->trust = ops->trust_new(g->cfg, err, errlen)) == NULL)
 		return -1;
@@ -535,7 +546,7 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 {
 	struct cache_meta	old;
 
-	if (s->conf->max_entries == 0 || cache_get_meta(s->gen->cache,
+	if (s->max_entries == 0 || cache_get_meta(s->gen->cache,
 	    s->ops->kind, c->key, c->klen, &old) != 0)
 		return 1;	/* no cap, a replacement, or the put will say */
 	if (refresh_make_room(s->gen->refresh, s->ops->kind) == 0)
@@ -547,7 +558,7 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 		    "entry may be evicted now (imported and not yet asked, "
 		    "asked since the last walk, or protected: asked again and "
 		    "within their share); the answer is passed on",
-		    s->ops->name, hex, s->conf->max_entries);
+		    s->ops->name, hex, s->max_entries);
 	}
 	return 0;
 }
@@ -579,10 +590,45 @@ kept_entry(struct svc_job *j, struct cache_meta *m)
 	return 0;
 }
 
+static int	store_landed(struct svc_job *, int, const char *, int);
+static cache_writer_done	put_landed;
+
+/*
+ * The put found the map full: refresh_map_full makes room (entries not
+ * in use evicted) and the put is made again, SVC_FULL_TRIES times at
+ * most. -1 when it is not (nothing could be evicted, or the tries are
+ * spent), else store_landed's result for the put made again.
+ */
+static int
+store_again(struct svc_job *j, const char *hex, const char *err)
+{
+	struct svc		*s = j->svc;
+	struct cache		*cache = s->gen->cache;
+	struct cache_body	 b = { 0 };
+	int			 put;
+
+	if (refresh_map_full(s->gen->refresh, s->ops->kind, time(NULL),
+	    "%s: %s: not stored: %s", s->ops->name, hex, err) == 0 ||
+	    ++j->full_tries > SVC_FULL_TRIES)
+		return -1;
+	b.request = j->call.keep;
+	b.request_len = j->call.keep_len;
+	b.response = j->answer;
+	b.response_len = j->answer_len;
+	b.headers = j->headers;
+	b.headers_len = j->headers_len;
+	if (j->storing)
+		return cache_writer_put(s->gen->writer, j->call.key,
+		    j->call.klen, &j->stored, &b, put_landed, j) == 0 ? 1 : -1;
+	put = cache_put(cache, j->call.key, j->call.klen, &j->stored, &b);
+	return store_landed(j, put, cache_strerror(cache),
+	    cache_map_full(cache));
+}
+
 /*
  * The put's result (on the loop, when it landed). 1 when a schedule
- * write for the newer stored entry went to the writer (kept_landed ends
- * the job), else 0.
+ * write for the newer stored entry, or the put made again once the full
+ * map had room, went to the writer (its callback ends the job), else 0.
  */
 static int
 store_landed(struct svc_job *j, int put, const char *err, int map_full)
@@ -592,14 +638,19 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 	struct cache_meta	 old;
 	char			 hex[17];
 	time_t			 now = j->stored_at;
+	int			 rv;
 
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
 	if (put == -1) {
+		/* Logged by refresh_map_full, once a spell. */
+		if (map_full && (rv = store_again(j, hex, err)) != -1)
+			return rv;
 		metrics.store_errors++;
 		j->out.map_full = map_full;
 		if (map_full)
 			metrics.store_map_full++;
-		log_err("%s: %s: not stored: %s", s->ops->name, hex, err);
+		else
+			log_err("%s: %s: not stored: %s", s->ops->name, hex, err);
 		return 0;
 	}
 	neg_forget(s, j->call.key, j->call.klen);
@@ -646,6 +697,7 @@ kept_landed(const struct cache_writer_res *res, void *arg)
 	fetch_release(j->held);		/* frees j */
 }
 
+/* The put, made on the writer (store, store_again). */
 static void
 put_landed(const struct cache_writer_res *res, void *arg)
 {
@@ -713,6 +765,8 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	j->stored = a->meta;
 	j->sched = sc;
 	j->stored_at = now;
+	j->answer = a->body;
+	j->answer_len = a->body_len;
 	if (s->gen->writer != NULL && cache_writer_put(s->gen->writer,
 	    j->call.key, j->call.klen, &a->meta, &b, put_landed, j) == 0) {
 		j->storing = 1;
@@ -1324,7 +1378,7 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 	const struct fetch_outcome *o = res->outcome;
 	char			 why[128];
 	const char		*w = NULL;
-	int			 ok;
+	int			 ok, full = 0;
 
 	/*
 	 * Success means an entry was stored (by this job or the one it
@@ -1346,12 +1400,14 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			    "?", o->note);
 			w = why;
 		} else if (cache_map_full(s->gen->cache) ||
-		    (o != NULL && o->map_full))
+		    (o != NULL && o->map_full)) {
 			w = "verified but not stored: map full (see above)";
-		else
+			full = 1;
+		} else
 			w = "the answer could not be verified (see above)";
 	}
-	rw->done(s->gen->refresh, ok, w, rw->done_arg);
+	rw->done(s->gen->refresh, ok ? REFRESH_OK : full ? REFRESH_MAP_FULL :
+	    REFRESH_FAILED, w, rw->done_arg);
 	gen_unref(s->gen);
 	free(rw);
 }
@@ -1401,6 +1457,32 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	return 0;
 }
 
+/*
+ * The entry caps in effect, logged at start and at each reload: the ones
+ * not set are derived from the map's size (config_max_entries).
+ */
+static void
+gen_log_caps(struct gen *g)
+{
+	char	line[256];
+	size_t	i, off = 0;
+	int	n;
+
+	line[0] = '\0';
+	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
+		n = snprintf(line + off, sizeof(line) - off, "%s%s %ld%s",
+		    off > 0 ? ", " : "", g->svcs[i].ops->name,
+		    g->svcs[i].max_entries, g->svcs[i].conf->max_entries ==
+		    CONFIG_MAX_ENTRIES_AUTO ? "" : " (set)");
+		if (n < 0 || (size_t)n >= sizeof(line) - off)
+			break;
+		off += (size_t)n;
+	}
+	log_info("store: max_entries %s; those not set are what the map of "
+	    "%zu MiB holds (stapled.conf(5))", line, (g->cache != NULL ?
+	    cache_map_bytes(g->cache) : g->cfg->map_size) >> 20);
+}
+
 void
 gen_install_refresh(struct gen *g)
 {
@@ -1419,10 +1501,11 @@ gen_install_refresh(struct gen *g)
 		kc.rate_limit_per_s = c->rate_limit_per_s;
 		/* half the service's transfers at most: clients keep the rest */
 		kc.max_inflight = (size_t)(c->max_upstream_inflight + 1) / 2;
-		kc.max_entries = (size_t)c->max_entries;
+		kc.max_entries = (size_t)g->svcs[i].max_entries;
 		kc.start = svc_refresh_start;
 		kc.arg = &g->svcs[i];
 		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);
 	}
 	refresh_set_map_cap(g->refresh, gen_config(g)->map_resident_max);
+	gen_log_caps(g);
 }

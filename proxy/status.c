@@ -43,6 +43,10 @@ status_summarize(struct status_summary *s, const struct refresh_stats *rs,
 	s->max_conns = metrics.http_max_conns;
 	s->admin_conns = metrics.http_admin_conns;
 	s->store_held = metrics.store_read_only;
+	s->full_s = rs->full_since != 0 ? (int64_t)now - rs->full_since : -1;
+	s->full_last_s = (int64_t)now - rs->full_last;
+	s->full_refused = rs->full_refused;
+	s->full_evicted = rs->full_evicted;
 }
 
 /* "5h03m", "42s", "none" (no valid entry). */
@@ -94,6 +98,13 @@ status_detail(const struct status_summary *s, struct evbuffer *b)
 		    s->valid_left_s);
 	else
 		evbuffer_add_printf(b, "entries: unknown (store not yet walked)\n");
+	if (s->full_s >= 0)
+		evbuffer_add_printf(b, "store: map full for %" PRId64 " s (the "
+		    "last write refused %" PRId64 " s ago): %lu write(s) refused, "
+		    "%lu entr%s not in use evicted to make room; stored entries "
+		    "are served, new answers may not be stored\n", s->full_s,
+		    s->full_last_s, s->full_refused, s->full_evicted,
+		    s->full_evicted == 1 ? "y" : "ies");
 	for (i = 0; i < s->nsvc; i++)
 		evbuffer_add_printf(b, "service %s: %zu/%zu upstreams up%s\n",
 		    s->svc[i].service, s->svc[i].up, s->svc[i].total,

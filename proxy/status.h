@@ -27,6 +27,10 @@ struct status_summary {
 	unsigned long	conns, max_conns;	/* open on them, and their budget */
 	unsigned long	admin_conns;	/* open on the admin listeners */
 	int		store_held;	/* why the store takes no writes (enum cache_cause); 0 none */
+	/* A spell of full map: for how long, writes refused, entries evicted; full_s -1 none. */
+	int64_t		full_s;
+	int64_t		full_last_s;	/* since its latest refused write */
+	unsigned long	full_refused, full_evicted;
 };
 
 /*
@@ -41,7 +45,8 @@ void	status_line(const struct status_summary *, char *buf, size_t len);
 /*
  * The /readyz detail: one "name: value" line per figure, appended to b.
  * Saturated public listeners are named, and do not make it not ready;
- * nor does a store that takes no writes (named, with why).
+ * nor does a store that takes no writes (named, with why), nor a full
+ * map (every stored entry is still served).
  */
 void	status_detail(const struct status_summary *, struct evbuffer *b);
 

@@ -150,6 +150,26 @@ status_damaged(const struct ctl *ctl, json_t *list)
 	closedir(d);
 }
 
+/* The daemon's spell of full map, as it last recorded it (null: none). */
+static void
+status_map_full(struct ctl *ctl, json_t *full)
+{
+	char	t[32], d[32];
+
+	if (!json_is_object(full))
+		return;
+	bundle_time_str(t, json_integer_value(json_object_get(full, "since")));
+	ctl_fmt_duration(d, sizeof(d), (long)(ctl->now -
+	    json_integer_value(json_object_get(full, "last_refused"))));
+	printf("store      MAP FULL since %s (last write refused %s ago): %lld "
+	    "write(s) refused, %lld entr%s not in use evicted; raise "
+	    "map_size_mb\n", t, d,
+	    (long long)json_integer_value(json_object_get(full, "refused")),
+	    (long long)json_integer_value(json_object_get(full, "evicted")),
+	    json_integer_value(json_object_get(full, "evicted")) == 1 ? "y" :
+	    "ies");
+}
+
 static void
 status_text(struct ctl *ctl, const struct cache_stat *st,
     const struct kind_stat *ks, size_t pool, json_t *daemon)
@@ -199,6 +219,7 @@ status_text(struct ctl *ctl, const struct cache_stat *st,
 	    "recorded")) > DAEMON_STALE_S ? " STALE: is stapled running?" : "",
 	    (long long)json_integer_value(json_object_get(daemon,
 	    "refresh_backlog")));
+	status_map_full(ctl, json_object_get(daemon, "map_full"));
 	json_object_foreach(json_object_get(daemon, "upstreams"), name, svc) {
 		json_array_foreach(svc, i, u) {
 			v = json_object_get(u, "last_failure");

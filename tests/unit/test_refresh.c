@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <event2/event.h>
@@ -18,6 +19,7 @@
 #include "cache/store.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh.h"
+#include "proxy/refresh_int.h"	/* full_tick, REFRESH_FULL_LOG_S */
 
 #include "refresh_fixture.h"
 #include "store_fixture.h"
@@ -99,6 +101,16 @@ put(struct fx *f, uint8_t kind, int i, int64_t tu, int64_t at,
     int64_t served_at, unsigned failures)
 {
 	put_used(f, kind, i, tu, at, served_at, failures, 0, 0);
+}
+
+static int
+stored(struct fx *f, uint8_t kind, int i)
+{
+	struct cache_meta	m;
+	uint8_t			key[CACHE_KEY_MAX_BYTES];
+
+	return cache_get_meta(f->sf->c, kind, key, store_key(key, (unsigned)i),
+	    &m) == 1;
 }
 
 static struct cache_meta
@@ -428,6 +440,96 @@ test_backoff(void **state)
 	assert_int_equal(m.next_update, now - 60 + 3600);
 }
 
+/*
+ * A store that takes no write (here its lock.mdb replaced: every write is
+ * refused before it begins): the failed refresh's backoff is held in
+ * memory, and the entry, still due in the store, is not asked again.
+ */
+static void
+test_backoff_unstored(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct cache_meta	 m;
+	struct refresh_stats	 st;
+	char			 lock[sizeof(f->sf->dir) + 16];
+	unsigned long		 failed = metrics.refresh_failed;
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now - 5, 0, 2);
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	f->mode = FAKE_FAIL;
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", f->sf->dir);
+	assert_int_equal(unlink(lock), 0);
+	refresh_start(f->r);
+	/* Without it the entry started again at every turn. */
+	spin_for(f, 300);
+	assert_int_equal(f->nstarts, 1);
+	assert_int_equal(metrics.refresh_failed, failed + 1);
+	m = meta(f, CACHE_KIND_OCSP, 1);
+	assert_int_equal(m.refresh_failures, 2);	/* not written */
+	assert_int_equal(m.next_refresh_at, now - 5);
+	/* Held back, it is not in the backlog either. */
+	refresh_stats(f->r, &st);
+	assert_true(st.complete);
+	assert_int_equal(st.backlog, 0);
+	assert_int_equal(st.inflight, 0);
+}
+
+/*
+ * A full map makes room: refresh_map_full evicts entries not in use (not
+ * asked within idle_expire_s, or past nextUpdate), never one in use or
+ * one imported and not asked since; the spell is counted and shown, and
+ * ends once no write was refused for an interval.
+ */
+static void
+test_full_evicts_idle(void **state)
+{
+	struct fx		*f = *state;
+	time_t			 now = time(NULL);
+	struct refresh_stats	 st;
+	unsigned long		 ev = metrics.full_evictions[CACHE_KIND_OCSP];
+	unsigned long		 writes = metrics.store_map_full_writes;
+	int			 k, n, total = 0;
+
+	for (k = 1; k <= 6; k++)	/* idle: asked two hours ago */
+		put(f, CACHE_KIND_OCSP, k, now - 60, now + 600, now - 7200, 0);
+	put(f, CACHE_KIND_OCSP, 7, now - 7200, now + 600, now - 60, 0);	/* expired */
+	put(f, CACHE_KIND_OCSP, 8, now - 60, now + 600, now - 60, 0);	/* in use */
+	put(f, CACHE_KIND_OCSP, 9, now - 60, now + 600, now - 30, 0);	/* in use */
+	put_used(f, CACHE_KIND_OCSP, 10, now - 60, now + 600, 0, 0, 0, CACHE_F_IMPORTED);	/* imported, not asked */
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, 3600);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);	/* a pass: the candidates */
+	refresh_stats(f->r, &st);
+	assert_true(st.complete);
+	assert_int_equal(st.full_since, 0);
+	while ((n = refresh_map_full(f->r, CACHE_KIND_OCSP, now,
+	    "test: %s", "map full")) > 0) {
+		assert_true(n <= 4);
+		total += n;
+	}
+	assert_int_equal(total, 7);
+	for (k = 1; k <= 7; k++)
+		assert_false(stored(f, CACHE_KIND_OCSP, k));
+	for (k = 8; k <= 10; k++)
+		assert_true(stored(f, CACHE_KIND_OCSP, k));
+	assert_int_equal(metrics.full_evictions[CACHE_KIND_OCSP], ev + 7);
+	assert_int_equal(metrics.store_map_full_writes, writes + 3);
+	assert_int_equal(metrics.store_map_full_now, 1);
+	refresh_stats(f->r, &st);
+	assert_int_equal(st.full_since, now);
+	assert_int_equal(st.full_refused, 3);
+	assert_int_equal(st.full_evicted, 7);
+	/* Within the interval the spell goes on; after it, it is over. */
+	full_tick(f->r, now + REFRESH_FULL_LOG_S - 1);
+	assert_int_equal(metrics.store_map_full_now, 1);
+	full_tick(f->r, now + REFRESH_FULL_LOG_S);
+	assert_int_equal(metrics.store_map_full_now, 0);
+	refresh_stats(f->r, &st);
+	assert_int_equal(st.full_since, 0);
+}
+
 /* A refresh that cannot start backs off like one that failed, and frees its slot. */
 static void
 test_refused_start(void **state)
@@ -737,6 +839,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_unstored, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_full_evicts_idle, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_import_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_counts, setup, teardown),

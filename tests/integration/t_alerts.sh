@@ -276,9 +276,27 @@ tests:
             exp_annotations:
               summary: "stapled m1: the store takes no writes"
               description: "For 15 minutes the store has been served read-only: nothing is refreshed or stored, and entries expire at their nextUpdate. /readyz and the log say why; a read-only file system or data.mdb that cannot be written needs a reload (staplectl reload) once mended."
+  # The map full at m1 for 15 minutes, at m2 for 5: only m1 warns.
+  - interval: 1m
+    input_series:
+      - series: 'stapled_store_map_full{instance="m1",job="stapled"}'
+        values: '0 1x20'
+      - series: 'stapled_store_map_full{instance="m2",job="stapled"}'
+        values: '0 1x5 0x15'
+    alert_rule_test:
+      - eval_time: 8m
+        alertname: StapledStoreMapFull
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: StapledStoreMapFull
+        exp_alerts:
+          - exp_labels: { severity: warning, instance: m1, job: stapled }
+            exp_annotations:
+              summary: "stapled m1: the store's map is full"
+              description: "The map has refused writes for 10 minutes. Entries not in use are evicted to make room (stapled_store_full_evictions_total); a refresh that still finds no room backs off, and the entry it would renew expires at its nextUpdate. Raise map_size_mb, or lower max_entries."
 YML
 promtool test rules "$T/alerts.test.yml" >"$T/promtool-test.out" 2>&1
-check "promtool test rules: expiring, nothing servable, import late, all upstreams down (not air-gapped), verification, store errors, store nearly full, reload refused, store read-only" \
+check "promtool test rules: expiring, nothing servable, import late, all upstreams down (not air-gapped), verification, store errors, store nearly full, map full, reload refused, store read-only" \
     [ $? -eq 0 ]
 grep -q 'SUCCESS' "$T/promtool-test.out" || sed 's/^/#   /' "$T/promtool-test.out"
 

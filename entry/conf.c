@@ -40,6 +40,16 @@ section(struct config *cfg, int svc)
 	return (struct config_service *)((char *)cfg + svc_off[svc]);
 }
 
+const struct config_upstream_tls *
+config_upstream_tls(const struct config *cfg, enum cache_kind svc)
+{
+	const struct config_service	*s;
+
+	if ((s = config_service(cfg, svc)) == NULL)
+		return NULL;
+	return s->upstream_tls.given ? &s->upstream_tls : &cfg->upstream_tls;
+}
+
 long
 config_retention_s(const struct config_service *s)
 {
@@ -132,6 +142,15 @@ upstreams_free(struct config_upstream *u, size_t n)
 }
 
 static void
+upstream_tls_free(struct config_upstream_tls *t)
+{
+	free(t->ca_file);
+	free(t->cert_file);
+	free(t->key_file);
+	memset(t, 0, sizeof(*t));
+}
+
+static void
 service_free(struct config_service *s)
 {
 	upstreams_free(s->upstreams, s->nupstreams);
@@ -139,6 +158,7 @@ service_free(struct config_service *s)
 	strlist_free(s->intermediates, s->nintermediates);
 	strlist_free(s->paths, s->npaths);
 	free(s->api_key_file);
+	upstream_tls_free(&s->upstream_tls);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -153,6 +173,7 @@ config_free(struct config *cfg)
 	listen_replace(cfg, NULL, NULL, 0);
 	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
+	upstream_tls_free(&cfg->upstream_tls);
 	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
 		service_free(section(cfg, svc));
 	memset(cfg, 0, sizeof(*cfg));

@@ -70,6 +70,18 @@ struct config_upstream {
 	int	 verify_nonce;	/* default 1 */
 };
 
+/*
+ * How upstreams are reached over https: "upstream_tls" at the top level,
+ * or in a service's section, which then replaces the top level's whole
+ * (stapled.conf(5)). Used by stapled's fetches and staplectl's alike.
+ */
+struct config_upstream_tls {
+	char	*ca_file;	/* PEM: the CAs that verify upstreams; NULL: the system's store */
+	char	*cert_file;	/* PEM: a client certificate, then its chain; NULL: none */
+	char	*key_file;	/* PEM: its private key; set with cert_file only */
+	int	 given;		/* written in this section */
+};
+
 struct config_refresh {
 	double	fraction;	/* 0.5: refresh at 50 % of thisUpdate..nextUpdate */
 	double	jitter;		/* 0.1: +-10 % of the interval */
@@ -107,6 +119,7 @@ struct config_service {
 	long			 client_ipv6_prefix;	/* its clients: 64 */
 	double			 new_entry_rate_per_s;	/* 100; 0 off */
 	long			 max_entries;	/* CONFIG_MAX_ENTRIES_AUTO: config_max_entries; 0 no cap */
+	struct config_upstream_tls upstream_tls; /* given: instead of the top level's */
 };
 
 /* A TLS listener's files: a "listen" object's "tls" (stapled.conf(5)). */
@@ -138,6 +151,7 @@ struct config {
 	char			**trusted_proxies;	/* "ADDR" or "ADDR/PREFIX" */
 	size_t			 ntrusted_proxies;
 	double			 access_log_sample;	/* share of answers logged: 0 (off) .. 1 */
+	struct config_upstream_tls upstream_tls;	/* every service's, unless its own is given */
 	struct config_service	 ocsp;
 	struct config_service	 rim;
 	struct config_service	 pccs;
@@ -198,6 +212,23 @@ int	config_parse_cidr(const char *s, struct config_cidr *out);
 /* The section of one service (borrowed from cfg); NULL for a bad id. */
 const struct config_service *config_service(const struct config *,
 	    enum cache_kind);
+/*
+ * The upstream TLS files of service svc: its section's upstream_tls when
+ * given, else the top level's. Borrowed from cfg; NULL for a bad id.
+ */
+const struct config_upstream_tls *config_upstream_tls(const struct config *,
+	    enum cache_kind svc);
+/*
+ * Every upstream_tls of cfg read from its files, as a transfer would use
+ * them: each ca_file holds at least one PEM certificate, each cert_file
+ * a PEM certificate, each key_file a PEM private key (not encrypted) that
+ * is that certificate's. stapled's start, -n and reload and staplectl's
+ * fetch and prefetch call it. 0, or -1 with err naming the section, the
+ * key and the file ("ocsp.upstream_tls.key_file /etc/x.pem: No such file
+ * or directory").
+ */
+int	config_upstream_tls_check(const struct config *, char *err,
+	    size_t errlen);
 /* How long a RIM is kept: rim.retention_s, its 0 meaning the default. */
 long	config_retention_s(const struct config_service *);
 /*

@@ -111,8 +111,23 @@ _Static_assert(CFG_NSECTIONS == 5, "DEF_ALL names one value per section");
 
 static cfg_after_fn	refresh_after;
 static cfg_after_fn	tls_after;
+static cfg_after_fn	upstream_tls_after;
 
 #define KEYS(k)		(k), sizeof(k) / sizeof((k)[0])
+
+/* "upstream_tls", at the top level and in a service alike. */
+#define UT(f)	offsetof(struct config_upstream_tls, f)
+static const struct cfg_key upstream_tls_keys[] = {
+	{ "ca_file", CFG_T_STR, CFG_IN(CFG_ROOT) | CFG_SERVICES,
+	    .off = UT(ca_file) },
+	{ "cert_file", CFG_T_STR, CFG_IN(CFG_ROOT) | CFG_SERVICES,
+	    .off = UT(cert_file) },
+	{ "key_file", CFG_T_STR, CFG_IN(CFG_ROOT) | CFG_SERVICES,
+	    .off = UT(key_file) },
+};
+static const struct cfg_table upstream_tls_table = {
+	KEYS(upstream_tls_keys), upstream_tls_after
+};
 
 static const struct cfg_key root_keys[] = {
 	{ "listen", CFG_T_LISTEN, CFG_IN(CFG_ROOT), offsetof(struct config, listen),
@@ -175,6 +190,9 @@ static const struct cfg_key root_keys[] = {
 	/* a sampled access log line per answer (proxy/access_log.c); 0: off */
 	{ "access_log_sample", CFG_T_DOUBLE, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, access_log_sample), .dmin = 0, .dmax = 1 },
+	/* every service's, unless its section has its own */
+	{ "upstream_tls", CFG_T_OBJECT, CFG_IN(CFG_ROOT),
+	    offsetof(struct config, upstream_tls), .sub = &upstream_tls_table },
 };
 
 #define RF(f)	offsetof(struct config_refresh, f)
@@ -293,6 +311,9 @@ static const struct cfg_key service_keys[] = {
 	{ "max_entries", CFG_T_LONG, CFG_SERVICES, SF(max_entries), .lmin = 0,
 	    .lmax = CONFIG_MAX_MAX_ENTRIES,
 	    .def_l = DEF_ALL(CONFIG_MAX_ENTRIES_AUTO) },
+	/* replaces the top level's whole: {} is the system's store, no client certificate */
+	{ "upstream_tls", CFG_T_OBJECT, CFG_SERVICES, SF(upstream_tls),
+	    .sub = &upstream_tls_table },
 };
 const struct cfg_table service_table = { KEYS(service_keys), NULL };
 const struct cfg_table root_table = { KEYS(root_keys), NULL };
@@ -414,6 +435,26 @@ tls_after(struct ld *ld, json_t *obj, void *base)
 		return ld_error(ld, AT_VALUE, "missing key \"cert\"");
 	if (f->key == NULL)
 		return ld_error(ld, AT_VALUE, "missing key \"key\"");
+	return 0;
+}
+
+/*
+ * upstream_tls: a client certificate comes with its key, and the object
+ * is noted as given, so that a service's replaces the top level's.
+ */
+static int
+upstream_tls_after(struct ld *ld, json_t *obj, void *base)
+{
+	struct config_upstream_tls	*t = base;
+
+	(void)obj;
+	if (t->cert_file != NULL && t->key_file == NULL)
+		return ld_error(ld, AT_VALUE, "missing key \"key_file\" "
+		    "(cert_file's private key)");
+	if (t->key_file != NULL && t->cert_file == NULL)
+		return ld_error(ld, AT_VALUE, "missing key \"cert_file\" "
+		    "(key_file's certificate)");
+	t->given = 1;
 	return 0;
 }
 

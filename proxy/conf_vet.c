@@ -18,7 +18,9 @@ conf_vet(const struct daemon *d, struct config *cfg, int listen_default,
 	struct gen	*g;
 
 	if (listen_vet(cfg, listen_default, d->passed, d->npassed, err,
-	    errlen) == -1 || tls_servers_new(tls, cfg, err, errlen) == -1) {
+	    errlen) == -1 ||
+	    config_upstream_tls_check(cfg, err, errlen) == -1 ||
+	    tls_servers_new(tls, cfg, err, errlen) == -1) {
 		config_free(cfg);
 		free(cfg);
 		return NULL;

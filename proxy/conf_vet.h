@@ -14,8 +14,9 @@ struct tls_server;
  * Everything a configuration must pass before it is used, so that a
  * reload and stapled -n accept exactly what a start does. load_config
  * checked the values; here: every listener can listen beside the others
- * and the sockets passed to d (listen_vet), every TLS listener's files
- * load (into tls[CONFIG_MAX_LISTEN], which must be all NULL, by index in
+ * and the sockets passed to d (listen_vet), the upstream TLS files load
+ * and each client key matches its certificate (config_upstream_tls_check),
+ * every TLS listener's files load (into tls[CONFIG_MAX_LISTEN], which must be all NULL, by index in
  * cfg->listen), and the generation is made: the trust anchors and
  * intermediates, the keys, trusted_proxies (gen_new, with d's fetch
  * context, store, threads and refresher, all NULL for stapled -n).

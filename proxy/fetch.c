@@ -42,6 +42,9 @@ pool_unref(struct fetch_pool *pool)
 		stats_unref(pool->ups[i].st);
 	}
 	free(pool->ups);
+	free(pool->ca_file);
+	free(pool->cert_file);
+	free(pool->key_file);
 	free(pool->paces);
 	loop_event_free(pool->slot_ev);
 	free(pool->service);
@@ -503,6 +506,20 @@ fetch_ctx_inflight(const struct fetch_ctx *ctx)
 	return ctx != NULL ? ctx->njobs : 0;
 }
 
+/* The conf's upstream TLS files into pool's own copies; 0, or -1 out of memory. */
+static int
+pool_tls_copy(struct fetch_pool *pool, const struct fetch_pool_conf *conf)
+{
+	if ((conf->ca_file != NULL &&
+	    (pool->ca_file = strdup(conf->ca_file)) == NULL) ||
+	    (conf->cert_file != NULL &&
+	    (pool->cert_file = strdup(conf->cert_file)) == NULL) ||
+	    (conf->key_file != NULL &&
+	    (pool->key_file = strdup(conf->key_file)) == NULL))
+		return -1;
+	return 0;
+}
+
 struct fetch_pool *
 fetch_pool_new(struct fetch_ctx *ctx, const char *service,
     const struct fetch_upstream_conf *ups, size_t n,
@@ -546,6 +563,8 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 		pool->conf.pacing_ms = conf->pacing_ms > 0 ? conf->pacing_ms : 0;
 		pool->conf.max_inflight = conf->max_inflight;
 		pool->conf.max_response_bytes = conf->max_response_bytes;
+		if (pool_tls_copy(pool, conf) == -1)
+			goto fail;
 	}
 	if (pool->conf.max_response_bytes == 0)
 		pool->conf.max_response_bytes = FETCH_MAX_RESPONSE_BYTES;

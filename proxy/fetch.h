@@ -36,6 +36,10 @@ struct fetch_pool_conf {
 	int		 pacing_ms;	/* one identical request per upstream per this; 0 off */
 	size_t		 max_inflight;	/* concurrent transfers; beyond it jobs queue; 0: no cap */
 	size_t		 max_response_bytes; /* 0: FETCH_MAX_RESPONSE_BYTES */
+	/* https upstreams (config_upstream_tls); copied by fetch_pool_new */
+	const char	*ca_file;	/* PEM CAs instead of the system's store; NULL: curl's default */
+	const char	*cert_file;	/* PEM client certificate, or NULL */
+	const char	*key_file;	/* its key (with cert_file) */
 };
 
 /*

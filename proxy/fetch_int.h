@@ -141,7 +141,9 @@ struct fetch_pool {
 	char			*service;
 	struct fetch_upstream	*ups;
 	size_t			 nups;
-	struct fetch_pool_conf	 conf;
+	struct fetch_pool_conf	 conf;		/* its TLS files NULL: see below */
+	char			*ca_file;	/* owned copies of the conf's, or NULL */
+	char			*cert_file, *key_file;
 	unsigned		 refs;		/* the owner's, plus one per job */
 	unsigned		 rotor;
 	struct fetch_pace	*paces;		/* FETCH_PACE_SLOTS when pacing */

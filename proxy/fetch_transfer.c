@@ -162,6 +162,39 @@ add_header(const struct fetch_curl *cu, struct curl_slist **list,
 	}								\
 } while (0)
 
+/*
+ * The pool's upstream TLS files on an easy handle (CURLOPT_CAINFO,
+ * CURLOPT_SSLCERT, CURLOPT_SSLKEY); nothing when it has none, and curl
+ * verifies against its default store. 0, or -1 after logging.
+ */
+static int
+attempt_tls(const struct fetch_pool *pool, const struct fetch_curl *cu,
+    CURL *e)
+{
+	int	rv = -1;
+
+	if (pool->ca_file != NULL) {
+		EASY_SET(CURLOPT_CAINFO, pool->ca_file);
+		/* Instead of the system's store, not beside it: a libcurl built with a CA directory (Debian's) reads that too. */
+		EASY_SET(CURLOPT_CAPATH, (char *)NULL);
+#if LIBCURL_VERSION_NUM >= 0x075700
+		/*
+		 * curl keeps a CA file's store for 24 h, known by the file's
+		 * name: read it at each new connection instead, so that a CA
+		 * file replaced in place counts from the next one.
+		 */
+		EASY_SET(CURLOPT_CA_CACHE_TIMEOUT, 0L);
+#endif
+	}
+	if (pool->cert_file != NULL) {
+		EASY_SET(CURLOPT_SSLCERT, pool->cert_file);
+		EASY_SET(CURLOPT_SSLKEY, pool->key_file);
+	}
+	rv = 0;
+ out:
+	return rv;
+}
+
 int
 attempt_start(struct fetch_job *job, size_t idx)
 {
@@ -214,6 +247,8 @@ attempt_start(struct fetch_job *job, size_t idx)
 	EASY_SET(CURLOPT_REDIR_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+	if (attempt_tls(pool, cu, e) == -1)
+		goto out;
 	EASY_SET(CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)pool->conf.connect_timeout_ms);
 	EASY_SET(CURLOPT_TIMEOUT_MS, (long)pool->conf.timeout_ms);
@@ -299,6 +334,9 @@ curl_err(CURLcode code, const struct fetch_attempt *a)
 	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
 	case CURLE_SSL_INVALIDCERTSTATUS:
 	case CURLE_USE_SSL_FAILED:
+#if LIBCURL_VERSION_NUM >= 0x074d00
+	case CURLE_SSL_CLIENTCERT:	/* TLS 1.3: the upstream wants a client certificate */
+#endif
 		return FETCH_ERR_TLS;
 	case CURLE_OPERATION_TIMEDOUT:
 		return FETCH_ERR_TIMEOUT;

@@ -213,6 +213,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
     const struct config_service *c, struct fetch_ctx *fctx, char *err,
     size_t errlen)
 {
+	const struct config_upstream_tls *tls;
 	struct fetch_upstream_conf	*ups;
 	struct fetch_pool_conf		 pc;
 	size_t				 i;
@@ -256,6 +257,10 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	/* RIM envelopes up to RIM_MAX_JSON_BYTES; every other kind 1 MiB */
 	if (ops->kind == CACHE_KIND_RIM)
 		pc.max_response_bytes = RIM_MAX_JSON_BYTES;
+	tls = config_upstream_tls(g->cfg, ops->kind);
+	pc.ca_file = tls->ca_file;
+	pc.cert_file = tls->cert_file;
+	pc.key_file = tls->key_file;
 	s->pool = fetch_pool_new(fctx, ops->name, ups, c->nupstreams, &pc);
 	free(ups);
 	if (s->pool == NULL) {

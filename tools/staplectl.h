@@ -238,7 +238,9 @@ int	ctl_manifest_collateral(struct ctl *, struct json_t *root,
 /*
  * staplectl's one HTTP client: no redirects, http and https only, body
  * and headers capped, connect 5 s, total 30 s. `post` NULL means GET;
- * a POST is an OCSP request. On a 200 returns 0 with the body and the raw
+ * a POST is an OCSP request. tls: the service's upstream TLS files
+ * (config_upstream_tls), as stapled's fetches use them. On a 200
+ * returns 0 with the body and the raw
  * header lines of the answer in r (free with ctl_http_free), else -1,
  * err says why and r holds only r->transient.
  */
@@ -255,8 +257,9 @@ struct ctl_http {
 	 */
 	int	 transient;
 };
-int	ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
-	    const char *accept, struct ctl_http *r, char *err, size_t errlen);
+int	ctl_http_do(const char *url, const struct config_upstream_tls *tls,
+	    const uint8_t *post, size_t postlen, const char *accept,
+	    struct ctl_http *r, char *err, size_t errlen);
 void	ctl_http_free(struct ctl_http *);
 
 /*

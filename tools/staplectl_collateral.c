@@ -371,7 +371,8 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 		else
 			snprintf(url, sizeof(url), "%s%s", base, path);
 		free(base);
-		if (ctl_http_do(url, NULL, 0, NULL, &r, err, sizeof(err)) == -1) {
+		if (ctl_http_do(url, config_upstream_tls(&ctl->conf, kind),
+		    NULL, 0, NULL, &r, err, sizeof(err)) == -1) {
 			ctl_warnx("fetch: %s", err);
 			continue;
 		}

@@ -73,14 +73,16 @@ sleep_ms(long ms)
  * -1: transient failures outlasted the retries. err says why.
  */
 static int
-fetch_try(const char *url, const uint8_t *post, size_t postlen,
-    const char *accept, struct ctl_http *b, char *err, size_t errlen)
+fetch_try(const char *url, const struct config_upstream_tls *tls,
+    const uint8_t *post, size_t postlen, const char *accept,
+    struct ctl_http *b, char *err, size_t errlen)
 {
 	long	delay = FETCH_BACKOFF_MS;
 	int	attempt;
 
 	for (attempt = 0;; attempt++) {
-		if (ctl_http_do(url, post, postlen, accept, b, err, errlen) == 0)
+		if (ctl_http_do(url, tls, post, postlen, accept, b, err,
+		    errlen) == 0)
 			return 0;
 		if (!b->transient)
 			return 1;
@@ -168,7 +170,8 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		    us->streak >= FETCH_DOWN_AFTER)
 			continue;
 		fetch_url(url, sizeof(url), ups[i], kind, key, klen);
-		r = fetch_try(url, kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
+		r = fetch_try(url, config_upstream_tls(&ctl->conf, kind),
+		    kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
 		    kind == CACHE_KIND_OCSP ? "application/ocsp-response" :
 		    "application/json", &b, err, sizeof(err));
 		if (us != NULL)
@@ -562,15 +565,22 @@ fetch_run_free(struct fetch_run *r)
  * The run's fetches between curl's global init and cleanup: m's OCSP and
  * RIM entries (fetch_all; ocsp, the manifest's OCSP part or NULL), then the
  * collateral coll names (cname in messages), all gathered into r->h. CTL_OK
- * or the first failure's code; the progress line is left to the caller.
+ * or the first failure's code (CTL_USAGE, said, when the configuration's
+ * upstream TLS files do not load); the progress line is left to the caller.
  */
 static int
 fetch_run(struct ctl *ctl, struct fetch_run *r, struct evidence_manifest *m,
     json_t *ocsp, unsigned hashes, json_t *coll, const char *cname,
     const char *what)
 {
+	char	err[1024];
 	int	rv;
 
+	/* As stapled -n checks them: before anything is asked. */
+	if (config_upstream_tls_check(&ctl->conf, err, sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
+		return CTL_USAGE;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rv = fetch_all(ctl, &r->t, m, ocsp, hashes, r->u.ocsp, r->u.nocsp,
 	    r->u.rim, r->u.nrim, &r->h, what);

@@ -83,9 +83,31 @@ curl_transient(CURLcode rc)
 	}
 }
 
+/*
+ * The upstream TLS files (CURLOPT_CAINFO, CURLOPT_SSLCERT, CURLOPT_SSLKEY),
+ * as stapled's transfers set them; NULL: curl's default store, no
+ * client certificate.
+ */
+static void
+http_tls(CURL *c, const struct config_upstream_tls *tls)
+{
+	if (tls == NULL)
+		return;
+	if (tls->ca_file != NULL) {
+		curl_easy_setopt(c, CURLOPT_CAINFO, tls->ca_file);
+		/* instead of the system's store, not beside it */
+		curl_easy_setopt(c, CURLOPT_CAPATH, (char *)NULL);
+	}
+	if (tls->cert_file != NULL) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, tls->cert_file);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, tls->key_file);
+	}
+}
+
 int
-ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
-    const char *accept, struct ctl_http *r, char *err, size_t errlen)
+ctl_http_do(const char *url, const struct config_upstream_tls *tls,
+    const uint8_t *post, size_t postlen, const char *accept,
+    struct ctl_http *r, char *err, size_t errlen)
 {
 	struct curl_slist	*h = NULL;
 	char			 line[128];
@@ -109,6 +131,7 @@ ctl_http_do(const char *url, const uint8_t *post, size_t postlen,
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, GENERATOR);
+	http_tls(c, tls);
 	if (post != NULL) {
 		h = curl_slist_append(h, "Content-Type: application/ocsp-request");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);

@@ -1098,6 +1098,86 @@ test_listen_tls(void **state)
 	    NAME ":1:36: listen[0].tls: must be an object");
 }
 
+/* upstream_tls: the top level's for every service, unless a section gives its own, whole. */
+static void
+test_upstream_tls(void **state)
+{
+	struct config				 cfg;
+	const struct config_upstream_tls	*t;
+
+	(void)state;
+	config_defaults(&cfg);
+	t = config_upstream_tls(&cfg, CACHE_KIND_OCSP);
+	assert_null(t->ca_file);
+	assert_null(t->cert_file);
+	assert_null(t->key_file);
+	config_free(&cfg);
+
+	assert_int_equal(load(&cfg, "{\"upstream_tls\": {\"ca_file\": \"ca.pem\", "
+	    "\"cert_file\": \"c.pem\", \"key_file\": \"k.pem\"}, "
+	    "\"amd_kds\": {\"upstream_tls\": {}}, "
+	    "\"pccs\": {\"upstream_tls\": {\"ca_file\": \"intel.pem\"}}}"), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	t = config_upstream_tls(&cfg, CACHE_KIND_OCSP);
+	assert_string_equal(t->ca_file, "ca.pem");
+	assert_string_equal(t->cert_file, "c.pem");
+	assert_string_equal(t->key_file, "k.pem");
+	assert_ptr_equal(config_upstream_tls(&cfg, CACHE_KIND_RIM), t);
+	/* {}: the system's store and no client certificate, not the top level's. */
+	t = config_upstream_tls(&cfg, CACHE_KIND_KDS);
+	assert_null(t->ca_file);
+	assert_null(t->cert_file);
+	/* A section's replaces the top level's whole: no client certificate inherited. */
+	t = config_upstream_tls(&cfg, CACHE_KIND_PCCS);
+	assert_string_equal(t->ca_file, "intel.pem");
+	assert_null(t->cert_file);
+	assert_null(t->key_file);
+	assert_null(config_upstream_tls(&cfg, CACHE_KIND_MAX));
+	config_free(&cfg);
+
+	load_fails("{\"upstream_tls\": {\"cert_file\": \"c.pem\"}}",
+	    NAME ":1:18: upstream_tls: missing key \"key_file\" "
+	    "(cert_file's private key)");
+	load_fails("{\"ocsp\": {\"upstream_tls\": {\"key_file\": \"k.pem\"}}}",
+	    NAME ":1:27: ocsp.upstream_tls: missing key \"cert_file\" "
+	    "(key_file's certificate)");
+	load_fails("{\"upstream_tls\": {\"ca_file\": \"\"}}",
+	    NAME ":1:30: upstream_tls.ca_file: must be a non-empty string");
+	load_fails("{\"upstream_tls\": {\"cafile\": \"x\"}}",
+	    NAME ":1:19: upstream_tls: unknown key \"cafile\"");
+	load_fails("{\"upstream_tls\": \"ca.pem\"}",
+	    NAME ":1:18: upstream_tls: must be an object");
+}
+
+/* The files are read: one that is absent, or holds no PEM, is named with its key. */
+static void
+test_upstream_tls_check(void **state)
+{
+	struct config	cfg;
+	char		path[] = "test_config_tls.XXXXXX";
+	int		fd;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(config_upstream_tls_check(&cfg, err, sizeof(err)), 0);
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(write(fd, "not PEM\n", 8), 8);
+	close(fd);
+	assert_int_equal(config_set_str(&cfg.rim.upstream_tls.ca_file, path), 0);
+	cfg.rim.upstream_tls.given = 1;
+	assert_int_equal(config_upstream_tls_check(&cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "rim.upstream_tls.ca_file test_config_tls."));
+	assert_non_null(strstr(err, "holds no certificate"));
+	assert_int_equal(config_set_str(&cfg.upstream_tls.cert_file,
+	    "/nonexistent/c.pem"), 0);
+	assert_int_equal(config_set_str(&cfg.upstream_tls.key_file, path), 0);
+	assert_int_equal(config_upstream_tls_check(&cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "upstream_tls.cert_file /nonexistent/c.pem: "
+	    "No such file or directory");
+	unlink(path);
+	config_free(&cfg);
+}
+
 /* A FIFO (or any non-regular file) is refused at once, never read. */
 static void
 test_load_fifo(void **state)
@@ -1155,6 +1235,8 @@ main(void)
 		cmocka_unit_test(test_listen_count),
 		cmocka_unit_test(test_listen_tls),
 		cmocka_unit_test(test_load_fifo),
+		cmocka_unit_test(test_upstream_tls),
+		cmocka_unit_test(test_upstream_tls_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Tiers over TLS with a private CA and client certificates (docs/mirror.md): a regional
-# stapled whose only listener is TLS with client_ca, an edge that reaches it with
-# upstream_tls. A miss at the edge is answered through the regional tier; an edge without
-# the client certificate is refused and answers tryLater; -n, a reload and staplectl
-# fetch check and use the same files.
+# Tiers over TLS with a private CA and client certificates (docs/mirror.md): the pair
+# examples/regional (a TLS listener with client_ca) and examples/edge (upstream_tls), with
+# the test's root, CA, ports and vendor. A miss at the edge is answered through the
+# regional tier; an edge without the client certificate is refused and answers tryLater;
+# -n, a reload and staplectl fetch check and use the same files.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_tiers_tls
@@ -12,41 +12,85 @@ need_ctl
 pki_make
 farm_start VUP vendor -ndays 1 -rother CHAIN
 
-# ---- a private CA: the regional tier's server certificate, the edge's client one ----
-TP=$T/tls
-mkdir -p "$TP"
+# ---- the examples' files under a root of the test's, from a private CA ----------------
+# examples/regional names fullchain.pem, key.pem and sites-ca.pem (its client_ca);
+# examples/edge names regional-ca-and-roots.pem (its ca_file), edge.pem, edge-key.pem.
+EX=$top_srcdir/examples
+R=$T/root
+TP=$R/etc/stapled/tls
+CA=$T/ca
+mkdir -p "$TP" "$CA" "$R/var/lib/stapled"
 tls_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
 # tls_cert KEY CN OUT EXT: one certificate signed by the private CA.
 tls_cert() {
-	openssl req -new -key "$1" -subj "/CN=$2" -out "$3.csr" 2>/dev/null &&
-	    openssl x509 -req -in "$3.csr" -CA "$TP/ca.pem" -CAkey "$TP/ca.key" \
+	openssl req -new -key "$1" -subj "/CN=$2" -out "$CA/req.csr" 2>/dev/null &&
+	    openssl x509 -req -in "$CA/req.csr" -CA "$CA/ca.pem" -CAkey "$CA/ca.key" \
 	    -CAcreateserial -days 2 -extfile <(printf '%s\n' "$4") -out "$3" 2>/dev/null
 }
-tls_key "$TP/ca.key" && tls_key "$TP/regional.key" && tls_key "$TP/edge.key" &&
-    tls_key "$TP/other.key" || die "cannot make the TLS keys"
-openssl req -x509 -new -key "$TP/ca.key" -subj "/CN=Test Tier CA" -days 2 \
-    -out "$TP/ca.pem" 2>/dev/null || die "cannot make the private CA"
-tls_cert "$TP/regional.key" "regional" "$TP/regional.pem" \
-    "subjectAltName=IP:127.0.0.1
+tls_key "$CA/ca.key" && tls_key "$TP/key.pem" && tls_key "$TP/edge-key.pem" &&
+    tls_key "$CA/other.key" || die "cannot make the TLS keys"
+openssl req -x509 -new -key "$CA/ca.key" -subj "/CN=Test Tier CA" -days 2 \
+    -out "$CA/ca.pem" 2>/dev/null || die "cannot make the private CA"
+tls_cert "$TP/key.pem" "regional" "$CA/regional.pem" "subjectAltName=IP:127.0.0.1
 extendedKeyUsage=serverAuth" &&
-    tls_cert "$TP/edge.key" "edge 1" "$TP/edge.pem" "extendedKeyUsage=clientAuth" ||
+    tls_cert "$TP/edge-key.pem" "edge 1" "$TP/edge.pem" "extendedKeyUsage=clientAuth" ||
     die "cannot issue the TLS certificates"
+cat "$CA/regional.pem" "$CA/ca.pem" >"$TP/fullchain.pem"
+cp "$CA/ca.pem" "$TP/sites-ca.pem"
+cp "$CA/ca.pem" "$TP/regional-ca-and-roots.pem"
+echo 0123456789abcdef0123456789abcdef >"$R/etc/stapled/pcs.key"
 
-# ---- the regional tier: TLS with client_ca its only listener, ops on a plain admin one ---
+# example_conf EXAMPLE OUT OLD=NEW...: the example with its /etc and /var under $R, each
+# address or URL that starts with an OLD starting with its NEW instead (every one must),
+# and the test PKI's OCSP pins.
+example_conf() {
+	python3 - "$@" "$R" "$ANCHORS" "$INTERMEDIATES" <<'PY' || die "$1: cannot make the test's copy"
+import json, sys
+src, out = sys.argv[1:3]
+pairs = [a.split("=", 1) for a in sys.argv[3:-3]]
+root, anchors, inter = sys.argv[-3:]
+def sub(v):
+    if isinstance(v, dict):
+        return {k: sub(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [sub(x) for x in v]
+    if not isinstance(v, str):
+        return v
+    if v.startswith(("/etc/", "/var/")):
+        return root + v
+    for old, new in pairs:
+        if v.startswith(old):
+            return new + v[len(old):]
+    if "://" in v or (v[:1].isdigit() and ":" in v):
+        sys.exit("%s: %s: no address of the test's for it" % (src, v))
+    return v
+c = sub(json.load(open(src)))
+c.setdefault("ocsp", {}).update(anchors=[anchors], intermediates=[inter])
+json.dump(c, open(out, "w"), indent=1)
+PY
+}
+# edge_edit IN OUT PYTHON: IN with PYTHON run on its upstream_tls object t.
+edge_edit() {
+	python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); t = c["upstream_tls"]; exec(sys.argv[3])
+json.dump(c, open(sys.argv[2], "w"))' "$@" || die "cannot edit $1"
+}
+
+# ---- the regional tier: examples/regional, the test's ports and vendor -----------------
+DEAD=$(dead_port 1)
+VENDORS_DEAD=""
+for v in ocsp.ndis.nvidia.com rim.attestation.nvidia.com api.trustedservices.intel.com \
+    kdsintf.amd.com; do
+	VENDORS_DEAD="$VENDORS_DEAD https://$v=http://127.0.0.1:$DEAD"
+done
+RP=$(free_port)
 RTP=$(free_port)
 RAP=$(free_port)
 R_ADMIN=http://127.0.0.1:$RAP
-cat >"$T/regional.json" <<EOF
-{
-  "listen": [ { "addr": "127.0.0.1:$RTP",
-                "tls": { "cert": "$TP/regional.pem", "key": "$TP/regional.key",
-                         "client_ca": "$TP/ca.pem" } } ],
-  "admin_listen": [ "127.0.0.1:$RAP" ],
-  "cache_dir": "$T/regional",
-  "ocsp": { "upstreams": [ { "url": "http://127.0.0.1:$VUP/", "name": "vendor" } ],
-            "anchors": [ "$ANCHORS" ], "intermediates": [ "$INTERMEDIATES" ] }
-}
-EOF
+example_conf "$EX/regional/stapled.json" "$T/regional.json" \
+    "127.0.0.1:8090=127.0.0.1:$RP" "0.0.0.0:8443=127.0.0.1:$RTP" \
+    "10.0.0.5:9090=127.0.0.1:$RAP" "https://ocsp.ndis.nvidia.com=http://127.0.0.1:$VUP" \
+    $VENDORS_DEAD
 bg_start R_PID "$T/regional.log" "$STAPLED" -f "$T/regional.json"
 i=0
 while ! curl -s -o /dev/null -m 1 "$R_ADMIN/healthz" && [ $i -lt 100 ]; do
@@ -64,30 +108,19 @@ rrefused() {
 	metric_sum "$T/rm" "^stapled_tls_handshake_failures_total\\{listener=\"127.0.0.1:$RTP\",reason=\"no_client_cert\""
 }
 
-# ---- the edges: the regional tier over https, the private CA, and (or not) the certificate
-# edge_conf OUT UPSTREAM_TLS: an edge's configuration with this upstream_tls object.
-edge_conf() {
-	cat >"$1" <<EOF
-{
-  "upstream_tls": $2,
-  "ocsp": { "upstreams": [ { "url": "https://127.0.0.1:$RTP/", "name": "regional",
-                             "verify_nonce": false } ],
-            "anchors": [ "$ANCHORS" ], "intermediates": [ "$INTERMEDIATES" ] }
-}
-EOF
-}
-WITH_CERT="{ \"ca_file\": \"$TP/ca.pem\", \"cert_file\": \"$TP/edge.pem\", \"key_file\": \"$TP/edge.key\" }"
-edge_conf "$T/edge.json" "$WITH_CERT"
-edge_conf "$T/edge_nocert.json" "{ \"ca_file\": \"$TP/ca.pem\" }"
-edge_conf "$T/edge_nokey.json" "{ \"ca_file\": \"$TP/ca.pem\", \"cert_file\": \"$TP/edge.pem\", \"key_file\": \"$TP/absent.key\" }"
-edge_conf "$T/edge_otherkey.json" "{ \"ca_file\": \"$TP/ca.pem\", \"cert_file\": \"$TP/edge.pem\", \"key_file\": \"$TP/other.key\" }"
+# ---- the edges: examples/edge, the regional tier's TLS port, the vendors dead -----------
+example_conf "$EX/edge/stapled.json" "$T/edge.json" \
+    "https://regional.example:8443=https://127.0.0.1:$RTP" $VENDORS_DEAD
+edge_edit "$T/edge.json" "$T/edge_nocert.json" 'del t["cert_file"], t["key_file"]'
+edge_edit "$T/edge.json" "$T/edge_nokey.json" "t['key_file'] = '$TP/absent-key.pem'"
+edge_edit "$T/edge.json" "$T/edge_otherkey.json" "t['key_file'] = '$CA/other.key'"
 
 # ---- 1. stapled -n reads the upstream TLS files ------------------------------------
 check "-n: the edge's upstream_tls loads" "$STAPLED" -n -f "$T/edge.json"
 "$STAPLED" -n -f "$T/edge_nokey.json" >"$T/n_nokey.out" 2>&1
 rc=$?
 assert "-n: a key_file that is not there is refused, named" \
-    '[ $rc -ne 0 ] && grep -q "upstream_tls.key_file $TP/absent.key: No such file" "$T/n_nokey.out"'
+    '[ $rc -ne 0 ] && grep -q "upstream_tls.key_file $TP/absent-key.pem: No such file" "$T/n_nokey.out"'
 "$STAPLED" -n -f "$T/edge_otherkey.json" >"$T/n_other.out" 2>&1
 rc=$?
 assert "-n: a key that is not the client certificate's is refused" \
@@ -120,7 +153,7 @@ cp "$T/edge_nokey.json" "$T/edge_run.json"
 kill -HUP "$NC_PID"
 wait_for_line "$T/edge_nocert.log" 'SIGHUP: configuration not reloaded' >/dev/null
 check "a reload with a missing upstream_tls key_file is refused, naming it" \
-    grep -q "SIGHUP: configuration not reloaded.*upstream_tls.key_file $TP/absent.key" \
+    grep -q "SIGHUP: configuration not reloaded.*upstream_tls.key_file $TP/absent-key.pem" \
     "$T/edge_nocert.log"
 # The certificate and its key, by a reload: the next miss goes through.
 cp "$T/edge.json" "$T/edge_run.json"
@@ -144,6 +177,6 @@ check_eq "... both CertIDs fetched" 2 "$(grep -c '"type":"entry"' "$T/f.jsonl")"
 check_eq "... asked of the regional tier" $((b + 2)) "$(rserved)"
 ctl -f "$T/edge_nokey.json" -C "$T/none" fetch --manifest "$T/m.json" --out "$T/f3.jsonl"
 check_eq "staplectl fetch with a missing upstream_tls key_file: usage, exit 2" 2 "$CTL_RC"
-check "... naming it" grep -q "upstream_tls.key_file $TP/absent.key" "$T/ctl.out"
+check "... naming it" grep -q "upstream_tls.key_file $TP/absent-key.pem" "$T/ctl.out"
 
 it_done

@@ -42,6 +42,8 @@ done
 check_eq "the $n configuration examples, under share/doc/stapled/examples" "$n" \
     "$(find "$P/share/doc/stapled/examples" -type f | wc -l)"
 UNITS="stapled.service stapled.socket stapled-import.service stapled-import.path stapled-import.timer"
+# The connected side's fetch and the guest's boot import (not enabled by the package).
+UNITS="$UNITS stapled-fetch.service stapled-fetch.timer stapled-boot-import.service"
 for u in $UNITS; do
 	check "installed: unit $u" test -s "$UNITDIR/$u"
 done
@@ -59,6 +61,25 @@ check "the socket listens on 127.0.0.1:8090" \
     grep -qx 'ListenStream=127.0.0.1:8090' "$UNITDIR/stapled.socket"
 assert "no generated file keeps an @name@ placeholder" \
     '! grep -rl "@[a-z_]*@" "$UNITDIR" "$P"/lib/*.d/stapled.conf "$IMPORT" "$P/etc/stapled/stapled.json"'
+for j in stapled-fetch stapled-boot-import; do
+	check "installed and executable: libexec/stapled/$j" test -x "$P/libexec/stapled/$j"
+	check_eq "$j.service runs the installed script" "ExecStart=$P/libexec/stapled/$j" \
+	    "$(grep '^ExecStart=' "$UNITDIR/$j.service")"
+done
+for f in fetch.conf boot-import.conf; do
+	check "installed: etc/stapled/$f, every setting commented" \
+	    sh -c "test -s '$P/etc/stapled/$f' && ! grep -q '^[^#]' '$P/etc/stapled/$f'"
+done
+check "fetch.conf names the installed spool" \
+    grep -qx "#STAPLED_FETCH_OUTBOX=$P/var/spool/stapled/out" "$P/etc/stapled/fetch.conf"
+check "the boot import is ordered before stapled, and wanted by it once enabled" \
+    sh -c "grep -qx 'Before=stapled.service' '$UNITDIR/stapled-boot-import.service' &&
+	grep -qx 'WantedBy=stapled.service' '$UNITDIR/stapled-boot-import.service'"
+check "the fetch timer: every 8 hours, a randomised delay" \
+    sh -c "grep -qx 'OnCalendar=\*-\*-\* 00/8:00:00' '$UNITDIR/stapled-fetch.timer' &&
+	grep -q '^RandomizedDelaySec=' '$UNITDIR/stapled-fetch.timer'"
+assert "no fetch or boot import script or settings file keeps an @name@ placeholder" \
+    '! grep -l "@[a-z_]*@" "$P"/libexec/stapled/stapled-fetch "$P"/libexec/stapled/stapled-boot-import "$P"/etc/stapled/*.conf'
 
 # ---- 2. systemd-analyze verify, every unit ----------------------------------------------
 # On a host with a running systemd, verify also loads the host's units and
@@ -111,6 +132,10 @@ elif command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev
 	done
 	check_eq "tmpfiles: owned by the stapled user" "$uid" \
 	    "$(stat -c %u "$R$P/var/lib/stapled" 2>&1)"
+	check_eq "tmpfiles: fetch's outbox out/, readable by the group" "2750 $uid" \
+	    "$(stat -c '%a %u' "$R$P/var/spool/stapled/out" 2>&1)"
+	check_eq "tmpfiles: the boot import's source boot/, root's, read by the group" "750 0" \
+	    "$(stat -c '%a %u' "$R$P/var/spool/stapled/boot" 2>&1)"
 else
 	note "systemd-sysusers or systemd-tmpfiles missing: their entries not applied"
 fi

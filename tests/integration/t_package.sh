@@ -115,6 +115,35 @@ for u in stapled.service stapled.socket stapled-import.path stapled-import.timer
 	    grep -q "deb-systemd-helper.* enable .*$u\|enable.*'$u'\|$u.*enable" "$T/control/postinst"
 done
 
+# The connected side's fetch and the guest's boot import: shipped, and
+# left for the administrator to enable (the unit directory as the package has it).
+udir=$(sed -n 's|/stapled[.]service$||p' "$T/files" | head -n 1)
+for f in /usr/libexec/stapled/stapled-fetch /usr/libexec/stapled/stapled-boot-import \
+    /etc/stapled/fetch.conf /etc/stapled/boot-import.conf "$udir/stapled-fetch.service" \
+    "$udir/stapled-fetch.timer" "$udir/stapled-boot-import.service"; do
+	check "the package holds $f" grep -qx "$f" "$T/files"
+done
+for f in fetch.conf boot-import.conf; do
+	check "/etc/stapled/$f is a conffile" grep -qx "/etc/stapled/$f" "$T/control/conffiles"
+done
+# enabled_in UNIT: a block of postinst that enables on installation (debhelper's
+# "was-enabled defaults to true") or starts names UNIT.
+enabled_in() {
+	awk -v u="'$1'" '/^if \[ "\$1" = "configure" \]/ { b = ""; inb = 1 }
+	    inb { b = b $0 "\n" }
+	    inb && /^fi$/ { if (index(b, u) && (index(b, "was-enabled defaults to true") ||
+	        index(b, "deb-systemd-invoke"))) bad = 1; inb = 0 }
+	    END { exit !bad }' "$T/control/postinst"
+}
+for u in stapled-fetch.timer stapled-fetch.service stapled-boot-import.service; do
+	check "postinst knows $u (disabled on purge) ..." \
+	    grep -q "deb-systemd-helper debian-installed .*'$u'" "$T/control/postinst"
+	assert "... and neither enables nor starts it" '! enabled_in "$u"'
+done
+check "the check has teeth: postinst enables stapled-import.timer" enabled_in stapled-import.timer
+check "the gate's drop-in orders the gate after the boot import" \
+    grep -qx 'After=stapled-boot-import.service' "$T/root$udir/nvattest-gate.service.d/stapled.conf"
+
 # ---- 3b. every path docs/gate.md and docs/airgap.md name is the package's, or not ours ------
 # /etc/systemd/system, /usr/local, /media, /srv and /tmp are the administrator's, /dev the
 # kernel's, /usr/bin/nvattest NVIDIA's. Under /var: a directory the package's tmpfiles.d

@@ -3,7 +3,8 @@
 # docs/airgap.md's routine, run as printed: the blocks marked airgap-routine, in order, on
 # their side (the air-gapped one from examples/airgapped/stapled.json, the connected one),
 # with the test PKI and its responders in place of NVIDIA's, and the paths under the test's
-# directory; then the connected side's cron line (examples/connected/stapled-fetch.cron).
+# directory; then the connected side's cron line (examples/connected/stapled-fetch.cron), which
+# runs stapled-fetch.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_airgap_doc
@@ -161,15 +162,22 @@ stapled_stop
 
 # ---- the connected side's cron line ------------------------------------------------
 # The command after the five time fields and the user, as cron's /bin/sh runs
-# it (cron turns \% into %); its manifest and outgoing directory made first.
+# it (cron turns \% into %): the package's stapled-fetch, the build's here,
+# its settings file naming the manifest and the outbox under $CN.
 mkdir -p "$CN/srv/out" && cp "$M" "$CN/srv/manifest.json"
-line=$(subst <"$top_srcdir/examples/connected/stapled-fetch.cron" | grep -v '^#' | head -n 1)
+printf '%s\n' "STAPLED_FETCH_MANIFEST=$CN/srv/manifest.json" \
+    "STAPLED_FETCH_OUTBOX=$CN/srv/out" "STAPLED_CONFIG=$CN/stapled.json" \
+    "STAPLECTL=$CTL" >"$CN/fetch.conf"
+line=$(sed "s#[[:space:]]/usr/libexec/stapled/stapled-fetch# $top_builddir/tools/stapled-fetch#" \
+    "$top_srcdir/examples/connected/stapled-fetch.cron" | grep -v '^#' | head -n 1)
 cmd=$(printf '%s\n' "$line" | cut -d' ' -f7- | sed 's/\\%/%/g')
 check_eq "the cron line runs as the stapled user" stapled "$(printf '%s\n' "$line" | cut -d' ' -f6)"
-PATH=$T/bin:$PATH STAPLECTL_CONF=$CN/stapled.json sh -c "$cmd" >"$T/cron.log" 2>&1
+check_eq "... every 8 hours, the timer's cadence" "0 0,8,16 * * *" \
+    "$(printf '%s\n' "$line" | cut -d' ' -f1-5)"
+STAPLED_FETCH_CONF=$CN/fetch.conf sh -c "$cmd" >"$T/cron.log" 2>&1
 check_eq "the cron line's command: exit 0" 0 "$?"
 check "... a dated bundle in the outgoing directory" \
-    sh -c "ls '$CN/srv/out' | grep -qx 'stapled-[0-9]\{8\}T[0-9]\{4\}Z.jsonl'"
+    sh -c "ls '$CN/srv/out' | grep -qx 'stapled-[0-9]\{8\}T[0-9]\{6\}Z.jsonl'"
 
 # ---- an --out into a directory that does not exist says which -------------------
 "$CTL" -f "$AG/stapled.json" manifest --evidence "$T/evidence-gpu.json" \

@@ -50,6 +50,8 @@ assert "the gate wants stapled.socket and stapled.service" \
 	"grep -qx 'Wants=stapled.socket stapled.service' '$DROPIN'"
 assert "the gate starts after the socket, the daemon and a boot-time import" \
 	"grep -qx 'After=stapled.socket stapled.service stapled-import.service' '$DROPIN'"
+assert "... and after the import at boot inside a guest" \
+	"grep -qx 'After=stapled-boot-import.service' '$DROPIN'"
 assert "NVAT_OCSP_BASE_URL is stapled's /ocsp" \
 	"grep -qx 'Environment=NVAT_OCSP_BASE_URL=http://127.0.0.1:8090/ocsp' '$DROPIN'"
 assert "NVAT_RIM_SERVICE_BASE_URL is stapled's base URL" \

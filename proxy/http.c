@@ -612,14 +612,29 @@ http_reply(struct http_req *r, int status, const char *reason)
 		conn_write_later(c);
 }
 
-void
-http_error(struct http_req *r, int status, const char *reason)
+/* The text answer of an error, after any header of its own. */
+static void
+error_reply(struct http_req *r, int status, const char *reason)
 {
-	reply_clear(r);
 	http_resp_header(r, "Content-Type", "text/plain; charset=utf-8");
 	http_resp_header(r, "Cache-Control", "no-store");	/* about this request only */
 	evbuffer_add_printf(r->out_body, "%d %s\n", status, reason);
 	http_reply(r, status, reason);
+}
+
+void
+http_error(struct http_req *r, int status, const char *reason)
+{
+	reply_clear(r);
+	error_reply(r, status, reason);
+}
+
+void
+http_not_allowed(struct http_req *r, const char *allow)
+{
+	reply_clear(r);
+	http_resp_header(r, "Allow", allow);
+	error_reply(r, 405, "Method Not Allowed");
 }
 
 /* An answer before the request could be read to its end: then close. */
@@ -705,8 +720,10 @@ origin_form(const char *t)
 
 /*
  * The whole request is in: keep-alive, the query cut off the target and
- * the path decoded. 0, or -1 after answering 400 (not origin-form, a
- * NUL encoded, too long).
+ * the path decoded. 0, or -1 after answering and closing: 400 (not
+ * origin-form, a NUL encoded, too long), or 405 for a method other than
+ * GET, HEAD and POST with the asterisk or authority form (OPTIONS *,
+ * CONNECT host:port; never a tunnel).
  */
 static int
 parse_target(struct conn *c)
@@ -724,7 +741,10 @@ parse_target(struct conn *c)
 	    path_decode(t, strlen(t), r->path, sizeof(c->bufs->path)) == -1) {
 		c->pending = 1;
 		c->close_after = 1;
-		http_error(r, 400, "Bad Request");
+		if (t == NULL && r->head.method == HTTP_OTHER)
+			http_not_allowed(r, HTTP_ALLOW);
+		else
+			http_error(r, 400, "Bad Request");
 		return -1;
 	}
 	return 0;

@@ -125,8 +125,11 @@ void		 http_resp_body_ref(struct http_req *, const void *p, size_t len);
 void		 http_reply(struct http_req *, int status, const char *reason);
 /* The reason phrase of a status ("Not Found"). */
 const char	*http_reason(int status);
-/* A short text answer for HTTP-level errors (400, 404, 405, 413, ...). */
+/* A short text answer for HTTP-level errors (400, 404, 413, ...). */
 void		 http_error(struct http_req *, int status, const char *reason);
+/* The methods served, and 405 with them in Allow (RFC 9110 15.5.6): allow lists the target's. */
+#define HTTP_ALLOW	"GET, HEAD, POST"
+void		 http_not_allowed(struct http_req *, const char *allow);
 
 /*
  * For answers that come later (an upstream fetch): `cb` runs if the client

@@ -140,7 +140,9 @@ field_value(const struct http_head *h, enum http_field f)
  * Host and framing (RFC 9112 3.2, 6.1, 6.3): HTTP/1.1 needs exactly one
  * Host, HTTP/1.0 at most one; the body is by one Content-Length of
  * digits only, or none; any Transfer-Encoding is 501 (none is
- * implemented), 400 with a Content-Length beside it. 0, 400, 413 or 501.
+ * implemented), 400 with a Content-Length beside it. A POST without a
+ * Content-Length is 411 (RFC 9110 15.5.12): its body would be empty
+ * (RFC 9112 6.3), and no client means that. 0, 400, 411, 413 or 501.
  */
 static int
 parse_framing(struct http_head *h)
@@ -156,7 +158,7 @@ parse_framing(struct http_head *h)
 		return 400;
 	h->clen = 0;
 	if ((cl = field_value(h, HTTP_F_CONTENT_LENGTH)) == NULL)
-		return 0;
+		return h->method == HTTP_POST ? 411 : 0;
 	if (*cl == '\0')
 		return 400;
 	for (p = cl; *p != '\0'; p++) {
@@ -390,8 +392,9 @@ http_parse_more(struct http_head *h, const char *in, size_t len, char *copy)
 			return rc;
 		i = lf + 1;
 	}
+	/* Over the limit in the request line (no line ended yet): the target is too long. */
 	if (len > HTTP_MAX_HEADER_BYTES)
-		return 431;
+		return h->line == 0 ? 414 : 431;
 	h->scanned = len;
 	return 0;
 }

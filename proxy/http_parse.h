@@ -71,9 +71,11 @@ void	http_head_reset(struct http_head *h);
  * 1 again at once when called after that), or the status to answer
  * before closing: 400 (syntax, obs-fold, Host, a bad or repeated
  * Content-Length, Transfer-Encoding with Content-Length, a repeated
- * field that is no list), 413 (body over HTTP_MAX_BODY_BYTES), 431 (head
- * over HTTP_MAX_HEADER_BYTES or more than HTTP_MAX_HEADERS fields), 501
- * (any Transfer-Encoding: none is implemented), 505 (not HTTP/1.x).
+ * field that is no list), 411 (a POST without Content-Length), 413 (body
+ * over HTTP_MAX_BODY_BYTES), 414 (a request line over
+ * HTTP_MAX_HEADER_BYTES), 431 (head over HTTP_MAX_HEADER_BYTES or more
+ * than HTTP_MAX_HEADERS fields), 501 (any Transfer-Encoding: none is
+ * implemented), 505 (not HTTP/1.x).
  */
 int	http_parse_more(struct http_head *h, const char *in, size_t len, char *copy);
 

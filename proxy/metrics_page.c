@@ -278,7 +278,7 @@ render_counters(struct evbuffer *b)
 	    "stapled_http_saturated %d\n", metrics.http_conns,
 	    metrics.http_admin_conns, metrics.http_saturated != METRICS_SAT_NONE);
 	evbuffer_add_printf(b,
-	    "# HELP stapled_http_refused_total Requests refused before routing (400, 411, 413, 431, 505).\n"
+	    "# HELP stapled_http_refused_total Requests refused before routing (400, 411, 413, 414, 431, 501, 505).\n"
 	    "# TYPE stapled_http_refused_total counter\n"
 	    "stapled_http_refused_total %lu\n"
 	    "# HELP stapled_store_errors_total Verified answers the cache could not store.\n"

@@ -337,8 +337,9 @@ ocsp_handle_post(struct svc *s, struct http_req *req)
 
 /*
  * RFC 6960 A.1 base64, tolerant of '+' arriving as space, base64url,
- * line breaks and missing padding, into der. The length, -1 when it is
- * not base64, -2 when it is too long for a request.
+ * line breaks and missing padding, into der. The length, or -1 when it is
+ * not base64 or too long for a request (the head's HTTP_MAX_HEADER_BYTES,
+ * whose request line gets 414, keeps a path far below that).
  */
 static int
 get_decode(const char *b64, unsigned char der[OCSP_MAX_REQUEST_BYTES + 3])
@@ -351,7 +352,7 @@ get_decode(const char *b64, unsigned char der[OCSP_MAX_REQUEST_BYTES + 3])
 		char	ch = b64[i];
 
 		if (n + 4 >= sizeof(buf))
-			return -2;
+			return -1;
 		if (ch == ' ' || ch == '-')
 			ch = '+';
 		else if (ch == '_')
@@ -418,9 +419,7 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 	/* At the root only a DER SEQUENCE is a request: /health is no OCSP GET. */
 	if (!prefixed && (len < 1 || der[0] != OCSP_DER_SEQUENCE))
 		return -1;
-	if (len == -2)
-		reply_http_error(req, 414, "URI Too Long", METRICS_ROUTE_OCSP_GET);
-	else if (len < 0)
+	if (len < 0)
 		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
 	else
 		handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);

@@ -139,12 +139,12 @@ is_ops(const char *path)
 	    strcmp(path, "/metrics") == 0;
 }
 
+/* 405 with Allow: the ops endpoints take GET and HEAD, the other paths POST too. */
 static void
-method_not_allowed(struct http_req *req)
+method_not_allowed(struct http_req *req, int ops)
 {
-	http_resp_header(req, "Allow", "GET, HEAD, POST");
 	metrics.requests[METRICS_ROUTE_OCSP_POST][METRICS_RES_HTTP_ERROR]++;
-	http_error(req, 405, "Method Not Allowed");
+	http_not_allowed(req, ops ? "GET, HEAD" : HTTP_ALLOW);
 }
 
 /* ---- the kinds ---------------------------------------------------------------- */
@@ -197,7 +197,7 @@ router_dispatch(struct http_req *req, void *arg)
 		if (http_req_method(req) == HTTP_GET || http_req_method(req) == HTTP_HEAD)
 			handle_ops(rt, req, p);
 		else
-			method_not_allowed(req);
+			method_not_allowed(req, 1);
 		return;
 	}
 	switch (http_req_method(req)) {
@@ -213,7 +213,7 @@ router_dispatch(struct http_req *req, void *arg)
 		dispatch_get(rt, req, p);
 		break;
 	default:
-		method_not_allowed(req);
+		method_not_allowed(req, 0);
 		break;
 	}
 }

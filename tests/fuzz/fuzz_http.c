@@ -90,7 +90,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0)
 			break;		/* waits for more: the connection's deadline decides */
 		if (rc != 1) {
-			if (rc != 400 && rc != 413 && rc != 431 && rc != 501 && rc != 505)
+			if (rc != 400 && rc != 411 && rc != 413 && rc != 414 &&
+			    rc != 431 && rc != 501 && rc != 505)
 				abort();
 			break;		/* answered and closed: nothing after it is read */
 		}

@@ -3,7 +3,9 @@
 # The strict HTTP/1.1 parser, whole process over raw sockets: each refusal gets
 # its status and a close, smuggled second requests are never answered, bare LF
 # is a line end, GET outside the OCSP paths is 404, 100 Continue keeps its
-# place; then a differential run of a corpus against python3-h11's verdicts.
+# place; the limits and statuses stapled(8) states (16 CertIDs, 64 header
+# lines, 414, 431, 411, 405 with Allow, OPTIONS * and CONNECT); then a
+# differential run of a corpus against python3-h11's verdicts.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_http_strict
@@ -26,7 +28,7 @@ from http1 import scan_statuses
 
 PORT = int(sys.argv[2])
 WAIT_S = 3		# per exchange; every case here is answered (or closed) at once
-REFUSED = (400, 413, 431, 501, 505)	# the parser's own refusals
+REFUSED = (400, 411, 413, 414, 431, 501, 505)	# the parser's own refusals
 fails = 0
 
 def say(ok, what):
@@ -38,6 +40,11 @@ def exchange(data, half_close=True, after=None, until_close=True):
     """Send data (then shut our side, if half_close); the answers as
     [(status, body)] and whether stapled closed the connection within
     WAIT_S (read until then, or until_close is false and an answer is whole)."""
+    buf, closed = exchange_raw(data, half_close, after, until_close)
+    return answers(buf), closed
+
+def exchange_raw(data, half_close=True, after=None, until_close=True):
+    """exchange's bytes as they came, and whether stapled closed."""
     s = socket.create_connection(("127.0.0.1", PORT), timeout=WAIT_S)
     s.sendall(data)
     if after is not None:
@@ -58,7 +65,7 @@ def exchange(data, half_close=True, after=None, until_close=True):
         if not until_close and complete(buf):
             break
     s.close()
-    return answers(buf), closed
+    return buf, closed
 
 def answers(buf):
     out = []
@@ -144,6 +151,81 @@ def run_cases():
     malformed = b"\x30\x03\x0a\x01\x01"
     got, _, a = statuses(b"GET /ocsp/aGVsbG8gd29ybGQ= HTTP/1.1\r\n" + H + b"\r\n")
     say(a and a[0][1] == malformed, "GET /ocsp/{garbage}: the body is malformedRequest")
+
+# ---- the limits and statuses stapled(8) states ------------------------------
+def first_head(buf):
+    """The first answer's status and its header fields ({lower-case name: value})."""
+    lines = buf.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+    fields = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(b":")
+        fields[k.strip().lower().decode()] = v.strip().decode()
+    return (int(lines[0].split()[1]) if lines[0] else None), fields
+
+def der(tag, body):
+    n = len(body)
+    ln = bytes([n]) if n < 0x80 else (b"\x81" + bytes([n]) if n < 0x100 else b"\x82" + n.to_bytes(2, "big"))
+    return bytes([tag]) + ln + body
+
+def ocsp_request(n):
+    """An OCSP request of n SHA-1 CertIDs (RFC 6960 4.1.1), serials 1..n."""
+    alg = der(0x30, der(0x06, bytes.fromhex("2b0e03021a")) + b"\x05\x00")
+    reqs = b"".join(der(0x30, der(0x30, alg + der(0x04, b"\x11" * 20) + der(0x04, b"\x22" * 20) +
+                                  der(0x02, bytes([i])))) for i in range(1, n + 1))
+    return der(0x30, der(0x30, der(0x30, reqs)))
+
+MALFORMED = b"\x30\x03\x0a\x01\x01"
+TRYLATER = b"\x30\x03\x0a\x01\x03"
+
+def post_ocsp(body):
+    return (b"POST /ocsp HTTP/1.1\r\n" + H + b"Content-Type: application/ocsp-request\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+def limit_cases():
+    # (name, bytes, status, Allow or None, must the connection close, body or None)
+    fields = lambda k: b"".join(b"X-%d: v\r\n" % i for i in range(k))
+    g = b"GET /healthz HTTP/1.1\r\n" + H
+    return [
+        ("16 CertIDs in one request: served (tryLater, the upstream is dead)",
+         post_ocsp(ocsp_request(16)), 200, None, False, TRYLATER),
+        ("17 CertIDs: malformedRequest", post_ocsp(ocsp_request(17)), 200, None, False, MALFORMED),
+        ("64 header lines (Host and 63)", g + fields(63) + b"\r\n", 200, None, False, None),
+        ("65 header lines: 431", g + fields(64) + b"\r\n", 431, None, True, None),
+        ("a head over 8 KiB in its fields: 431", g + b"X: " + b"a" * 8200 + b"\r\n\r\n",
+         431, None, True, None),
+        ("a request line over 8 KiB: 414", b"GET /ocsp/" + b"A" * 8200 + b" HTTP/1.1\r\n" + H +
+         b"\r\n", 414, None, True, None),
+        ("a POST without Content-Length: 411", b"POST /ocsp HTTP/1.1\r\n" + H +
+         b"Content-Type: application/ocsp-request\r\n\r\n", 411, None, True, None),
+        ("a POST of Content-Length 0: malformedRequest", post_ocsp(b""), 200, None, False, MALFORMED),
+        ("PUT /ocsp: 405", b"PUT /ocsp HTTP/1.1\r\n" + H + b"Content-Length: 0\r\n\r\n",
+         405, "GET, HEAD, POST", False, None),
+        ("OPTIONS /ocsp: 405", b"OPTIONS /ocsp HTTP/1.1\r\n" + H + b"\r\n",
+         405, "GET, HEAD, POST", False, None),
+        ("POST /healthz: 405", b"POST /healthz HTTP/1.1\r\n" + H + b"Content-Length: 0\r\n\r\n",
+         405, "GET, HEAD", False, None),
+        ("OPTIONS *: 405, then a close", b"OPTIONS * HTTP/1.1\r\n" + H + b"\r\n" + SMUGGLED,
+         405, "GET, HEAD, POST", True, None),
+        ("CONNECT host:port: 405, then a close (never a tunnel)", b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n"
+         b"Host: 127.0.0.1:%d\r\n\r\n" % (PORT, PORT) + SMUGGLED, 405, "GET, HEAD, POST", True, None),
+        ("GET *: 400", b"GET * HTTP/1.1\r\n" + H + b"\r\n", 400, None, True, None),
+    ]
+
+def run_limits():
+    for name, data, want, allow, must_close, body in limit_cases():
+        # Not half-closed where a close is checked: the close must be stapled's own.
+        buf, closed = exchange_raw(data, half_close=not must_close)
+        st, f = first_head(buf)
+        a = answers(buf)
+        say(st == want, "%s (got %s)" % (name, st))
+        if allow is not None:
+            say(f.get("allow") == allow, "%s: Allow: %s (got %s)" % (name, allow, f.get("allow")))
+        if must_close:
+            say(closed and len(a) == 1, "%s: the connection is closed, nothing after it answered "
+                "(closed %s, %d answers)" % (name, closed, len(a)))
+        if body is not None:
+            say(len(a) > 0 and a[0][1] == body, "%s: the body is %s (got %s)" %
+                (name, body.hex(), a[0][1].hex() if a else None))
 
 def run_bare_lf():
     # Not half-closed: a bare-LF request must be answered at once, not at a timeout.
@@ -312,6 +394,8 @@ CORPUS = [
     ("an empty line first", b"\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("obs-text in the target", b"GET /heal\xffthz HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("the asterisk form", b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a POST without Content-Length", P + b"\r\n"),
+    ("a request line over 8 KiB", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("a non-ASCII name", G + b"X\xc3\xa9: v\r\n\r\n"),
     ("a head over 8 KiB", G + b"X: " + b"a" * 9000 + b"\r\n\r\n"),
     ("a body over 16 KiB announced", P + b"Content-Length: 20000\r\n\r\n" + b"a" * 20000),
@@ -326,7 +410,8 @@ DEVIATIONS = {
     "Content-Length as a list": "one Content-Length only; RFC 9112 6.3 allows refusing a list",
     "HTTP/2.0": "only HTTP/1.0 and 1.1 are spoken: 505; h11 parses any HTTP/d.d",
     "HTTP/1.2": "only HTTP/1.0 and 1.1 are spoken: 505; h11 parses any HTTP/d.d",
-    "the asterisk form": "no OPTIONS * server-wide: only origin- and absolute-form targets (400)",
+    "a POST without Content-Length": "RFC 9112 6.3 makes its body empty; stapled asks for the length (411)",
+    "a request line over 8 KiB": "stapled's head limit is 8 KiB (414 in the request line); h11's is 16 KiB",
     "a head over 8 KiB": "stapled's head limit is 8 KiB (431); h11's is 16 KiB",
     "a body over 16 KiB announced": "stapled's body limit is 16 KiB (413); h11 has none",
 }
@@ -370,7 +455,7 @@ def run_diff():
 if sys.argv[1] == "diff":
     run_diff()
 if sys.argv[1] == "cases":
-    run_cases(); run_bare_lf(); run_connection(); run_continue()
+    run_cases(); run_limits(); run_bare_lf(); run_connection(); run_continue()
 sys.exit(1 if fails else 0)
 EOF
 out=$(timeout 120 "$PY" "$T/client.py" cases "$SPORT")

@@ -127,6 +127,14 @@ test_pieces_big(void **state)
 	for (i = 1, rc = 0; i <= HTTP_MAX_HEADER_BYTES + 1 && rc == 0; i++)
 		rc = http_parse_more(&h, in, i, copy);
 	assert_int_equal(rc, 431);
+	/* Over the limit before the request line ends: the target is too long (414). */
+	memcpy(in, "GET /", 5);
+	memset(in + 5, 'A', sizeof(in) - 5);
+	http_head_reset(&h);
+	for (i = 1, rc = 0; i <= HTTP_MAX_HEADER_BYTES + 1 && rc == 0; i++)
+		rc = http_parse_more(&h, in, i, copy);
+	assert_int_equal(rc, 414);
+	assert_int_equal(i - 1, HTTP_MAX_HEADER_BYTES + 1);
 }
 
 /* Parse a whole head: its status, h filled. */
@@ -196,7 +204,7 @@ test_repeats_refused(void **state)
 	assert_int_equal(parse("GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", &h), 400);
 	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n"
 	    "Content-Length: 1\r\n\r\nx", &h), 400);
-	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\n"
+	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
 	    "Content-Type: application/ocsp-request\r\n"
 	    "Content-Type: text/plain\r\n\r\n", &h), 400);
 	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: a\r\n"
@@ -245,13 +253,19 @@ test_known_fields(void **state)
 	assert_null(http_head_field(&h, "Expect"));
 	/* Names as long as a known one, and a known one's prefix, are others. */
 	assert_int_equal(parse("GET / HTTP/1.1\r\nHxst: a\r\n\r\n", &h), 400);
-	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nAccept-Charset: 5\r\n"
+	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\nAccept-Charset: 5\r\n"
 	    "Hosts: b\r\nContent-Lengt: 3\r\n\r\n", &h), 1);
 	assert_int_equal(h.clen, 0);
 	assert_string_equal(http_head_field(&h, "accept-charset"), "5");
 	assert_string_equal(http_head_field(&h, "Hosts"), "b");
 	assert_string_equal(http_head_field(&h, "Host"), "a");
 	assert_null(http_head_field(&h, "Content-Length"));
+	/* ... so a POST with only that is a POST without Content-Length: 411. */
+	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Lengt: 3\r\n\r\n",
+	    &h), 411);
+	assert_int_equal(parse("POST / HTTP/1.0\r\n\r\n", &h), 411);
+	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+	    &h), 1);
 	/* Transfer-Encoding in any case is still refused. */
 	assert_int_equal(parse("POST / HTTP/1.1\r\nHost: a\r\n"
 	    "transfer-encoding: chunked\r\n\r\n", &h), 501);

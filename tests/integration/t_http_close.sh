@@ -26,10 +26,10 @@ printf '{"id":"%s","rim":"%s","sha256":"%s","rim_format":"CORE_SWID","request_id
     >"$T/good.json"
 upstream_start URIM rim --mode "file:$T/good.json" --count-file "$T/rim.count"
 
-# A self-signed TLS certificate for 127.0.0.1.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -subj "/CN=stapled test" -addext "subjectAltName=IP:127.0.0.1" \
-    -keyout "$T/tls.key" -out "$T/tls.pem" 2>/dev/null || die "cannot make the TLS certificate"
+# The test PKI's TLS server certificate for 127.0.0.1, and its CA for the clients.
+TLS_CERT=$PKI/tls/srv1.pem
+TLS_KEY=$PKI/tls/srv.key
+TLS_CA=$PKI/tls/ca.pem
 
 TPORT=$(free_port)
 cat >"$T/stapled.json" <<EOF
@@ -41,7 +41,7 @@ cat >"$T/stapled.json" <<EOF
 }
 EOF
 stapled_start d1 -f "$T/stapled.json" --listen-tls "127.0.0.1:$TPORT" \
-    --tls-cert "$T/tls.pem" --tls-key "$T/tls.key" \
+    --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" \
     --rim-upstream "http://127.0.0.1:$URIM"
 
 mkreq "$T/r1.der" "$ICA_CERT" "$LEAF1"
@@ -106,7 +106,7 @@ EOF
 for mode in plain tls; do
 	port=$SPORT
 	[ $mode = tls ] && port=$TPORT
-	timeout 120 "$PY" "$T/close.py" $mode "$port" "$HIT" "$T/tls.pem" >"$T/close_$mode.out" 2>&1
+	timeout 120 "$PY" "$T/close.py" $mode "$port" "$HIT" "$TLS_CA" >"$T/close_$mode.out" 2>&1
 	note "$mode: $(cat "$T/close_$mode.out")"
 	o=$(cat "$T/close_$mode.out")
 	assert "$mode: 300 pipelined hits, a malformed request and 256 KiB more: all 300 answers and the 400" \
@@ -142,7 +142,7 @@ EOF
 for mode in plain tls; do
 	port=$SPORT
 	[ $mode = tls ] && port=$TPORT
-	o=$(timeout 60 "$PY" "$T/trickle.py" $mode "$port" "$T/tls.pem" 2>&1)
+	o=$(timeout 60 "$PY" "$T/trickle.py" $mode "$port" "$TLS_CA" 2>&1)
 	note "$mode trickle: $o"
 	assert "$mode: a POST sent a byte a segment is read to its end and answered (405)" \
 	    '[[ "$o" == "status=405 "* ]]'

@@ -11,29 +11,9 @@ export PYTHONPATH=$top_srcdir/tests/integration	# http1.py
 pki_make
 farm_start UP good -ndays 1 -rother CHAIN
 
-# ---- a throwaway TLS PKI: one CA, two server certificates, one client -------
+# ---- the TLS PKI of mkpki.sh: one CA, two server certificates, one client ---
 TP=$T/tls
-mkdir -p "$TP"
-tls_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-# tls_cert KEY CN OUT CA_CERT CA_KEY EXT: one certificate signed by the CA.
-tls_cert() {
-	openssl req -new -key "$1" -subj "/CN=$2" -out "$3.csr" 2>/dev/null &&
-	    openssl x509 -req -in "$3.csr" -CA "$4" -CAkey "$5" -CAcreateserial \
-	    -days 2 -extfile <(printf '%s\n' "$6") -out "$3" 2>/dev/null
-}
-tls_key "$TP/ca.key"
-openssl req -x509 -new -key "$TP/ca.key" -subj "/CN=Test TLS CA" -days 2 \
-    -out "$TP/ca.pem" 2>/dev/null || die "cannot make the TLS CA"
-SRV_EXT="subjectAltName=IP:127.0.0.1
-extendedKeyUsage=serverAuth"
-tls_key "$TP/srv.key"
-tls_cert "$TP/srv.key" "stapled one" "$TP/srv1.pem" "$TP/ca.pem" "$TP/ca.key" "$SRV_EXT" &&
-    tls_cert "$TP/srv.key" "stapled two" "$TP/srv2.pem" "$TP/ca.pem" "$TP/ca.key" "$SRV_EXT" ||
-    die "cannot issue the server certificates"
-tls_key "$TP/cli.key"
-tls_cert "$TP/cli.key" "a client" "$TP/cli.pem" "$TP/ca.pem" "$TP/ca.key" \
-    "extendedKeyUsage=clientAuth" || die "cannot issue the client certificate"
-tls_key "$TP/other.key"
+cp -r "$PKI/tls" "$TP" || die "the test PKI has no tls/"
 cp "$TP/srv1.pem" "$TP/cert.pem"
 cp "$TP/srv.key" "$TP/key.pem"
 
@@ -316,12 +296,8 @@ check "client_ca: openssl ocsp without a client certificate gets no answer" \
 stapled_stop
 
 # ---- 8. handshake failures are counted; a close without close_notify is not one -
-# A client certificate from a CA that client_ca does not name.
-tls_key "$TP/rogue_ca.key"
-openssl req -x509 -new -key "$TP/rogue_ca.key" -subj "/CN=Rogue CA" -days 2 \
-    -out "$TP/rogue_ca.pem" 2>/dev/null &&
-    tls_cert "$TP/cli.key" "a rogue client" "$TP/rogue_cli.pem" "$TP/rogue_ca.pem" \
-    "$TP/rogue_ca.key" "extendedKeyUsage=clientAuth" || die "cannot make the rogue client"
+# A client certificate from a CA that client_ca does not name: the PKI's
+# rogue_cli.pem (for cli.key), issued by rogue_ca.pem.
 MPORT=$(free_port)
 PPORT=$(free_port)
 conf_with "[\"127.0.0.1:$PPORT\", {\"addr\": \"127.0.0.1:$MPORT\", \"tls\": {\"cert\": \"$TP/cert.pem\", \"key\": \"$TP/key.pem\", \"client_ca\": \"$TP/ca.pem\"}}]" >"$T/fail.json"

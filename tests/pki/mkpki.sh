@@ -40,6 +40,22 @@
 #   OUTDIR/evil/leaf1.pem            a leaf issued by evil/ica (serial 0x9001)
 #   OUTDIR/evil/chain.pem            evil ica + identity + root, for -rother
 #
+#   OUTDIR/tls/  a TLS PKI for the listeners (P-256):
+#     ca.pem ca.key            "Test TLS CA" (self-signed)
+#     srv.key                  the servers' key
+#     srv1.pem srv2.pem        "stapled one", "stapled two": serverAuth, IP 127.0.0.1
+#     cli.pem cli.key          "a client": clientAuth
+#     other.key                a key of no certificate
+#     rogue_ca.pem rogue_ca.key  "Rogue CA", another CA
+#     rogue_cli.pem            "a rogue client" for cli.key, issued by the rogue CA
+#
+# Every certificate is shaped as a real CA issues it, since strict
+# verifiers (Python 3.13's ssl) refuse less: a CA carries basicConstraints
+# (critical, CA:TRUE), keyUsage (critical, keyCertSign and cRLSign) and a
+# subject key identifier; an end entity basicConstraints (critical,
+# CA:FALSE), keyUsage, its extended key usage and both key identifiers;
+# every certificate but a self-signed one an authority key identifier.
+#
 # A responder for one issuing CA X (integration tests):
 #   openssl ocsp -index OUTDIR/X/index.txt -CA OUTDIR/X/ca.pem \
 #       -rsigner OUTDIR/X/responder.pem -rkey OUTDIR/X/responder.key \
@@ -105,10 +121,31 @@ basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid:always
+
+[ v3_tls_ca ]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+
+[ v3_tls_server ]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+
+[ v3_tls_client ]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
 EOF
 
+# key OUT [CURVE]: a fresh EC key, P-384 unless named
 key() {
-	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 \
+	openssl genpkey -algorithm EC -pkeyopt "ec_paramgen_curve:${2:-P-384}" \
 	    -out "$1" 2>/dev/null
 }
 
@@ -205,3 +242,23 @@ sign "$OUT/evil/ica" "$OUT/leaf.key" \
     "/serialNumber=41000000000000001/C=US/O=Test NVIDIA Corporation/CN=Test GH100 A01 GSP BROM" \
     v3_leaf "$OUT/evil/leaf1.pem"
 cp "$OUT/evil/ica/chain.pem" "$OUT/evil/chain.pem"
+
+# The TLS PKI: each CA in a directory of its own (its openssl ca database).
+L=$OUT/tls
+ca_init "$L/ca" 5000
+ca_init "$L/rogue" 6000
+key "$L/ca/ca.key" P-256
+sign "$L/ca" "$L/ca/ca.key" "/CN=Test TLS CA" v3_tls_ca "$L/ca/ca.pem" selfsign
+key "$L/srv.key" P-256
+sign "$L/ca" "$L/srv.key" "/CN=stapled one" v3_tls_server "$L/srv1.pem"
+sign "$L/ca" "$L/srv.key" "/CN=stapled two" v3_tls_server "$L/srv2.pem"
+key "$L/cli.key" P-256
+sign "$L/ca" "$L/cli.key" "/CN=a client" v3_tls_client "$L/cli.pem"
+key "$L/other.key" P-256
+key "$L/rogue/ca.key" P-256
+sign "$L/rogue" "$L/rogue/ca.key" "/CN=Rogue CA" v3_tls_ca "$L/rogue/ca.pem" selfsign
+sign "$L/rogue" "$L/cli.key" "/CN=a rogue client" v3_tls_client "$L/rogue_cli.pem"
+cp "$L/ca/ca.pem" "$L/ca.pem"
+cp "$L/ca/ca.key" "$L/ca.key"
+cp "$L/rogue/ca.pem" "$L/rogue_ca.pem"
+cp "$L/rogue/ca.key" "$L/rogue_ca.key"

@@ -27,12 +27,14 @@ grep -q "^vcl 4" "$T/recipe.vcl" || die "examples/varnish/stapled.vcl is not VCL
 grep -q "\"$SPORT\"" "$T/recipe.vcl" || die "the recipe's backend is not 127.0.0.1:8090"
 
 # varnish_start NAME ARGS...: varnishd in the foreground, its work directory under $T;
-# VURL_<NAME> once it answers.
+# VURL_<NAME> once it answers. No jail (-j none): as root, varnishd's jail reads the VCL file
+# as its own unprivileged user, which cannot when the checkout sits under a directory only
+# root may enter (root's home, a mode-700 temporary directory).
 varnish_start() {
 	local _n=$1 _p _i
 	shift
 	_p=$(free_port)
-	bg_start "VPID_$_n" "$T/varnish-$_n.log" "$VARNISHD" -F -n "$T/varnish-$_n" \
+	bg_start "VPID_$_n" "$T/varnish-$_n.log" "$VARNISHD" -F -j none -n "$T/varnish-$_n" \
 	    -a "127.0.0.1:$_p" -s malloc,16m "$@"
 	_i=0
 	until curl -s -o /dev/null -m 2 "http://127.0.0.1:$_p/healthz"; do

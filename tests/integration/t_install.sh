@@ -9,6 +9,10 @@ it_init t_install
 need_cmd make systemd-analyze flock jq
 pki_make
 
+# configure leaves the units out when pkg-config names no unit directory.
+grep -qx 'systemdsystemunitdir = no' "$top_builddir/Makefile" &&
+    die "configured without a systemd unit directory (no systemd.pc: systemd-dev on Debian 13)"
+
 P=$T/inst
 UNITDIR=$P/lib/systemd/system
 CTL=$P/sbin/staplectl

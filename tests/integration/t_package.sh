@@ -12,25 +12,27 @@ PACKAGE_BUILD_TIMEOUT_S=1200
 it_init t_package
 # debian/rules runs the suite unless told nocheck: never nest package builds.
 [ -n "${STAPLED_PACKAGE_TEST:-}" ] && skip "inside a package build"
-need_cmd dpkg-buildpackage dpkg-deb dpkg-parsechangelog lintian fakeroot timeout
+need_cmd dpkg-buildpackage dpkg-deb dpkg-parsechangelog lintian fakeroot timeout pkg-config
 version=$(sed -n 's/^AC_INIT(\[stapled\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
 [ -n "$version" ] || die "no version in configure.ac's AC_INIT"
 check_eq "debian/changelog's version is configure.ac's" "$version" \
     "$(dpkg-parsechangelog -l "$top_srcdir/debian/changelog" -S Version)"
 
-# ---- 1. a copy of the tree: the files git knows, or the whole unpacked tarball ------------
+# ---- 1. a copy of the tree: the files git knows, or what make dist packs ------------------
 S=$T/src/stapled-$version
 mkdir -p "$S"
 # A git checkout only when the source directory is its top (distcheck's
-# unpacked tarball may sit inside an ignored directory of one).
+# unpacked tarball may sit inside an ignored directory of one). Otherwise
+# (a release tarball) the distribution's files, never the whole directory:
+# the build tree, and this copy in it, may be inside it.
 if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = \
     "$(cd "$top_srcdir" && pwd -P)" ]; then
 	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
 	    xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$S" ||
 	    die "cannot copy the git tree"
 else
-	(cd "$top_srcdir" && tar -cf - --exclude='./_build' --exclude='./_inst' .) |
-	    tar -xf - -C "$S" || die "cannot copy the tree"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top_builddir" distdir distdir="$S" \
+	    >"$T/distdir.log" 2>&1 || die "make distdir failed (see distdir.log)"
 fi
 chmod -R u+w "$S" || die "cannot make the copy writable"
 [ -x "$S/debian/rules" ] || die "the copy lacks an executable debian/rules"
@@ -59,15 +61,19 @@ deb=$(ls "$T"/src/stapled_"$version"_*.deb 2>/dev/null | head -n 1)
 ok "built ${deb##*/}"
 
 # ---- 3. what the package holds ------------------------------------------------------------
+# The units where this release's systemd wants them (debian/rules asks pkg-config too):
+# /lib/systemd/system on Debian 12, /usr/lib/systemd/system on Debian 13.
+U=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)
+[ -n "$U" ] || die "pkg-config names no systemd unit directory (systemd-dev on Debian 13)"
+note "units under $U"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/files"
 for f in /usr/sbin/stapled /usr/sbin/staplectl /usr/libexec/stapled/stapled-import \
-    /lib/systemd/system/stapled.service /lib/systemd/system/stapled.socket \
-    /lib/systemd/system/stapled-import.service /lib/systemd/system/stapled-import.path \
-    /lib/systemd/system/stapled-import.timer /usr/lib/sysusers.d/stapled.conf \
+    $U/stapled.service $U/stapled.socket $U/stapled-import.service $U/stapled-import.path \
+    $U/stapled-import.timer /usr/lib/sysusers.d/stapled.conf \
     /usr/lib/tmpfiles.d/stapled.conf /etc/stapled/stapled.json \
     /usr/share/man/man8/stapled.8.gz /usr/share/man/man8/staplectl.8.gz \
     /usr/share/man/man5/stapled.conf.5.gz /usr/share/doc/stapled/copyright \
-    /lib/systemd/system/nvattest-gate.service.d/stapled.conf \
+    $U/nvattest-gate.service.d/stapled.conf \
     /usr/share/stapled/nvattest-gate.conf /usr/share/stapled/prometheus-alerts.yml \
     /usr/share/stapled/grafana-stapled.json; do
 	check "the package holds $f" grep -qx "$f" "$T/files"
@@ -83,6 +89,7 @@ for f in "$top_srcdir"/policy/*.rego; do
 	    grep -qx "/usr/share/stapled/policy/${f##*/}" "$T/files"
 done
 check "no file under /usr/local" sh -c "! grep -q '^/usr/local' '$T/files'"
+check "every unit under $U" sh -c "! grep -v '^$U/' '$T/files' | grep -q 'systemd/system/'"
 
 dpkg-deb -x "$deb" "$T/root" && dpkg-deb -e "$deb" "$T/control" || die "cannot unpack $deb"
 # The configuration examples, not compressed: the files the docs quote.
@@ -97,11 +104,11 @@ for f in prometheus-alerts.yml grafana-stapled.json; do
 done
 check "the gate's drop-in names the packaged policy" \
     grep -q -- '--relying-party-policy /usr/share/stapled/policy/stapled-gpu.rego"' \
-    "$T/root/lib/systemd/system/nvattest-gate.service.d/stapled.conf"
+    "$T/root$U/nvattest-gate.service.d/stapled.conf"
 
 check_eq "the unit runs the packaged daemon with /etc/stapled/stapled.json" \
     "ExecStart=/usr/sbin/stapled -f /etc/stapled/stapled.json" \
-    "$(grep '^ExecStart=' "$T/root/lib/systemd/system/stapled.service")"
+    "$(grep '^ExecStart=' "$T/root$U/stapled.service")"
 check_eq "the example configuration's cache is /var/lib/stapled" /var/lib/stapled \
     "$(jq -r .cache_dir "$T/root/etc/stapled/stapled.json")"
 check "the example configuration is a conffile" \
@@ -172,6 +179,10 @@ for doc in gate.md airgap.md; do
 		/var/*)
 			check "docs/$doc's $p: under a directory of the package's tmpfiles.d entry" \
 			    in_tmpfiles "$p" ;;
+		/lib/* | /usr/lib/*)
+			# Under merged /usr, /lib/X and /usr/lib/X are one file.
+			check "docs/$doc's $p: in the package" grep -q \
+			    "^\(/usr\)\?/lib/${p#*/lib/}\(/\|\$\)" "$T/files" ;;
 		*)
 			check "docs/$doc's $p: in the package" grep -q "^$p\(/\|\$\)" "$T/files" ;;
 		esac

@@ -12,7 +12,7 @@ need_ctl
 pki_make
 farm_start VUP vendor -ndays 1 -rother CHAIN
 
-# ---- the examples' files under a root of the test's, from a private CA ----------------
+# ---- the examples' files under a root of the test's, from the test PKI's TLS CA --------
 # examples/regional names fullchain.pem, key.pem and sites-ca.pem (its client_ca);
 # examples/edge names regional-ca-and-roots.pem (its ca_file), edge.pem, edge-key.pem.
 EX=$top_srcdir/examples
@@ -20,21 +20,12 @@ R=$T/root
 TP=$R/etc/stapled/tls
 CA=$T/ca
 mkdir -p "$TP" "$CA" "$R/var/lib/stapled"
-tls_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-# tls_cert KEY CN OUT EXT: one certificate signed by the private CA.
-tls_cert() {
-	openssl req -new -key "$1" -subj "/CN=$2" -out "$CA/req.csr" 2>/dev/null &&
-	    openssl x509 -req -in "$CA/req.csr" -CA "$CA/ca.pem" -CAkey "$CA/ca.key" \
-	    -CAcreateserial -days 2 -extfile <(printf '%s\n' "$4") -out "$3" 2>/dev/null
-}
-tls_key "$CA/ca.key" && tls_key "$TP/key.pem" && tls_key "$TP/edge-key.pem" &&
-    tls_key "$CA/other.key" || die "cannot make the TLS keys"
-openssl req -x509 -new -key "$CA/ca.key" -subj "/CN=Test Tier CA" -days 2 \
-    -out "$CA/ca.pem" 2>/dev/null || die "cannot make the private CA"
-tls_cert "$TP/key.pem" "regional" "$CA/regional.pem" "subjectAltName=IP:127.0.0.1
-extendedKeyUsage=serverAuth" &&
-    tls_cert "$TP/edge-key.pem" "edge 1" "$TP/edge.pem" "extendedKeyUsage=clientAuth" ||
-    die "cannot issue the TLS certificates"
+# The test PKI's TLS CA (mkpki.sh's tls/: a CA, a server certificate for
+# 127.0.0.1, a client's, a key of no certificate).
+cp "$PKI/tls/ca.pem" "$CA/ca.pem" && cp "$PKI/tls/srv1.pem" "$CA/regional.pem" &&
+    cp "$PKI/tls/srv.key" "$TP/key.pem" && cp "$PKI/tls/cli.pem" "$TP/edge.pem" &&
+    cp "$PKI/tls/cli.key" "$TP/edge-key.pem" && cp "$PKI/tls/other.key" "$CA/other.key" ||
+    die "the test PKI has no tls/"
 cat "$CA/regional.pem" "$CA/ca.pem" >"$TP/fullchain.pem"
 cp "$CA/ca.pem" "$TP/sites-ca.pem"
 cp "$CA/ca.pem" "$TP/regional-ca-and-roots.pem"

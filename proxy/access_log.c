@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The sampled access log: chooses which answers to log and formats their line. */
+/* The sampled access log: chooses which answers to log and formats their line (the request's log note last). */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -89,6 +89,7 @@ access_log_reply(struct access_log *al, const struct http_req *req,
 		[HTTP_OTHER] = "OTHER",
 	};
 	const struct metrics_note	*n;
+	const char			*note;
 	char				 peer[INET6_ADDRSTRLEN + 16];
 	char				 path[ACCESS_LOG_PATH_MAX_BYTES + 8];
 	int64_t				 parsed = http_req_parsed_us(req);
@@ -105,9 +106,11 @@ access_log_reply(struct access_log *al, const struct http_req *req,
 	}
 	m = http_req_method(req);
 	path_str(http_req_path(req), path, sizeof(path));
-	log_info("access: %s %s %s %d %zu %s%s%s %.3f ms", peer,
+	note = http_req_log_note(req);
+	log_info("access: %s %s %s %d %zu %s%s%s %.3f ms%s%s", peer,
 	    m <= HTTP_OTHER ? method_str[m] : "OTHER", path, status, bytes,
 	    n != NULL ? metrics_route_str[n->route] : "-", n != NULL ? "/" : "",
 	    n != NULL ? metrics_result_str[n->result] : "",
-	    (double)(metrics_now_us() - parsed) / 1000.0);
+	    (double)(metrics_now_us() - parsed) / 1000.0,
+	    note != NULL ? " " : "", note != NULL ? note : "");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The sampled access log: one line per sampled answer (peer, method, path, status, bytes, result, latency). */
+/* The sampled access log: one line per sampled answer (peer, method, path, status, bytes, result, latency, Cache-Status and upstream). */
 #ifndef PROXY_ACCESS_LOG_H
 #define PROXY_ACCESS_LOG_H
 

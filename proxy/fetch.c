@@ -611,6 +611,7 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 		return NULL;
 	}
 	w->job = job;
+	w->joined = joined;
 	TAILQ_INSERT_TAIL(&job->waiters, w, entry);
 	if (joined) {
 		if (free_cb != NULL)
@@ -651,6 +652,12 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 	job->job_arg = job_arg;
 	job->free_cb = free_cb;
 	return w;
+}
+
+int
+fetch_waiter_joined(const struct fetch_waiter *w)
+{
+	return w->joined;
 }
 
 void

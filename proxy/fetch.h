@@ -135,6 +135,11 @@ void			 fetch_pool_free(struct fetch_pool *);
 struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
 			    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
 			    fetch_done_cb *done, void *waiter_arg);
+/*
+ * 1 when fetch_join found the job already in flight (asked by another
+ * client or a refresh: RFC 9211's collapsed), 0 when it started it.
+ */
+int			 fetch_waiter_joined(const struct fetch_waiter *);
 /* Stop waiting; the job goes on and may still fill the cache. */
 void			 fetch_leave(struct fetch_waiter *);
 /* End a job held by its check (FETCH_HOLD): every waiter gets done(). */

@@ -76,6 +76,7 @@ struct fetch_waiter {
 	struct fetch_job	*job;
 	fetch_done_cb		*done;
 	void			*arg;
+	int			 joined;	/* found the job in flight (fetch_waiter_joined) */
 	TAILQ_ENTRY(fetch_waiter) entry;
 };
 

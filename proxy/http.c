@@ -169,16 +169,14 @@ header_line(char *dst, const char *name, size_t nlen, const char *value,
 	memcpy(dst + nlen + 2 + vlen, "\r\n", 2);
 }
 
-void
-http_resp_header(struct http_req *r, const char *name, const char *value)
+/* One header line, its parts checked by the caller. */
+static void
+resp_header_line(struct http_req *r, const char *name, size_t nlen,
+    const char *value, size_t vlen)
 {
 	char	line[HTTP_RESP_LINE_BYTES];
-	size_t	nlen = strcspn(name, "\r\n: "), vlen = strcspn(value, "\r\n");
 	size_t	n = nlen + vlen + 4;
 
-	/* Values come from us or from a vendor's header: no line breaks pass. */
-	if (name[nlen] != '\0' || value[vlen] != '\0')
-		return;
 	/* Beside the request's buffers while they hold every line so far. */
 	if (!r->hdrs_spilled && r->conn->bufs != NULL &&
 	    r->hdrs_len + n <= sizeof(r->conn->bufs->hdrs)) {
@@ -197,6 +195,24 @@ http_resp_header(struct http_req *r, const char *name, const char *value)
 	evbuffer_add(r->out_headers, ": ", 2);
 	evbuffer_add(r->out_headers, value, vlen);
 	evbuffer_add(r->out_headers, "\r\n", 2);
+}
+
+void
+http_resp_header(struct http_req *r, const char *name, const char *value)
+{
+	size_t	nlen = strcspn(name, "\r\n: "), vlen = strcspn(value, "\r\n");
+
+	/* Values come from us or from a vendor's header: no line breaks pass. */
+	if (name[nlen] != '\0' || value[vlen] != '\0')
+		return;
+	resp_header_line(r, name, nlen, value, vlen);
+}
+
+void
+http_resp_header_n(struct http_req *r, const char *name, size_t nlen,
+    const char *value, size_t vlen)
+{
+	resp_header_line(r, name, nlen, value, vlen);
 }
 
 struct evbuffer *
@@ -644,6 +660,7 @@ conn_fail(struct conn *c, int status, const char *reason)
 	metrics.http_errors++;
 	c->req.parsed_us = 0;
 	c->req.note = NULL;
+	c->req.log_note_len = 0;
 	c->close_after = 1;
 	c->pending = 1;
 	c->reqlen = c->inlen;
@@ -1056,6 +1073,7 @@ conn_process(struct conn *c)
 		reply_clear(&c->req);
 		c->req.parsed_us = metrics_now_us();
 		c->req.note = NULL;
+		c->req.log_note_len = 0;
 		c->http->handler(&c->req, c->http->handler_arg);
 	}
 	c->in_process = 0;
@@ -1351,6 +1369,22 @@ const void *
 http_req_note(const struct http_req *r)
 {
 	return r->note;
+}
+
+void
+http_req_set_log_note(struct http_req *r, const char *text, size_t len)
+{
+	if (len >= sizeof(r->log_note))
+		len = sizeof(r->log_note) - 1;
+	memcpy(r->log_note, text, len);
+	r->log_note[len] = '\0';
+	r->log_note_len = len;
+}
+
+const char *
+http_req_log_note(const struct http_req *r)
+{
+	return r->log_note_len > 0 ? r->log_note : NULL;
 }
 
 void

@@ -113,6 +113,13 @@ int		 http_req_peer(const struct http_req *, struct sockaddr_storage *ss);
  * connection's next request, so the caller's stack never runs a handler.
  */
 void		 http_resp_header(struct http_req *, const char *name, const char *value);
+/*
+ * The same for a name of nlen bytes and a value of vlen bytes that the
+ * caller built itself and that hold no CR, LF or (in the name) ':' or
+ * space: not scanned again. For a header on every hit (Cache-Status).
+ */
+void		 http_resp_header_n(struct http_req *, const char *name,
+		    size_t nlen, const char *value, size_t vlen);
 struct evbuffer	*http_resp_body(struct http_req *);
 /*
  * The body is len bytes at p, borrowed: they must stay valid until the
@@ -150,6 +157,16 @@ int64_t		 http_req_parsed_us(const struct http_req *);
  */
 void		 http_req_set_note(struct http_req *, const void *note);
 const void	*http_req_note(const struct http_req *);
+/*
+ * Words the access log appends to the request's line (how it was
+ * answered: its Cache-Status, the upstream), copied and cut at
+ * HTTP_LOG_NOTE_BYTES - 1 bytes; cleared for each request. The note, or
+ * NULL when none was set.
+ */
+#define HTTP_LOG_NOTE_BYTES	256
+void		 http_req_set_log_note(struct http_req *, const char *text,
+		    size_t len);
+const char	*http_req_log_note(const struct http_req *);
 /*
  * Called by http_reply for every answer, after it is queued and before
  * the request is gone: its status and the body bytes sent. NULL: none.

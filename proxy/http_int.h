@@ -55,6 +55,8 @@ struct http_req {
 	void		*gone_arg;
 	int64_t		 parsed_us;	/* metrics_now_us() at hand-over; 0: never parsed */
 	const void	*note;		/* http_req_set_note */
+	size_t		 log_note_len;	/* http_req_set_log_note; 0: none */
+	char		 log_note[HTTP_LOG_NOTE_BYTES];
 };
 
 struct conn {

@@ -22,6 +22,7 @@
 #include "cache/writer.h"
 #include "entry/conf.h"
 #include "entry/pool.h"
+#include "proxy/cache_status.h"
 #include "proxy/fetch.h"
 #include "proxy/http.h"
 #include "proxy/httpcache.h"
@@ -113,6 +114,13 @@ struct svc_job {
 	struct fetch_outcome out;	/* what every waiter is told (fetch_set_outcome) */
 };
 
+/* How an answer that went upstream came to be, for its Cache-Status. */
+struct svc_fwd {
+	int		 collapsed;	/* joined a fetch already in flight */
+	int		 http_status;	/* the upstream's; 0: none answered */
+	const char	*upstream;	/* the one that answered, or NULL */
+};
+
 /* A client waiting for a fetch. */
 struct pending {
 	struct svc		*svc;
@@ -120,6 +128,7 @@ struct pending {
 	struct fetch_waiter	*w;
 	struct event		*budget;
 	struct svc_job		*call;	/* a copy of the call, for the answer */
+	struct svc_fwd		 fwd;	/* borrows the fetch result's upstream */
 };
 
 /* A client waiting for a lookup on the reader's threads (lookup_threads). */
@@ -902,17 +911,59 @@ fetch_req_of(struct fetch_req *fr, const struct svc_call *c)
 /* ---- answering clients ------------------------------------------------- */
 
 /*
- * Each answer's bookkeeping, in one place: the access log's note before the
- * answer is written, and the counter of the result served (the kind's serve
- * may answer a hit with a 304, METRICS_RES_NOT_MODIFIED).
+ * The answer's Cache-Status (RFC 9211): hit when no upstream was asked
+ * (fwd NULL: the store, or a remembered answer), else fwd=miss, or
+ * fwd=bypass under upstream_first, which asks first by configuration;
+ * stored for a miss served from what it stored; ttl while m (a stored
+ * entry's meta) is valid.
+ */
+static void
+svc_status(const struct svc *s, struct http_req *req,
+    const struct cache_meta *m, time_t now, enum metrics_result result,
+    const struct svc_fwd *fwd)
+{
+	struct cache_status	cs = { 0, 0, 0, NULL, NULL };
+
+	if (fwd != NULL) {
+		cs.flags = CACHE_STATUS_FWD;
+		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST)
+			cs.flags |= CACHE_STATUS_BYPASS;
+		if (fwd->collapsed)
+			cs.flags |= CACHE_STATUS_COLLAPSED;
+		if (fwd->http_status != 200)
+			cs.fwd_status = fwd->http_status;
+		cs.upstream = fwd->upstream;
+	} else if (result != METRICS_RES_LIMITED)
+		cs.flags = CACHE_STATUS_HIT;
+	if (result == METRICS_RES_MISS)
+		cs.flags |= CACHE_STATUS_STORED;
+	if (m != NULL && m->next_update > (int64_t)now) {
+		cs.flags |= CACHE_STATUS_TTL;
+		cs.ttl_s = m->next_update - (int64_t)now;
+	}
+	if (result == METRICS_RES_FALLBACK)
+		cs.detail = "fallback";	/* the stored answer, in place of the upstream's */
+	else if (result == METRICS_RES_UNVERIFIABLE)
+		cs.detail = "unverified";	/* passed on, not stored */
+	else if (result == METRICS_RES_LIMITED)
+		cs.detail = "limited";	/* over client_miss_rate_per_s: not asked */
+	cache_status_set(req, &cs);
+}
+
+/*
+ * Each answer's bookkeeping, in one place: its Cache-Status and the access
+ * log's note before the answer is written, and the counter of the result
+ * served (the kind's serve may answer a hit with a 304,
+ * METRICS_RES_NOT_MODIFIED). fwd: NULL when no upstream was asked.
  */
 static void
 svc_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const uint8_t *body, size_t len,
     const uint8_t *headers, size_t headers_len, time_t now,
-    enum metrics_result result)
+    enum metrics_result result, const struct svc_fwd *fwd)
 {
 	metrics_note(req, c->route, result);
+	svc_status(s, req, m, now, result, fwd);
 	result = s->ops->serve(s, req, c, m, body, len, headers, headers_len,
 	    now, result);
 	metrics.requests[c->route][result]++;
@@ -920,10 +971,11 @@ svc_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 /* The same for an answer that is not an entry's: final, limited, failed. */
 static void
-svc_count(struct http_req *req, enum metrics_route route,
-    enum metrics_result result)
+svc_count(const struct svc *s, struct http_req *req, enum metrics_route route,
+    enum metrics_result result, const struct svc_fwd *fwd)
 {
 	metrics_note(req, route, result);
+	svc_status(s, req, NULL, 0, result, fwd);
 	metrics.requests[route][result]++;
 }
 
@@ -931,7 +983,7 @@ svc_count(struct http_req *req, enum metrics_route route,
 static int
 serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
     const struct cache_meta *m, const struct cache_body *b,
-    enum metrics_result result)
+    enum metrics_result result, const struct svc_fwd *fwd)
 {
 	time_t	now = time(NULL);
 
@@ -939,7 +991,7 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
 	if (!entry_servable(m, s->ops->kind, s->conf->skew_s, now))
 		return 0;
 	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
-	    b->headers_len, now, result);
+	    b->headers_len, now, result, fwd);
 	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, m, now);
 	return 1;
 }
@@ -965,29 +1017,32 @@ get_here(struct svc *s, const struct svc_call *c, struct cache_meta *m,
 	return rc;
 }
 
-/* Serve a valid stored entry; 1 when answered, 0 when nothing valid is stored. */
+/*
+ * Serve a valid stored entry; 1 when answered, 0 when nothing valid is
+ * stored. fwd: what was asked upstream before (svc_serve's).
+ */
 static int
 serve_cached(struct svc *s, struct http_req *req, const struct svc_call *c,
-    enum metrics_result result)
+    enum metrics_result result, const struct svc_fwd *fwd)
 {
 	struct cache_meta	m;
 	struct cache_body	b;
 
 	return get_here(s, c, &m, &b) == 1 &&
-	    serve_found(s, req, c, &m, &b, result);
+	    serve_found(s, req, c, &m, &b, result, fwd);
 }
 
 /* An answer about the request, as the upstream sent it: nothing to advertise. */
 static void
 serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
-    const uint8_t *body, size_t len)
+    const uint8_t *body, size_t len, const struct svc_fwd *fwd)
 {
 	struct cache_meta	m;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = s->ops->kind;
 	svc_serve(s, req, c, &m, body, len, NULL, 0, time(NULL),
-	    METRICS_RES_DEFINITIVE);
+	    METRICS_RES_DEFINITIVE, fwd);
 }
 
 /* A remembered answer: given again without asking any upstream. */
@@ -999,10 +1054,10 @@ neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 	if ((n = neg_live(s, c)) == NULL)
 		return 0;
 	if (n->definitive) {
-		serve_definitive(s, req, c, n->body, n->body_len);
+		serve_definitive(s, req, c, n->body, n->body_len, NULL);
 		return 1;
 	}
-	svc_count(req, c->route, METRICS_RES_FINAL);
+	svc_count(s, req, c->route, METRICS_RES_FINAL, NULL);
 	s->ops->serve_final(s, req, c, n->status, n->body, n->body_len);
 	return 1;
 }
@@ -1033,10 +1088,11 @@ pending_fail(struct pending *p, const char *why)
 	if (p->req == NULL)
 		return;
 	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
-	    serve_cached(s, p->req, &p->call->call, METRICS_RES_FALLBACK))
+	    serve_cached(s, p->req, &p->call->call, METRICS_RES_FALLBACK,
+	    &p->fwd))
 		return;
 	route = p->call->call.route;
-	svc_count(p->req, route, metrics_failed_result(route));
+	svc_count(s, p->req, route, metrics_failed_result(route), &p->fwd);
 	s->ops->serve_failed(s, p->req, &p->call->call, why);
 }
 
@@ -1052,6 +1108,10 @@ pending_done(const struct fetch_res *res, void *arg)
 	char			 why[128];
 
 	p->w = NULL;
+	if (res->err == FETCH_OK) {	/* an upstream answered: which, and how */
+		p->fwd.http_status = res->http_status;
+		p->fwd.upstream = res->upstream;
+	}
 	if (res->err == FETCH_OK && (res->http_status == 404 || res->http_status == 410))
 		(void)neg_put(s, c, res->http_status, 0, res->body, res->body_len,
 		    now);
@@ -1059,8 +1119,9 @@ pending_done(const struct fetch_res *res, void *arg)
 		goto out;
 	if (job_verdict(res) == ENTRY_DEFINITIVE) {
 		/* About the request, unsigned: a valid stored answer still wins. */
-		if (!serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
-			serve_definitive(s, p->req, c, res->body, res->body_len);
+		if (!serve_cached(s, p->req, c, METRICS_RES_FALLBACK, &p->fwd))
+			serve_definitive(s, p->req, c, res->body, res->body_len,
+			    &p->fwd);
 	} else if (res->err == FETCH_OK && res->http_status / 100 == 2) {
 		/*
 		 * Verified and stored, or passed on: the upstream's bytes,
@@ -1069,22 +1130,23 @@ pending_done(const struct fetch_res *res, void *arg)
 		 */
 		if (o != NULL && o->stored) {
 			svc_serve(s, p->req, c, o->meta, res->body, res->body_len,
-			    o->headers, o->headers_len, now, METRICS_RES_MISS);
+			    o->headers, o->headers_len, now, METRICS_RES_MISS,
+			    &p->fwd);
 			/* A miss is a use too: it starts the idle clock. */
 			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
 			    now);
 		} else {
 			memset(&m, 0, sizeof(m));
 			svc_serve(s, p->req, c, &m, res->body, res->body_len,
-			    NULL, 0, now, METRICS_RES_UNVERIFIABLE);
+			    NULL, 0, now, METRICS_RES_UNVERIFIABLE, &p->fwd);
 		}
 	} else if (res->err == FETCH_OK) {
 		log_info("%s: %s answered HTTP %d", s->ops->name,
 		    res->upstream ? res->upstream : "upstream", res->http_status);
 		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
-		    serve_cached(s, p->req, c, METRICS_RES_FALLBACK))
+		    serve_cached(s, p->req, c, METRICS_RES_FALLBACK, &p->fwd))
 			goto out;
-		svc_count(p->req, c->route, METRICS_RES_FINAL);
+		svc_count(s, p->req, c->route, METRICS_RES_FINAL, &p->fwd);
 		s->ops->serve_final(s, p->req, c, res->http_status, res->body,
 		    res->body_len);
 	} else {
@@ -1175,6 +1237,8 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	evtimer_add(p->budget, &tv);
 	p->w = fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
 	    job_free, pending_done, p);
+	if (p->w != NULL)
+		p->fwd.collapsed = fetch_waiter_joined(p->w);
 	if (p->w == NULL) {
 		/* Nothing started: done will never come, and j is still ours. */
 		job_free(j);
@@ -1240,9 +1304,9 @@ miss_over_rate(struct svc *s, struct http_req *req, const struct svc_call *c)
 	}
 	/* upstream_first: what is stored stands in, as when upstreams fail */
 	if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
-	    serve_cached(s, req, c, METRICS_RES_FALLBACK))
+	    serve_cached(s, req, c, METRICS_RES_FALLBACK, NULL))
 		return 1;
-	svc_count(req, c->route, METRICS_RES_LIMITED);
+	svc_count(s, req, c->route, METRICS_RES_LIMITED, NULL);
 	s->ops->serve_failed(s, req, c, "over client_miss_rate_per_s");
 	return 1;
 }
@@ -1257,7 +1321,7 @@ not_stored(struct svc *s, struct http_req *req, const struct svc_call *c)
 	 */
 	if (neg_live(s, c)) {
 		if (s->conf->mode == CONFIG_MODE_UPSTREAM_FIRST &&
-		    serve_cached(s, req, c, METRICS_RES_FALLBACK))
+		    serve_cached(s, req, c, METRICS_RES_FALLBACK, NULL))
 			return;
 		neg_serve(s, req, c);
 		return;
@@ -1290,7 +1354,8 @@ lookup_done(const struct cache_reader_res *res, void *arg)
 	if (res->rc == -1)
 		log_err("%s: %s", s->ops->name, res->err);
 	if (res->rc == 1 &&
-	    serve_found(s, l->req, c, &res->meta, &res->body, METRICS_RES_HIT))
+	    serve_found(s, l->req, c, &res->meta, &res->body, METRICS_RES_HIT,
+	    NULL))
 		goto out;
 	not_stored(s, l->req, c);
 out:
@@ -1338,7 +1403,7 @@ svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 		}
 		if (r != NULL)
 			metrics.lookups_loop++;
-		if (serve_cached(s, req, c, METRICS_RES_HIT))
+		if (serve_cached(s, req, c, METRICS_RES_HIT, NULL))
 			return;
 	}
 	not_stored(s, req, c);

@@ -139,8 +139,8 @@ check_eq "after SIGHUP: hits count on" $((hit0 + 1)) \
 
 # ---- the access log ---------------------------------------------------------------
 check "access log: the hit, with peer, method, path, status, bytes, result, latency" \
-    grep -Eq '^stapled: access: 127\.0\.0\.1:[0-9]+ POST /ocsp 200 [0-9]+ ocsp_post/hit [0-9]+\.[0-9]{3} ms$' "$T/d1.log"
-check "access log: the miss" grep -Eq '^stapled: access: .* POST /ocsp 200 [0-9]+ ocsp_post/miss ' "$T/d1.log"
+    grep -Eq '^stapled: access: 127\.0\.0\.1:[0-9]+ POST /ocsp 200 [0-9]+ ocsp_post/hit [0-9]+\.[0-9]{3} ms cache-status="stapled; hit; ttl=[0-9]+"$' "$T/d1.log"
+check "access log: the miss, with its upstream" grep -Eq '^stapled: access: .* POST /ocsp 200 [0-9]+ ocsp_post/miss .* upstream=primary$' "$T/d1.log"
 check "access log: the PCCS 503" \
     grep -Eq '^stapled: access: .* GET /sgx/certification/v4/rootcacrl 503 [0-9]+ pccs/unavailable ' "$T/d1.log"
 check "access log: /metrics, no result noted" grep -Eq '^stapled: access: .* GET /metrics 200 [0-9]+ - ' "$T/d1.log"

@@ -59,6 +59,7 @@ struct http_req {
 	void			*gone_arg;
 	int			 noted;
 	enum metrics_result	 result;
+	char			 log_note[HTTP_LOG_NOTE_BYTES];
 };
 
 struct event_base *
@@ -104,6 +105,22 @@ http_resp_header(struct http_req *req, const char *name, const char *value)
 	size_t	n = strlen(req->hdrs);
 
 	snprintf(req->hdrs + n, sizeof(req->hdrs) - n, "%s: %s\n", name, value);
+}
+
+void
+http_req_set_log_note(struct http_req *req, const char *text, size_t len)
+{
+	snprintf(req->log_note, sizeof(req->log_note), "%.*s", (int)len, text);
+}
+
+void
+http_resp_header_n(struct http_req *req, const char *name, size_t nlen,
+    const char *value, size_t vlen)
+{
+	size_t	n = strlen(req->hdrs);
+
+	snprintf(req->hdrs + n, sizeof(req->hdrs) - n, "%.*s: %.*s\n",
+	    (int)nlen, name, (int)vlen, value);
 }
 
 struct evbuffer *
@@ -155,6 +172,7 @@ struct fetch_waiter {
 	struct fetch_job	*job;
 	fetch_done_cb		*done;
 	void			*arg;
+	int			 joined;
 };
 
 struct fetch_job {
@@ -218,6 +236,7 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 	if (job != NULL) {
 		/* Joined: the job's own arg stands, this one is freed at once. */
 		free_cb(job_arg);
+		w->joined = 1;
 	} else {
 		assert_true(njobs < JOBS_MAX);
 		job = &jobs[njobs++];
@@ -235,6 +254,12 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 	job->w[job->nw++] = w;
 	w->job = job;
 	return w;
+}
+
+int
+fetch_waiter_joined(const struct fetch_waiter *w)
+{
+	return w->joined;
 }
 
 void
@@ -478,6 +503,32 @@ assert_header(const struct http_req *req, const char *line)
 		fail_msg("no \"%s\" in:\n%s", line, req->hdrs);
 }
 
+/*
+ * The answer's Cache-Status is want, its ttl (when want ends in "ttl=")
+ * within a few seconds of ttl_s, and the access log's note says the same.
+ */
+static void
+assert_cache_status(const struct http_req *req, const char *want, long ttl_s)
+{
+	char		 line[256], note[256];
+	const char	*p, *rest;
+	long		 ttl;
+
+	snprintf(line, sizeof(line), "Cache-Status: %s", want);
+	if ((p = strstr(req->hdrs, line)) == NULL)
+		fail_msg("no \"%s\" in:\n%s", line, req->hdrs);
+	rest = p + strlen(line);
+	if (ttl_s >= 0) {
+		ttl = strtol(rest, NULL, 10);
+		if (ttl > ttl_s || ttl < ttl_s - 5)
+			fail_msg("ttl %ld, want about %ld: %s", ttl, ttl_s, p);
+	} else if (*rest != '\n')
+		fail_msg("more than \"%s\": %s", want, p);
+	snprintf(note, sizeof(note), "cache-status=\"%s", want);
+	if (strncmp(req->log_note, note, strlen(note)) != 0)
+		fail_msg("log note \"%s\", want \"%s...\"", req->log_note, note);
+}
+
 /* Store path's entry with body bytes, valid from tu to nu. */
 static void
 store_kds(struct fx *f, const char *path, const char *body, int64_t tu,
@@ -516,6 +567,8 @@ test_hit(void **state)
 	assert_int_equal(req->result, METRICS_RES_HIT);
 	assert_body(req, (const uint8_t *)"stored chain bytes", 18);
 	assert_header(req, "Content-Type: application/x-pem-file\n");
+	assert_cache_status(req, "stapled; hit; ttl=", 3600);
+	assert_null(strstr(req->log_note, "upstream="));
 }
 
 /* A miss: fetched with the canonical request, verified, stored, the upstream's bytes served. */
@@ -550,11 +603,18 @@ test_miss_stored(void **state)
 	    "application/x-pem-file\r\n"));
 	assert_memory_equal(b.headers, "Content-Type: application/x-pem-file\r\n",
 	    b.headers_len);
+	/* Went upstream and stored, valid to nextUpdate; the log names the upstream. */
+	assert_cache_status(req, "stapled; fwd=miss; stored; ttl=",
+	    (long)(m.next_update - time(NULL)));
+	assert_non_null(strstr(req->log_note, "\" upstream=fake-upstream"));
 	/* The next client is a hit. */
 	again = ask_kds(f, CHAIN_PATH);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(again->result, METRICS_RES_HIT);
 	assert_body(again, f->chain, f->chain_len);
+	assert_cache_status(again, "stapled; hit; ttl=",
+	    (long)(m.next_update - time(NULL)));
+	assert_null(strstr(again->log_note, "upstream="));
 }
 
 /* An answer that does not verify is not stored; the client gets the kind's 503. */
@@ -583,8 +643,9 @@ test_refused_not_stored(void **state)
 static void
 test_join(void **state)
 {
-	struct fx	*f = *state;
-	struct http_req	*a, *b, *c;
+	struct fx		*f = *state;
+	struct http_req		*a, *b, *c;
+	struct cache_meta	 m;
 
 	gen_up(f, 0, NULL);
 	a = ask_kds(f, CHAIN_PATH);
@@ -600,6 +661,14 @@ test_join(void **state)
 	assert_body(a, f->chain, f->chain_len);
 	assert_body(b, f->chain, f->chain_len);
 	assert_int_equal(b->result, METRICS_RES_MISS);
+	/* The second joined the first's fetch: collapsed (RFC 9211 2.6). */
+	assert_int_equal(cache_get_meta(f->sf->c, CACHE_KIND_KDS,
+	    (const uint8_t *)CHAIN_PATH, strlen(CHAIN_PATH), &m), 1);
+	assert_null(strstr(a->hdrs, "collapsed"));
+	assert_cache_status(a, "stapled; fwd=miss; stored; ttl=",
+	    (long)(m.next_update - time(NULL)));
+	assert_cache_status(b, "stapled; fwd=miss; stored; collapsed; ttl=",
+	    (long)(m.next_update - time(NULL)));
 }
 
 /* A 404 is passed on as sent and remembered: the next ask reaches no upstream. */
@@ -616,12 +685,14 @@ test_negative(void **state)
 	assert_int_equal(req->status, 404);
 	assert_int_equal(req->result, METRICS_RES_FINAL);
 	assert_body(req, nf, sizeof(nf) - 1);
+	assert_cache_status(req, "stapled; fwd=miss; fwd-status=404", -1);
 	again = ask_kds(f, GENOA_PATH);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(again->replies, 1);
 	assert_int_equal(again->status, 404);
 	assert_int_equal(again->result, METRICS_RES_FINAL);
 	assert_body(again, nf, sizeof(nf) - 1);
+	assert_cache_status(again, "stapled; hit", -1);	/* remembered */
 }
 
 static void
@@ -688,6 +759,7 @@ test_failed_kds(void **state)
 	assert_int_equal(req->status, 503);
 	assert_int_equal(req->result, METRICS_RES_UNAVAILABLE);
 	assert_header(req, "Retry-After: 10\n");
+	assert_cache_status(req, "stapled; fwd=miss", -1);
 	evbuffer_add(req->out, "", 1);
 	text = (char *)evbuffer_pullup(req->out, -1);
 	assert_non_null(strstr(text, "kds-a: connect: Connection refused"));
@@ -798,6 +870,9 @@ test_upstream_first(void **state)
 	assert_int_equal(req->status, 200);
 	assert_int_equal(req->result, METRICS_RES_FALLBACK);
 	assert_body(req, (const uint8_t *)"stored chain bytes", 18);
+	/* Asked first by configuration; the stored entry stood in. */
+	assert_cache_status(req, "stapled; fwd=bypass; ttl=", 3600);
+	assert_header(req, "; detail=fallback\n");
 	/* Nothing stored: the kind's failure answer, as in cache_first. */
 	req = ask_kds(f, GENOA_PATH);
 	upstream_fail(&jobs[1], FETCH_ERR_HTTP, "kds-a: HTTP 503");

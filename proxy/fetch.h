@@ -163,6 +163,7 @@ struct fetch_health {
 	const char	*name;		/* borrowed from the pool */
 	const char	*url;
 	int		 up;		/* last exchange succeeded, not in cooldown */
+	int		 asked;		/* an exchange with it has ended; 0: not asked yet */
 	unsigned	 consecutive_failures;
 	int64_t		 cooldown_until_ms;	/* monotonic ms; 0 none */
 	int64_t		 last_failure_unix;

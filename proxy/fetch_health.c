@@ -109,7 +109,7 @@ fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
 {
 	const struct fetch_upstream	*up;
 	int64_t				 now = now_ms();
-	size_t				 i;
+	size_t				 i, k;
 
 	if (pool == NULL || h == NULL)
 		return 0;
@@ -119,6 +119,10 @@ fetch_pool_health(const struct fetch_pool *pool, struct fetch_health *h,
 		h[i].name = up->name;
 		h[i].url = up->url;
 		h[i].up = up->st->last_ok && up->cooldown_until_ms <= now;
+		/* Answered once, or failed once (counted by reason): asked. */
+		h[i].asked = up->st->last_success_unix != 0;
+		for (k = 0; k < FETCH_ERR_MAX && !h[i].asked; k++)
+			h[i].asked = up->st->failures[k] > 0;
 		h[i].consecutive_failures = up->consecutive;
 		h[i].cooldown_until_ms = up->cooldown_until_ms;
 		h[i].last_failure_unix = up->last_failure_unix;

@@ -118,8 +118,9 @@ record_health(evutil_socket_t fd, short what, void *arg)
 		for (i = 0; ups != NULL && i < n; i++) {
 			for (fails = 0, k = 1; k < FETCH_ERR_MAX; k++)
 				fails += fh[i].failures[k];
-			u = json_pack("{s:s, s:s, s:b, s:i, s:I, s:I, s:I}",
+			u = json_pack("{s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I}",
 			    "name", fh[i].name, "url", fh[i].url, "up", fh[i].up,
+			    "asked", fh[i].asked,
 			    "consecutive_failures", (int)fh[i].consecutive_failures,
 			    "last_failure", (json_int_t)fh[i].last_failure_unix,
 			    "requests", (json_int_t)fh[i].requests,

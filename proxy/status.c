@@ -34,8 +34,10 @@ status_summarize(struct status_summary *s, const struct refresh_stats *rs,
 		n = fetch_pool_health(pools[i], fh, METRICS_MAX_UPSTREAMS);
 		s->svc[s->nsvc].service = fetch_pool_service(pools[i]);
 		s->svc[s->nsvc].total = n;
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
 			s->svc[s->nsvc].up += fh[k].up != 0;
+			s->svc[s->nsvc].unasked += fh[k].asked == 0;
+		}
 		s->nsvc++;
 	}
 	s->saturated = metrics.http_saturated;
@@ -81,10 +83,32 @@ status_line(const struct status_summary *s, char *buf, size_t len)
 	for (i = 0, o = n > 0 ? (size_t)n : 0; i < s->nsvc && o < len; i++) {
 		n = snprintf(buf + o, len - o, " %s %zu/%zu", s->svc[i].service,
 		    s->svc[i].up, s->svc[i].total);
+		if (n >= 0 && s->svc[i].unasked > 0 && (size_t)n < len - o)
+			n += snprintf(buf + o + n, len - o - n, " (%zu not asked "
+			    "yet)", s->svc[i].unasked);
 		if (n < 0)
 			break;
 		o += (size_t)n;
 	}
+}
+
+/*
+ * "service ocsp: 0/1 upstreams up (1 not asked yet)": an upstream never
+ * asked is not down (an air-gapped site asks none); "all in cooldown"
+ * only when every one was asked and none is up.
+ */
+static void
+svc_detail(const struct status_svc *v, struct evbuffer *b)
+{
+	evbuffer_add_printf(b, "service %s: %zu/%zu upstreams up", v->service,
+	    v->up, v->total);
+	if (v->unasked > 0)
+		evbuffer_add_printf(b, " (%zu not asked yet)\n", v->unasked);
+	else if (v->total > 0 && v->up == 0)
+		evbuffer_add_printf(b, " (all in cooldown: only cached entries "
+		    "are served)\n");
+	else
+		evbuffer_add_printf(b, "\n");
 }
 
 void
@@ -106,10 +130,7 @@ status_detail(const struct status_summary *s, struct evbuffer *b)
 		    s->full_last_s, s->full_refused, s->full_evicted,
 		    s->full_evicted == 1 ? "y" : "ies");
 	for (i = 0; i < s->nsvc; i++)
-		evbuffer_add_printf(b, "service %s: %zu/%zu upstreams up%s\n",
-		    s->svc[i].service, s->svc[i].up, s->svc[i].total,
-		    s->svc[i].total > 0 && s->svc[i].up == 0 ?
-		    " (all in cooldown: only cached entries are served)" : "");
+		svc_detail(&s->svc[i], b);
 	/*
 	 * Saturation stays ready: every client the listeners took is served,
 	 * and a probe failing here would let a few hundred idle connections

@@ -13,15 +13,19 @@ struct evbuffer;
 struct fetch_pool;
 struct refresh_stats;
 
+/* One service's upstreams. */
+struct status_svc {
+	const char	*service;	/* borrowed from the pool */
+	size_t		 up, total;	/* upstreams out of cooldown, configured */
+	size_t		 unasked;	/* of total: no exchange ended yet */
+};
+
 struct status_summary {
 	int		walked;		/* the refresher finished a pass: counts are known */
 	size_t		entries;	/* stored, every kind */
 	size_t		expired;	/* past nextUpdate, not served */
 	int64_t		valid_left_s;	/* until the earliest nextUpdate of a valid entry; -1 none */
-	struct {
-		const char	*service;	/* borrowed from the pool */
-		size_t		 up, total;	/* upstreams out of cooldown, configured */
-	}		svc[CACHE_KIND_MAX];
+	struct status_svc svc[CACHE_KIND_MAX];
 	size_t		nsvc;
 	int		saturated;	/* enum metrics_saturation of the public listeners */
 	unsigned long	conns, max_conns;	/* open on them, and their budget */
@@ -40,13 +44,17 @@ struct status_summary {
  */
 void	status_summarize(struct status_summary *, const struct refresh_stats *rs,
 	    struct fetch_pool *const *pools, size_t npools, time_t now);
-/* One line for STATUS= ("12 entries, earliest expiry in 5h03m; upstreams up: ocsp 2/2 ..."). */
+/*
+ * One line for STATUS= ("12 entries, earliest expiry in 5h03m; upstreams
+ * up: ocsp 2/2 rim 0/1 (1 not asked yet) ...").
+ */
 void	status_line(const struct status_summary *, char *buf, size_t len);
 /*
  * The /readyz detail: one "name: value" line per figure, appended to b.
- * Saturated public listeners are named, and do not make it not ready;
- * nor does a store that takes no writes (named, with why), nor a full
- * map (every stored entry is still served).
+ * Upstreams no exchange has ended with yet are said to be not asked yet,
+ * not down. Saturated public listeners are named, and do not make it not
+ * ready; nor does a store that takes no writes (named, with why), nor a
+ * full map (every stored entry is still served).
  */
 void	status_detail(const struct status_summary *, struct evbuffer *b);
 

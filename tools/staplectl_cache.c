@@ -170,6 +170,23 @@ status_map_full(struct ctl *ctl, json_t *full)
 	    "ies");
 }
 
+/*
+ * "up", "DOWN", or "not asked yet" when no exchange with it has ended (a
+ * record of a daemon that does not say "asked": none requested).
+ */
+static const char *
+upstream_state(json_t *u)
+{
+	json_t	*asked = json_object_get(u, "asked");
+
+	if (json_is_true(json_object_get(u, "up")))
+		return "up";
+	if (asked != NULL ? json_is_false(asked) :
+	    json_integer_value(json_object_get(u, "requests")) == 0)
+		return "not asked yet";
+	return "DOWN";
+}
+
 static void
 status_text(struct ctl *ctl, const struct cache_stat *st,
     const struct kind_stat *ks, size_t pool, json_t *daemon)
@@ -234,7 +251,7 @@ status_text(struct ctl *ctl, const struct cache_stat *st,
 			    "failure(s), %lld request(s), %lld failure(s)%s\n",
 			    name, json_string_value(json_object_get(u, "name")),
 			    json_string_value(json_object_get(u, "url")),
-			    json_is_true(json_object_get(u, "up")) ? "up" : "DOWN",
+			    upstream_state(u),
 			    (long long)json_integer_value(json_object_get(u,
 			    "consecutive_failures")),
 			    (long long)json_integer_value(json_object_get(u,

@@ -8,6 +8,7 @@
 
 it_init t_cache_status
 pki_make
+need_ctl
 
 TD=$VECTORS/attestation-sdk/testdata
 RIM_ID=NV_GPU_DRIVER_GH100_550.144.03
@@ -29,6 +30,13 @@ cat >"$T/conf.json" <<JSON
 }
 JSON
 stapled_start d1 -f "$T/conf.json"
+
+# ---- before any exchange: upstreams not asked yet, not down -----------------------
+curl -s -m 5 -o "$T/ready0" "$SURL/readyz"
+check "/readyz at start: OCSP's upstream is not asked yet" \
+    grep -qx 'service ocsp: 0/1 upstreams up (1 not asked yet)' "$T/ready0"
+check "/readyz at start: nothing is said to be in cooldown" \
+    bash -c "! grep -q cooldown '$T/ready0'"
 
 # status FILE.hdr: the Cache-Status value.
 status() { header "$1" Cache-Status; }
@@ -89,6 +97,15 @@ curl -s -m 10 -o /dev/null -D "$T/p1.hdr" "$SURL/sgx/certification/v4/rootcacrl"
 v=$(status "$T/p1.hdr")
 check_eq "PCCS, upstream dead: fwd=miss, nothing stored" "stapled; fwd=miss" "$v"
 
+# ---- after the exchanges: up, in cooldown, still not asked -------------------------
+curl -s -m 5 -o "$T/ready1" "$SURL/readyz"
+check "/readyz after a miss: OCSP's upstream is up" \
+    grep -qx 'service ocsp: 1/1 upstreams up' "$T/ready1"
+check "/readyz after a failure: PCCS's upstream is down, in cooldown" \
+    grep -qx 'service pccs: 0/1 upstreams up (all in cooldown: only cached entries are served)' "$T/ready1"
+check "/readyz: KDS's upstream, never asked, is still not asked yet" \
+    grep -qx 'service kds: 0/1 upstreams up (1 not asked yet)' "$T/ready1"
+
 # ---- the access log ----------------------------------------------------------------
 check "access log: the miss, with the upstream that answered" \
     grep -Eq '^stapled: access: .* POST /ocsp 200 [0-9]+ ocsp_post/miss [0-9.]+ ms cache-status="stapled; fwd=miss; stored; ttl=[0-9]+" upstream=good$' "$T/d1.log"
@@ -103,5 +120,17 @@ check "access log: the failure names no upstream (none answered)" \
 check "access log: the ops endpoints carry none" \
     bash -c "! grep -E 'GET /(metrics|healthz|readyz) .*cache-status' '$T/d1.log'"
 stapled_stop
+
+# The record it wrote at the stop, as staplectl status shows it.
+ctl -C "$T/cache" status
+cp "$T/ctl.out" "$T/status.out"
+check "staplectl status: the upstream that answered is up" \
+    grep -Eq '^upstream +ocsp good http://[^ ]+ up,' "$T/status.out"
+check "staplectl status: the one that failed is DOWN" \
+    grep -Eq '^upstream +pccs gone http://[^ ]+ DOWN,' "$T/status.out"
+check "staplectl status: one never asked is not asked yet" \
+    grep -Eq '^upstream +kds [^ ]+ [^ ]+ not asked yet,' "$T/status.out"
+check "staplectl status: nothing never asked is DOWN" \
+    bash -c "! grep -Eq '^upstream +(kds|rim) .* DOWN' '$T/status.out'"
 
 it_done

@@ -26,6 +26,7 @@ struct cache_writer;
 struct cache_reader;
 struct fetch_ctx;
 struct refresh;
+struct refresh_ctl;
 struct http;
 struct tls_server;
 struct router;
@@ -77,13 +78,14 @@ struct daemon {
 	struct event		*reader_ev;	/* its results, on the loop */
 	struct fetch_ctx	*fetch;
 	struct refresh		*refresh;
+	struct refresh_ctl	*rctl;		/* staplectl refresh's channel (SIGUSR1) */
 	struct http		*http;
 	struct tls_server	*tls[CONFIG_MAX_LISTEN];	/* per listen; NULL: plain */
 	struct activate_sock	 passed[ACTIVATE_MAX_FDS];	/* socket activation; the fds are http's */
 	size_t			 npassed;
 	struct router		*router;
 	struct gen		*gen;
-	struct event		*sig_term, *sig_int, *sig_hup, *shutdown_ev;
+	struct event		*sig_term, *sig_int, *sig_hup, *sig_usr1, *shutdown_ev;
 	struct event		*health_ev;
 	struct event		*check_ev;	/* polls the check walk's child */
 	struct event		*damage_ev;	/* cache_damage_fd: damage found at run time */

@@ -29,6 +29,7 @@
 #include "proxy/metrics_page.h"
 #include "proxy/notify.h"
 #include "proxy/refresh.h"
+#include "proxy/refresh_ctl.h"
 #include "proxy/reload.h"
 #include "proxy/router.h"
 #include "proxy/service.h"
@@ -154,6 +155,18 @@ check_only(struct daemon *d, struct config *cfg)
 	return 0;
 }
 
+/* SIGUSR1: staplectl refresh left an ask in the cache directory. */
+static void
+on_usr1(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon	*d = arg;
+
+	(void)sig;
+	(void)what;
+	if (!d->stopping)
+		refresh_ctl_take(d->rctl);
+}
+
 /* The signals and timers of the daemon's life; exits when they cannot be made. */
 static void
 install_events(struct daemon *d)
@@ -161,13 +174,16 @@ install_events(struct daemon *d)
 	d->sig_term = evsignal_new(d->base, SIGTERM, on_term, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, on_term, d);
 	d->sig_hup = evsignal_new(d->base, SIGHUP, on_hup, d);
+	d->sig_usr1 = evsignal_new(d->base, SIGUSR1, on_usr1, d);
 	d->shutdown_ev = evtimer_new(d->base, shutdown_poll, d);
 	d->health_ev = evtimer_new(d->base, record_health, d);
 	if (d->sig_term == NULL || d->sig_int == NULL || d->sig_hup == NULL ||
+	    d->sig_usr1 == NULL ||
 	    d->shutdown_ev == NULL || d->health_ev == NULL ||
 	    evsignal_add(d->sig_term, NULL) == -1 ||
 	    evsignal_add(d->sig_int, NULL) == -1 ||
-	    evsignal_add(d->sig_hup, NULL) == -1)
+	    evsignal_add(d->sig_hup, NULL) == -1 ||
+	    evsignal_add(d->sig_usr1, NULL) == -1)
 		fatal("cannot install signal handlers");
 }
 
@@ -244,11 +260,13 @@ daemon_free(struct daemon *d)
 	loop_event_free(d->sig_term);
 	loop_event_free(d->sig_int);
 	loop_event_free(d->sig_hup);
+	loop_event_free(d->sig_usr1);
 	loop_event_free(d->shutdown_ev);
 	loop_event_free(d->health_ev);
 	http_free(d->http);
 	tls_servers_free(d->tls);	/* after the connections that use them */
 	router_free(d->router);
+	refresh_ctl_free(d->rctl);	/* before the asks it holds */
 	refresh_free(d->refresh);
 	gen_unref(d->gen);
 	fetch_ctx_free(d->fetch);
@@ -311,6 +329,7 @@ main(int argc, char **argv)
 	reader_start(&d, cfg);
 	if ((d.fetch = fetch_ctx_new(d.base)) == NULL ||
 	    (d.refresh = refresh_new(d.base, d.cache, d.writer)) == NULL ||
+	    (d.rctl = refresh_ctl_new(d.base, d.refresh, d.cache_dir)) == NULL ||
 	    (d.router = router_new(d.refresh, d.cache)) == NULL ||
 	    (d.salvage = store_salvage_new(d.base, &d.gen)) == NULL)
 		fatal("out of memory");

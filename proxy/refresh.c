@@ -82,6 +82,22 @@ inflight_slot_free(struct refresh *r)
 	return NULL;
 }
 
+/* Claim slot f for the entry's refresh, started after the walk (start_claimed). */
+void
+inflight_claim(struct refresh *r, struct inflight *f, int kind,
+    const uint8_t *key, size_t klen, unsigned failures, int64_t was)
+{
+	f->used = 1;
+	f->started = 0;
+	f->failures = failures;
+	f->kind = (uint8_t)kind;
+	f->klen = klen;
+	f->r = r;
+	f->ask = NULL;
+	f->was = was;
+	memcpy(f->key, key, klen);
+}
+
 /* A free slot, unless the kind already runs its max_inflight refreshes. */
 struct inflight *
 inflight_slot(struct refresh *r, int kind)
@@ -189,6 +205,14 @@ refresh_failed(struct refresh *r, struct inflight *f, int ok, const char *why,
 		return;
 	}
 	metrics.refresh_failed++;
+	/* Never refreshed on schedule, asked by name: no backoff to plan. */
+	if (m.flags & CACHE_F_NO_REFRESH) {
+		log_hex(hex, sizeof(hex), f->key, f->klen);
+		log_info("refresh: %s %s: failed (%s)", cache_kind_str[f->kind],
+		    hex, why ? why : "unknown");
+		slot_free(r, f);
+		return;
+	}
 	(void)backoff_holds(r, f->kind, f->key, f->klen, &m, now, &failures, &at);
 	m.refresh_failures = failures + 1;
 	m.next_refresh_at = schedule_backoff_at(&kc->sched, m.refresh_failures,
@@ -220,6 +244,8 @@ refresh_done(struct refresh *r, int ok, const char *why, void *arg)
 	struct inflight	*f = arg;
 	char		 hex[17];
 
+	if (f->ask != NULL)
+		ask_done(r, f, ok == REFRESH_OK, why);
 	if (ok != REFRESH_OK) {
 		refresh_failed(r, f, ok, why, time(NULL));
 		return;
@@ -375,6 +401,7 @@ refresh_new(struct event_base *base, struct cache *cache,
 	r->sched = calloc(REFRESH_SCHED_MAX, sizeof(*r->sched));
 	r->purge = calloc(REFRESH_WALK_CHUNK, sizeof(*r->purge));
 	r->backoff = backoff_new(BACKOFF_SLOTS);
+	TAILQ_INIT(&r->asks);
 	r->walk_ev = evtimer_new(base, walk_cb, r);
 	r->due_ev = evtimer_new(base, due_cb, r);
 	r->touch_ev = evtimer_new(base, touch_cb, r);
@@ -399,6 +426,7 @@ refresh_free(struct refresh *r)
 	if (r == NULL)
 		return;
 	r->stopped = 1;
+	asks_free(r);
 	if (r->touches != NULL)
 		refresh_flush_touches(r);
 	if (r->uses != NULL && r->wt != NULL) {
@@ -441,6 +469,7 @@ refresh_start(struct refresh *r)
 			    (RELEASE_CHECK_MS % 1000) * 1000 };
 
 	r->stopped = 0;
+	r->started = 1;
 	release(r);	/* what start-up read; and the baseline of release_soon */
 	evtimer_add(r->due_ev, &tv);
 	evtimer_add(r->walk_ev, &tv);
@@ -452,6 +481,7 @@ void
 refresh_stop(struct refresh *r)
 {
 	r->stopped = 1;
+	r->started = 0;
 	evtimer_del(r->walk_ev);
 	evtimer_del(r->due_ev);
 	evtimer_del(r->touch_ev);
@@ -461,6 +491,7 @@ refresh_stop(struct refresh *r)
 	r->release_at = 0;
 	refresh_flush_touches(r);
 	walk_touches_flush(r);
+	asks_stop(r, "stapled is stopping");
 }
 
 void

@@ -146,4 +146,38 @@ int		 refresh_map_full(struct refresh *, enum cache_kind kind,
 /* A uniform double in [0, 1) for jitter. */
 double		 refresh_rand(void);
 
+/*
+ * An operator's ask (staplectl refresh): every entry, a kind's, or the
+ * keys listed, renewed now. Each goes through the scheduler's slots and
+ * token buckets (max_inflight, rate_limit_per_s), after the due entries
+ * of each turn, so an ask over a million entries starts them at the
+ * schedule's pace and never at once; and each is started as a scheduled
+ * refresh is (refresh_kind_conf.start: single flight, failover,
+ * admission, storage). An ask over a kind or every entry walks the store
+ * in key order and leaves out entries never refreshed (VCEKs, PCK
+ * certificates: counted as skipped); a key asked by name is renewed
+ * whatever its kind, and one the store does not hold fails.
+ */
+struct cache_ask;
+struct cache_ask_line;
+struct refresh_ask;
+/*
+ * Called once per entry (CACHE_ASK_RENEWED, UNCHANGED, FAILED), then once
+ * more with the last line (DONE with the counts, or STOPPED with why: the
+ * daemon stops, or the store is read-only). The line is borrowed for the
+ * call, which must not call refresh_ask_cancel.
+ */
+typedef void	 refresh_ask_cb(const struct cache_ask_line *, void *arg);
+/*
+ * Start ask (copied; its keys are looked up now); the first entries start
+ * in the next due turn. NULL when memory is short.
+ */
+struct refresh_ask *refresh_ask_start(struct refresh *, const struct cache_ask *,
+		    refresh_ask_cb *cb, void *arg);
+/*
+ * Stop asking: no more entries start, and cb is never called again (the
+ * refreshes running finish as scheduled ones). Not from cb. Accepts NULL.
+ */
+void		 refresh_ask_cancel(struct refresh_ask *);
+
 #endif

@@ -22,20 +22,6 @@
 #define REFRESH_DUE_CHUNK	256
 #define REFRESH_DUE_IDLE_MS	1000
 
-/* Claim a slot for the entry's refresh, started after the walk. */
-static void
-claim(struct refresh *r, struct inflight *f, int kind, const uint8_t *key,
-    size_t klen, unsigned failures)
-{
-	f->used = 1;
-	f->started = 0;
-	f->failures = failures;
-	f->kind = (uint8_t)kind;
-	f->klen = klen;
-	f->r = r;
-	memcpy(f->key, key, klen);
-}
-
 enum due_stop {
 	DUE_GO = 0,
 	DUE_NO_TOKEN,		/* back when the bucket has one */
@@ -131,12 +117,12 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		da->stop = DUE_NO_TOKEN;
 		return 1;
 	}
-	claim(r, f, kind, key, klen, failures);
+	inflight_claim(r, f, kind, key, klen, failures, m->this_update);
 	return 0;
 }
 
 /* How long until kind's bucket holds a token, in ms (at least 1). */
-static long
+long
 bucket_wait_ms(const struct refresh *r, int kind)
 {
 	const struct bucket	*b = &r->buckets[kind];
@@ -211,6 +197,9 @@ due_cb(evutil_socket_t fd, short what, void *arg)
 		if ((w = due_kind(r, k)) < wait_ms)
 			wait_ms = w;
 	}
+	/* Then what operators asked for, with the slots and tokens left. */
+	if (!TAILQ_EMPTY(&r->asks) && (w = ask_turn(r)) < wait_ms)
+		wait_ms = w;
 	tv.tv_sec = wait_ms / 1000;
 	tv.tv_usec = (wait_ms % 1000) * 1000;
 	evtimer_add(r->due_ev, &tv);

@@ -3,6 +3,8 @@
 #ifndef PROXY_REFRESH_INT_H
 #define PROXY_REFRESH_INT_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -72,6 +74,8 @@ struct inflight {
 	uint8_t		key[CACHE_KEY_MAX_BYTES];
 	size_t		klen;
 	struct refresh	*r;
+	struct refresh_ask *ask;	/* an operator asked for it (refresh_ask.c), or NULL */
+	int64_t		was;		/* its thisUpdate before */
 };
 
 /* An entry long expired, deleted after the chunk that found it. */
@@ -112,6 +116,7 @@ struct refresh {
 	struct event		*step_ev;	/* the next step of a release */
 	size_t			 release_at;	/* where it starts; 0: no release under way */
 	int			 stopped;
+	int			 started;	/* refresh_start ran, refresh_stop not since */
 	int			 walking;
 	int			 slot_wait;	/* the due turn waits for a free slot */
 	uint32_t		 deferred[CACHE_KIND_MAX];	/* hash of the entry last rate-limited */
@@ -139,6 +144,7 @@ struct refresh {
 	size_t			 nsched;
 	struct purge_key	*purge;		/* REFRESH_WALK_CHUNK of them */
 	size_t			 npurge;
+	TAILQ_HEAD(, refresh_ask) asks;	/* staplectl refresh's, in order */
 	/* max_entries: candidates of the pass in progress, and of the last one */
 	struct evict_set	*building[CACHE_KIND_MAX];
 	struct evict_set	*ready[CACHE_KIND_MAX];
@@ -159,6 +165,8 @@ int	bucket_take(struct refresh *r, int kind);
 struct inflight *inflight_find(struct refresh *r, int kind, const uint8_t *key,
 	    size_t klen);
 struct inflight *inflight_slot(struct refresh *r, int kind);
+void	inflight_claim(struct refresh *r, struct inflight *f, int kind,
+	    const uint8_t *key, size_t klen, unsigned failures, int64_t was);
 int	kind_refreshed(const struct refresh *r, int kind);
 int	entry_idle(const struct refresh *r, int kind, const struct cache_meta *m,
     time_t now);
@@ -174,6 +182,13 @@ int	backoff_holds(struct refresh *r, int kind, const uint8_t *key,
 
 /* refresh_due.c: the due turn (due_ev). */
 void	due_cb(evutil_socket_t fd, short what, void *arg);
+long	bucket_wait_ms(const struct refresh *r, int kind);
+
+/* refresh_ask.c: operators' asks, in the due turn after the schedule's. */
+long	ask_turn(struct refresh *r);
+void	ask_done(struct refresh *r, struct inflight *f, int ok, const char *why);
+void	asks_stop(struct refresh *r, const char *why);
+void	asks_free(struct refresh *r);
 
 /* refresh_walk.c: the paced walk (walk_ev). */
 void	walk_cb(evutil_socket_t fd, short what, void *arg);

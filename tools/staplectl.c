@@ -30,6 +30,7 @@ static const struct ctl_cmd	cmds[] = {
 	{ "check", cmd_check, "read every record: is the store damaged?" },
 	{ "export-rim-store", cmd_export_rim_store, "write {id}.xml for nvattest --rim-store" },
 	{ "reload", cmd_reload, "make the running stapled reload; wait for its verdict" },
+	{ "refresh", cmd_refresh, "make the running stapled renew entries now; wait for each" },
 };
 
 static void
@@ -45,7 +46,7 @@ usage(FILE *f)
 	    "staplectl(8) for the exit codes:\n"
 	    "0 ok, 1 something rejected or failed, 2 usage, "
 	    "3 cannot open the cache or a file, 4 not in this build,\n"
-	    "5 no daemon runs (reload).\n"
+	    "5 no daemon runs (reload, refresh).\n"
 	    "On a terminal, fetch, prefetch, verify, import and check show progress "
 	    "on stderr;\n-q (--quiet) turns it off.\n");
 }

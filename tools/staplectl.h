@@ -28,7 +28,7 @@ enum ctl_exit {
 	CTL_USAGE = 2,		/* bad command line or configuration */
 	CTL_NOFILE = 3,		/* cannot open the cache or a file */
 	CTL_LATER = 4,		/* import: the cache cannot take the bundle now */
-	CTL_NODAEMON = 5,	/* reload: no daemon runs, or none answered in time */
+	CTL_NODAEMON = 5,	/* reload, refresh: no daemon runs, or none answered in time */
 };
 
 struct ctl {
@@ -57,7 +57,19 @@ typedef int ctl_cmd_fn(struct ctl *, int argc, char **argv);
 ctl_cmd_fn	cmd_status, cmd_list, cmd_show, cmd_purge, cmd_check;
 ctl_cmd_fn	cmd_export, cmd_verify, cmd_import;
 ctl_cmd_fn	cmd_manifest, cmd_fetch, cmd_prefetch, cmd_export_rim_store;
-ctl_cmd_fn	cmd_reload;
+ctl_cmd_fn	cmd_reload, cmd_refresh;
+
+struct cache_reload;
+/*
+ * The stapled holding ctl's cache directory, once it has finished
+ * starting (its start-up verdict is in stapled.reload, so its signal
+ * handlers are in place), waiting for that until deadline (mono_ms).
+ * CTL_OK with *pid and the verdict in *r; CTL_NODAEMON when none runs, it
+ * exits or does not finish starting in time; CTL_NOFILE when the
+ * directory or the file cannot be read (said why).
+ */
+int	ctl_daemon_ready(const struct ctl *, int64_t deadline, pid_t *pid,
+	    struct cache_reload *r);
 
 /* Messages to stderr, "staplectl: " first. */
 void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -131,6 +131,22 @@ reload_args(int argc, char **argv, long *wait_s)
 }
 
 int
+ctl_daemon_ready(const struct ctl *ctl, int64_t deadline, pid_t *pid,
+    struct cache_reload *r)
+{
+	if ((*pid = cache_lock_holder(ctl->cache_dir)) == -1) {
+		ctl_warnx("%s: %s", ctl->cache_dir, strerror(errno));
+		return CTL_NOFILE;
+	}
+	if (*pid == 0) {
+		ctl_warnx("no stapled runs on %s", ctl->cache_dir);
+		return CTL_NODAEMON;
+	}
+	/* Its start-up verdict: only then are its signal handlers in place. */
+	return wait_verdict(ctl, *pid, -1, deadline, r);
+}
+
+int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {
 	struct cache_reload	r;
@@ -142,16 +158,8 @@ cmd_reload(struct ctl *ctl, int argc, char **argv)
 	if ((rv = reload_args(argc, argv, &wait_s)) != CTL_OK)
 		return rv;
 	deadline = mono_ms() + wait_s * 1000;
-	if ((pid = cache_lock_holder(ctl->cache_dir)) == -1) {
-		ctl_warnx("%s: %s", ctl->cache_dir, strerror(errno));
-		return CTL_NOFILE;
-	}
-	if (pid == 0) {
-		ctl_warnx("no stapled runs on %s", ctl->cache_dir);
-		return CTL_NODAEMON;
-	}
-	/* Its start-up verdict: only then is SIGHUP a reload, not its death. */
-	if ((rv = wait_verdict(ctl, pid, -1, deadline, &r)) != CTL_OK)
+	/* Only then is SIGHUP a reload, not its death. */
+	if ((rv = ctl_daemon_ready(ctl, deadline, &pid, &r)) != CTL_OK)
 		return rv;
 	if (kill(pid, SIGHUP) == -1) {
 		ctl_warnx("signalling stapled (pid %ld): %s", (long)pid,

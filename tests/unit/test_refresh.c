@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "cache/ask.h"
 #include "cache/clock.h"
 #include "cache/store.h"
 #include "proxy/metrics.h"
@@ -54,6 +55,9 @@ struct fx {
 	enum fake_mode		 mode;
 	size_t			 nstarts;
 	struct start		 starts[STARTS_MAX];
+	/* an operator's ask: the lines its callback got */
+	struct cache_ask_line	 lines[STARTS_MAX];
+	size_t			 nlines;
 };
 
 static int
@@ -828,6 +832,230 @@ test_stop(void **state)
 	assert_int_equal(f->nstarts, 1);
 }
 
+/* ---- operators' asks (refresh_ask.c) ---------------------------------------- */
+
+static void
+ask_cb(const struct cache_ask_line *l, void *arg)
+{
+	struct fx	*f = arg;
+
+	assert_true(f->nlines < STARTS_MAX);
+	f->lines[f->nlines++] = *l;
+}
+
+/* End held start n as a renewal: a later thisUpdate, a new schedule. */
+static void
+finish_renewed(struct fx *f, size_t n)
+{
+	struct start		*s = &f->starts[n];
+	struct cache_meta	 m;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen = store_key(key, (unsigned)s->id);
+
+	assert_int_equal(cache_get_meta(f->sf->c, s->kind, key, klen, &m), 1);
+	m.this_update += 60;
+	m.next_update += 60;
+	m.next_refresh_at = time(NULL) + 600;
+	assert_int_equal(cache_put_meta(f->sf->c, key, klen, &m), 0);
+	s->ended = 1;
+	s->done(f->r, 1, NULL, s->done_arg);
+}
+
+/* The lines the ask got of what: how many. */
+static size_t
+lines_of(const struct fx *f, enum cache_ask_result what)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < f->nlines; i++)
+		n += f->lines[i].what == what;
+	return n;
+}
+
+/*
+ * --all over entries none of which is due: every one renewed, in key
+ * order, never more at once than the kind's max_inflight; the last line
+ * counts them.
+ */
+static void
+test_ask_all_bounded(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_ask	 ask = { 1, 0, NULL, 0 };
+	time_t			 now = time(NULL);
+	size_t			 i, j, running, ocsp, rounds = 0;
+	int			 k;
+
+	for (k = 1; k <= 7; k++)
+		put(f, k % 2 ? CACHE_KIND_OCSP : CACHE_KIND_KDS, k, now - 60,
+		    now + 3000, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 2, IDLE_S);
+	set_kind(f, CACHE_KIND_KDS, 100, 1, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	turn(f);
+	assert_int_equal(f->nstarts, 0);	/* nothing due */
+	assert_non_null(refresh_ask_start(f->r, &ask, ask_cb, f));
+	while (f->nlines < 8 && rounds++ < 20) {
+		spin_for(f, 30);
+		for (running = ocsp = 0, i = 0; i < f->nstarts; i++) {
+			running += !f->starts[i].ended;
+			ocsp += !f->starts[i].ended &&
+			    f->starts[i].kind == CACHE_KIND_OCSP;
+		}
+		/* each kind's max_inflight: OCSP 2, KDS 1 */
+		assert_true(running >= 1 && ocsp <= 2 && running - ocsp <= 1);
+		for (i = 0; i < f->nstarts; i++)
+			if (!f->starts[i].ended)
+				finish_renewed(f, i);
+		spin_for(f, 10);
+	}
+	assert_int_equal(f->nstarts, 7);
+	for (i = 0; i < f->nstarts; i++)
+		for (j = i + 1; j < f->nstarts; j++)
+			assert_false(f->starts[i].id == f->starts[j].id &&
+			    f->starts[i].kind == f->starts[j].kind);
+	/* the kinds in order: OCSP's entries, then KDS's */
+	assert_int_equal(f->starts[0].kind, CACHE_KIND_OCSP);
+	assert_int_equal(f->starts[6].kind, CACHE_KIND_KDS);
+	assert_int_equal(f->nlines, 8);
+	assert_int_equal(lines_of(f, CACHE_ASK_RENEWED), 7);
+	assert_int_equal(f->lines[7].what, CACHE_ASK_DONE);
+	assert_int_equal(f->lines[7].renewed, 7);
+	assert_int_equal(f->lines[0].this_update, f->lines[0].was + 60);
+}
+
+/* An ask goes at the kind's rate_limit_per_s, as the schedule does; no newer answer is unchanged. */
+static void
+test_ask_rate(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_ask	 ask = { 0, CACHE_KIND_OCSP, NULL, 0 };
+	time_t			 now = time(NULL);
+	int64_t			 first, third;
+	int			 k;
+
+	for (k = 1; k <= 3; k++)
+		put(f, CACHE_KIND_OCSP, k, now - 60, now + 3000, 0, 0);
+	put(f, CACHE_KIND_KDS, 4, now - 60, now + 3000, 0, 0);	/* not asked */
+	set_kind(f, CACHE_KIND_OCSP, 2, 0, IDLE_S);
+	set_kind(f, CACHE_KIND_KDS, 100, 0, IDLE_S);
+	f->mode = FAKE_OK;	/* stored, thisUpdate as before */
+	refresh_start(f->r);
+	turn(f);
+	assert_non_null(refresh_ask_start(f->r, &ask, ask_cb, f));
+	spin_starts(f, 3);
+	assert_int_equal(f->nstarts, 3);
+	first = (int64_t)f->starts[0].at.tv_sec * 1000 +
+	    f->starts[0].at.tv_nsec / 1000000;
+	third = (int64_t)f->starts[2].at.tv_sec * 1000 +
+	    f->starts[2].at.tv_nsec / 1000000;
+	assert_true(third - first >= 450);	/* a token every 500 ms */
+	spin_for(f, 10);
+	assert_int_equal(lines_of(f, CACHE_ASK_UNCHANGED), 3);
+	assert_int_equal(f->lines[f->nlines - 1].what, CACHE_ASK_DONE);
+	assert_int_equal(f->lines[f->nlines - 1].unchanged, 3);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(f->starts[k].kind, CACHE_KIND_OCSP);
+}
+
+/*
+ * Keys by name: one the store lacks fails at once; a failure says why;
+ * one never refreshed (a VCEK) is asked anyway, and no backoff is
+ * planned for it. A kind's walk skips such entries and counts them.
+ */
+static void
+test_ask_keys(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_ask_key	 keys[3];
+	struct cache_ask	 ask = { 0, 0, keys, 3 };
+	struct cache_ask	 kds = { 0, CACHE_KIND_KDS, NULL, 0 };
+	struct cache_meta	 m;
+	time_t			 now = time(NULL);
+	int			 k;
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now + 3000, 0, 0);
+	put(f, CACHE_KIND_KDS, 2, now - 60, now + 3000, 0, 0);
+	m = meta(f, CACHE_KIND_KDS, 2);
+	m.flags |= CACHE_F_NO_REFRESH;
+	m.next_refresh_at = 0;
+	{
+		uint8_t	key[CACHE_KEY_MAX_BYTES];
+		size_t	klen = store_key(key, 2);
+
+		assert_int_equal(cache_put_meta(f->sf->c, key, klen, &m), 0);
+	}
+	memset(keys, 0, sizeof(keys));
+	keys[0].klen = store_key(keys[0].key, 1);
+	keys[1].klen = store_key(keys[1].key, 2);
+	keys[2].klen = store_key(keys[2].key, 99);	/* none */
+	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
+	set_kind(f, CACHE_KIND_KDS, 100, 0, IDLE_S);
+	f->mode = FAKE_FAIL;
+	refresh_start(f->r);
+	turn(f);
+	assert_non_null(refresh_ask_start(f->r, &ask, ask_cb, f));
+	spin_starts(f, 2);
+	spin_for(f, 10);
+	assert_int_equal(f->nstarts, 2);
+	assert_int_equal(f->nlines, 4);
+	assert_int_equal(lines_of(f, CACHE_ASK_FAILED), 3);
+	assert_int_equal(f->lines[3].what, CACHE_ASK_DONE);
+	assert_int_equal(f->lines[3].failed, 3);
+	for (k = 0; k < 3; k++)
+		if (f->lines[k].kind == 0)
+			assert_string_equal(f->lines[k].why, "no such entry");
+		else
+			assert_string_equal(f->lines[k].why,
+			    "fake upstream failed");
+	assert_int_equal(lines_of(f, CACHE_ASK_FAILED), 3);
+	/* the VCEK: no schedule was made for it */
+	assert_int_equal(meta(f, CACHE_KIND_KDS, 2).next_refresh_at, 0);
+	assert_int_equal(meta(f, CACHE_KIND_KDS, 2).refresh_failures, 0);
+	/* --kind kds: the VCEK is skipped, counted */
+	f->nlines = 0;
+	assert_non_null(refresh_ask_start(f->r, &kds, ask_cb, f));
+	spin_for(f, 20);
+	assert_int_equal(f->nstarts, 2);
+	assert_int_equal(f->nlines, 1);
+	assert_int_equal(f->lines[0].what, CACHE_ASK_DONE);
+	assert_int_equal(f->lines[0].skipped, 1);
+}
+
+/* Stopping ends an ask with a stopped line; its refresh in flight ends unreported. */
+static void
+test_ask_stop(void **state)
+{
+	struct fx		*f = *state;
+	struct cache_ask	 ask = { 1, 0, NULL, 0 };
+	struct refresh_ask	*a;
+	time_t			 now = time(NULL);
+
+	put(f, CACHE_KIND_OCSP, 1, now - 60, now + 3000, 0, 0);
+	put(f, CACHE_KIND_OCSP, 2, now - 60, now + 3000, 0, 0);
+	set_kind(f, CACHE_KIND_OCSP, 100, 1, IDLE_S);
+	f->mode = FAKE_HOLD;
+	refresh_start(f->r);
+	assert_non_null(a = refresh_ask_start(f->r, &ask, ask_cb, f));
+	spin_starts(f, 1);
+	refresh_stop(f->r);
+	assert_int_equal(f->nlines, 1);
+	assert_int_equal(f->lines[0].what, CACHE_ASK_STOPPED);
+	finish_renewed(f, 0);
+	spin_for(f, 20);
+	assert_int_equal(f->nlines, 1);
+	assert_int_equal(f->nstarts, 1);
+	/* Cancelled before its first turn: nothing starts, nothing is said. */
+	f->nlines = 0;
+	refresh_start(f->r);
+	a = refresh_ask_start(f->r, &ask, ask_cb, f);
+	refresh_ask_cancel(a);
+	spin_for(f, 20);
+	assert_int_equal(f->nlines, 0);
+	assert_int_equal(f->nstarts, 1);
+}
+
 int
 main(void)
 {
@@ -850,6 +1078,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_make_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_all_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_stop, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -125,8 +125,9 @@ run_seq() {
 		get "$_p" "$T/$_tag.$_n"
 		[ "$HTTP_CODE" = 200 ] || fail "$_tag: $_p: HTTP $HTTP_CODE"
 		# The headers a verifier reads, without the ones that change per answer
-		# (max-age and Expires count down to the entry's next refresh).
-		grep -iv '^\(date\|content-length\|connection\|x-\|age\|server\|cache-control\|expires\):' "$T/$_tag.$_n.hdr" |
+		# (max-age and Expires count down to the entry's next refresh; Cache-Status
+		# says how each was served).
+		grep -iv '^\(date\|content-length\|connection\|x-\|age\|server\|cache-control\|cache-status\|expires\):' "$T/$_tag.$_n.hdr" |
 		    tr -d '\r' | sort >"$T/$_tag.$_n.h"
 	done <<EOF
 $SEQ

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <openssl/ocsp.h>
@@ -147,7 +148,16 @@ void	ctl_learn_admitted(struct ctl *, struct ctl_trust *,
 	    const uint8_t *const der[], const size_t len[], const int ok[],
 	    size_t n, int store);
 
-/* Whole file (or "-": stdin) into malloc'd memory, at most max bytes. */
+/*
+ * An input named on the command line, for reading: "-" is standard input
+ * (a pipe or a terminal, as it comes); any other name must be a regular
+ * file. A FIFO, a device, a directory or a socket is refused at once,
+ * before it is opened or without blocking on it, and err says which
+ * ("PATH: a FIFO: give a regular file, or - for standard input"). NULL:
+ * err says why.
+ */
+FILE	*ctl_open_input(const char *path, char *err, size_t errlen);
+/* Whole file (or "-": stdin) into malloc'd memory, at most max bytes; opened by ctl_open_input. */
 int	ctl_read_file(const char *path, size_t max, uint8_t **buf,
 	    size_t *len, char *err, size_t errlen);
 /*

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -51,6 +52,70 @@ ctl_warnx(const char *fmt, ...)
 
 /* ---- files ------------------------------------------------------------- */
 
+/* What a file that is not a regular one is, for the message that refuses it. */
+static const char *
+input_type(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* st (of path) is a regular file; else err says what it is instead. 0 or -1. */
+static int
+input_regular(const char *path, const struct stat *st, char *err,
+    size_t errlen)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	snprintf(err, errlen, "%s: %s: give a regular file, or - for "
+	    "standard input", path, input_type(st->st_mode));
+	return -1;
+}
+
+FILE *
+ctl_open_input(const char *path, char *err, size_t errlen)
+{
+	struct stat	 st;
+	FILE		*f;
+	int		 fd, fl;
+
+	if (strcmp(path, "-") == 0)
+		return stdin;
+	/* Said before anything is opened: a device is not even opened. */
+	if (stat(path, &st) == 0 && input_regular(path, &st, err, errlen) == -1)
+		return NULL;
+	/* Not blocking: a FIFO swapped in meanwhile must not hang the open. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (input_regular(path, &st, err, errlen) == -1) {
+		close(fd);
+		return NULL;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1 ||
+	    (f = fdopen(fd, "rb")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 int
 ctl_read_file(const char *path, size_t max, uint8_t **buf, size_t *len,
     char *err, size_t errlen)
@@ -62,12 +127,8 @@ ctl_read_file(const char *path, size_t max, uint8_t **buf, size_t *len,
 
 	*buf = NULL;
 	*len = 0;
-	if (strcmp(path, "-") == 0)
-		f = stdin;
-	else if ((f = fopen(path, "rb")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if ((f = ctl_open_input(path, err, errlen)) == NULL)
 		return -1;
-	}
 	for (;;) {
 		if (n == cap) {
 			cap = cap == 0 ? 65536 : cap * 2;

@@ -544,12 +544,11 @@ xfer_scan(struct xfer *x)
 	char			 err[512];
 	int			 rc, rv = CTL_REJECTED;
 
-	if (strcmp(x->path, "-") == 0)
-		x->in = stdin;
-	else if ((x->in = fopen(x->path, "rb")) == NULL) {
-		ctl_warnx("%s: %s", x->path, strerror(errno));
+	if ((x->in = ctl_open_input(x->path, err, sizeof(err))) == NULL) {
+		ctl_warnx("%s", err);
 		return CTL_NOFILE;
 	}
+	/* Standard input may be a pipe: its bytes are kept for the second read. */
 	if ((fstat(fileno(x->in), &st) == -1 || !S_ISREG(st.st_mode)) &&
 	    (x->copy = tmpfile()) == NULL) {
 		ctl_warnx("%s: not a regular file, and no temporary file to "

@@ -16,6 +16,7 @@
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
+#include "attest/ocsp_memo.h"
 #include "attest/ocsp_verify.h"
 #include "attest/util.h"
 
@@ -74,6 +75,7 @@ struct ocsp_trust {
 	struct judged	 judged[TRUST_JUDGED_MAX];
 	size_t		 judged_next;	/* the slot the next one takes */
 	size_t		 reuses;	/* responders found judged */
+	struct ocsp_memo *memo;		/* embedded certificates, decoded once */
 };
 
 #define TRUST_PENDING_ANCHORS	0x1
@@ -88,7 +90,8 @@ ocsp_trust_new(void)
 		return NULL;
 	if ((t->store = X509_STORE_new()) == NULL ||
 	    (t->anchors = sk_X509_new_null()) == NULL ||
-	    (t->pool = sk_X509_new_null()) == NULL) {
+	    (t->pool = sk_X509_new_null()) == NULL ||
+	    (t->memo = ocsp_memo_new()) == NULL) {
 		ocsp_trust_free(t);
 		return NULL;
 	}
@@ -103,6 +106,7 @@ ocsp_trust_free(struct ocsp_trust *t)
 	sk_X509_pop_free(t->pool, X509_free);
 	sk_X509_pop_free(t->anchors, X509_free);
 	X509_STORE_free(t->store);
+	ocsp_memo_free(t->memo);
 	free(t);
 }
 
@@ -1075,10 +1079,13 @@ result_init(const struct ocsp_req *req, struct ocsp_result *out)
 /*
  * RFC 6960 4.2.1: one canonical DER OCSPResponse, nothing after it,
  * successful, basic. Returns the BasicOCSPResponse (caller frees) with
- * producedAt set, or NULL with the verdict set.
+ * producedAt set, or NULL with the verdict set. Its embedded
+ * certificates come from the trust's memo when the frame has the common
+ * shape (attest/ocsp_memo.h), else OpenSSL decodes the whole.
  */
 static OCSP_BASICRESP *
-resp_basic(const uint8_t *resp, size_t len, struct ocsp_result *out)
+resp_basic(struct ocsp_trust *t, const uint8_t *resp, size_t len,
+    struct ocsp_result *out)
 {
 	OCSP_RESPONSE		*r = NULL;
 	OCSP_BASICRESP		*bs = NULL;
@@ -1098,7 +1105,8 @@ resp_basic(const uint8_t *resp, size_t len, struct ocsp_result *out)
 		    OCSP_response_status_str(out->response_status));
 		goto out;
 	}
-	if ((bs = OCSP_response_get1_basic(r)) == NULL) {
+	if ((bs = ocsp_memo_basic(t->memo, resp, len)) == NULL &&
+	    (bs = OCSP_response_get1_basic(r)) == NULL) {
 		out->verdict = OCSP_ERR_NOT_BASIC;
 		set_detail(out, "not a BasicOCSPResponse");
 		goto out;
@@ -1362,7 +1370,7 @@ ocsp_verify(struct ocsp_trust *t, const uint8_t *resp, size_t len,
 		set_detail(out, "out of memory parsing the built-in certificates");
 		goto out;
 	}
-	if ((bs = resp_basic(resp, len, out)) == NULL ||
+	if ((bs = resp_basic(t, resp, len, out)) == NULL ||
 	    collect(bs, req, &missing, out) == -1 ||
 	    (chained = judge_signer(t, bs, req, opts->now, out)) == -1 ||
 	    judge_times(bs, missing, opts, out) == -1)

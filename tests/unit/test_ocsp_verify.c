@@ -16,11 +16,13 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include "attest/der.h"
 #include "attest/nvidia_certs.h"
+#include "attest/ocsp_memo.h"
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "tv.h"
@@ -673,6 +675,79 @@ test_embedded_certs(void **state)
 	    "signatureAlgorithm differs from the signed one"));
 	free(rs);
 	free(rq);
+}
+
+/* The BasicOCSPResponse as DER, from the memo (m) or from OpenSSL's own decode (m NULL). */
+static int
+basic_der(struct ocsp_memo *m, const uint8_t *rs, size_t rsl, uint8_t **enc,
+    X509 **first)
+{
+	OCSP_RESPONSE	*r = NULL;
+	OCSP_BASICRESP	*bs;
+	const uint8_t	*p = rs;
+	int		 n;
+
+	if (m != NULL)
+		bs = ocsp_memo_basic(m, rs, rsl);
+	else {
+		assert_non_null(r = d2i_OCSP_RESPONSE(NULL, &p, (long)rsl));
+		bs = OCSP_response_get1_basic(r);
+	}
+	if (bs == NULL) {
+		OCSP_RESPONSE_free(r);
+		return -1;
+	}
+	*enc = NULL;
+	assert_true((n = i2d_OCSP_BASICRESP(bs, enc)) > 0);
+	if (first != NULL)
+		*first = sk_X509_value(OCSP_resp_get0_certs(bs), 0);
+	OCSP_BASICRESP_free(bs);
+	OCSP_RESPONSE_free(r);
+	return n;
+}
+
+/* The memo decodes as OpenSSL does, and gives a certificate back only for its very bytes. */
+static void
+test_memo(void **state)
+{
+	struct ocsp_memo	*m;
+	struct der		 certs, v, tlv;
+	uint8_t			*rs, *plain, *memo;
+	size_t			 rsl;
+	X509			*x1, *x2, *x3;
+	int			 n;
+
+	(void)state;
+	assert_non_null(m = ocsp_memo_new());
+	rs = slurp("other.resp", &rsl);		/* three certificates */
+	n = basic_der(NULL, rs, rsl, &plain, NULL);
+	assert_int_equal(basic_der(m, rs, rsl, &memo, &x1), n);
+	assert_memory_equal(plain, memo, (size_t)n);
+	OPENSSL_free(memo);
+	/* again: the memo's objects, the same encoding */
+	assert_int_equal(basic_der(m, rs, rsl, &memo, &x2), n);
+	assert_ptr_equal(x1, x2);
+	assert_memory_equal(plain, memo, (size_t)n);
+	OPENSSL_free(memo);
+	/* one byte of the first certificate's signature flipped: another object */
+	certs = resp_certs(rs, rsl);
+	assert_int_equal(der_expect_tlv(&certs, DER_SEQUENCE, &v, &tlv), 0);
+	rs[tlv.p - rs + tlv.len - 1] ^= 0x01;
+	assert_int_equal(basic_der(m, rs, rsl, &memo, &x3), n);
+	assert_ptr_not_equal(x1, x3);
+	assert_memory_not_equal(plain, memo, (size_t)n);
+	OPENSSL_free(memo);
+	free(rs);
+	OPENSSL_free(plain);
+	/* no certificate embedded: not the memo's shape, OpenSSL decodes it */
+	mkresp("nocerts.resp", "good.req", "ica", "ica/responder",
+	    "-ndays 1 -resp_no_certs");
+	rs = slurp("nocerts.resp", &rsl);
+	assert_int_equal(basic_der(m, rs, rsl, &memo, NULL), -1);
+	assert_true(basic_der(NULL, rs, rsl, &plain, NULL) > 0);
+	OPENSSL_free(plain);
+	free(rs);
+	ocsp_memo_free(m);
 }
 
 /* ---- only canonical bytes: the frame of an answer, rebuilt ----------- */
@@ -1375,6 +1450,7 @@ main(void)
 		cmocka_unit_test(test_unverifiable),
 		cmocka_unit_test(test_not_responses),
 		cmocka_unit_test(test_embedded_certs),
+		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_canonical),
 		cmocka_unit_test(test_nvidia_pool),
 		cmocka_unit_test(test_builtin),

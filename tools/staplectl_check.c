@@ -84,9 +84,11 @@ ctl_find(void *arg, enum cache_kind kind, const uint8_t *key, size_t klen,
 	return copy;
 }
 
-int
-ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
-    time_t now, int with_stored, struct entry_judgement *j)
+/* ctl_judge against the stored entry given (NULL: none), which the caller looked up. */
+static int
+judge_against(struct ctl *ctl, struct ctl_trust *t,
+    const struct bundle_entry *e, time_t now,
+    const struct entry_stored *stored, struct entry_judgement *j)
 {
 	struct ctl_find		 f = { ctl, t };
 	struct entry_rules	 r;
@@ -94,8 +96,6 @@ ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 				    e->request_len, e->response,
 				    e->response_len, e->headers,
 				    e->headers_len, e->this_update };
-	struct entry_stored	 st;
-	const struct entry_stored *stored = NULL;
 	int			 ok;
 
 	entry_rules_init(&r, &ctl->conf, t != NULL ? t->ocsp : NULL, NULL);
@@ -107,11 +107,43 @@ ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 		    "rim: the trust store does not load");
 		return 0;
 	}
-	if (with_stored)
-		stored = stored_of(ctl, e, &st);
 	ok = entry_judge(e->kind, &r, &x, stored, now, j);
 	rim_trust_free(r.rim);
 	return ok;
+}
+
+int
+ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
+    time_t now, int with_stored, struct entry_judgement *j)
+{
+	struct entry_stored	 st;
+
+	return judge_against(ctl, t, e, now, with_stored ? stored_of(ctl, e,
+	    &st) : NULL, j);
+}
+
+int
+ctl_check_ocsp(struct ctl *ctl, struct ctl_trust *t,
+    const struct bundle_entry *e, time_t now,
+    const struct cache_meta *stored, struct ctl_check *c)
+{
+	struct entry_judgement	 j;
+	struct entry_stored	 st;
+
+	memset(c, 0, sizeof(*c));
+	if (e->kind != CACHE_KIND_OCSP)
+		return ctl_reject(c, "not an OCSP entry");
+	memset(&st, 0, sizeof(st));
+	if (stored != NULL)
+		st.meta = *stored;
+	if (judge_against(ctl, t, e, now, stored != NULL ? &st : NULL, &j)) {
+		c->ok = 1;
+		c->meta = j.meta;
+		c->keep_stored = j.keep_stored;
+	} else
+		ctl_reject(c, "%s", j.reason);
+	entry_judgement_free(&j);
+	return c->ok;
 }
 
 /*

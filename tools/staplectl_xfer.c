@@ -20,8 +20,10 @@
 #include "entry/kds.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
+#include "tools/keyset.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
+#include "tools/verifiers.h"
 
 #define GENERATOR	"staplectl " PACKAGE_VERSION
 
@@ -285,14 +287,20 @@ cmd_export(struct ctl *ctl, int argc, char **argv)
 
 /* ---- verify and import ----------------------------------------------------- */
 
-enum outcome { OUT_IMPORTED, OUT_KEPT, OUT_REJECTED, OUT_HELD, OUT_OK };
+enum outcome { OUT_IMPORTED, OUT_KEPT, OUT_REJECTED, OUT_HELD, OUT_OK,
+    OUT_DUP };
 static const char *const outcome_str[] = {
 	[OUT_IMPORTED] = "imported",
 	[OUT_KEPT] = "kept",
 	[OUT_REJECTED] = "rejected",
 	[OUT_HELD] = "not imported",
 	[OUT_OK] = "ok",
+	[OUT_DUP] = "duplicate",
 };
+
+/* The tags of verdicts made here rather than by tools/verifiers.c. */
+#define XFER_JUDGED	(VERIFIERS_CHECKED + 1)	/* another kind, judged in order */
+#define XFER_DUP	(VERIFIERS_CHECKED + 2)	/* c.reason names the first */
 
 /* One entry's verdict: a line, or with --json one element of "entries". */
 static void
@@ -324,7 +332,7 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
 		json_decref(j);
 		return;
 	}
-	if (o == OUT_REJECTED || o == OUT_HELD || o == OUT_KEPT)
+	if (o == OUT_REJECTED || o == OUT_HELD || o == OUT_KEPT || o == OUT_DUP)
 		printf("%s %s %s (line %zu): %s\n", outcome_str[o],
 		    e->kind_name, key, e->line, why);
 	else
@@ -400,8 +408,12 @@ struct xfer {
 	struct ctl_trust	 t;
 	struct bundle		 bd;		/* the bundle's certificates only */
 	size_t			 ccap;
+	struct keyset		 certs_seen;	/* their digests */
 	struct bundle_entry	*peers;		/* its KDS cert_chains */
 	size_t			 npeers, pcap;
+	struct keyset		 peers_seen;	/* their keys' digests */
+	struct keyset		 seen;		/* each entry's digest: its line */
+	struct verifiers	*v;		/* the second read's checks */
 	const uint8_t		**cder;
 	size_t			*clen;
 	int			*cok;		/* ... that the pool's rule admits */
@@ -413,7 +425,7 @@ struct xfer {
 	int			*res;
 	int			 njson;		/* --json: elements written */
 	int			 json_open, json_closed;
-	size_t			 nentries, nput, nrej, nimp, nkept, npool;
+	size_t			 nentries, nput, nrej, nimp, nkept, ndup, npool;
 };
 
 /* The command line into x. -1 to go on, else the exit code (usage said). */
@@ -489,14 +501,18 @@ xfer_is_chain(const struct bundle_entry *e)
 static int
 xfer_keep_peer(struct xfer *x, struct bundle_entry *e)
 {
-	size_t	i;
+	const void	*part[] = { e->key };
+	size_t		 len[] = { e->klen };
+	uint8_t		 md[KEYSET_MD_BYTES];
+	int		 r;
 
 	if (!xfer_is_chain(e))
 		return 0;
-	for (i = 0; i < x->npeers; i++)
-		if (x->peers[i].klen == e->klen &&
-		    memcmp(x->peers[i].key, e->key, e->klen) == 0)
-			return 0;
+	if (keyset_md(md, part, len, 1) == -1 ||
+	    (r = keyset_put(&x->peers_seen, md, x->npeers, NULL)) == -1)
+		return -1;
+	if (r == 0)
+		return 0;
 	if (xfer_grow((void **)&x->peers, &x->pcap, x->npeers,
 	    sizeof(*x->peers)) == -1)
 		return -1;
@@ -507,20 +523,23 @@ xfer_keep_peer(struct xfer *x, struct bundle_entry *e)
 
 /*
  * The first read's certificate, unless the same bytes are held already
- * (a bundle made of others repeats them). A linear search: bundles carry
- * tens of certificates.
+ * (a bundle made of others repeats them).
  */
 static int
 xfer_keep_cert(struct xfer *x, struct bundle_cert *c)
 {
-	size_t	i;
+	const void	*part[] = { c->der };
+	size_t		 len[] = { c->len };
+	uint8_t		 md[KEYSET_MD_BYTES];
+	int		 r;
 
-	for (i = 0; i < x->bd.ncerts; i++)
-		if (x->bd.certs[i].len == c->len &&
-		    memcmp(x->bd.certs[i].der, c->der, c->len) == 0) {
-			bundle_cert_clear(c);
-			return 0;
-		}
+	if (keyset_md(md, part, len, 1) == -1 ||
+	    (r = keyset_put(&x->certs_seen, md, x->bd.ncerts, NULL)) == -1)
+		return -1;
+	if (r == 0) {
+		bundle_cert_clear(c);
+		return 0;
+	}
 	if (xfer_grow((void **)&x->bd.certs, &x->ccap, x->bd.ncerts,
 	    sizeof(*x->bd.certs)) == -1)
 		return -1;
@@ -618,6 +637,9 @@ xfer_trust(struct xfer *x)
 	}
 	x->t.peers = x->peers;	/* a bundle's KDS cert_chains check its VCEKs */
 	x->t.npeers = x->npeers;
+	if ((x->v = verifiers_new(x->ctl, &x->t, verifiers_threads())) ==
+	    NULL)
+		return CTL_REJECTED;
 	return CTL_OK;
 }
 
@@ -647,8 +669,9 @@ xfer_json_end(struct xfer *x)
 	xfer_json_begin(x);
 	x->json_closed = 1;
 	printf("%s],\n  \"imported\": %zu,\n  \"kept\": %zu,\n  "
-	    "\"rejected\": %zu,\n  \"pool_added\": %zu\n}\n",
-	    x->njson > 0 ? "\n  " : "", x->nimp, x->nkept, x->nrej, x->npool);
+	    "\"rejected\": %zu,\n  \"duplicates\": %zu,\n  "
+	    "\"pool_added\": %zu\n}\n", x->njson > 0 ? "\n  " : "", x->nimp,
+	    x->nkept, x->nrej, x->ndup, x->npool);
 }
 
 /* Why an entry came to o, for its verdict line. */
@@ -656,7 +679,7 @@ static void
 xfer_why(enum outcome o, const struct ctl_check *c, char *why, size_t len)
 {
 	why[0] = '\0';
-	if (o == OUT_REJECTED)
+	if (o == OUT_REJECTED || o == OUT_DUP)
 		snprintf(why, len, "%s", c->reason);
 	else if (o == OUT_HELD)
 		snprintf(why, len, "valid, but another entry was rejected "
@@ -692,8 +715,8 @@ xfer_flush(struct xfer *x, int held)
 
 	for (i = 0; i < x->npend; i++) {
 		p = &x->pend[i];
-		xfer_say(x, &p->e, held && p->o != OUT_REJECTED ? OUT_HELD :
-		    p->o, &p->chk);
+		xfer_say(x, &p->e, held && p->o != OUT_REJECTED &&
+		    p->o != OUT_DUP ? OUT_HELD : p->o, &p->chk);
 		bundle_entry_clear(&p->e);
 	}
 	x->npend = 0;
@@ -757,11 +780,100 @@ xfer_import_one(struct xfer *x, struct bundle_entry *e, struct ctl_check *c,
 	return xfer_hold(x, e, c, OUT_IMPORTED);
 }
 
+/* What makes an entry the same as another: its kind, key and bytes (the times and source lines are the exporter's notes). */
+static int
+xfer_entry_md(const struct bundle_entry *e, uint8_t md[KEYSET_MD_BYTES])
+{
+	const void	*part[] = { e->kind_name, e->key, e->request,
+			    e->response, e->headers };
+	size_t		 len[] = { strlen(e->kind_name), e->klen,
+			    e->request_len, e->response_len, e->headers_len };
+
+	return keyset_md(md, part, len, 5);
+}
+
+/* A verdict off the ring, in the bundle's order: reported (verify) or held (import). 0, or -1 (said). */
+static int
+xfer_apply(struct xfer *x, struct bundle_entry *e, struct ctl_check *c,
+    int tag)
+{
+	if (tag == XFER_DUP) {
+		x->ndup++;
+		if (x->import && x->holding)
+			return xfer_hold(x, e, c, OUT_DUP);
+		xfer_say(x, e, OUT_DUP, c);
+		return 0;
+	}
+	if (x->import)
+		return xfer_import_one(x, e, c, c->ok);
+	x->nrej += !c->ok;
+	xfer_say(x, e, c->ok ? OUT_OK : OUT_REJECTED, c);
+	return 0;
+}
+
+/* Verdicts off the ring: every one (all), else until a slot is free. 0, or -1 (said). */
+static int
+xfer_drain(struct xfer *x, int all)
+{
+	struct bundle_entry	e;
+	struct ctl_check	c;
+	int			tag, rv = 0;
+
+	while ((all || verifiers_full(x->v)) &&
+	    verifiers_take(x->v, &e, &c, &tag) == 1) {
+		if (rv == 0 && xfer_apply(x, &e, &c, tag) == -1)
+			rv = -1;
+		bundle_entry_clear(&e);
+	}
+	return rv;
+}
+
 /*
- * The second read: every entry verified (verify: reported at once;
- * import: held or reported), and the bytes must be those the first read
- * sealed. 0, or -1 (said) when the file changed between the reads or
- * memory ran out.
+ * One entry of the second read onto the ring, its bytes with it: a
+ * duplicate of an earlier one, with that verdict; an OCSP entry, to be
+ * checked with the stored entry's times; an entry of another kind,
+ * judged here once every verdict before it is in (a RIM's chain joins
+ * the trust the answers after it are checked with). 0, or -1 (said).
+ */
+static int
+xfer_put(struct xfer *x, struct bundle_entry *e)
+{
+	struct ctl_check	c;
+	struct cache_meta	old;
+	uint8_t			md[KEYSET_MD_BYTES];
+	size_t			first;
+	int			r;
+
+	memset(&c, 0, sizeof(c));
+	if (xfer_drain(x, 0) == -1)
+		return -1;
+	if (xfer_entry_md(e, md) == -1 ||
+	    (r = keyset_put(&x->seen, md, e->line, &first)) == -1) {
+		ctl_warnx("out of memory");
+		return -1;
+	}
+	if (r == 0) {
+		snprintf(c.reason, sizeof(c.reason), "the same entry as line "
+		    "%zu", first);
+		return verifiers_put_given(x->v, e, &c, XFER_DUP);
+	}
+	if (e->kind == CACHE_KIND_OCSP)
+		return verifiers_put(x->v, e, x->ctl->cache != NULL &&
+		    cache_get_meta(x->ctl->cache, e->kind, e->key, e->klen,
+		    &old) == 1 ? &old : NULL);
+	if (xfer_drain(x, 1) == -1)
+		return -1;
+	(void)ctl_check_entry(x->ctl, &x->t, e, x->ctl->now, &c);
+	if (e->kind == CACHE_KIND_RIM && verifiers_sync(x->v) == -1)
+		ctl_warnx("pool: out of memory");
+	return verifiers_put_given(x->v, e, &c, XFER_JUDGED);
+}
+
+/*
+ * The second read: every entry verified (verify: reported in order;
+ * import: held or reported), duplicates named, and the bytes must be
+ * those the first read sealed. 0, or -1 (said) when the file changed
+ * between the reads or memory ran out.
  */
 static int
 xfer_check(struct xfer *x)
@@ -769,11 +881,10 @@ xfer_check(struct xfer *x)
 	struct bundle_reader	*br = NULL;
 	struct bundle_entry	 e;
 	struct bundle_cert	 c;
-	struct ctl_check	 chk;
 	struct progress		 p;
 	FILE			*f = x->copy != NULL ? x->copy : x->in;
 	char			 err[512];
-	int			 rc, ok, rv = -1;
+	int			 rc, rv = -1;
 
 	memset(&e, 0, sizeof(e));
 	x->holding = x->import;
@@ -793,16 +904,13 @@ xfer_check(struct xfer *x)
 		bundle_cert_clear(&c);
 		if (rc != BUNDLE_ENTRY)
 			continue;
-		memset(&chk, 0, sizeof(chk));
 		progress_step(&p, 1);
-		ok = ctl_check_entry(x->ctl, &x->t, &e, x->ctl->now, &chk);
-		if (!x->import) {
-			x->nrej += !ok;
-			xfer_say(x, &e, ok ? OUT_OK : OUT_REJECTED, &chk);
-		} else if (xfer_import_one(x, &e, &chk, ok) == -1)
+		if (xfer_put(x, &e) == -1)
 			goto out;
 		bundle_entry_clear(&e);
 	}
+	if (xfer_drain(x, 1) == -1)
+		goto out;
 	if (memcmp(bundle_reader_info(br)->sha256, x->sha256,
 	    sizeof(x->sha256)) == 0) {
 		rv = 0;
@@ -810,6 +918,7 @@ xfer_check(struct xfer *x)
 	}
 	snprintf(err, sizeof(err), "another seal");
  changed:
+	(void)xfer_drain(x, 1);
 	ctl_warnx("%s: refused, nothing %s: the file changed while it was "
 	    "read (%s)", x->path, x->import ? "imported" : "verified", err);
 	goto out;
@@ -902,13 +1011,15 @@ xfer_report(struct xfer *x)
 	xfer_json_end(x);
 	if (x->import)
 		fprintf(stderr, "staplectl: %s: %zu imported, %zu kept, %zu "
-		    "rejected%s; %zu intermediate(s) added to the pool\n",
-		    x->path, x->nimp, x->nkept, x->nrej, x->nrej > 0 &&
-		    !x->partial ? ": nothing stored" : "", x->npool);
+		    "duplicate(s), %zu rejected%s; %zu intermediate(s) added "
+		    "to the pool\n", x->path, x->nimp, x->nkept, x->ndup,
+		    x->nrej, x->nrej > 0 && !x->partial ? ": nothing stored" :
+		    "", x->npool);
 	else
 		fprintf(stderr, "staplectl: %s: %zu ok, %zu rejected, %zu "
-		    "certificate(s)\n", x->path, x->nentries - x->nrej,
-		    x->nrej, x->bd.ncerts);
+		    "duplicate(s), %zu certificate(s)\n", x->path,
+		    x->nentries - x->nrej - x->ndup, x->nrej, x->ndup,
+		    x->bd.ncerts);
 	return x->nrej > 0 && !x->partial ? CTL_REJECTED : CTL_OK;
 }
 
@@ -932,6 +1043,10 @@ xfer_free(struct xfer *x)
 	free(x->cder);
 	free(x->clen);
 	free(x->cok);
+	verifiers_free(x->v);
+	keyset_free(&x->seen);
+	keyset_free(&x->certs_seen);
+	keyset_free(&x->peers_seen);
 	ctl_trust_free(&x->t);
 	if (x->copy != NULL)
 		fclose(x->copy);

@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ocsp.h>
 #include <openssl/x509.h>
 
 #include "attest/der.h"
 #include "attest/ocsp_memo.h"
+#include "attest/util.h"
 
 /* id-pkix-ocsp-basic, 1.3.6.1.5.5.7.48.1.1 (RFC 6960 4.2.1), content octets */
 static const uint8_t	basic_oid[] = { 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07,
@@ -80,14 +82,14 @@ memo_x509(struct ocsp_memo *m, const uint8_t *der, size_t len)
 }
 
 /*
- * The frame down to the BasicOCSPResponse's parts: *signed from the
+ * The frame down to the BasicOCSPResponse's parts: *sig_part from the
  * ResponseData's tag to the signature's end (its three TLVs, adjacent),
- * *certs the content of the SEQUENCE OF Certificate. 0, or -1 for any
- * other shape (no certificates included).
+ * *tbs the ResponseData's content, *certs the content of the SEQUENCE OF
+ * Certificate (len 0 when there is none). 0, or -1 for any other shape.
  */
 static int
 memo_frame(const uint8_t *resp, size_t len, struct der *sig_part,
-    struct der *certs)
+    struct der *tbs, struct der *certs)
 {
 	struct der	d, v, rb, os, oid, basic, tlv0, tlv2, c, seq;
 
@@ -102,15 +104,19 @@ memo_frame(const uint8_t *resp, size_t len, struct der *sig_part,
 	    memcmp(oid.p, basic_oid, sizeof(basic_oid)) != 0 ||
 	    der_expect(&v, DER_OCTETSTRING, &os) == -1 || v.len != 0 ||
 	    der_expect(&os, DER_SEQUENCE, &basic) == -1 || os.len != 0 ||
-	    der_expect_tlv(&basic, DER_SEQUENCE, &c, &tlv0) == -1 ||
+	    der_expect_tlv(&basic, DER_SEQUENCE, tbs, &tlv0) == -1 ||
 	    der_expect(&basic, DER_SEQUENCE, &c) == -1 ||
-	    der_expect_tlv(&basic, DER_BITSTRING, &c, &tlv2) == -1 ||
-	    der_expect(&basic, DER_CTX0, &c) == -1 || basic.len != 0 ||
-	    der_expect(&c, DER_SEQUENCE, &seq) == -1 || c.len != 0 ||
-	    seq.len == 0)
+	    der_expect_tlv(&basic, DER_BITSTRING, &c, &tlv2) == -1)
 		return -1;
 	sig_part->p = tlv0.p;
 	sig_part->len = (size_t)(tlv2.p + tlv2.len - tlv0.p);
+	certs->p = NULL;
+	certs->len = 0;
+	if (basic.len == 0)
+		return 0;
+	if (der_expect(&basic, DER_CTX0, &c) == -1 || basic.len != 0 ||
+	    der_expect(&c, DER_SEQUENCE, &seq) == -1 || c.len != 0)
+		return -1;
 	*certs = seq;
 	return 0;
 }
@@ -146,13 +152,15 @@ OCSP_BASICRESP *
 ocsp_memo_basic(struct ocsp_memo *m, const uint8_t *resp, size_t len)
 {
 	OCSP_BASICRESP	*bs = NULL;
-	struct der	 sig_part, certs, c, tlv;
+	struct der	 sig_part, tbs, certs, c, tlv;
 	const uint8_t	*p;
 	uint8_t		*wrapped = NULL;
 	size_t		 n;
 	X509		*x;
 
-	if (m == NULL || memo_frame(resp, len, &sig_part, &certs) == -1 ||
+	if (m == NULL ||
+	    memo_frame(resp, len, &sig_part, &tbs, &certs) == -1 ||
+	    certs.len == 0 ||
 	    (n = memo_wrap(&sig_part, &wrapped)) == 0 || n > LONG_MAX)
 		goto fail;
 	p = wrapped;
@@ -171,4 +179,35 @@ ocsp_memo_basic(struct ocsp_memo *m, const uint8_t *resp, size_t len)
 	free(wrapped);
 	ERR_clear_error();
 	return NULL;
+}
+
+int
+ocsp_memo_signer_id(const uint8_t *resp, size_t len,
+    uint8_t id[OCSP_MEMO_ID_BYTES])
+{
+	struct der	 sig_part, tbs, certs, rid, c;
+	EVP_MD_CTX	*md;
+	uint8_t		 n[8], tag;
+	size_t		 k;
+	int		 ok;
+
+	if (memo_frame(resp, len, &sig_part, &tbs, &certs) == -1)
+		return -1;
+	/* ResponseData: version [0] EXPLICIT DEFAULT v1, then responderID. */
+	if (der_peek(&tbs, DER_CTX0) && der_next(&tbs, &tag, &c) == -1)
+		return -1;
+	tag = der_peek(&tbs, DER_CTX1) ? DER_CTX1 : DER_CTX2;
+	if (der_expect_tlv(&tbs, tag, &c, &rid) == -1 ||
+	    (md = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	for (k = 0; k < sizeof(n); k++)
+		n[k] = (uint8_t)((uint64_t)rid.len >> (56 - 8 * k));
+	ok = EVP_DigestInit_ex(md, util_sha256(), NULL) == 1 &&
+	    EVP_DigestUpdate(md, n, sizeof(n)) == 1 &&
+	    EVP_DigestUpdate(md, rid.p, rid.len) == 1 &&
+	    (certs.len == 0 ||
+	    EVP_DigestUpdate(md, certs.p, certs.len) == 1) &&
+	    EVP_DigestFinal_ex(md, id, NULL) == 1;
+	EVP_MD_CTX_free(md);
+	return ok ? 0 : -1;
 }

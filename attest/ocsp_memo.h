@@ -43,4 +43,17 @@ void	ocsp_memo_free(struct ocsp_memo *);	/* NULL ok */
 OCSP_BASICRESP *ocsp_memo_basic(struct ocsp_memo *, const uint8_t *resp,
 	    size_t len);
 
+/*
+ * What the responder's chain of an answer is built from, as one SHA-256:
+ * its responderID and the certificates it embeds, by their bytes (the
+ * BasicOCSPResponse's frame walked, nothing decoded). Two answers with
+ * the same id find the same signer and build the same chain against one
+ * trust, so a caller that gathers chains (staplectl's export) builds one
+ * per id. 0, or -1 when resp is not a DER OCSPResponse with a
+ * BasicOCSPResponse of definite lengths.
+ */
+#define OCSP_MEMO_ID_BYTES	32
+int	ocsp_memo_signer_id(const uint8_t *resp, size_t len,
+	    uint8_t id[OCSP_MEMO_ID_BYTES]);
+
 #endif

@@ -191,6 +191,17 @@ struct ctl_ent {
 };
 int	ctl_collect(struct ctl *, enum cache_kind, struct ctl_ent **out,
 	    size_t *n);	/* CTL_OK or CTL_NOFILE; *out is malloc'd */
+/*
+ * The same a chunk at a time, for a cache of any size: fn gets each
+ * chunk of at most CTL_WALK_CHUNK entries (borrowed until it returns)
+ * between walks, so it may read the cache. CTL_OK, CTL_NOFILE (said), or
+ * the first code other than CTL_OK that fn returned, which stops it.
+ */
+#define CTL_WALK_CHUNK	1024
+typedef int ctl_chunk_fn(struct ctl *, const struct ctl_ent *, size_t n,
+    void *arg);
+int	ctl_walk_chunks(struct ctl *, enum cache_kind, ctl_chunk_fn *,
+	    void *arg);
 /* "ocsp" ... as kind, or 0. */
 /* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
 void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,

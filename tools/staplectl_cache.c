@@ -81,6 +81,44 @@ ctl_collect(struct ctl *ctl, enum cache_kind kind, struct ctl_ent **out,
 	return CTL_OK;
 }
 
+int
+ctl_walk_chunks(struct ctl *ctl, enum cache_kind kind, ctl_chunk_fn *fn,
+    void *arg)
+{
+	struct collect	c = { NULL, 0, 0, 0 };
+	uint8_t		after[1 + CACHE_KEY_MAX_BYTES];
+	size_t		afterlen = 0, skipped = 0;
+	long		got;
+	int		rv = CTL_OK;
+
+	for (;;) {
+		c.n = 0;
+		if ((got = cache_walk(ctl->cache, kind, afterlen > 0 ? after :
+		    NULL, afterlen, CTL_WALK_CHUNK, collect_cb, &c)) == -1 ||
+		    c.oom) {
+			ctl_warnx("%s", c.oom ? "out of memory" :
+			    cache_strerror(ctl->cache));
+			rv = CTL_NOFILE;
+			break;
+		}
+		skipped += cache_walk_skipped(ctl->cache);
+		if (c.n == 0 || (rv = fn(ctl, c.e, c.n, arg)) != CTL_OK)
+			break;
+		/* The next chunk starts after this one's last key. */
+		afterlen = 0;
+		if (kind == 0)
+			after[afterlen++] = (uint8_t)c.e[c.n - 1].kind;
+		memcpy(after + afterlen, c.e[c.n - 1].key, c.e[c.n - 1].klen);
+		afterlen += c.e[c.n - 1].klen;
+		if (got < CTL_WALK_CHUNK)
+			break;
+	}
+	if (skipped > 0)
+		ctl_warnx("%zu undecodable record(s) skipped", skipped);
+	free(c.e);
+	return rv;
+}
+
 void
 ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
     char *buf, size_t len)

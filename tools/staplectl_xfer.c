@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/ocsp_memo.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kds.h"
@@ -31,25 +32,23 @@
 
 /* CA certificates to ship, deduplicated by digest. */
 struct certset {
-	uint8_t	**der;
-	size_t	 *len;
-	uint8_t	(*md)[32];
-	size_t	  n, cap;
+	uint8_t		**der;
+	size_t		 *len;
+	size_t		  n, cap;
+	struct keyset	  seen;
 };
 
 static int
 certset_add(struct certset *s, const uint8_t *der, size_t len)
 {
-	uint8_t	md[32];
-	void	*p;
-	size_t	 i;
+	const void	*part[] = { der };
+	uint8_t		 md[KEYSET_MD_BYTES];
+	void		*p;
+	int		 r;
 
 	if (len == 0 || len > BUNDLE_MAX_CERT_BYTES ||
-	    EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL) != 1)
+	    keyset_md(md, part, &len, 1) == -1)
 		return -1;
-	for (i = 0; i < s->n; i++)
-		if (memcmp(s->md[i], md, sizeof(md)) == 0)
-			return 0;
 	if (s->n == s->cap) {
 		s->cap = s->cap == 0 ? 16 : s->cap * 2;
 		if ((p = realloc(s->der, s->cap * sizeof(*s->der))) == NULL)
@@ -58,15 +57,15 @@ certset_add(struct certset *s, const uint8_t *der, size_t len)
 		if ((p = realloc(s->len, s->cap * sizeof(*s->len))) == NULL)
 			return -1;
 		s->len = p;
-		if ((p = realloc(s->md, s->cap * sizeof(*s->md))) == NULL)
-			return -1;
-		s->md = p;
 	}
 	if ((s->der[s->n] = malloc(len)) == NULL)
 		return -1;
+	if ((r = keyset_put(&s->seen, md, s->n, NULL)) != 1) {
+		free(s->der[s->n]);
+		return r;
+	}
 	memcpy(s->der[s->n], der, len);
 	s->len[s->n] = len;
-	memcpy(s->md[s->n], md, sizeof(md));
 	s->n++;
 	return 0;
 }
@@ -80,7 +79,7 @@ certset_free(struct certset *s)
 		free(s->der[i]);
 	free(s->der);
 	free(s->len);
-	free(s->md);
+	keyset_free(&s->seen);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -175,18 +174,47 @@ export_entry(struct bundle_writer *w, const struct ctl_ent *e,
 	return bundle_write_entry(w, &be);
 }
 
+/* An export under way: where it writes, the CAs it ships, the responders whose CAs are in. */
+struct exporting {
+	struct ctl_trust	*t;
+	struct bundle_writer	*w;
+	struct certset		 cs;
+	struct keyset		 signers;	/* ocsp_memo_signer_id of answers done */
+};
+
 /*
- * The n entries still valid, and into cs the CAs between each OCSP
- * responder and its anchor. 0, or -1 when writing failed.
+ * The CAs between an answer's responder and its anchor, into the set:
+ * built once per responder (its id, attest/ocsp_memo.h: the same
+ * responderID and embedded certificates build the same chain against
+ * one trust), not once per answer.
+ */
+static void
+export_cas(struct exporting *x, const struct cache_body *b)
+{
+	STACK_OF(X509)	*chain;
+	uint8_t		 id[KEYSET_MD_BYTES];
+	int		 j;
+
+	if (ocsp_memo_signer_id(b->response, b->response_len, id) == 0 &&
+	    keyset_put(&x->signers, id, 0, NULL) == 0)
+		return;
+	chain = ctl_ocsp_der_chain(x->t, b->response, b->response_len);
+	for (j = 0; chain != NULL && j < sk_X509_num(chain); j++)
+		certset_add_x509(&x->cs, sk_X509_value(chain, j));
+	sk_X509_pop_free(chain, X509_free);
+}
+
+/*
+ * A chunk of the cache's entries: those still valid written, the CAs of
+ * the OCSP ones' responders gathered (ctl_chunk_fn). CTL_OK, or
+ * CTL_REJECTED when writing failed.
  */
 static int
-export_entries(struct ctl *ctl, struct ctl_trust *t, struct bundle_writer *w,
-    const struct ctl_ent *e, size_t n, struct certset *cs)
+export_entries(struct ctl *ctl, const struct ctl_ent *e, size_t n, void *arg)
 {
+	struct exporting	*x = arg;
 	struct cache_body	 b;
-	STACK_OF(X509)		*chain;
 	size_t			 i;
-	int			 j;
 
 	for (i = 0; i < n; i++) {
 		if (e[i].meta.next_update <= ctl->now)
@@ -196,17 +224,12 @@ export_entries(struct ctl *ctl, struct ctl_trust *t, struct bundle_writer *w,
 			ctl_warnx("%s", cache_strerror(ctl->cache));
 			continue;
 		}
-		if (export_entry(w, &e[i], &b) == -1)
-			return -1;
-		if (e[i].kind != CACHE_KIND_OCSP)
-			continue;
-		/* The CAs between the responder and the anchor. */
-		chain = ctl_ocsp_der_chain(t, b.response, b.response_len);
-		for (j = 0; chain != NULL && j < sk_X509_num(chain); j++)
-			certset_add_x509(cs, sk_X509_value(chain, j));
-		sk_X509_pop_free(chain, X509_free);
+		if (export_entry(x->w, &e[i], &b) == -1)
+			return CTL_REJECTED;
+		if (e[i].kind == CACHE_KIND_OCSP)
+			export_cas(x, &b);
 	}
-	return 0;
+	return CTL_OK;
 }
 
 /* The certificates of cs, each with its subject. 0, or -1 when writing failed. */
@@ -235,53 +258,59 @@ int
 cmd_export(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_trust	 t;
-	struct certset		 cs;
+	struct exporting	 x;
 	struct ctl_output	 out;
-	struct bundle_writer	*w = NULL;
-	struct ctl_ent		*e = NULL;
 	enum cache_kind		 kind = 0;
 	const char		*outpath = NULL;
 	size_t			 n;
 	int			 rv;
 
 	memset(&t, 0, sizeof(t));
-	memset(&cs, 0, sizeof(cs));
+	memset(&x, 0, sizeof(x));
 	memset(&out, 0, sizeof(out));
+	x.t = &t;
 	if ((rv = export_opts(argc, argv, &kind, &outpath)) != -1)
 		return rv;
 	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK ||
-	    (rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK ||
-	    (rv = ctl_collect(ctl, kind, &e, &n)) != CTL_OK)
+	    (rv = ctl_trust_load(ctl, &t, 1)) != CTL_OK)
 		goto out;
 	rv = CTL_NOFILE;
 	if (ctl_output_open(&out, outpath) == -1) {
 		ctl_warnx("%s: cannot create", outpath);
 		goto out;
 	}
-	rv = CTL_REJECTED;
-	if ((w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL ||
-	    export_entries(ctl, &t, w, e, n, &cs) == -1)
+	if ((x.w = bundle_writer_new(out.f, ctl->now, GENERATOR)) == NULL)
 		goto write_failed;
+	/* The cache a chunk at a time: its size costs no memory here. */
+	if ((rv = ctl_walk_chunks(ctl, kind, export_entries, &x)) ==
+	    CTL_REJECTED)
+		goto write_failed;
+	if (rv != CTL_OK) {
+		ctl_output_abort(&out);
+		goto out;
+	}
 	/* And everything the cache has learned, for answers still to come. */
-	entry_pool_walk(ctl->cache, pool_export_cb, &cs);
-	if (export_certs(w, &cs) == -1 || bundle_writer_end(w) == -1)
+	entry_pool_walk(ctl->cache, pool_export_cb, &x.cs);
+	if (export_certs(x.w, &x.cs) == -1 || bundle_writer_end(x.w) == -1)
 		goto write_failed;
-	n = bundle_writer_entries(w);
+	n = bundle_writer_entries(x.w);
+	rv = CTL_REJECTED;
 	if (ctl_output_commit(&out) == -1)
 		goto out;
 	fprintf(stderr, "staplectl: exported %zu entr%s and %zu "
-	    "certificate(s)%s%s\n", n, n == 1 ? "y" : "ies", cs.n,
+	    "certificate(s)%s%s\n", n, n == 1 ? "y" : "ies", x.cs.n,
 	    outpath != NULL ? " to " : "", outpath != NULL ? outpath : "");
 	rv = CTL_OK;
 	goto out;
  write_failed:
+	rv = CTL_REJECTED;
 	ctl_warnx("%s: write failed", outpath != NULL ? outpath : "stdout");
 	ctl_output_abort(&out);
  out:
-	bundle_writer_free(w);
-	certset_free(&cs);
+	bundle_writer_free(x.w);
+	certset_free(&x.cs);
+	keyset_free(&x.signers);
 	ctl_trust_free(&t);
-	free(e);
 	return rv;
 }
 

@@ -18,6 +18,7 @@
 #include "attest/evidence_int.h"
 #include "attest/b64.h"
 #include "attest/der.h"
+#include "attest/json_stream.h"
 #include "attest/rim.h"
 
 const char *const evidence_chain_type_str[EVIDENCE_CHAIN_TYPE_MAX] = {
@@ -336,100 +337,236 @@ parse_object(const struct evidence_manifest *m, json_t *o, size_t i,
 static int	add_b64_chain(struct evidence_manifest *, const char *, size_t,
 		    char *, size_t);
 
+/* The devices of one JSON input, parsed an evidence object at a time, committed together. */
+struct ev_json {
+	struct jstream	*js;
+	struct pending	 p[EVIDENCE_MAX_DEVICES];
+	size_t		 n;
+	json_t		*single;	/* an object's arch, certificate, evidence */
+	json_t		*rc;		/* its result_code */
+	int		 claims;	/* it has "claims" */
+	int		 evidences;	/* its "evidences": 0 absent, '[', 'n' null, '?' other */
+};
+
+/* The stream's error as this input's: a value over its cap, or text that is not JSON. */
 static int
-add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
+ev_json_error(struct ev_json *j, const char *what, char *err, size_t errlen)
+{
+	if (jstream_oversize(j->js))
+		seterr(err, errlen, "%s: larger than %d bytes", what,
+		    EVIDENCE_MAX_OBJECT_BYTES);
+	else
+		seterr(err, errlen, "not valid JSON, truncated or corrupt: %s",
+		    jstream_error(j->js));
+	return -1;
+}
+
+/* One evidence object of the array, the next device. 0, or -1 with err set. */
+static int
+ev_json_object(const struct evidence_manifest *m, struct ev_json *j,
     char *err, size_t errlen)
 {
-	json_t		*root, *arr, *rc;
-	json_error_t	 jerr;
-	struct pending	*p = NULL;
-	size_t		 i, n = 0;
-	int		 rv = -1;
+	json_t	*o;
+	char	 what[32];
+	int	 rv;
 
-	if ((root = json_loadb((const char *)buf, len, JSON_DECODE_ANY,
-	    &jerr)) == NULL) {
-		seterr(err, errlen, "not valid JSON, truncated or corrupt: %s "
-		    "(line %d, column %d)", jerr.text, jerr.line, jerr.column);
+	snprintf(what, sizeof(what), "evidence[%zu]", j->n);
+	if (j->n == EVIDENCE_MAX_DEVICES) {
+		seterr(err, errlen, "more than %d evidence objects",
+		    EVIDENCE_MAX_DEVICES);
 		return -1;
 	}
-	arr = root;
-	if (json_is_string(root)) {
-		/* an evidence's "certificate" on its own, as jq prints it */
-		rv = add_b64_chain(m, json_string_value(root),
-		    json_string_length(root), err, errlen);
-		json_decref(root);
-		return rv;
-	}
-	if (json_is_object(root) && json_object_get(root, "evidences") == NULL &&
-	    json_object_get(root, "claims") != NULL) {
+	if ((o = jstream_value(j->js, EVIDENCE_MAX_OBJECT_BYTES, 0)) == NULL)
+		return ev_json_error(j, what, err, errlen);
+	rv = parse_object(m, o, j->n, &j->p[j->n], err, errlen);
+	j->n++;		/* freed with the rest, whatever came of it */
+	json_decref(o);
+	return rv;
+}
+
+/* An array of evidence objects, read an object at a time. 0, or -1 with err set. */
+static int
+ev_json_array(const struct evidence_manifest *m, struct ev_json *j,
+    char *err, size_t errlen)
+{
+	int	first = 1, r;
+
+	if (jstream_expect(j->js, '[') == -1)
+		return ev_json_error(j, "evidence", err, errlen);
+	while ((r = jstream_element(j->js, &first)) == 1)
+		if (ev_json_object(m, j, err, errlen) == -1)
+			return -1;
+	return r == 0 ? 0 : ev_json_error(j, "evidence", err, errlen);
+}
+
+/*
+ * One member of a top-level object: "evidences" read an object at a
+ * time; what the one-object and collect-evidence shapes are told by
+ * kept; anything else passed over. 0, or -1 with err set.
+ */
+static int
+ev_json_member(const struct evidence_manifest *m, struct ev_json *j,
+    const char *name, char *err, size_t errlen)
+{
+	json_t	*v;
+	int	 c;
+
+	if (strcmp(name, "evidences") == 0) {
+		if (j->evidences != 0) {
+			seterr(err, errlen, "\"evidences\" given twice");
+			return -1;
+		}
+		if ((c = jstream_peek(j->js)) == '[') {
+			j->evidences = '[';
+			return ev_json_array(m, j, err, errlen);
+		}
+		j->evidences = c == 'n' ? 'n' : '?';
+	} else if (strcmp(name, "result_code") == 0 ||
+	    strcmp(name, "arch") == 0 || strcmp(name, "certificate") == 0 ||
+	    strcmp(name, "evidence") == 0) {
+		if ((v = jstream_value(j->js, EVIDENCE_MAX_OBJECT_BYTES, 0)) ==
+		    NULL)
+			return ev_json_error(j, name, err, errlen);
+		if (name[0] == 'r') {
+			json_decref(j->rc);
+			j->rc = v;
+		} else if (json_object_set_new(j->single, name, v) == -1) {
+			seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
+	} else if (strcmp(name, "claims") == 0)
+		j->claims = 1;
+	if (jstream_skip(j->js) == -1)
+		return ev_json_error(j, name, err, errlen);
+	return 0;
+}
+
+/* Which input a top-level object is, by its members: one evidence object, collect-evidence output, or neither. 0, or -1 with err set. */
+static int
+ev_json_shape(const struct evidence_manifest *m, struct ev_json *j,
+    char *err, size_t errlen)
+{
+	json_t	*rc = j->rc;
+
+	if (j->evidences == 0 && j->claims) {
 		seterr(err, errlen, "nvattest attest output: it holds claims "
 		    "(what nvattest concluded) and no certificates; give the "
 		    "output of `nvattest collect-evidence --format json`, or "
 		    "the device's certificate chain (PEM, DER, or the "
 		    "evidence's base64 \"certificate\")");
-		goto out;
+		return -1;
 	}
-	if (json_is_object(root) && json_object_get(root, "evidences") == NULL &&
-	    json_object_get(root, "result_code") == NULL &&
-	    json_object_get(root, "certificate") != NULL) {
+	if (j->evidences == 0 && rc == NULL &&
+	    json_object_get(j->single, "certificate") != NULL) {
 		/* one evidence object, as one element of the array */
-		if ((arr = json_array()) == NULL ||
-		    json_array_append(arr, root) == -1) {
-			json_decref(arr);
-			seterr(err, errlen, "out of memory");
-			goto out;
-		}
-		json_decref(root);
-		root = arr;
-	} else if (json_is_object(root)) {
-		/* nvattest collect-evidence --format json */
-		arr = json_object_get(root, "evidences");
-		rc = json_object_get(root, "result_code");
-		if (arr == NULL && rc == NULL) {
-			seterr(err, errlen, "a JSON object that is neither an "
-			    "evidence object (no \"certificate\") nor nvattest "
-			    "collect-evidence output (no \"evidences\")");
-			goto out;
-		}
-		if ((rc != NULL && (!json_is_integer(rc) ||
-		    json_integer_value(rc) != 0)) || json_is_null(arr) ||
-		    arr == NULL) {
-			seterr(err, errlen, "nvattest collect-evidence output "
-			    "without evidence (result_code %lld)",
-			    rc != NULL && json_is_integer(rc) ?
-			    (long long)json_integer_value(rc) : -1LL);
-			goto out;
-		}
+		j->n = 1;
+		return parse_object(m, j->single, 0, &j->p[0], err, errlen);
 	}
-	if (!json_is_array(arr)) {
+	if (j->evidences == 0 && rc == NULL) {
+		seterr(err, errlen, "a JSON object that is neither an evidence "
+		    "object (no \"certificate\") nor nvattest collect-evidence "
+		    "output (no \"evidences\")");
+		return -1;
+	}
+	/* nvattest collect-evidence --format json */
+	if ((rc != NULL && (!json_is_integer(rc) ||
+	    json_integer_value(rc) != 0)) || j->evidences == 'n' ||
+	    j->evidences == 0) {
+		seterr(err, errlen, "nvattest collect-evidence output without "
+		    "evidence (result_code %lld)", rc != NULL &&
+		    json_is_integer(rc) ? (long long)json_integer_value(rc) :
+		    -1LL);
+		return -1;
+	}
+	if (j->evidences != '[') {
 		seterr(err, errlen, "not evidence JSON (an array of evidence "
 		    "objects, one evidence object, or collect-evidence output)");
+		return -1;
+	}
+	return 0;
+}
+
+/* A top-level object, member by member. 0, or -1 with err set. */
+static int
+ev_json_top_object(const struct evidence_manifest *m, struct ev_json *j,
+    char *err, size_t errlen)
+{
+	char	name[JSTREAM_NAME_BYTES];
+	int	first = 1, r;
+
+	if ((j->single = json_object()) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (jstream_expect(j->js, '{') == -1)
+		return ev_json_error(j, "evidence", err, errlen);
+	while ((r = jstream_member(j->js, &first, name)) == 1)
+		if (ev_json_member(m, j, name, err, errlen) == -1)
+			return -1;
+	if (r == -1)
+		return ev_json_error(j, "evidence", err, errlen);
+	return ev_json_shape(m, j, err, errlen);
+}
+
+/*
+ * Evidence JSON, read a value at a time (attest/json_stream.h), so that
+ * a file at EVIDENCE_MAX_FILE_BYTES costs its bytes and one evidence
+ * object's tree, not a tree of the whole: an array of evidence objects,
+ * one evidence object, collect-evidence output, or a JSON string (a
+ * chain's base64). All or nothing, as every input.
+ */
+static int
+add_json(struct evidence_manifest *m, const uint8_t *buf, size_t len,
+    char *err, size_t errlen)
+{
+	struct ev_json	*j;
+	json_t		*str;
+	size_t		 i;
+	int		 c, rv = -1;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    (j->js = jstream_mem(buf, len)) == NULL) {
+		free(j);
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((c = jstream_peek(j->js)) == '"') {
+		/* an evidence's "certificate" on its own, as jq prints it */
+		if ((str = jstream_value(j->js, len, 0)) == NULL ||
+		    jstream_end(j->js) == -1) {
+			json_decref(str);
+			ev_json_error(j, "evidence", err, errlen);
+			goto out;
+		}
+		rv = add_b64_chain(m, json_string_value(str),
+		    json_string_length(str), err, errlen);
+		json_decref(str);
 		goto out;
 	}
-	n = json_array_size(arr);
-	if (n == 0) {
+	if ((c == '[' ? ev_json_array(m, j, err, errlen) :
+	    ev_json_top_object(m, j, err, errlen)) == -1)
+		goto out;
+	if (jstream_end(j->js) == -1) {
+		ev_json_error(j, "evidence", err, errlen);
+		goto out;
+	}
+	if (j->n == 0) {
 		seterr(err, errlen, "an empty array: no evidence");
 		goto out;
 	}
-	if (n > EVIDENCE_MAX_DEVICES) {
-		seterr(err, errlen, "%zu evidence objects (at most %d)", n,
-		    EVIDENCE_MAX_DEVICES);
+	if (commit(m, j->p, j->n, err, errlen) == -1)
 		goto out;
-	}
-	if ((p = calloc(n, sizeof(*p))) == NULL) {
-		seterr(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		if (parse_object(m, json_array_get(arr, i), i, &p[i], err,
-		    errlen) == -1)
-			goto out;
-	if (commit(m, p, n, err, errlen) == -1)
-		goto out;
-	rv = (int)n;
+	rv = (int)j->n;
  out:
-	pending_free(p, n);
-	json_decref(root);
+	for (i = 0; i < j->n; i++) {
+		evidence_certids_free(j->p[i].ids, j->p[i].nids);
+		sk_X509_pop_free(j->p[i].chain, X509_free);
+	}
+	json_decref(j->single);
+	json_decref(j->rc);
+	jstream_free(j->js);
+	free(j);
 	return rv;
 }
 

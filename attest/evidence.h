@@ -62,6 +62,12 @@
 
 #define EVIDENCE_MAX_FILE_BYTES		(64 * 1024 * 1024)
 #define EVIDENCE_MAX_DEVICES		256	/* per file */
+/*
+ * One evidence object's JSON text: a report of EVIDENCE_MAX_REPORT_BYTES
+ * is 1.4 MiB of base64, its chain tens of KiB. A file is read an object
+ * at a time, so this bounds what one input's tree costs.
+ */
+#define EVIDENCE_MAX_OBJECT_BYTES	(4 * 1024 * 1024)
 #define EVIDENCE_MAX_CHAIN_CERTS	8
 #define EVIDENCE_MAX_CHAIN_CERTS_STR	"8"	/* for messages */
 #define EVIDENCE_MAX_REPORT_BYTES	(1024 * 1024)

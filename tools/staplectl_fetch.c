@@ -193,6 +193,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
 			bundle_entry_set_meta(e, &c->meta, ups[i]);
 			haul_note(h, kind, key, klen, FETCH_STORED, NULL);
+			haul_keep(h, t);
 			return;
 		}
 		ctl_warnx("fetch: %s: rejected: %s", url, c->reason);
@@ -211,117 +212,81 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	haul_note(h, kind, key, klen, o, cause);
 }
 
-/* One OCSP record of a manifest, parsed. */
-struct listed {
-	uint8_t		*raw;		/* its request, DER (owned) */
-	size_t		 rawlen;
-	struct ocsp_req	 req;		/* borrows raw */
-	int		 hash;		/* of all its CertIDs, or -1 */
-};
-
-static int
-listed_parse(json_t *v, size_t i, struct listed *l)
-{
-	const char	*why, *named;
-	char		 have[32];
-	size_t		 k;
-
-	l->hash = -1;
-	if (b64_get(json_object_get(v, "request"), &l->raw, &l->rawlen) == -1 ||
-	    ocsp_req_parse(l->raw, l->rawlen, &l->req, &why) == -1) {
-		ctl_warnx("manifest: ocsp[%zu]: request does not parse", i);
-		goto bad;
-	}
-	/* Absent in manifests of older staplectl: the request says. */
-	evidence_req_hash_name(&l->req, have, sizeof(have));
-	if ((named = json_string_value(json_object_get(v, "hash"))) != NULL &&
-	    strcmp(named, have) != 0) {
-		ctl_warnx("manifest: ocsp[%zu]: \"hash\" is %s but its request "
-		    "asks with %s", i, named, have);
-		goto bad;
-	}
-	l->hash = evidence_certid_hash(&l->req.certids[0]);
-	for (k = 1; k < l->req.ncertids; k++)
-		if (evidence_certid_hash(&l->req.certids[k]) != l->hash)
-			l->hash = -1;
-	return 0;
- bad:
-	free(l->raw);
-	l->raw = NULL;
-	return -1;
-}
-
-/* Does the manifest hold a record for this serial in hash hh? Then no warning. */
-static int
-listed_as(const struct listed *l, size_t n, const struct ocsp_certid *id,
-    unsigned hh)
-{
-	size_t	 i;
-
-	for (i = 0; i < n; i++)
-		if (l[i].raw != NULL && l[i].hash == (int)hh &&
-		    l[i].req.certids[0].serial_len == id->serial_len &&
-		    memcmp(l[i].req.certids[0].serial, id->serial,
-		    id->serial_len) == 0)
-			return 1;
-	return 0;
-}
+/* Said one by one up to here, then counted: a manifest may hold a million. */
+#define FETCH_SAY_UNKNOWN_ISSUER	10
 
 /* A record as it is, with a fresh nonce. */
 static void
 fetch_renonced(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     const struct listed *l, char **ups, size_t nups)
 {
-	uint8_t	 nonce[FETCH_NONCE_BYTES], key[OCSP_KEY_BYTES], *der;
-	size_t	 len;
+	struct ocsp_req	 req;
+	const char	*why;
+	uint8_t		 nonce[FETCH_NONCE_BYTES], key[OCSP_KEY_BYTES], *der;
+	size_t		 len;
 
-	if (RAND_bytes(nonce, sizeof(nonce)) != 1 ||
+	if (ocsp_req_parse(l->raw, l->rawlen, &req, &why) == -1 ||
+	    RAND_bytes(nonce, sizeof(nonce)) != 1 ||
 	    (der = ocsp_req_renonce(l->raw, l->rawlen, nonce, sizeof(nonce),
 	    &len)) == NULL) {
 		h->failed++;
 		return;
 	}
-	ocsp_req_key(&l->req, key);
+	ocsp_req_key(&req, key);
 	fetch_one(ctl, t, h, CACHE_KIND_OCSP, key, sizeof(key), der, len, ups,
 	    nups);
 	free(der);
 }
 
-/* Record i's certificate in the other hashes chosen, from its issuer. */
+/*
+ * Record i's certificate in the other hashes chosen, from its issuer;
+ * *unknown counts the records whose issuer is not known here, the first
+ * FETCH_SAY_UNKNOWN_ISSUER of them said.
+ */
 static void
 fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
-    const struct listed *l, size_t n, size_t i, unsigned hashes, char **ups,
-    size_t nups)
+    const struct manifest_in *in, size_t i, unsigned hashes,
+    size_t *unknown, char **ups, size_t nups)
 {
 	STACK_OF(X509)		*cands[2] = { t->anchors, t->pool };
+	const struct listed	*l = &in->ocsp[i];
 	struct evidence_certid	 c;
+	struct ocsp_req		 req;
+	const struct ocsp_certid *id;
+	const char		*why;
 	char			 err[512], serial[2 * EVIDENCE_MAX_SERIAL_BYTES + 1];
+	char			 notasked[64] = "";
 	unsigned		 hh;
 	int			 r;
 
+	if (ocsp_req_parse(l->raw, l->rawlen, &req, &why) == -1)
+		return;		/* parsed as it was read */
+	id = &req.certids[0];
 	for (hh = 0; hh < EVIDENCE_HASH_MAX; hh++) {
-		if ((int)hh == l[i].hash || !(hashes & EVIDENCE_HASH_BIT(hh)))
+		if ((int)hh == l->hash || !(hashes & EVIDENCE_HASH_BIT(hh)))
 			continue;
-		r = evidence_certid_rehash(&l[i].req.certids[0], cands, 2,
-		    (enum evidence_hash)hh, &c, err, sizeof(err));
-		if (r == 0)
+		r = evidence_certid_rehash(id, cands, 2, (enum evidence_hash)hh,
+		    &c, err, sizeof(err));
+		if (r == 0) {
 			progress_add_total(&h->prog, 1);
-		if (r == 0)
 			fetch_one(ctl, t, h, CACHE_KIND_OCSP, c.key,
 			    OCSP_KEY_BYTES, c.req, c.req_len, ups, nups);
-		else if (r == -1) {
+		} else if (r == -1) {
 			ctl_warnx("manifest: ocsp[%zu]: %s", i, err);
 			h->failed++;
-		} else if (!listed_as(l, n, &l[i].req.certids[0], hh)) {
-			util_hex(l[i].req.certids[0].serial,
-			    l[i].req.certids[0].serial_len, serial);
-			ctl_warnx("manifest: ocsp[%zu] (serial=%s): its issuer's "
-			    "certificate is not known here (anchors, pool), so "
-			    "it is not asked with %s", i, serial,
-			    evidence_hash_str[hh]);
-		}
+		} else if (!manifest_listed_as(in, id->serial, id->serial_len,
+		    hh))
+			snprintf(notasked + strlen(notasked), sizeof(notasked) -
+			    strlen(notasked), "%s%s", notasked[0] != '\0' ?
+			    ", " : "", evidence_hash_str[hh]);
 		free(c.req);
 	}
+	if (notasked[0] == '\0' || (*unknown)++ >= FETCH_SAY_UNKNOWN_ISSUER)
+		return;
+	util_hex(id->serial, id->serial_len, serial);
+	ctl_warnx("manifest: ocsp[%zu] (serial=%s): its issuer's certificate is "
+	    "not known here (anchors, pool), so it is not asked with %s", i,
+	    serial, notasked);
 }
 
 /*
@@ -334,31 +299,32 @@ fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
  */
 static void
 fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
-    json_t *list, unsigned hashes, char **ups, size_t nups)
+    const struct manifest_in *in, unsigned hashes, char **ups, size_t nups)
 {
-	struct listed	*l;
-	size_t		 n = json_array_size(list), i;
+	const struct listed	*l;
+	size_t			 i, unknown = 0;
 
-	if (n == 0)
+	if (in == NULL)
 		return;
-	if ((l = calloc(n, sizeof(*l))) == NULL) {
-		h->failed += n;
-		return;
-	}
-	for (i = 0; i < n; i++)
-		if (listed_parse(json_array_get(list, i), i, &l[i]) == -1)
+	for (i = 0; i < in->nocsp; i++)
+		if (in->ocsp[i].raw == NULL)
 			h->failed++;
-	for (i = 0; i < n; i++)
-		if (l[i].raw != NULL && (l[i].hash < 0 ||
-		    (hashes & EVIDENCE_HASH_BIT(l[i].hash))))
-			fetch_renonced(ctl, t, h, &l[i], ups, nups);
-	for (i = 0; i < n; i++)
-		if (l[i].raw != NULL && l[i].hash >= 0 &&
-		    l[i].req.ncertids == 1)
-			fetch_restated(ctl, t, h, l, n, i, hashes, ups, nups);
-	for (i = 0; i < n; i++)
-		free(l[i].raw);
-	free(l);
+	for (i = 0; i < in->nocsp; i++) {
+		l = &in->ocsp[i];
+		if (l->raw != NULL && (l->hash < 0 ||
+		    (hashes & EVIDENCE_HASH_BIT(l->hash))))
+			fetch_renonced(ctl, t, h, l, ups, nups);
+	}
+	for (i = 0; i < in->nocsp; i++) {
+		l = &in->ocsp[i];
+		if (l->raw != NULL && l->hash >= 0 && l->single)
+			fetch_restated(ctl, t, h, in, i, hashes, &unknown, ups,
+			    nups);
+	}
+	if (unknown > FETCH_SAY_UNKNOWN_ISSUER)
+		ctl_warnx("manifest: %zu more records whose issuer's "
+		    "certificate is not known here were not asked in the "
+		    "other hashes", unknown - FETCH_SAY_UNKNOWN_ISSUER);
 }
 
 /*
@@ -367,8 +333,9 @@ fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
  */
 static int
 fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
-    json_t *more_ocsp, unsigned hashes, char **ocsp_ups, size_t nocsp,
-    char **rim_ups, size_t nrim, struct haul *h, const char *cmd)
+    const struct manifest_in *more, unsigned hashes, char **ocsp_ups,
+    size_t nocsp, char **rim_ups, size_t nrim, struct haul *h,
+    const char *cmd)
 {
 	struct rim_trust	*rt;
 	struct rim_result	 r;
@@ -379,7 +346,7 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 
 	/* The total grows as RIM chains and restated records add CertIDs. */
 	progress_start(&h->prog, cmd, "entries", PROGRESS_ITEMS, m->nrim_ids +
-	    m->ncertids + json_array_size(more_ocsp), ctl->quiet);
+	    m->ncertids + (more != NULL ? more->nocsp : 0), ctl->quiet);
 	for (i = 0; i < m->nrim_ids; i++)
 		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
 		    strlen(m->rim_ids[i]), (const uint8_t *)"", 0, rim_ups, nrim);
@@ -419,11 +386,13 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		rim_result_free(&r);
 	}
 	rim_trust_free(rt);
+	/* The RIMs read: from here on fetch writes each answer as it verifies. */
+	haul_flush(h, t);
 	for (i = 0; i < m->ncertids; i++)
 		fetch_one(ctl, t, h, CACHE_KIND_OCSP, m->certids[i].key,
 		    OCSP_KEY_BYTES, m->certids[i].req, m->certids[i].req_len,
 		    ocsp_ups, nocsp);
-	fetch_listed(ctl, t, h, more_ocsp, hashes, ocsp_ups, nocsp);
+	fetch_listed(ctl, t, h, more, hashes, ocsp_ups, nocsp);
 	return CTL_OK;
 }
 
@@ -570,8 +539,8 @@ fetch_run_free(struct fetch_run *r)
  */
 static int
 fetch_run(struct ctl *ctl, struct fetch_run *r, struct evidence_manifest *m,
-    json_t *ocsp, unsigned hashes, json_t *coll, const char *cname,
-    const char *what)
+    const struct manifest_in *more, unsigned hashes, json_t *coll,
+    const char *cname, const char *what)
 {
 	char	err[1024];
 	int	rv;
@@ -582,7 +551,7 @@ fetch_run(struct ctl *ctl, struct fetch_run *r, struct evidence_manifest *m,
 		return CTL_USAGE;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rv = fetch_all(ctl, &r->t, m, ocsp, hashes, r->u.ocsp, r->u.nocsp,
+	rv = fetch_all(ctl, &r->t, m, more, hashes, r->u.ocsp, r->u.nocsp,
 	    r->u.rim, r->u.nrim, &r->h, what);
 	if (rv == CTL_OK)
 		rv = ctl_fetch_collateral(ctl, &r->t, coll, cname, r->u.pccs,
@@ -597,39 +566,42 @@ int
 cmd_fetch(struct ctl *ctl, int argc, char **argv)
 {
 	struct evidence_manifest *m = NULL;
+	struct manifest_in	 in;
 	struct fetch_run	 r;
-	json_t			*ocsp = NULL, *root = NULL;
 	const char		*mpath = NULL, *outpath = NULL;
 	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
+	size_t			 n;
 	int			 rv;
 
 	memset(&r, 0, sizeof(r));
+	memset(&in, 0, sizeof(in));
 	if ((rv = fetch_opts(argc, argv, &mpath, &outpath, &r.u, &hashes)) != -1)
 		return rv;
 	if ((rv = fetch_ups_defaults(ctl, &r.u)) != CTL_OK)
 		return rv;
 	if ((m = evidence_manifest_new()) == NULL)
 		return CTL_REJECTED;
-	if ((rv = read_manifest(mpath, m, &ocsp, &root)) != CTL_OK)
+	if ((rv = read_manifest(mpath, m, &in)) != CTL_OK)
 		goto out;
 	/* No cache here by design; use it for its pool only if one is there. */
 	if (ctl_open_cache(ctl, 1) != CTL_OK)
 		ctl->cache = NULL;
-	if ((rv = ctl_trust_load(ctl, &r.t, 1)) != CTL_OK)
+	if ((rv = ctl_trust_load(ctl, &r.t, 1)) != CTL_OK ||
+	    (rv = haul_open(ctl, &r.h, outpath)) != CTL_OK)
 		goto out;
-	manifest_cas(ctl, &r.t, root, mpath);
-	rv = fetch_run(ctl, &r, m, ocsp, hashes, root, mpath, "fetch");
+	manifest_cas(ctl, &r.t, &in, mpath);
+	rv = fetch_run(ctl, &r, m, &in, hashes, in.coll, mpath, "fetch");
 	if (rv == CTL_OK)
 		rv = write_haul(ctl, &r.t, &r.h, outpath);
 	progress_end(&r.h.prog);
 	haul_summary(&r.h, "fetch");
-	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", r.h.n,
-	    r.h.n == 1 ? "y" : "ies", outpath, r.h.failed);
+	n = haul_count(&r.h);
+	fprintf(stderr, "staplectl: fetch: %zu entr%s in %s, %zu failed\n", n,
+	    n == 1 ? "y" : "ies", outpath, r.h.failed);
 	if (rv == CTL_OK && r.h.failed > 0)
 		rv = CTL_REJECTED;
  out:
-	json_decref(ocsp);
-	json_decref(root);
+	manifest_in_free(&in);
 	fetch_run_free(&r);
 	evidence_manifest_free(m);
 	return rv;

@@ -6,8 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/x509.h>
+
 #include "cache/store.h"
 #include "tools/bundle.h"
+#include "tools/keyset.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
 
@@ -29,13 +32,11 @@ extern const char *const fetch_outcome_str[FETCH_OUTCOME_MAX];
 
 #define FETCH_CAUSE_BYTES	320
 
-/* One entry asked for in this run, and what came of it. */
+/* One entry asked for in this run: what came of it (its key is in haul.asked_set). */
 struct asked {
-	enum cache_kind		 kind;
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	size_t			 klen;
-	enum fetch_outcome	 outcome;
-	char			 cause[FETCH_CAUSE_BYTES];
+	uint8_t		 kind;		/* enum cache_kind */
+	uint8_t		 outcome;	/* enum fetch_outcome */
+	uint32_t	 cause;		/* into haul.causes */
 };
 
 /* An upstream's run of entries that ran out of retries. */
@@ -44,7 +45,15 @@ struct upstate {
 	int		 streak;
 };
 
-/* What fetch found: bundle entries with owned bodies. */
+/*
+ * What fetch found: bundle entries with owned bodies, held (prefetch
+ * stores them in one transaction; fetch holds the RIMs it reads chains
+ * from) or, once haul_open was called, written to the bundle as each
+ * one verifies. What was asked is kept as a digest of its kind and key
+ * (haul_asked in constant time) and its outcome, with each distinct
+ * cause kept once: memory grows with the entries asked by about 60
+ * bytes each.
+ */
 struct haul {
 	struct bundle_entry	*e;
 	struct ctl_check	*chk;
@@ -52,9 +61,22 @@ struct haul {
 	size_t			 failed;	/* entries, not attempts */
 	struct asked		*asked;
 	size_t			 nasked, capasked;
+	struct keyset		 asked_set;	/* (kind, key): index into asked */
+	char			**causes;
+	size_t			 ncauses, capcauses;
+	struct keyset		 cause_set;	/* a cause's text: index into causes */
 	struct upstate		 up[4 * CTL_MAX_LIST];
 	size_t			 nup;
 	struct progress		 prog;
+	/* fetch: the bundle, once open */
+	struct ctl_output	 out;
+	struct bundle_writer	*w;
+	size_t			 nout;		/* entries written */
+	int			 stream;	/* haul_flush was called: write as they come */
+	int			 wfailed;
+	STACK_OF(X509)		*cas;		/* the CAs the answers written need */
+	struct keyset		 cas_seen;	/* their digests */
+	struct keyset		 signers;	/* responders whose CAs are in cas */
 };
 
 /* A new zeroed entry at the haul's end, with room for its check in h->chk; NULL: out of memory. */
@@ -73,7 +95,28 @@ struct upstate *haul_up(struct haul *h, const char *url);
 int	haul_take(struct haul *h, struct ctl_fetched *cf);
 /* One line per kind asked to stderr, outcomes with their causes grouped. */
 void	haul_summary(const struct haul *h, const char *cmd);
-/* The haul and the CAs its OCSP answers need as a bundle at outpath: a CTL_* code. */
+/*
+ * Open the bundle at outpath (a temporary file until write_haul commits
+ * it): CTL_OK, or CTL_NOFILE (said). Entries are held until haul_flush
+ * writes them (fetch reads the RIMs' chains first); from then on
+ * haul_keep writes each entry as it verifies.
+ */
+int	haul_open(struct ctl *ctl, struct haul *h, const char *outpath);
+/*
+ * The entry just added (the haul's last) verified: written and let go
+ * once haul_flush was called, with the CAs its answer needs noted (t's
+ * chain for its responder, built once per responder); else held.
+ */
+void	haul_keep(struct haul *h, struct ctl_trust *t);
+/* Every entry held so far written and let go, when the bundle is open. */
+void	haul_flush(struct haul *h, struct ctl_trust *t);
+/* Entries in the bundle or held for it. */
+size_t	haul_count(const struct haul *h);
+/*
+ * What is held, the CAs the answers need and the trailer, then the
+ * bundle committed at outpath: a CTL_* code. Without a bundle open, none
+ * is written and it fails (CTL_REJECTED).
+ */
 int	write_haul(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	    const char *outpath);
 

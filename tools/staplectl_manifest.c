@@ -18,7 +18,9 @@
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/rim.h"
+#include "attest/json_stream.h"
 #include "tools/bundle.h"
+#include "tools/keyset.h"
 #include "tools/staplectl.h"
 #include "tools/staplectl_manifest.h"
 
@@ -395,78 +397,342 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	return rv;
 }
 
-/* A manifest file into the model: CertIDs come back as requests, and the whole of it in *rootp. */
-int
-read_manifest(const char *path, struct evidence_manifest *m, json_t **ocsp,
-    json_t **rootp)
-{
-	json_error_t	 je;
-	json_t		*root, *v, *rims;
-	size_t		 i;
+/* ---- a manifest read back, a record at a time ----------------------------- */
 
-	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		ctl_warnx("%s:%d: %s", path, je.line, je.text);
-		return je.line <= 0 ? CTL_NOFILE : CTL_REJECTED;
+/* jstream_read_fn over a FILE. */
+static size_t
+manifest_fread(void *arg, uint8_t *buf, size_t len)
+{
+	return fread(buf, 1, len, arg);
+}
+
+/* One "ocsp" record into in->ocsp, parsed; one that does not parse is kept as refused (said). */
+static int
+manifest_record(struct manifest_in *in, json_t *v, size_t i)
+{
+	struct listed	*l;
+	struct ocsp_req	 req;
+	const char	*why, *named;
+	char		 have[32];
+	uint8_t		 md[KEYSET_MD_BYTES], hh;
+	const void	*part[2];
+	size_t		 len[2], k;
+	void		*p;
+
+	if (in->nocsp == in->capocsp) {
+		in->capocsp = in->capocsp == 0 ? 1024 : in->capocsp * 2;
+		if ((p = realloc(in->ocsp, in->capocsp * sizeof(*in->ocsp))) ==
+		    NULL)
+			return -1;
+		in->ocsp = p;
 	}
-	v = json_object_get(root, "format");
-	if (!json_is_string(v) || strcmp(json_string_value(v),
-	    MANIFEST_FORMAT) != 0 || json_integer_value(json_object_get(root,
-	    "version")) != MANIFEST_VERSION) {
-		ctl_warnx("%s: not a version-%d stapled manifest", path,
-		    MANIFEST_VERSION);
-		json_decref(root);
-		return CTL_REJECTED;
+	l = &in->ocsp[in->nocsp++];
+	memset(l, 0, sizeof(*l));
+	l->hash = -1;
+	if (b64_get(json_object_get(v, "request"), &l->raw, &l->rawlen) == -1 ||
+	    ocsp_req_parse(l->raw, l->rawlen, &req, &why) == -1) {
+		ctl_warnx("manifest: ocsp[%zu]: request does not parse", i);
+		goto bad;
 	}
-	rims = json_object_get(root, "rim");
-	json_array_foreach(rims, i, v)
+	/* Absent in manifests of older staplectl: the request says. */
+	evidence_req_hash_name(&req, have, sizeof(have));
+	if ((named = json_string_value(json_object_get(v, "hash"))) != NULL &&
+	    strcmp(named, have) != 0) {
+		ctl_warnx("manifest: ocsp[%zu]: \"hash\" is %s but its request "
+		    "asks with %s", i, named, have);
+		goto bad;
+	}
+	l->hash = evidence_certid_hash(&req.certids[0]);
+	for (k = 1; k < req.ncertids; k++)
+		if (evidence_certid_hash(&req.certids[k]) != l->hash)
+			l->hash = -1;
+	l->single = req.ncertids == 1;
+	if (l->hash < 0)
+		return 0;
+	/* What listed_as asks: is this serial listed in this hash? */
+	hh = (uint8_t)l->hash;
+	part[0] = &hh;
+	len[0] = 1;
+	part[1] = req.certids[0].serial;
+	len[1] = req.certids[0].serial_len;
+	if (keyset_md(md, part, len, 2) == -1 ||
+	    keyset_put(&in->serials, md, in->nocsp - 1, NULL) == -1)
+		return -1;
+	return 0;
+ bad:
+	free(l->raw);
+	l->raw = NULL;
+	return 0;
+}
+
+int
+manifest_listed_as(const struct manifest_in *in, const uint8_t *serial,
+    size_t serial_len, unsigned hh)
+{
+	uint8_t		 md[KEYSET_MD_BYTES], h = (uint8_t)hh;
+	const void	*part[] = { &h, serial };
+	size_t		 len[] = { 1, serial_len };
+
+	return keyset_md(md, part, len, 2) == 0 &&
+	    keyset_get(&in->serials, md, NULL);
+}
+
+/* One "certs" element into in->cert, decoded; one that is no base64 certificate is said. */
+static int
+manifest_cert(struct manifest_in *in, json_t *v, size_t i, const char *path)
+{
+	uint8_t	*der;
+	size_t	 len;
+	void	*p;
+
+	if (b64_get(v, &der, &len) == -1 || len == 0 ||
+	    len > BUNDLE_MAX_CERT_BYTES) {
+		ctl_warnx("%s: certs[%zu]: not a base64 certificate", path, i);
+		free(der);
+		return 0;
+	}
+	if (in->ncerts == in->capcerts) {
+		in->capcerts = in->capcerts == 0 ? 16 : in->capcerts * 2;
+		if ((p = realloc(in->cert, in->capcerts * sizeof(*in->cert))) ==
+		    NULL) {
+			free(der);
+			return -1;
+		}
+		in->cert = p;
+		if ((p = realloc(in->certlen, in->capcerts *
+		    sizeof(*in->certlen))) == NULL) {
+			free(der);
+			return -1;
+		}
+		in->certlen = p;
+	}
+	in->cert[in->ncerts] = der;
+	in->certlen[in->ncerts++] = len;
+	return 0;
+}
+
+/* What to do with one element of a member's array. */
+enum manifest_list { LIST_OCSP, LIST_RIM, LIST_CERTS, LIST_COLL };
+
+/* One element of the array `what` (name) into in and m. 0, or -1 (out of memory). */
+static int
+manifest_element(struct manifest_in *in, struct evidence_manifest *m,
+    enum manifest_list what, const char *name, json_t *v, size_t i,
+    const char *path)
+{
+	switch (what) {
+	case LIST_OCSP:
+		return manifest_record(in, v, i);
+	case LIST_RIM:
 		if (!json_is_string(v) ||
 		    evidence_manifest_add_rim_id(m, json_string_value(v)) == -1)
 			ctl_warnx("%s: rim[%zu]: not a RIM ID", path, i);
-	*ocsp = json_incref(json_object_get(root, "ocsp"));
-	*rootp = root;
-	return CTL_OK;
+		return 0;
+	case LIST_CERTS:
+		return manifest_cert(in, v, i, path);
+	case LIST_COLL:
+		return json_array_append(json_object_get(in->coll, name), v);
+	}
+	return 0;
+}
+
+/*
+ * A member's array, an element at a time; a value that is not an array
+ * is passed over (as a reader of the whole tree found no elements in
+ * it). 0, or -1 (said).
+ */
+static int
+manifest_list(struct jstream *js, struct manifest_in *in,
+    struct evidence_manifest *m, enum manifest_list what, const char *name,
+    const char *path)
+{
+	json_t	*v;
+	size_t	 i;
+	int	 first = 1, r;
+
+	if (what == LIST_COLL && json_object_set_new(in->coll, name,
+	    json_array()) == -1)
+		goto oom;
+	if (jstream_peek(js) != '[') {
+		if (jstream_skip(js) == -1)
+			goto bad;
+		return 0;
+	}
+	if (jstream_expect(js, '[') == -1)
+		goto bad;
+	for (i = 0; (r = jstream_element(js, &first)) == 1; i++) {
+		if ((v = jstream_value(js, MANIFEST_MAX_ELEMENT_BYTES,
+		    JSON_REJECT_DUPLICATES)) == NULL)
+			goto bad;
+		r = manifest_element(in, m, what, name, v, i, path);
+		json_decref(v);
+		if (r == -1)
+			goto oom;
+	}
+	if (r == 0)
+		return 0;
+ bad:
+	ctl_warnx("%s: %s", path, jstream_error(js));
+	return -1;
+ oom:
+	ctl_warnx("%s: out of memory", path);
+	return -1;
+}
+
+/* A member of the manifest's object: its format, version and lists read, any other passed over. 0, or -1 (said). */
+static int
+manifest_member(struct jstream *js, struct manifest_in *in,
+    struct evidence_manifest *m, const char *name, int *format_ok,
+    int *version_ok, const char *path)
+{
+	json_t	*v;
+
+	if (strcmp(name, "format") == 0 || strcmp(name, "version") == 0) {
+		if ((v = jstream_value(js, MANIFEST_MAX_ELEMENT_BYTES, 0)) ==
+		    NULL) {
+			ctl_warnx("%s: %s", path, jstream_error(js));
+			return -1;
+		}
+		if (name[0] == 'f')
+			*format_ok = json_is_string(v) &&
+			    strcmp(json_string_value(v), MANIFEST_FORMAT) == 0;
+		else
+			*version_ok = json_is_integer(v) &&
+			    json_integer_value(v) == MANIFEST_VERSION;
+		json_decref(v);
+		return 0;
+	}
+	if (strcmp(name, "ocsp") == 0)
+		return manifest_list(js, in, m, LIST_OCSP, name, path);
+	if (strcmp(name, "rim") == 0)
+		return manifest_list(js, in, m, LIST_RIM, name, path);
+	if (strcmp(name, "certs") == 0)
+		return manifest_list(js, in, m, LIST_CERTS, name, path);
+	if (strcmp(name, "pccs") == 0 || strcmp(name, "kds") == 0)
+		return manifest_list(js, in, m, LIST_COLL, name, path);
+	if (jstream_skip(js) == -1) {
+		ctl_warnx("%s: %s", path, jstream_error(js));
+		return -1;
+	}
+	return 0;
+}
+
+/* The manifest's object, member by member; a name given twice is refused. 0, or -1 (said). */
+static int
+manifest_object(struct jstream *js, struct manifest_in *in,
+    struct evidence_manifest *m, int *format_ok, int *version_ok,
+    const char *path)
+{
+	struct keyset	 names;
+	char		 name[JSTREAM_NAME_BYTES];
+	const void	*part[1];
+	size_t		 len[1];
+	uint8_t		 md[KEYSET_MD_BYTES];
+	int		 first = 1, r, rv = -1;
+
+	memset(&names, 0, sizeof(names));
+	if (jstream_expect(js, '{') == -1)
+		goto bad;
+	while ((r = jstream_member(js, &first, name)) == 1) {
+		part[0] = name;
+		len[0] = strlen(name);
+		if (keyset_md(md, part, len, 1) == -1 ||
+		    (r = keyset_put(&names, md, 0, NULL)) == -1) {
+			ctl_warnx("%s: out of memory", path);
+			goto out;
+		}
+		if (r == 0) {
+			ctl_warnx("%s:%zu: duplicate object key \"%s\"", path,
+			    jstream_line(js), name);
+			goto out;
+		}
+		if (manifest_member(js, in, m, name, format_ok, version_ok,
+		    path) == -1)
+			goto out;
+	}
+	if (r == 0 && jstream_end(js) == 0) {
+		rv = 0;
+		goto out;
+	}
+ bad:
+	ctl_warnx("%s: %s", path, jstream_error(js));
+ out:
+	keyset_free(&names);
+	return rv;
+}
+
+int
+read_manifest(const char *path, struct evidence_manifest *m,
+    struct manifest_in *in)
+{
+	struct jstream	*js = NULL;
+	FILE		*f;
+	char		 err[512];
+	int		 format_ok = 0, version_ok = 0, rv = CTL_REJECTED;
+
+	memset(in, 0, sizeof(*in));
+	if ((f = ctl_open_input(path, err, sizeof(err))) == NULL) {
+		ctl_warnx("%s", err);
+		return CTL_NOFILE;
+	}
+	if ((in->coll = json_object()) == NULL ||
+	    (js = jstream_reader(manifest_fread, f)) == NULL) {
+		ctl_warnx("%s: out of memory", path);
+		goto out;
+	}
+	if (manifest_object(js, in, m, &format_ok, &version_ok, path) == -1)
+		goto out;
+	if (ferror(f)) {
+		ctl_warnx("%s: read error", path);
+		rv = CTL_NOFILE;
+		goto out;
+	}
+	if (!format_ok || !version_ok) {
+		ctl_warnx("%s: not a version-%d stapled manifest", path,
+		    MANIFEST_VERSION);
+		goto out;
+	}
+	rv = CTL_OK;
+ out:
+	jstream_free(js);
+	if (f != stdin)
+		fclose(f);
+	return rv;
+}
+
+void
+manifest_in_free(struct manifest_in *in)
+{
+	size_t	i;
+
+	for (i = 0; i < in->nocsp; i++)
+		free(in->ocsp[i].raw);
+	for (i = 0; i < in->ncerts; i++)
+		free(in->cert[i]);
+	free(in->ocsp);
+	free(in->cert);
+	free(in->certlen);
+	keyset_free(&in->serials);
+	json_decref(in->coll);
+	memset(in, 0, sizeof(*in));
 }
 
 /*
  * The manifest's "certs" (the CAs in the evidence it was made from) join
  * fetch's pool by the pool's rule, so the answers for a family whose
  * CAs are not compiled in verify here too. Untrusted: one that does not
- * decode or chain is left out, and said.
+ * decode (said as it was read) or chain is left out, and said.
  */
 void
-manifest_cas(struct ctl *ctl, struct ctl_trust *t, json_t *root,
-    const char *path)
+manifest_cas(struct ctl *ctl, struct ctl_trust *t,
+    const struct manifest_in *in, const char *path)
 {
-	json_t		*certs = json_object_get(root, "certs"), *v;
-	uint8_t		**der;
-	size_t		*len, i, n = json_array_size(certs), k = 0;
-	int		 got;
+	int	got;
 
-	if (n == 0)
+	if (in->ncerts == 0)
 		return;
-	der = calloc(n, sizeof(*der));
-	len = calloc(n, sizeof(*len));
-	if (der == NULL || len == NULL) {
-		free(der);
-		free(len);
-		return;
-	}
-	json_array_foreach(certs, i, v) {
-		if (b64_get(v, &der[k], &len[k]) == -1 || len[k] == 0 ||
-		    len[k] > BUNDLE_MAX_CERT_BYTES) {
-			ctl_warnx("%s: certs[%zu]: not a base64 certificate",
-			    path, i);
-			free(der[k]);
-			continue;
-		}
-		k++;
-	}
-	if ((got = ctl_learn_cas(ctl, t, (const uint8_t *const *)der, len, k,
-	    0)) >= 0 && (size_t)got < k)
+	if ((got = ctl_learn_cas(ctl, t, (const uint8_t *const *)in->cert,
+	    in->certlen, in->ncerts, 0)) >= 0 && (size_t)got < in->ncerts)
 		ctl_warnx("%s: %zu of %zu certs do not chain to an anchor: not "
-		    "used", path, k - (size_t)got, k);
-	for (i = 0; i < k; i++)
-		free(der[i]);
-	free(der);
-	free(len);
+		    "used", path, in->ncerts - (size_t)got, in->ncerts);
 }

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "tools/keyset.h"
 #include "tools/staplectl.h"
 
 struct evidence_manifest;
@@ -43,14 +44,45 @@ int	input_opts(int argc, char **argv, const char *usage, char **files,
 	    unsigned *hashes);
 /* The evidence's CAs into the cache's pool, when the cache is there. */
 void	learn_cas(struct ctl *ctl, const struct evidence_manifest *m);
+/* One OCSP record of a manifest, as fetch asks it. */
+struct listed {
+	uint8_t		*raw;		/* its request, DER (owned); NULL: refused */
+	size_t		 rawlen;
+	int		 hash;		/* of all its CertIDs (enum evidence_hash), or -1 */
+	int		 single;	/* one CertID: restated in the other hashes */
+};
+
 /*
- * The manifest at path into m (its RIM IDs) and *ocsp (its "ocsp"
- * records), the whole of it in *rootp (both owned). A CTL_* code, said why.
+ * A manifest read back for fetch, a value at a time (attest/json_stream.h):
+ * memory grows with its records (their requests, about 150 bytes each),
+ * never with the text's tree. Members other than these are passed over.
+ */
+#define MANIFEST_MAX_ELEMENT_BYTES	65536	/* one record, RIM ID, cert or path */
+struct manifest_in {
+	struct listed	*ocsp;		/* "ocsp", in order (refused ones too) */
+	size_t		 nocsp, capocsp;
+	struct keyset	 serials;	/* (hash, first serial) of each record */
+	uint8_t		**cert;		/* "certs", decoded */
+	size_t		*certlen;
+	size_t		 ncerts, capcerts;
+	json_t		*coll;		/* {"pccs": [...], "kds": [...]} */
+};
+
+/*
+ * The manifest at path ("-": standard input) into m (its RIM IDs) and in
+ * (zeroed first; manifest_in_free it in both cases). A record that does
+ * not parse is said and kept as refused. A CTL_* code, said why: the
+ * file cannot be opened (CTL_NOFILE), or is not a version-1 manifest or
+ * not JSON ("PATH: line 7: ...", CTL_REJECTED).
  */
 int	read_manifest(const char *path, struct evidence_manifest *m,
-	    json_t **ocsp, json_t **rootp);
+	    struct manifest_in *in);
+void	manifest_in_free(struct manifest_in *);
+/* Does the manifest hold a record whose first CertID has this serial, in hash hh? 1 or 0. */
+int	manifest_listed_as(const struct manifest_in *, const uint8_t *serial,
+	    size_t serial_len, unsigned hh);
 /* The manifest's "certs" into t's pool, those that chain; others said. */
-void	manifest_cas(struct ctl *ctl, struct ctl_trust *t, json_t *root,
-	    const char *path);
+void	manifest_cas(struct ctl *ctl, struct ctl_trust *t,
+	    const struct manifest_in *in, const char *path);
 
 #endif

@@ -235,104 +235,227 @@ certid_json(const uint8_t *key, const uint8_t *req, size_t reqlen,
 	return o;
 }
 
-/* One cached entry the evidence did not name already: into ocsp or rims. */
+/*
+ * A manifest written as it is made, a record at a time, laid out as
+ * jansson's JSON_INDENT(2) lays out the whole: what it holds is never a
+ * tree in memory, so a cache of any size makes one. The evidence's
+ * CertID keys and RIM IDs are a digest set, so that the cache's entries
+ * it names already are left out in constant time each.
+ */
+struct mwriter {
+	FILE		*f;
+	size_t		 n;		/* elements of the open list */
+	int		 failed;
+	struct keyset	 named;		/* the evidence's CertID keys, RIM IDs */
+	size_t		 nocsp, nrim;
+};
+
+/* v's JSON, its lines after the first indented by `indent` more spaces. */
 static void
-manifest_cached_entry(const struct evidence_manifest *m,
-    const struct ctl_ent *e, const struct cache_body *b, json_t *ocsp,
-    json_t *rims)
+mw_value(struct mwriter *w, const json_t *v, const char *indent)
 {
-	char	id[RIM_ID_MAX_CHARS + 1];
-	size_t	k;
+	char	*s, *p;
 
-	if (e->kind == CACHE_KIND_OCSP && b->request_len > 0 &&
-	    e->klen == OCSP_KEY_BYTES) {
-		for (k = 0; k < m->ncertids; k++)
-			if (memcmp(m->certids[k].key, e->key,
-			    OCSP_KEY_BYTES) == 0)
-				break;
-		if (k == m->ncertids)
-			json_array_append_new(ocsp, certid_json(e->key,
-			    b->request, b->request_len, NULL, "cache"));
-	} else if (e->kind == CACHE_KIND_RIM && e->klen <= RIM_ID_MAX_CHARS) {
-		memcpy(id, e->key, e->klen);
-		id[e->klen] = '\0';
-		for (k = 0; k < m->nrim_ids; k++)
-			if (strcmp(m->rim_ids[k], id) == 0)
-				break;
-		if (k == m->nrim_ids && rim_id_valid(id))
-			json_array_append_new(rims, json_string(id));
-	}
-}
-
-/* What the site already relies on: the cache's own entries, when it opens. */
-static void
-manifest_cached(struct ctl *ctl, const struct evidence_manifest *m,
-    json_t *ocsp, json_t *rims)
-{
-	struct ctl_ent		*e = NULL;
-	struct cache_body	 b;
-	size_t			 i, n = 0;
-
-	if (ctl->cache == NULL && ctl_open_cache(ctl, 1) != CTL_OK)
+	if ((s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY)) == NULL) {
+		w->failed = 1;
 		return;
-	if (ctl_collect(ctl, 0, &e, &n) != CTL_OK)
-		n = 0;
-	for (i = 0; i < n; i++) {
-		if (cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen,
-		    NULL, &b) != 1)
-			continue;
-		manifest_cached_entry(m, &e[i], &b, ocsp, rims);
 	}
-	free(e);
+	for (p = s; *p != '\0'; p++)
+		if (*p == '\n')
+			fprintf(w->f, "\n%s", indent);
+		else
+			fputc(*p, w->f);
+	free(s);
 }
 
-/* The evidence's CertIDs, RIM IDs and CAs into the manifest's arrays. */
+/* A member's name, its ':' and v. */
 static void
-manifest_evidence(const struct evidence_manifest *m, json_t *ocsp,
-    json_t *rims, json_t *cas)
+mw_member(struct mwriter *w, const char *name, const json_t *v, int first)
 {
-	json_t	*c;
-	size_t	 i;
+	json_t	*k = json_string(name);
 
-	for (i = 0; i < m->ncertids; i++)
-		json_array_append_new(ocsp, certid_json(m->certids[i].key,
-		    m->certids[i].req, m->certids[i].req_len,
-		    m->certids[i].subject,
-		    evidence_chain_type_str[m->certids[i].chain]));
-	for (i = 0; i < m->nrim_ids; i++)
-		json_array_append_new(rims, json_string(m->rim_ids[i]));
-	for (i = 0; i < m->ncas; i++) {
-		c = json_object();
-		b64_put(c, "der", m->ca_der[i], m->ca_len[i]);
-		json_array_append_new(cas, json_object_get(c, "der"));
-		json_incref(json_object_get(c, "der"));
-		json_decref(c);
+	fputs(first ? "{\n  " : ",\n  ", w->f);
+	mw_value(w, k, "");
+	fputs(": ", w->f);
+	mw_value(w, v, "  ");
+	json_decref(k);
+}
+
+static void
+mw_open(struct mwriter *w, const char *name)
+{
+	json_t	*k = json_string(name);
+
+	fputs(",\n  ", w->f);
+	mw_value(w, k, "");
+	fputs(": [", w->f);
+	json_decref(k);
+	w->n = 0;
+}
+
+/* One element of the open list; v's reference is taken. */
+static void
+mw_element(struct mwriter *w, json_t *v)
+{
+	if (v == NULL) {
+		w->failed = 1;
+		return;
 	}
+	fputs(w->n++ > 0 ? ",\n    " : "\n    ", w->f);
+	mw_value(w, v, "    ");
+	json_decref(v);
+}
+
+static void
+mw_close(struct mwriter *w)
+{
+	fputs(w->n > 0 ? "\n  ]" : "]", w->f);
+}
+
+/* A CertID key or a RIM ID into the set of those the evidence named. 1 named already, 0 not, -1. */
+static int
+mw_name(struct mwriter *w, const void *p, size_t len, int add)
+{
+	const void	*part[] = { p };
+	size_t		 lens[] = { len };
+	uint8_t		 md[KEYSET_MD_BYTES];
+
+	if (keyset_md(md, part, lens, 1) == -1)
+		return -1;
+	if (!add)
+		return keyset_get(&w->named, md, NULL);
+	return keyset_put(&w->named, md, 0, NULL) == -1 ? -1 : 0;
+}
+
+/* A chunk of the cache's OCSP entries the evidence did not name (ctl_chunk_fn). */
+static int
+mw_cached_ocsp(struct ctl *ctl, const struct ctl_ent *e, size_t n, void *arg)
+{
+	struct mwriter		*w = arg;
+	struct cache_body	 b;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].klen != OCSP_KEY_BYTES ||
+		    mw_name(w, e[i].key, e[i].klen, 0) != 0 ||
+		    cache_get(ctl->cache, e[i].kind, e[i].key, e[i].klen, NULL,
+		    &b) != 1 || b.request_len == 0)
+			continue;
+		mw_element(w, certid_json(e[i].key, b.request, b.request_len,
+		    NULL, "cache"));
+		w->nocsp++;
+	}
+	return CTL_OK;
+}
+
+/* A chunk of the cache's RIM entries the evidence did not name (ctl_chunk_fn). */
+static int
+mw_cached_rim(struct ctl *ctl, const struct ctl_ent *e, size_t n, void *arg)
+{
+	struct mwriter	*w = arg;
+	char		 id[RIM_ID_MAX_CHARS + 1];
+	size_t		 i;
+
+	(void)ctl;
+	for (i = 0; i < n; i++) {
+		if (e[i].klen > RIM_ID_MAX_CHARS)
+			continue;
+		memcpy(id, e[i].key, e[i].klen);
+		id[e[i].klen] = '\0';
+		if (!rim_id_valid(id) || mw_name(w, id, e[i].klen, 0) != 0)
+			continue;
+		mw_element(w, json_string(id));
+		w->nrim++;
+	}
+	return CTL_OK;
 }
 
 /*
- * root to outpath (stdout without it); *rv the exit code. -1 when nothing
- * was written (cannot create, cannot write), 0 once the output was
- * committed or failed to be.
+ * The lists: the evidence's CertIDs, RIM IDs and CAs, each followed by
+ * what the site already relies on (the cache's own entries, when it
+ * opens), then the collateral members of coll.
+ */
+static void
+mw_lists(struct ctl *ctl, struct mwriter *w, const struct evidence_manifest *m,
+    json_t *coll)
+{
+	const char	*name;
+	json_t		*c, *v;
+	size_t		 i;
+	int		 cached;
+
+	cached = ctl->cache != NULL || ctl_open_cache(ctl, 1) == CTL_OK;
+	mw_open(w, "ocsp");
+	for (i = 0; i < m->ncertids; i++, w->nocsp++) {
+		mw_element(w, certid_json(m->certids[i].key, m->certids[i].req,
+		    m->certids[i].req_len, m->certids[i].subject,
+		    evidence_chain_type_str[m->certids[i].chain]));
+		if (mw_name(w, m->certids[i].key, OCSP_KEY_BYTES, 1) == -1)
+			w->failed = 1;
+	}
+	if (cached)
+		(void)ctl_walk_chunks(ctl, CACHE_KIND_OCSP, mw_cached_ocsp, w);
+	mw_close(w);
+	mw_open(w, "rim");
+	for (i = 0; i < m->nrim_ids; i++, w->nrim++) {
+		mw_element(w, json_string(m->rim_ids[i]));
+		if (mw_name(w, m->rim_ids[i], strlen(m->rim_ids[i]), 1) == -1)
+			w->failed = 1;
+	}
+	if (cached)
+		(void)ctl_walk_chunks(ctl, CACHE_KIND_RIM, mw_cached_rim, w);
+	mw_close(w);
+	mw_open(w, "certs");
+	for (i = 0; i < m->ncas; i++) {
+		c = json_object();
+		b64_put(c, "der", m->ca_der[i], m->ca_len[i]);
+		mw_element(w, json_incref(json_object_get(c, "der")));
+		json_decref(c);
+	}
+	mw_close(w);
+	json_object_foreach(coll, name, v)
+		mw_member(w, name, v, 0);
+}
+
+/*
+ * The manifest to outpath (stdout without it): a CTL_* code. Nothing is
+ * left at outpath unless all of it was written.
  */
 static int
-manifest_write(json_t *root, const char *outpath, int *rv)
+manifest_write(struct ctl *ctl, const struct evidence_manifest *m,
+    json_t *coll, const char *outpath, size_t *nocsp, size_t *nrim)
 {
-	struct ctl_output	out;
+	struct ctl_output	 out;
+	struct mwriter		 w;
+	json_t			*v;
+	char			 tb[32];
 
 	memset(&out, 0, sizeof(out));
-	if (ctl_output_open(&out, outpath) == -1) {
-		*rv = CTL_NOFILE;
-		return -1;
-	}
-	if (json_dumpf(root, out.f, JSON_INDENT(2)) == -1 ||
-	    fputc('\n', out.f) == EOF) {
+	memset(&w, 0, sizeof(w));
+	if (ctl_output_open(&out, outpath) == -1)
+		return CTL_NOFILE;
+	w.f = out.f;
+	bundle_time_str(tb, ctl->now);
+	mw_member(&w, "format", v = json_string(MANIFEST_FORMAT), 1);
+	json_decref(v);
+	mw_member(&w, "version", v = json_integer(MANIFEST_VERSION), 0);
+	json_decref(v);
+	mw_member(&w, "created", v = json_string(tb), 0);
+	json_decref(v);
+	mw_member(&w, "generator", v = json_string(GENERATOR), 0);
+	json_decref(v);
+	mw_lists(ctl, &w, m, coll);
+	fputs("\n}\n", w.f);
+	keyset_free(&w.named);
+	*nocsp = w.nocsp;
+	*nrim = w.nrim;
+	if (w.failed || ferror(w.f)) {
+		ctl_warnx("%s: write failed", outpath != NULL ? outpath :
+		    "stdout");
 		ctl_output_abort(&out);
-		*rv = CTL_REJECTED;
-		return -1;
+		return CTL_REJECTED;
 	}
-	*rv = ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
-	return 0;
+	return ctl_output_commit(&out) == 0 ? CTL_OK : CTL_REJECTED;
 }
 
 int
@@ -353,11 +476,10 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	    "holds.\n";
 	struct evidence_manifest *m = NULL;
 	struct tee_inputs	 tee;
-	json_t			*root = NULL, *ocsp, *rims, *cas;
+	json_t			*coll = NULL;
 	const char		*outpath = NULL;
 	char			*files[CTL_MAX_LIST];
-	char			 tb[32];
-	size_t			 nfiles = 0;
+	size_t			 nfiles = 0, nocsp = 0, nrim = 0;
 	unsigned		 hashes = EVIDENCE_HASHES_DEFAULT;
 	int			 rv;
 
@@ -365,34 +487,27 @@ cmd_manifest(struct ctl *ctl, int argc, char **argv)
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, &outpath,
 	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;
-	if ((m = evidence_manifest_new()) == NULL)
-		return CTL_REJECTED;
+	if ((m = evidence_manifest_new()) == NULL ||
+	    (coll = json_object()) == NULL) {
+		rv = CTL_REJECTED;
+		goto out;
+	}
 	m->hashes = hashes;
 	if ((rv = load_inputs(m, files, nfiles)) != CTL_OK ||
 	    (rv = add_rim_ids(m, &tee)) != CTL_OK)
 		goto out;
 	learn_cas(ctl, m);
-	bundle_time_str(tb, ctl->now);
-	ocsp = json_array();
-	rims = json_array();
-	cas = json_array();
-	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "format",
-	    MANIFEST_FORMAT, "version", MANIFEST_VERSION, "created", tb,
-	    "generator", GENERATOR, "ocsp", ocsp, "rim", rims, "certs", cas);
-	if ((rv = ctl_manifest_collateral(ctl, root, tee.quotes, tee.nquotes,
-	    tee.reports, tee.nreports, tee.product, 1)) != CTL_OK)
-		goto out;
-	manifest_evidence(m, ocsp, rims, cas);
-	manifest_cached(ctl, m, ocsp, rims);
-	if (manifest_write(root, outpath, &rv) == -1)
+	if ((rv = ctl_manifest_collateral(ctl, coll, tee.quotes, tee.nquotes,
+	    tee.reports, tee.nreports, tee.product, 1)) != CTL_OK ||
+	    (rv = manifest_write(ctl, m, coll, outpath, &nocsp, &nrim)) !=
+	    CTL_OK)
 		goto out;
 	fprintf(stderr, "staplectl: manifest: %zu device(s), %zu CertID(s), "
 	    "%zu RIM ID(s), %zu PCCS and %zu KDS path(s)\n", m->ndevices,
-	    json_array_size(ocsp), json_array_size(rims),
-	    json_array_size(json_object_get(root, "pccs")),
-	    json_array_size(json_object_get(root, "kds")));
+	    nocsp, nrim, json_array_size(json_object_get(coll, "pccs")),
+	    json_array_size(json_object_get(coll, "kds")));
  out:
-	json_decref(root);
+	json_decref(coll);
 	evidence_manifest_free(m);
 	return rv;
 }

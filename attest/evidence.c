@@ -94,6 +94,9 @@ evidence_manifest_free(struct evidence_manifest *m)
 	free(m->ca_der);
 	free(m->ca_len);
 	free(m->rim_ids);
+	keyset_free(&m->certid_set);
+	keyset_free(&m->ca_set);
+	keyset_free(&m->rim_set);
 	free(m);
 }
 
@@ -112,44 +115,26 @@ grow(void **p, size_t have, size_t more, size_t size)
 	return 0;
 }
 
+/* SHA-256 of bytes, as the sets of RIM IDs and CAs know them. 0 or -1. */
 static int
-has_rim_id(const struct evidence_manifest *m, const char *id)
+bytes_md(const void *p, size_t len, uint8_t md[KEYSET_MD_BYTES])
 {
-	size_t	 i;
+	const void	*part[] = { p };
 
-	for (i = 0; i < m->nrim_ids; i++)
-		if (strcmp(m->rim_ids[i], id) == 0)
-			return 1;
-	return 0;
+	return keyset_md(md, part, &len, 1);
 }
 
+/*
+ * A CertID's index in the manifest, or SIZE_MAX. Its key (ocsp_req_key:
+ * SHA-256 over the hash OID, issuerNameHash, issuerKeyHash and serial) is
+ * what tells two CertIDs apart.
+ */
 static size_t
 find_certid(const struct evidence_manifest *m, const struct evidence_certid *c)
 {
 	size_t	 i;
 
-	for (i = 0; i < m->ncertids; i++)
-		if (m->certids[i].hash == c->hash &&
-		    m->certids[i].hash_len == c->hash_len &&
-		    memcmp(m->certids[i].name_hash, c->name_hash,
-		    c->hash_len) == 0 &&
-		    memcmp(m->certids[i].key_hash, c->key_hash,
-		    c->hash_len) == 0 &&
-		    m->certids[i].serial_len == c->serial_len &&
-		    memcmp(m->certids[i].serial, c->serial, c->serial_len) == 0)
-			return i;
-	return SIZE_MAX;
-}
-
-static int
-has_ca(const struct evidence_manifest *m, const uint8_t *der, size_t len)
-{
-	size_t	 i;
-
-	for (i = 0; i < m->ncas; i++)
-		if (m->ca_len[i] == len && memcmp(m->ca_der[i], der, len) == 0)
-			return 1;
-	return 0;
+	return keyset_get(&m->certid_set, c->key, &i) ? i : SIZE_MAX;
 }
 
 /*
@@ -161,7 +146,8 @@ static int
 commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
     size_t errlen)
 {
-	uint8_t		**ders = NULL, *d;
+	uint8_t		**ders = NULL, *d, (*camd)[KEYSET_MD_BYTES] = NULL;
+	uint8_t		(*rimmd)[KEYSET_MD_BYTES] = NULL;
 	size_t		*dlens = NULL, i, j, k, nc = 0, nca = 0, idx;
 	int		 l, dl, rv = -1;
 
@@ -169,8 +155,10 @@ commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
 		nc += p[i].nids;
 		nca += (size_t)sk_X509_num(p[i].chain);
 	}
-	if (nca > 0 && ((ders = calloc(nca, sizeof(*ders))) == NULL ||
-	    (dlens = calloc(nca, sizeof(*dlens))) == NULL))
+	if ((nca > 0 && ((ders = calloc(nca, sizeof(*ders))) == NULL ||
+	    (dlens = calloc(nca, sizeof(*dlens))) == NULL ||
+	    (camd = calloc(nca, sizeof(*camd))) == NULL)) ||
+	    (rimmd = calloc(2 * np, sizeof(*rimmd))) == NULL)
 		goto nomem;
 	/* DER of the CA certificates: not leaves, not self-signed roots. */
 	for (i = 0, k = 0; i < np; i++) {
@@ -183,8 +171,16 @@ commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
 			if ((dl = i2d_X509(x, &d)) <= 0)
 				goto nomem;
 			ders[k] = d;
-			dlens[k++] = (size_t)dl;
+			dlens[k] = (size_t)dl;
+			if (bytes_md(d, dlens[k], camd[k]) == -1)
+				goto nomem;
+			k++;
 		}
+		if (bytes_md(p[i].dev.driver_rim_id,
+		    strlen(p[i].dev.driver_rim_id), rimmd[2 * i]) == -1 ||
+		    bytes_md(p[i].dev.vbios_rim_id,
+		    strlen(p[i].dev.vbios_rim_id), rimmd[2 * i + 1]) == -1)
+			goto nomem;
 	}
 	nca = k;
 	if (grow((void **)&m->devices, m->ndevices, np,
@@ -194,8 +190,12 @@ commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
 	    grow((void **)&m->ca_der, m->ncas, nca, sizeof(*m->ca_der)) == -1 ||
 	    grow((void **)&m->ca_len, m->ncas, nca, sizeof(*m->ca_len)) == -1 ||
 	    grow((void **)&m->rim_ids, m->nrim_ids, 2 * np,
-	    sizeof(*m->rim_ids)) == -1)
+	    sizeof(*m->rim_ids)) == -1 ||
+	    keyset_reserve(&m->certid_set, nc) == -1 ||
+	    keyset_reserve(&m->ca_set, nca) == -1 ||
+	    keyset_reserve(&m->rim_set, 2 * np) == -1)
 		goto nomem;
+	m->caprim = m->nrim_ids + 2 * np;
 
 	/* From here on nothing fails. */
 	for (i = 0; i < np; i++) {
@@ -207,21 +207,23 @@ commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
 				idx = m->ncertids++;
 				m->certids[idx] = p[i].ids[j];
 				p[i].ids[j].req = NULL;	/* moved */
+				(void)keyset_put(&m->certid_set,
+				    m->certids[idx].key, idx, NULL);
 			}
 			dev->certid[dev->ncertids++] = idx;
 		}
 		if (dev->driver_rim_id[0] != '\0' &&
-		    !has_rim_id(m, dev->driver_rim_id))
+		    keyset_put(&m->rim_set, rimmd[2 * i], m->nrim_ids, NULL) == 1)
 			memcpy(m->rim_ids[m->nrim_ids++], dev->driver_rim_id,
 			    EVIDENCE_ID_BYTES);
-		if (dev->vbios_rim_id[0] != '\0' &&
-		    !has_rim_id(m, dev->vbios_rim_id))
+		if (dev->vbios_rim_id[0] != '\0' && keyset_put(&m->rim_set,
+		    rimmd[2 * i + 1], m->nrim_ids, NULL) == 1)
 			memcpy(m->rim_ids[m->nrim_ids++], dev->vbios_rim_id,
 			    EVIDENCE_ID_BYTES);
 		m->devices[m->ndevices++] = *dev;
 	}
 	for (k = 0; k < nca; k++) {
-		if (has_ca(m, ders[k], dlens[k])) {
+		if (keyset_put(&m->ca_set, camd[k], m->ncas, NULL) != 1) {
 			free(ders[k]);
 			ders[k] = NULL;
 			continue;
@@ -241,6 +243,8 @@ commit(struct evidence_manifest *m, struct pending *p, size_t np, char *err,
 			free(ders[k]);
 	free(ders);
 	free(dlens);
+	free(camd);
+	free(rimmd);
 	ERR_clear_error();
 	return rv;
 }
@@ -730,13 +734,21 @@ evidence_manifest_add_chain(struct evidence_manifest *m,
 int
 evidence_manifest_add_rim_id(struct evidence_manifest *m, const char *id)
 {
-	if (m == NULL || !rim_id_valid(id))
+	uint8_t	md[KEYSET_MD_BYTES];
+	size_t	more;
+
+	if (m == NULL || !rim_id_valid(id) ||
+	    bytes_md(id, strlen(id), md) == -1)
 		return -1;
-	if (has_rim_id(m, id))
+	if (keyset_get(&m->rim_set, md, NULL))
 		return 0;
-	if (grow((void **)&m->rim_ids, m->nrim_ids, 1,
-	    sizeof(*m->rim_ids)) == -1)
+	/* Room grows by half again: a manifest may list many. */
+	more = m->nrim_ids < m->caprim ? 0 : m->nrim_ids / 2 + 16;
+	if (grow((void **)&m->rim_ids, m->nrim_ids, more,
+	    sizeof(*m->rim_ids)) == -1 || keyset_reserve(&m->rim_set, 1) == -1)
 		return -1;
+	m->caprim += more;
+	(void)keyset_put(&m->rim_set, md, m->nrim_ids, NULL);
 	memset(m->rim_ids[m->nrim_ids], 0, EVIDENCE_ID_BYTES);
 	memcpy(m->rim_ids[m->nrim_ids], id, strlen(id));
 	m->nrim_ids++;

@@ -8,6 +8,7 @@
 
 #include <openssl/x509.h>
 
+#include "attest/keyset.h"
 #include "attest/ocsp_req.h"
 
 /*
@@ -172,7 +173,11 @@ struct evidence_manifest {
 	size_t			*ca_len;
 	size_t			 ncas;
 	char			(*rim_ids)[EVIDENCE_ID_BYTES];
-	size_t			 nrim_ids;
+	size_t			 nrim_ids, caprim;
+	/* What each list holds, found in constant time (the dedup above). */
+	struct keyset		 certid_set;	/* certids' keys: their index */
+	struct keyset		 ca_set;	/* SHA-256 of each CA's DER */
+	struct keyset		 rim_set;	/* SHA-256 of each RIM ID */
 };
 
 struct evidence_manifest *evidence_manifest_new(void);

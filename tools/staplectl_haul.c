@@ -8,10 +8,10 @@
 
 #include <openssl/x509.h>
 
+#include "attest/keyset.h"
 #include "attest/ocsp_memo.h"
 #include "cache/store.h"
 #include "tools/bundle.h"
-#include "tools/keyset.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
 #include "tools/staplectl_haul.h"

@@ -8,9 +8,9 @@
 
 #include <openssl/x509.h>
 
+#include "attest/keyset.h"
 #include "cache/store.h"
 #include "tools/bundle.h"
-#include "tools/keyset.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
 

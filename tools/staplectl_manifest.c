@@ -13,14 +13,14 @@
 #include <openssl/evp.h>
 
 #include "attest/evidence.h"
+#include "attest/json_stream.h"
+#include "attest/keyset.h"
 #include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/rim.h"
-#include "attest/json_stream.h"
 #include "tools/bundle.h"
-#include "tools/keyset.h"
 #include "tools/staplectl.h"
 #include "tools/staplectl_manifest.h"
 

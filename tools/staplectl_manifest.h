@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "tools/keyset.h"
+#include "attest/keyset.h"
 #include "tools/staplectl.h"
 
 struct evidence_manifest;

@@ -15,13 +15,13 @@
 #include <openssl/x509.h>
 
 #include "attest/der.h"
+#include "attest/keyset.h"
 #include "attest/ocsp_memo.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kds.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
-#include "tools/keyset.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
 #include "tools/verifiers.h"

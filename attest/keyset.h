@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A set of SHA-256 digests, each with a number: what a staplectl run has seen, found in constant time however long the input. */
-#ifndef TOOLS_KEYSET_H
-#define TOOLS_KEYSET_H
+/* A set of SHA-256 digests, each with a number: what a run has seen (entries, lines, certificates), found in constant time however long the input. */
+#ifndef ATTEST_KEYSET_H
+#define ATTEST_KEYSET_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +39,12 @@ int	keyset_md(uint8_t md[KEYSET_MD_BYTES], const void *const part[],
  */
 int	keyset_put(struct keyset *, const uint8_t md[KEYSET_MD_BYTES],
 	    size_t val, size_t *had);
+/*
+ * Room for n more members without growing: after it, that many
+ * keyset_put calls cannot fail (for an all-or-nothing update). 0, or -1
+ * when out of memory (the set unchanged).
+ */
+int	keyset_reserve(struct keyset *, size_t n);
 /* 1 with *val (when not NULL) if md is a member, else 0. */
 int	keyset_get(const struct keyset *, const uint8_t md[KEYSET_MD_BYTES],
 	    size_t *val);

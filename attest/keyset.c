@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A set of SHA-256 digests with a number each (tools/keyset.h). */
+/* A set of SHA-256 digests with a number each (attest/keyset.h). */
 #include "config.h"
 
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <openssl/evp.h>
 
 #include "attest/util.h"
-#include "tools/keyset.h"
+#include "attest/keyset.h"
 
 int
 keyset_md(uint8_t md[KEYSET_MD_BYTES], const void *const part[],
@@ -48,14 +48,16 @@ find(const struct keyset *s, const uint8_t *md)
 			return &s->slot[i];
 }
 
-/* Twice the slots (or the first ones), every member moved over. 0, or -1. */
+/* Slots enough for `members` at three quarters full (at least twice the present ones), every member moved over. 0, or -1. */
 static int
-grow(struct keyset *s)
+grow(struct keyset *s, size_t members)
 {
 	struct keyset	 n = { NULL, 0, s->n };
 	size_t		 i;
 
 	n.nslots = s->nslots == 0 ? KEYSET_FIRST_SLOTS : s->nslots * 2;
+	while (n.nslots != 0 && members > n.nslots / 4 * 3)
+		n.nslots *= 2;
 	if (n.nslots < s->nslots ||
 	    (n.slot = calloc(n.nslots, sizeof(*n.slot))) == NULL)
 		return -1;
@@ -80,13 +82,23 @@ keyset_put(struct keyset *s, const uint8_t md[KEYSET_MD_BYTES], size_t val,
 			*had = p->val1 - 1;
 		return 0;
 	}
-	if ((s->n + 1) * 4 > s->nslots * 3 && grow(s) == -1)
+	if ((s->n + 1) * 4 > s->nslots * 3 && grow(s, s->n + 1) == -1)
 		return -1;
 	p = find(s, md);
 	memcpy(p->md, md, KEYSET_MD_BYTES);
 	p->val1 = val + 1;
 	s->n++;
 	return 1;
+}
+
+int
+keyset_reserve(struct keyset *s, size_t n)
+{
+	if (s->n + n < s->n)
+		return -1;
+	if ((s->n + n) * 4 <= s->nslots * 3)
+		return 0;
+	return grow(s, s->n + n);
 }
 
 int

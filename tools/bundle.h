@@ -134,6 +134,18 @@ int	bundle_parse(const uint8_t *buf, size_t len, struct bundle *out,
 	    char *err, size_t errlen);
 void	bundle_free(struct bundle *);	/* members only; NULL ok */
 
+/*
+ * One line (without its '\n') as a JSON object: the object
+ * json_loadb(JSON_REJECT_DUPLICATES) makes of it, or NULL with je set as
+ * json_loadb sets it. A line as bundle_writer writes them (a flat object
+ * of strings and integers, printable ASCII, no escapes) is parsed without
+ * jansson's lexer; any other goes to json_loadb.
+ */
+struct json_t;
+struct json_error_t;
+struct json_t *bundle_line_json(const char *line, size_t len,
+	    struct json_error_t *je);
+
 /* A status name for the kind (OCSP: "good"...), or NULL: written as a number. */
 const char *bundle_status_name(enum cache_kind, int status);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
@@ -357,6 +358,52 @@ test_sealed_but_wrong(void **state)
 	free(s);
 }
 
+/* Lines the fast path takes, and lines it leaves to jansson: the same object, or the same refusal. */
+static void
+test_line_json(void **state)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"entry\",\"kind\":\"ocsp\",\"key\":\"00\",\"status\":0}",
+		"{}", " { } ", "{ \"a\" : \"b\" , \"c\" : -12 }",
+		"{\"n\":0,\"m\":-0,\"big\":123456789012345678}",
+		"{\"big\":1234567890123456789}", "{\"huge\":99999999999999999999}",
+		"{\"r\":1.5}", "{\"e\":1e3}", "{\"z\":01}", "{\"t\":true}",
+		"{\"n\":null}", "{\"o\":{\"x\":1}}", "{\"a\":[1,2]}",
+		"{\"s\":\"a\\u0062\\\"c\"}", "{\"u\":\"caf\xc3\xa9\"}",
+		"{\"a\":1,\"a\":2}", "{\"a\":1,}", "{,\"a\":1}", "{\"a\" 1}",
+		"{\"a\":1} x", "{\"a\":1}}", "{\"a\":\"b}", "{\"a\":", "[1]", "\"s\"",
+		"{\"a\":1 2}", "{\"a\":-}", "{\"a\":\t1}", "{\"a\":1}\r",
+		"{\"k123456789012345678901234567890123456789012345678901234567890abcdef\":1}",
+		"{\"x\":\"\"}", "{\"\":1}",
+	};
+	json_error_t	 je;
+	json_t		*a, *b;
+	char		*sa, *sb;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		a = bundle_line_json(lines[i], strlen(lines[i]), &je);
+		b = json_loadb(lines[i], strlen(lines[i]),
+		    JSON_REJECT_DUPLICATES, &je);
+		if ((a == NULL) != (b == NULL))
+			fail_msg("%s: %s here, %s by json_loadb", lines[i],
+			    a != NULL ? "taken" : "refused",
+			    b != NULL ? "taken" : "refused");
+		if (a != NULL) {
+			sa = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+			sb = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+			assert_non_null(sa);
+			assert_non_null(sb);
+			assert_string_equal(sa, sb);
+			free(sa);
+			free(sb);
+		}
+		json_decref(a);
+		json_decref(b);
+	}
+}
+
 static void
 test_codecs(void **state)
 {
@@ -533,6 +580,7 @@ main(void)
 		cmocka_unit_test(test_unknown_version),
 		cmocka_unit_test(test_sealed_but_wrong),
 		cmocka_unit_test(test_codecs),
+		cmocka_unit_test(test_line_json),
 		cmocka_unit_test(test_first_bad_line),
 		cmocka_unit_test(test_line_cap),
 		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),

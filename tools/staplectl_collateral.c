@@ -336,6 +336,15 @@ kds_path_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
 	return kds_key(&r, key, klen);
 }
 
+int
+ctl_collateral_key(enum cache_kind kind, const char *path,
+    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	if (kind == CACHE_KIND_PCCS)
+		return pccs_key(path, key, klen);
+	return kds_path_key(path, key, klen);
+}
+
 /* Ask each upstream in order until one answer verifies; it joins f. */
 static void
 fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
@@ -356,8 +365,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	e->kind = kind;
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
 	e->status = -1;
-	if ((kind == CACHE_KIND_PCCS ? pccs_key(path, e->key, &e->klen) :
-	    kds_path_key(path, e->key, &e->klen)) == -1 ||
+	if (ctl_collateral_key(kind, path, e->key, &e->klen) == -1 ||
 	    (e->request = (uint8_t *)strdup(path)) == NULL)
 		goto failed;
 	e->request_len = strlen(path);

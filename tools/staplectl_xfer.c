@@ -24,6 +24,7 @@
 #include "tools/bundle.h"
 #include "tools/progress.h"
 #include "tools/staplectl.h"
+#include "tools/staplectl_cover.h"
 #include "tools/verifiers.h"
 
 #define GENERATOR	"staplectl " PACKAGE_VERSION
@@ -383,8 +384,11 @@ xfer_usage(FILE *f, int import)
 		    "file is never imported.\n");
 	else
 		fprintf(f, "usage: staplectl [-C dir] [-f config] [--json] "
-		    "verify FILE\nchecks a bundle as import would, and stores "
-		    "nothing; one line per entry.\n");
+		    "verify [--manifest MANIFEST [-v]] FILE\nchecks a bundle "
+		    "as import would, and stores nothing; one line per entry.\n"
+		    "A bundle with no entries fails. With --manifest, says how "
+		    "many of the manifest's\nentries the bundle lacks (-v: "
+		    "which), and fails when it lacks any.\n");
 }
 
 /* The import's own metadata: a fresh idle clock, scheduled by the daemon. */
@@ -435,6 +439,8 @@ struct xfer {
 	FILE			*copy;		/* a pipe's bytes, for the second read */
 	uint8_t			 sha256[32];	/* the seal, from the first read */
 	struct ctl_trust	 t;
+	struct cover		 cover;		/* verify --manifest */
+	int			 verbose;	/* verify -v: name what it lacks */
 	struct bundle		 bd;		/* the bundle's certificates only */
 	size_t			 ccap;
 	struct keyset		 certs_seen;	/* their digests */
@@ -463,13 +469,27 @@ xfer_opts(struct xfer *x, int argc, char **argv)
 {
 	static const struct option	opts[] = {
 		{ "allow-partial", no_argument, NULL, 'p' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int	ch;
+	const char	*mpath = NULL;
+	int		 ch, rv;
 
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'm':
+		case 'v':
+			if (x->import) {
+				xfer_usage(stderr, x->import);
+				return CTL_USAGE;
+			}
+			if (ch == 'm')
+				mpath = optarg;
+			else
+				x->verbose = 1;
+			break;
 		case 'p':
 			if (!x->import) {
 				xfer_usage(stderr, x->import);
@@ -490,6 +510,15 @@ xfer_opts(struct xfer *x, int argc, char **argv)
 		return CTL_USAGE;
 	}
 	x->path = argv[optind];
+	if (mpath != NULL && strcmp(mpath, "-") == 0 &&
+	    strcmp(x->path, "-") == 0) {
+		ctl_warnx("verify: the manifest and the bundle cannot both be "
+		    "standard input");
+		return CTL_USAGE;
+	}
+	/* Read first: memory grows with its records, never with the bundle. */
+	if (mpath != NULL && (rv = cover_load(&x->cover, mpath)) != CTL_OK)
+		return rv;
 	return -1;
 }
 
@@ -693,13 +722,25 @@ xfer_json_begin(struct xfer *x)
 static void
 xfer_json_end(struct xfer *x)
 {
+	json_t	*j;
+	char	*s = NULL;
+
 	if (!x->ctl->json || x->json_closed)
 		return;
 	xfer_json_begin(x);
 	x->json_closed = 1;
-	printf("%s],\n  \"imported\": %zu,\n  \"kept\": %zu,\n  "
+	if (x->cover.path != NULL && (j = cover_json(&x->cover)) != NULL) {
+		if ((s = json_dumps(j, JSON_COMPACT)) != NULL)
+			printf("%s],\n  \"lacking\": %s", x->njson > 0 ?
+			    "\n  " : "", s);
+		x->njson = -1;	/* the entries' bracket is closed */
+		free(s);
+		json_decref(j);
+	}
+	printf("%s,\n  \"imported\": %zu,\n  \"kept\": %zu,\n  "
 	    "\"rejected\": %zu,\n  \"duplicates\": %zu,\n  "
-	    "\"pool_added\": %zu\n}\n", x->njson > 0 ? "\n  " : "", x->nimp,
+	    "\"pool_added\": %zu\n}\n", x->njson < 0 ? "" : x->njson > 0 ?
+	    "\n  ]" : "]", x->nimp,
 	    x->nkept, x->nrej, x->ndup, x->npool);
 }
 
@@ -836,6 +877,8 @@ xfer_apply(struct xfer *x, struct bundle_entry *e, struct ctl_check *c,
 	if (x->import)
 		return xfer_import_one(x, e, c, c->ok);
 	x->nrej += !c->ok;
+	if (c->ok)
+		cover_mark(&x->cover, e->kind, e->key, e->klen);
 	xfer_say(x, e, c->ok ? OUT_OK : OUT_REJECTED, c);
 	return 0;
 }
@@ -1036,6 +1079,8 @@ xfer_store(struct xfer *x)
 static int
 xfer_report(struct xfer *x)
 {
+	size_t	lacking;
+
 	xfer_flush(x, 0);
 	xfer_json_end(x);
 	if (x->import)
@@ -1049,7 +1094,16 @@ xfer_report(struct xfer *x)
 		    "duplicate(s), %zu certificate(s)\n", x->path,
 		    x->nentries - x->nrej - x->ndup, x->nrej, x->ndup,
 		    x->bd.ncerts);
-	return x->nrej > 0 && !x->partial ? CTL_REJECTED : CTL_OK;
+	if (x->import)
+		return x->nrej > 0 && !x->partial ? CTL_REJECTED : CTL_OK;
+	/* What a fetch with no network writes: nothing to carry across. */
+	if (x->nentries == 0)
+		ctl_warnx("%s: no entries: nothing to import", x->path);
+	lacking = x->cover.path != NULL ?
+	    cover_report(&x->cover, x->path, x->ctl->json ? COVER_JSON :
+	    x->verbose ? COVER_NAME : COVER_COUNT) : 0;
+	return x->nrej > 0 || x->nentries == 0 || lacking > 0 ? CTL_REJECTED :
+	    CTL_OK;
 }
 
 static void
@@ -1077,6 +1131,7 @@ xfer_free(struct xfer *x)
 	keyset_free(&x->certs_seen);
 	keyset_free(&x->peers_seen);
 	ctl_trust_free(&x->t);
+	cover_free(&x->cover);
 	if (x->copy != NULL)
 		fclose(x->copy);
 	if (x->in != NULL && x->in != stdin)

@@ -134,12 +134,13 @@ stapled_check "$T/anchor.json"
 check_eq "an absent anchors file: stapled -n refuses it" 1 "$CHECK_RC"
 ctl -f "$T/anchor.json" status
 check_eq "an absent anchors file: status does not read it (exit 0)" 0 "$CTL_RC"
-# An empty, sealed bundle: verified once the anchors load.
+# An empty, sealed bundle: read once the anchors load, and refused for its emptiness.
 printf '{"type":"header","format":"stapled-bundle","version":1}\n' >"$T/b.jsonl"
 printf '{"type":"end","entries":0,"sha256":"%s"}\n' "$(sha256sum "$T/b.jsonl" | cut -d' ' -f1)" \
     >>"$T/b.jsonl"
 ctl -f "$T/good.json" verify "$T/b.jsonl"
-check_eq "an empty sealed bundle verifies with the good file: exit 0" 0 "$CTL_RC"
+check_eq "an empty sealed bundle, with the good file: read, exit 1 (no entries)" 1 "$CTL_RC"
+check "... says it has no entries" grep -q 'b.jsonl: no entries' "$T/ctl.err"
 ctl -f "$T/anchor.json" verify "$T/b.jsonl"
 check_eq "an absent anchors file: verify exits 3 (cannot open a file)" 3 "$CTL_RC"
 check "an absent anchors file: verify names it" grep -qF "$T/absent.pem" "$T/ctl.err"

@@ -148,6 +148,31 @@ check_eq "manifest of the test PKI's chain: exit 0" 0 "$CTL_RC"
 ctl -f "$T/good.json" -C "$NOCACHE" fetch --manifest "$T/m-pki.json" --out "$T/b-good.jsonl"
 check_eq "fetch from a good upstream: exit 0" 0 "$CTL_RC"
 check "... 6 CertIDs: 6 stored" grep -q '^staplectl: fetch: 6 CertIDs: 6 stored$' "$T/ctl.out"
+# verify --manifest: does the bundle hold what the manifest names?
+ctl -f "$T/good.json" verify --manifest "$T/m-pki.json" "$T/b-good.jsonl"
+check_eq "verify --manifest of a bundle that holds it all: exit 0" 0 "$CTL_RC"
+check "... lacks 0 of 6" grep -q 'b-good.jsonl: lacks 0 of the 6 entries .*m-pki.json names$' "$T/ctl.out"
+grep -v '"type":"header"\|"type":"end"' "$T/b-good.jsonl" |
+    awk '/"type":"entry"/ && n++ >= 1 { next } { print }' | seal "$T/b-part.jsonl"
+ctl -f "$T/good.json" verify --manifest "$T/m-pki.json" "$T/b-part.jsonl"
+check_eq "verify --manifest of a bundle of one of them: exit 1" 1 "$CTL_RC"
+check "... lacks 5 of 6, -v names them" grep -q 'lacks 5 of the 6 entries .* (-v names them)$' "$T/ctl.out"
+ctl -f "$T/good.json" verify -v --manifest "$T/m-pki.json" "$T/b-part.jsonl"
+check_eq "verify -v --manifest: five lacking lines" 5 "$(grep -c '^lacking ocsp serial=[0-9A-F]* sha' "$T/ctl.out")"
+check_eq "... each a different entry" 5 "$(grep '^lacking' "$T/ctl.out" | sort -u | wc -l)"
+if command -v jq >/dev/null 2>&1; then
+	"$CTL" -f "$T/good.json" --json verify --manifest "$T/m-pki.json" \
+	    "$T/b-part.jsonl" >"$T/part.json" 2>/dev/null
+	check_eq "verify --json --manifest: the lacking array" 5 \
+	    "$(jq '.lacking | length' "$T/part.json")"
+fi
+# A fetch that got nothing writes a bundle of no entries: verify refuses it.
+ctl -C "$NOCACHE" verify "$T/b-ref.jsonl"
+check_eq "verify of a bundle with no entries: exit 1" 1 "$CTL_RC"
+check "... says so" grep -q 'b-ref.jsonl: no entries' "$T/ctl.out"
+ctl -C "$NOCACHE" verify --manifest "$T/m-pki.json" --allow-partial "$T/b-ref.jsonl"
+check_eq "verify --allow-partial: usage, exit 2" 2 "$CTL_RC"
+
 CR=$(printf '\r')
 for cmd in "verify $T/b-good.jsonl" "import $T/b-good.jsonl" check; do
 	name=${cmd%% *}

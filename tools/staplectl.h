@@ -179,6 +179,13 @@ int	ctl_parse_duration(const char *, long *secs);
 void	ctl_fmt_duration(char *buf, size_t len, long secs);
 /* Decode a hex key into kind-agnostic bytes; 0 or -1. */
 int	ctl_parse_key(const char *hex, uint8_t *key, size_t *klen);
+/*
+ * An entry's key as staplectl names it in its messages: a RIM by its ID
+ * (NV_GPU_DRIVER_GH100_595.71.05), others in hex, as list shows them.
+ */
+#define CTL_KEY_NAME_BYTES	(2 * CACHE_KEY_MAX_BYTES + 1)
+void	ctl_key_name(enum cache_kind, const uint8_t *key, size_t klen,
+	    char buf[CTL_KEY_NAME_BYTES]);
 /* Subject (RFC 2253) of a DER certificate or X509, into buf. */
 void	ctl_x509_subject(X509 *, char *buf, size_t len);
 

@@ -142,7 +142,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	struct upstate		*us;
 	enum fetch_outcome	 o = FETCH_NOT_ASKED;
 	char			 url[2048], err[2600], cause[FETCH_CAUSE_BYTES];
-	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1];
+	char			 hex[CTL_KEY_NAME_BYTES];
 	size_t			 i;
 	int			 r;
 
@@ -202,7 +202,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		    c->reason);
 	}
 	/* Not asked: said once, when the last upstream went down. */
-	util_hex(key, klen, hex);
+	ctl_key_name(kind, key, klen, hex);
 	if (o != FETCH_NOT_ASKED)
 		ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
 		    cache_kind_str[kind], hex, fetch_outcome_str[o]);

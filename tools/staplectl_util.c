@@ -31,6 +31,7 @@
 #include "attest/nvidia_certs.h"
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
+#include "attest/util.h"
 #include "cache/store.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
@@ -798,6 +799,20 @@ ctl_parse_key(const char *hex, uint8_t *key, size_t *klen)
 		return -1;
 	*klen = (size_t)n;
 	return 0;
+}
+
+void
+ctl_key_name(enum cache_kind kind, const uint8_t *key, size_t klen,
+    char buf[CTL_KEY_NAME_BYTES])
+{
+	/* A RIM's key is its ID; one that is not a valid ID is shown as bytes. */
+	if (kind == CACHE_KIND_RIM && rim_id_validn((const char *)key, klen)) {
+		snprintf(buf, CTL_KEY_NAME_BYTES, "%.*s", (int)klen,
+		    (const char *)key);
+		return;
+	}
+	util_hex(key, klen > CACHE_KEY_MAX_BYTES ? CACHE_KEY_MAX_BYTES : klen,
+	    buf);
 }
 
 void

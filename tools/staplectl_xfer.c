@@ -338,10 +338,12 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
     enum outcome o, const struct ctl_check *c, const char *why)
 {
 	char		 key[2 * CACHE_KEY_MAX_BYTES + 1], nu[32], *s;
+	char		 name[CTL_KEY_NAME_BYTES];
 	const char	*st = NULL;
 	json_t		*j;
 
 	util_hex(e->key, e->klen, key);
+	ctl_key_name(e->kind, e->key, e->klen, name);
 	if (c->ok) {
 		bundle_time_str(nu, c->meta.next_update);
 		st = bundle_status_name(e->kind, c->meta.status);
@@ -356,6 +358,8 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
 		}
 		if (why != NULL && why[0] != '\0')
 			json_object_set_new(j, "reason", json_string(why));
+		if (strcmp(name, key) != 0)	/* a RIM: its ID */
+			json_object_set_new(j, "id", json_string(name));
 		if ((s = json_dumps(j, JSON_COMPACT)) != NULL)
 			printf("%s\n    %s", (*njson)++ > 0 ? "," : "", s);
 		free(s);
@@ -364,10 +368,10 @@ report(struct ctl *ctl, int *njson, const struct bundle_entry *e,
 	}
 	if (o == OUT_REJECTED || o == OUT_HELD || o == OUT_KEPT || o == OUT_DUP)
 		printf("%s %s %s (line %zu): %s\n", outcome_str[o],
-		    e->kind_name, key, e->line, why);
+		    e->kind_name, name, e->line, why);
 	else
 		printf("%s %s %s %s nextUpdate %s\n", outcome_str[o],
-		    e->kind_name, key, st != NULL ? st : "-", nu);
+		    e->kind_name, name, st != NULL ? st : "-", nu);
 }
 
 static void

@@ -148,6 +148,10 @@ check "fetch stored every RIM and CertID (the RIMs' chains' too)" \
 check "... and that nothing failed" grep -q 'fetch: 14 entries in .*, 0 failed$' "$T/routine.log"
 check "import: every entry imported" sh -c "grep -q '^imported ocsp' '$T/routine.log' &&
     ! grep -q '^rejected' '$T/routine.log'"
+check "the bundle checked against the manifest (5 RIMs, 6 records): it lacks none" \
+    grep -q 'lacks 0 of the 11 entries .*stapled-manifest.json names$' "$T/routine.log"
+check "verify and import name a RIM by its ID" sh -c "grep -q '^ok rim NV_GPU_DRIVER_GH100_595.71.05 ' '$T/routine.log' &&
+    grep -q '^imported rim NV_GPU_DRIVER_GH100_595.71.05 ' '$T/routine.log'"
 check "staplectl status and list ran on the air-gapped cache" \
     grep -q '^earliest ' "$T/routine.log"
 

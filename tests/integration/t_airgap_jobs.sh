@@ -106,6 +106,12 @@ check_eq "... the outbox still keeps 2, the partial bundle the newest" "2 $NKEYS
     "$# $(entries "$OUT/$NEWEST")"
 check "... logged as missing entries" \
     grep -qx "stapled-fetch: $NEWEST: $NKEYS entries, some missing (staplectl exit status 1, above)" "$T/f5.log"
+check "... the RIM it lacks named by its ID" \
+    grep -q 'fetch: rim NV_GPU_DRIVER_GH100_595.71.05: no upstream gave a valid answer' "$T/f5.log"
+ctl -f "$T/a.json" verify -v --manifest "$T/manifest-rim.json" "$OUT/$NEWEST"
+check_eq "verify --manifest of the partial bundle: exit 1" 1 "$CTL_RC"
+check "... names the RIM it lacks" grep -qx 'lacking rim NV_GPU_DRIVER_GH100_595.71.05' "$T/ctl.out"
+check "... and only that" grep -q "lacks 1 of the $((NKEYS + 1)) entries" "$T/ctl.out"
 
 # ---- 5. settings that cannot work: exit 2, with the reason ---------------------------
 sed -i "s|^STAPLED_FETCH_MANIFEST=.*|STAPLED_FETCH_MANIFEST=$T/no-manifest.json|" "$T/fetch.conf"

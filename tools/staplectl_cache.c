@@ -422,19 +422,23 @@ list_usage(FILE *f)
 {
 	fprintf(f, "usage: staplectl [-C dir] [--json] list [--kind "
 	    "ocsp|rim|pccs|kds] [--expiring-within DURATION]\n"
+	    "    [--header]\n"
 	    "one line per entry: key, kind, subject, status, thisUpdate, "
 	    "nextUpdate, time left, source,\nCertID hash algorithm (OCSP; "
-	    "- for other kinds).\nDURATION: 90s, 30m, 6h, 2d. "
+	    "- for other kinds); a header line first on a terminal\nor with "
+	    "--header.\nDURATION: 90s, 30m, 6h, 2d. "
 	    "--expiring-within lists valid entries whose nextUpdate\nfalls "
 	    "within DURATION from now.\n");
 }
 
-/* list's command line: *kind (0: all), *within (-1: any). -1 to go on, else the exit code. */
+/* list's command line: *kind (0: all), *within (-1: any), *header (--header). -1 to go on, else the exit code. */
 static int
-list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
+list_opts(int argc, char **argv, enum cache_kind *kind, long *within,
+    int *header)
 {
 	static const struct option	opts[] = {
 		{ "kind", required_argument, NULL, 'k' },
+		{ "header", no_argument, NULL, 'H' },
 		{ "expiring-within", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -446,6 +450,9 @@ list_opts(int argc, char **argv, enum cache_kind *kind, long *within)
 		case 'k':
 			if (ctl_opt_kind(optarg, kind) != CTL_OK)
 				return CTL_USAGE;
+			break;
+		case 'H':
+			*header = 1;
 			break;
 		case 'e':
 			if (ctl_parse_duration(optarg, within) == -1) {
@@ -524,9 +531,9 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 	const struct cache_meta	*m;
 	long			 within = -1;
 	size_t			 n, i;
-	int			 rv;
+	int			 rv, header = 0;
 
-	if ((rv = list_opts(argc, argv, &kind, &within)) != -1)
+	if ((rv = list_opts(argc, argv, &kind, &within, &header)) != -1)
 		return rv;
 	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK)
 		return rv;
@@ -534,6 +541,10 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 		return rv;
 	if (ctl->json)
 		arr = json_array();
+	/* For a reader; a script reads lines without it, as before. */
+	else if (header || isatty(STDOUT_FILENO))
+		printf("KEY KIND SUBJECT STATUS THISUPDATE NEXTUPDATE LEFT "
+		    "SOURCE HASH\n");
 	for (i = 0; i < n; i++) {
 		m = &e[i].meta;
 		if (within >= 0 && (m->next_update <= ctl->now ||

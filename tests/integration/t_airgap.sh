@@ -241,6 +241,12 @@ ctl -C "$T/b" list --expiring-within 2d
 check_eq "list --expiring-within 2d: every entry (valid one day)" 10 "$(wc -l <"$T/ctl.out")"
 ctl -C "$T/b" list --expiring-within 1h
 check_eq "list --expiring-within 1h: none" 0 "$(wc -l <"$T/ctl.out")"
+HDR="KEY KIND SUBJECT STATUS THISUPDATE NEXTUPDATE LEFT SOURCE HASH"
+ctl -C "$T/b" list --header
+check_eq "list --header: the header line first" "$HDR" "$(head -n 1 "$T/ctl.out")"
+check_eq "... then every entry" 11 "$(wc -l <"$T/ctl.out")"
+check_eq "list on a terminal: the header line first" "$HDR" \
+    "$(script -qc "$CTL -C $T/b list" /dev/null | head -n 1 | tr -d '\r')"
 ctl -C "$T/b" purge "$key"
 check_eq "purge KEY: exit 0" 0 "$CTL_RC"
 check_eq "purge KEY: one entry fewer" 9 "$("$CTL" -C "$T/b" list | wc -l)"

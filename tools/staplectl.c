@@ -2,13 +2,16 @@
 /* staplectl: inspect a stapled cache, and carry its vendor-signed entries across an air gap in bundles. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tools/staplectl.h"
+#include "tools/staplectl_paths.h"
 
 struct ctl_cmd {
 	const char	*name;
@@ -33,6 +36,27 @@ static const struct ctl_cmd	cmds[] = {
 	{ "refresh", cmd_refresh, "make the running stapled renew entries now; wait for each" },
 };
 
+/*
+ * The configuration to read: -f's; else $STAPLED_CONFIG when it is set
+ * (empty: none, the built-in defaults), as the package's scripts take it;
+ * else the one the package installs, when it is there. NULL: none.
+ */
+static const char *
+config_path(const char *flag)
+{
+	const char	*env;
+
+	if (flag != NULL)
+		return flag;
+	if ((env = getenv("STAPLED_CONFIG")) != NULL)
+		return env[0] != '\0' ? env : NULL;
+	/* One that is there but cannot be read is said, as -f's would be. */
+	if (access(CTL_DEFAULT_CONFIG, F_OK) == 0 ||
+	    (errno != ENOENT && errno != ENOTDIR))
+		return CTL_DEFAULT_CONFIG;
+	return NULL;
+}
+
 static void
 usage(FILE *f)
 {
@@ -47,8 +71,10 @@ usage(FILE *f)
 	    "0 ok, 1 something rejected or failed, 2 usage, "
 	    "3 cannot open the cache or a file, 4 not in this build,\n"
 	    "5 no daemon runs (reload, refresh).\n"
+	    "Without -f: the file $STAPLED_CONFIG names, else %s when it "
+	    "exists.\n"
 	    "On a terminal, fetch, prefetch, verify, import and check show progress "
-	    "on stderr;\n-q (--quiet) turns it off.\n");
+	    "on stderr;\n-q (--quiet) turns it off.\n", CTL_DEFAULT_CONFIG);
 }
 
 int
@@ -102,6 +128,7 @@ main(int argc, char *argv[])
 		return CTL_USAGE;
 	}
 	/* A file stapled -n refuses stops every command, as it stops stapled. */
+	ctl.config_file = config_path(ctl.config_file);
 	if ((rv = ctl_load_config(&ctl, ctl.config_file)) != CTL_OK)
 		goto out;
 	/* -C wins over the config file's cache_dir, as stapled's flags do. */

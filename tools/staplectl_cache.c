@@ -236,6 +236,8 @@ status_text(struct ctl *ctl, const struct cache_stat *st,
 	size_t			 i;
 	int			 k;
 
+	printf("config     %s\n", ctl->config_file != NULL ?
+	    ctl->config_file : "none: the built-in defaults (-f FILE reads one)");
 	printf("cache      %s (%zu MiB used of %zu MiB, %zu MiB of it free "
 	    "for reuse)\n", ctl->cache_dir,
 	    (st->used_bytes + (1 << 20) - 1) >> 20, st->map_bytes >> 20,
@@ -349,6 +351,8 @@ status_json(struct ctl *ctl, const struct cache_stat *st,
 		status_damaged(ctl, dmg);
 		json_object_set_new(root, "damaged_moved_aside", dmg);
 	}
+	json_object_set_new(root, "config", ctl->config_file != NULL ?
+	    json_string(ctl->config_file) : json_null());
 	json_object_set(root, "daemon", daemon != NULL ? daemon : json_null());
 	json_dumpf(root, stdout, JSON_INDENT(2));
 	putchar('\n');

@@ -145,4 +145,40 @@ ctl -f "$T/anchor.json" verify "$T/b.jsonl"
 check_eq "an absent anchors file: verify exits 3 (cannot open a file)" 3 "$CTL_RC"
 check "an absent anchors file: verify names it" grep -qF "$T/absent.pem" "$T/ctl.err"
 
+# ---- without -f: $STAPLED_CONFIG, else the installed configuration -----------------
+printf '{"cache_dir": "%s"}\n' "$T/dflt" >"$T/dflt.json"
+STAPLED_CONFIG=$T/dflt.json ctl purge --expired
+STAPLED_CONFIG=$T/dflt.json ctl status
+check_eq "STAPLED_CONFIG, no -f: status says which file it read" "config     $T/dflt.json" \
+    "$(head -n 1 "$T/ctl.out")"
+check "... and uses its cache_dir" grep -q "^cache      $T/dflt " "$T/ctl.out"
+ctl -C "$T/dflt" status
+check "STAPLED_CONFIG empty (as lib.sh sets it): status says none is read" \
+    grep -q '^config     none: the built-in defaults' "$T/ctl.out"
+# The build's default, staplectl_paths.h's, over a directory of the test's in
+# a mount namespace of its own: the host's own is neither read nor touched.
+DEF=$(sed -n 's/^#define CTL_DEFAULT_CONFIG[[:space:]]*"\(.*\)"$/\1/p' \
+    "$top_builddir/tools/staplectl_paths.h")
+SYSC=${DEF%/stapled/stapled.json}
+if [ -n "$DEF" ] && [ -d "$SYSC" ] && unshare -m true 2>/dev/null; then
+	mkdir -p "$T/etc/stapled"
+	cp "$T/dflt.json" "$T/etc/stapled/stapled.json"
+	inst() {
+		env -u STAPLED_CONFIG unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 &&
+		    exec "$@"' sh "$T/etc" "$SYSC" "$CTL" "$@" >"$T/ctl.out" 2>"$T/ctl.err"
+		CTL_RC=$?
+	}
+	inst status
+	check_eq "no -f: the installed $DEF is read, and status names it" \
+	    "0 config     $DEF" "$CTL_RC $(head -n 1 "$T/ctl.out")"
+	check "... its cache_dir used" grep -q "^cache      $T/dflt " "$T/ctl.out"
+	inst -f "$T/good.json" status
+	check "-f wins over the installed file" grep -q "^config     $T/good.json$" "$T/ctl.out"
+	printf '{"cache_dir": 7}\n' >"$T/etc/stapled/stapled.json"
+	inst status
+	check_eq "an installed file stapled -n refuses: exit 2, as with -f" 2 "$CTL_RC"
+else
+	echo "# no mount namespace or no $SYSC here: the installed default is not tried"
+fi
+
 it_done

@@ -95,7 +95,11 @@ note "$out"
 assert "every GET over $NENT entries answered 200, three times" \
     '[ -n "$(kv ok "$out")" ] && [ "$(kv ok "$out")" = "$(kv of "$out")" ]'
 f1=$(kv faults "$out" | cut -d, -f1)
+f2=$(kv faults "$out" | cut -d, -f2)
 f3=$(kv faults "$out" | cut -d, -f3)
+# The uncapped daemon's worst later round: the reference for section 2.
+ref=$f3
+[ -n "$f2" ] && [ "$f2" -gt "$ref" ] && ref=$f2
 assert "a third round over the same keys faults under a third as often ($f3 vs $f1)" \
     '[ -n "$f3" ] && [ "$f1" -gt 0 ] && [ $((f3 * 3)) -lt "$f1" ]'
 loaded=$(kv rssfile_end_kb "$out")
@@ -126,9 +130,12 @@ f1=$(kv faults "$out" | cut -d, -f1)
 rest=$(kv faults "$out" | cut -d, -f2- | tr ',' '\n' | awk '{ s += $1 } END { print s + 0 }')
 # How much a later round faults again depends on what fault-around maps
 # back per fault and on where in a round the release fell (CI saw 946,
-# 491, 616 after 4510), so the measure is the uncapped daemon's: its
-# third round faulted $f3 times over the same keys.
-assert "with map_resident_max_mb 1, later rounds fault again ($rest after $f1; uncapped: $f3)" \
-    '[ -n "$f1" ] && [ "$f1" -gt 0 ] && [ "$rest" -ge $((20 * (f3 + 5))) ]'
+# 491, 616 after 4510), so the measure is the uncapped daemon's worst later
+# round over the same keys: the three capped rounds fault at least three
+# times as often each. (Fresh-clone runs saw 856 to 2,411 a capped round
+# beside 229 to 289 uncapped, whose walk passes release too; a cap that did
+# nothing would fault about as the uncapped daemon does.)
+assert "with map_resident_max_mb 1, later rounds fault again ($rest after $f1; uncapped: $ref a round at worst)" \
+    '[ -n "$f1" ] && [ "$f1" -gt 0 ] && [ "$rest" -ge $((9 * (ref + 5))) ]'
 stapled_stop
 it_done

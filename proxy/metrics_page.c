@@ -173,36 +173,36 @@ render_reload(struct evbuffer *b)
 	    metrics.config_reload_ok, (long long)metrics.config_reload_ok_at);
 }
 
-/* max_entries, per service (a service is a cache kind). */
+/* One counter per service (a service is a cache kind), from v[kind]. */
 static void
-render_evictions(struct evbuffer *b)
+render_per_kind(struct evbuffer *b, const char *name, const char *help,
+    const unsigned long *v)
 {
 	int	k;
 
-	evbuffer_add_printf(b,
-	    "# HELP stapled_evictions_total Entries deleted to stay within max_entries, probation (asked once) first, least recently asked first.\n"
-	    "# TYPE stapled_evictions_total counter\n");
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help,
+	    name);
 	for (k = 1; k < CACHE_KIND_MAX; k++)
-		evbuffer_add_printf(b, "stapled_evictions_total{service=\"%s\"} %lu\n",
-		    cache_kind_str[k], metrics.evictions[k]);
-	evbuffer_add_printf(b,
-	    "# HELP stapled_store_capped_total Verified answers passed on but not stored: max_entries reached, nothing evictable.\n"
-	    "# TYPE stapled_store_capped_total counter\n");
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		evbuffer_add_printf(b, "stapled_store_capped_total{service=\"%s\"} %lu\n",
-		    cache_kind_str[k], metrics.store_capped[k]);
-	evbuffer_add_printf(b,
-	    "# HELP stapled_store_limited_total Verified answers passed on but not stored: new entries over new_entry_rate_per_s.\n"
-	    "# TYPE stapled_store_limited_total counter\n");
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		evbuffer_add_printf(b, "stapled_store_limited_total{service=\"%s\"} %lu\n",
-		    cache_kind_str[k], metrics.store_limited[k]);
-	evbuffer_add_printf(b,
-	    "# HELP stapled_store_full_evictions_total Entries not in use deleted to make room in a full map.\n"
-	    "# TYPE stapled_store_full_evictions_total counter\n");
-	for (k = 1; k < CACHE_KIND_MAX; k++)
-		evbuffer_add_printf(b, "stapled_store_full_evictions_total{service=\"%s\"} %lu\n",
-		    cache_kind_str[k], metrics.full_evictions[k]);
+		evbuffer_add_printf(b, "%s{service=\"%s\"} %lu\n", name,
+		    cache_kind_str[k], v[k]);
+}
+
+/* max_entries, new_entry_rate_per_s and the full map, per service. */
+static void
+render_evictions(struct evbuffer *b)
+{
+	render_per_kind(b, "stapled_evictions_total",
+	    "Entries deleted to stay within max_entries, probation (asked once) first, least recently asked first.",
+	    metrics.evictions);
+	render_per_kind(b, "stapled_store_capped_total",
+	    "Verified answers passed on but not stored: max_entries reached, nothing evictable.",
+	    metrics.store_capped);
+	render_per_kind(b, "stapled_store_limited_total",
+	    "Verified answers passed on but not stored: new entries over new_entry_rate_per_s.",
+	    metrics.store_limited);
+	render_per_kind(b, "stapled_store_full_evictions_total",
+	    "Entries not in use deleted to make room in a full map.",
+	    metrics.full_evictions);
 }
 
 /*

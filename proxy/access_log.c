@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "proxy/access_log.h"
-#include "proxy/http.h"
+#include "proxy/http/http.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"

@@ -10,7 +10,7 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
-#include "proxy/fetch.h"
+#include "proxy/fetch/fetch.h"
 #include "proxy/metrics.h"
 
 struct http_req;
@@ -147,7 +147,7 @@ void			 svc_serve_final_as_sent(struct svc *, struct http_req *,
 void			 svc_serve_failed_text(struct svc *, struct http_req *,
 			    const struct svc_call *, const char *why);
 
-/* The OCSP, RIM ... kind tables (proxy/ocsp_route.c, ...). */
+/* The OCSP, RIM ... kind tables (proxy/kinds/ocsp_route.c, ...). */
 extern const struct svc_ops	ocsp_ops;
 extern const struct svc_ops	rim_ops;
 extern const struct svc_ops	pccs_ops;

@@ -9,9 +9,9 @@
 #include <event2/buffer.h>
 
 #include "cache/store.h"
-#include "proxy/fetch.h"
+#include "proxy/fetch/fetch.h"
 #include "proxy/metrics.h"
-#include "proxy/refresh.h"
+#include "proxy/refresh/refresh.h"
 #include "proxy/status.h"
 
 void

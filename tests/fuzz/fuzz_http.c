@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/http_parse.h"
+#include "proxy/http/http_parse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 
 #include <event2/event.h>
 
-#include "proxy/refresh.h"
+#include "proxy/refresh/refresh.h"
 #include "store_fixture.h"
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/backoff.c: the refresh backoff held in memory. */
+/* Unit tests for proxy/refresh/backoff.c: the refresh backoff held in memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/backoff.h"
+#include "proxy/refresh/backoff.h"
 
 #define SLOTS	64
 

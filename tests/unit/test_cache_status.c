@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/cache_status.c: the RFC 9211 value for each way an answer is served, its integers at their bounds, the header and the access log's note. */
+/* Unit tests for proxy/http/cache_status.c: the RFC 9211 value for each way an answer is served, its integers at their bounds, the header and the access log's note. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
-#include "proxy/cache_status.h"
-#include "proxy/http.h"
+#include "proxy/http/cache_status.h"
+#include "proxy/http/http.h"
 
-/* ---- fakes of proxy/http.c: the header and the note recorded ------------- */
+/* ---- fakes of proxy/http/http.c: the header and the note recorded ------------- */
 
 struct http_req {
 	char	name[64];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/evict.c: which entries are eviction candidates, and in what order (probation, then protected beyond its share). */
+/* Unit tests for proxy/refresh/evict.c: which entries are eviction candidates, and in what order (probation, then protected beyond its share). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/evict.h"
+#include "proxy/refresh/evict.h"
 
 static struct cache_meta
 meta(int64_t fetched, int64_t asked, uint16_t flags)

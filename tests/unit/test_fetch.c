@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/fetch.c over a fake libcurl: failover order, hedging, cooldown, Retry-After, final answers, single flight, the transfer cap, held jobs and the checked curl calls. */
+/* Unit tests for proxy/fetch/fetch.c over a fake libcurl: failover order, hedging, cooldown, Retry-After, final answers, single flight, the transfer cap, held jobs and the checked curl calls. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <event2/event.h>
 
 #include "cache/clock.h"
-#include "proxy/fetch.h"
-#include "proxy/fetch_curl.h"
+#include "proxy/fetch/fetch.h"
+#include "proxy/fetch/fetch_curl.h"
 #include "proxy/log.h"
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/fetch_policy.c: status classes, cooldowns, Retry-After. */
+/* Unit tests for proxy/fetch/fetch_policy.c: status classes, cooldowns, Retry-After. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/fetch_policy.h"
+#include "proxy/fetch/fetch_policy.h"
 
 static void
 test_classify(void **state)

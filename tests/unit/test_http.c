@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/http.c: an answer given after the handler returned, and the pipelined requests behind it. */
+/* Unit tests for proxy/http/http.c: an answer given after the handler returned, and the pipelined requests behind it. */
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -19,7 +19,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "proxy/http.h"
+#include "proxy/http/http.h"
 
 #define WAIT_S		20	/* a bound on each case, never reached when it passes */
 #define MAX_SEEN	8

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/http_parse.c: a head in pieces parses as in one, repeated fields are one list or refused, Connection's tokens decide keep-alive. */
+/* Unit tests for proxy/http/http_parse.c: a head in pieces parses as in one, repeated fields are one list or refused, Connection's tokens decide keep-alive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "proxy/http.h"
-#include "proxy/http_parse.h"
+#include "proxy/http/http.h"
+#include "proxy/http/http_parse.h"
 
 /* Parse a whole head and return http_head_keepalive, or -1 if it did not parse. */
 static int

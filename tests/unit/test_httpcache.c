@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/httpcache.c: max-age per kind and refresh class (less the clock margin), the ETag, If-None-Match, no-store. */
+/* Unit tests for proxy/http/httpcache.c: max-age per kind and refresh class (less the clock margin), the ETag, If-None-Match, no-store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,15 +12,15 @@
 #include <event2/buffer.h>
 
 #include "cache/record.h"
-#include "proxy/http.h"
-#include "proxy/httpcache.h"
+#include "proxy/http/http.h"
+#include "proxy/http/httpcache.h"
 #include "proxy/log.h"
 
 #define NOW		1750000000	/* any fixed time */
 #define HOUR_S		3600
 #define FAKE_HEADERS	8
 
-/* ---- fakes of proxy/http.c and proxy/log.c: one request, its answer recorded ---- */
+/* ---- fakes of proxy/http/http.c and proxy/log.c: one request, its answer recorded ---- */
 
 struct http_req {
 	struct evbuffer	*body;

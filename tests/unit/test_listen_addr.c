@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/listen_addr.c: HOST:PORT parsed, and which two listeners cannot both listen (the rule checked against Linux's bind). */
+/* Unit tests for proxy/http/listen_addr.c: HOST:PORT parsed, and which two listeners cannot both listen (the rule checked against Linux's bind). */
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/listen_addr.h"
+#include "proxy/http/listen_addr.h"
 
 /* s parsed; v6only as given (the host's sysctl left out). */
 static struct listen_addr

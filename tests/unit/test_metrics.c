@@ -15,11 +15,11 @@
 
 #include "cache/record.h"
 #include "cache/store.h"
-#include "proxy/fetch.h"
-#include "proxy/http.h"
+#include "proxy/fetch/fetch.h"
+#include "proxy/http/http.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
-#include "proxy/refresh.h"
+#include "proxy/refresh/refresh.h"
 
 /* ---- fakes of what metrics_page.c reads from http.c, fetch.c, cache/ ----------- */
 

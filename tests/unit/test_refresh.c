@@ -19,8 +19,8 @@
 #include "cache/clock.h"
 #include "cache/store.h"
 #include "proxy/metrics.h"
-#include "proxy/refresh.h"
-#include "proxy/refresh_int.h"	/* full_tick, REFRESH_FULL_LOG_S */
+#include "proxy/refresh/refresh.h"
+#include "proxy/refresh/refresh_int.h"	/* full_tick, REFRESH_FULL_LOG_S */
 
 #include "refresh_fixture.h"
 #include "store_fixture.h"

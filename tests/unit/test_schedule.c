@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/schedule.h"
+#include "proxy/refresh/schedule.h"
 
 static const struct schedule_conf	dflt = { 0.5, 0.1, 10, 43200 };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/uses.c: the fingerprints of uses waiting for the walk. */
+/* Unit tests for proxy/refresh/uses.c: the fingerprints of uses waiting for the walk. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/uses.h"
+#include "proxy/refresh/uses.h"
 
 static void
 test_new(void **state)

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* AMD KDS on the wire: client requests to entry/kds.c's canonical paths, answers judged by kds_admit, entries served. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "cache/store.h"
+#include "entry/conf.h"
+#include "entry/entry.h"
+#include "entry/kds.h"
+#include "proxy/http/http.h"
+#include "proxy/http/httpcache.h"
+#include "proxy/metrics.h"
+#include "proxy/kinds/kds_route.h"
+#include "proxy/service.h"
+
+#define KDS_PACED_RETRY_S "10"	/* KDS allows about one identical request per 10 s */
+
+/* The stored cert_chain of r's product (a copy), or NULL: admit then takes the compiled-in one. */
+static uint8_t *
+stored_chain(struct svc *s, const struct kds_req *r, size_t *len)
+{
+	struct cache		*cache = gen_cache(svc_gen(s));
+	struct cache_body	 b;
+	struct kds_req		 cr;
+	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem;
+	size_t			 klen;
+
+	kds_chain_req(r, &cr);
+	if (cache == NULL || kds_key(&cr, key, &klen) == -1 ||
+	    cache_get(cache, CACHE_KIND_KDS, key, klen, NULL, &b) != 1 ||
+	    b.response_len == 0 || (pem = malloc(b.response_len)) == NULL)
+		return NULL;
+	memcpy(pem, b.response, b.response_len);
+	*len = b.response_len;
+	return pem;
+}
+
+static enum entry_verdict
+kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
+    time_t now, struct svc_answer *a, char *why, size_t whylen)
+{
+	struct kds_req		 r;
+	struct kds_admit	 ad;
+	struct kds_chain	 chain = { NULL, 0 };
+	struct entry_answer	 ans;
+	const char		*perr;
+	uint8_t			*pem = NULL;
+
+	fetch_res_answer(res, &ans);
+	if (kds_parse_canon(c->path, &r, &perr) == -1) {
+		snprintf(why, whylen, "internal: own path does not parse");
+		return ENTRY_REFUSE;
+	}
+	if (r.what == KDS_VEK)
+		chain.pem = pem = stored_chain(s, &r, &chain.len);
+	/* KDS has no newer-than-stored rule: no stored entry to pass. */
+	kds_admit(&r, &ans, NULL, &chain, now, &ad);
+	free(pem);
+	if (ad.verdict != ENTRY_STORE) {
+		snprintf(why, whylen, "%s", ad.reason);
+		return ENTRY_REFUSE;
+	}
+	a->meta.this_update = ad.meta.this_update;
+	a->meta.produced_at = ad.meta.produced_at;
+	a->meta.next_update = ad.meta.next_update;
+	a->meta.flags |= ad.meta.flags;
+	return ENTRY_STORE;
+}
+
+static enum metrics_result
+kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const struct cache_meta *m, const uint8_t *body, size_t len,
+    const uint8_t *headers, size_t headers_len, time_t now,
+    enum metrics_result result)
+{
+	const char		*ct = "application/octet-stream";
+
+	(void)s;
+	/* KDS sends PEM chains and DER certificates and CRLs. */
+	if (strstr(c->path, "/cert_chain") != NULL)
+		ct = "application/x-pem-file";
+	else if (strstr(c->path, "/crl") != NULL)
+		ct = "application/pkix-crl";
+	else if (headers_len == 0 || headers == NULL)
+		ct = "application/pkix-cert";
+	if (headers != NULL && headers_len > 14 &&
+	    strncasecmp((const char *)headers, "Content-Type: ", 14) == 0) {
+		const char *eol = memchr(headers, '\r', headers_len);
+		char	    v[128];
+
+		if (eol != NULL && (size_t)(eol - (const char *)headers) - 14 < sizeof(v)) {
+			memcpy(v, headers + 14, (size_t)(eol - (const char *)headers) - 14);
+			v[eol - (const char *)headers - 14] = '\0';
+			http_resp_header(req, "Content-Type", v);
+			ct = NULL;
+		}
+	}
+	if (ct != NULL)
+		http_resp_header(req, "Content-Type", ct);
+	evbuffer_add(http_resp_body(req), body, len);
+	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
+	    result;
+}
+
+static void
+call_for(struct svc_call *c, const char *canon)
+{
+	size_t	n = strlen(canon);
+
+	memset(c, 0, sizeof(*c));
+	memcpy(c->key, canon, n);
+	c->klen = n;
+	c->method = "GET";
+	c->path = canon;
+	c->keep = (const uint8_t *)canon;
+	c->keep_len = n;
+	c->route = METRICS_ROUTE_KDS;
+}
+
+static int
+kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
+    const struct cache_body *b, struct svc_call *c, void **scratch)
+{
+	char	*canon;
+
+	(void)s;
+	(void)key;
+	(void)klen;
+	if (b->request == NULL || b->request_len == 0 ||
+	    b->request_len >= KDS_PATH_MAX ||
+	    (canon = strndup((const char *)b->request, b->request_len)) == NULL)
+		return -1;
+	*scratch = canon;
+	call_for(c, canon);
+	return 0;
+}
+
+const struct svc_ops	kds_ops = {
+	.name = "kds",
+	.retry_after_s = KDS_PACED_RETRY_S,
+	.kind = CACHE_KIND_KDS,
+	.verify = kds_check,
+	.serve = kds_serve,
+	.serve_final = svc_serve_final_as_sent,
+	.serve_failed = svc_serve_failed_text,
+	.refresh_call = kds_refresh_call,
+};
+
+int
+kds_is_path(const char *path)
+{
+	return strncmp(path, "/vcek/", 6) == 0 || strncmp(path, "/vlek/", 6) == 0;
+}
+
+/* A request that never reaches an upstream: 400 or 404, and why. */
+static void
+refuse(struct http_req *req, int status, const char *why)
+{
+	metrics.requests[METRICS_ROUTE_KDS][METRICS_RES_HTTP_ERROR]++;
+	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
+	httpcache_no_store(req);
+	evbuffer_add_printf(http_resp_body(req), "%s\n", why);
+	http_reply(req, status, status == 404 ? "Not Found" : "Bad Request");
+}
+
+void
+kds_handle(struct svc *s, struct http_req *req, const char *path,
+    const char *query)
+{
+	struct kds_req	r;
+	struct svc_call	c;
+	char		canon[KDS_PATH_MAX];
+	const char	*why;
+	int		status;
+
+	if (kds_parse_request(path, query, &r, &why, &status) == -1) {
+		refuse(req, status, why);
+		return;
+	}
+	if (kds_canon(&r, canon, sizeof(canon)) == -1) {
+		refuse(req, 400, "request too long");	/* a parsed one always fits */
+		return;
+	}
+	call_for(&c, canon);
+	svc_handle(s, req, &c);
+}

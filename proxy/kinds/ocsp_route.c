@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The OCSP wire: POST and GET requests keyed, answers judged by entry/ocsp.c, DER replies, tryLater when nothing is valid. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "attest/ocsp_verify.h"
+#include "cache/store.h"
+#include "entry/conf.h"
+#include "entry/entry.h"
+#include "entry/ocsp.h"
+#include "proxy/file.h"
+#include "proxy/http/http.h"
+#include "proxy/http/httpcache.h"
+#include "proxy/log.h"
+#include "proxy/metrics.h"
+#include "proxy/kinds/ocsp_route.h"
+#include "proxy/service.h"
+
+#define OCSP_NONCE_BYTES	16	/* what NVAT and openssl ocsp send */
+#define UNVERIFIABLE_LOG_SLOTS	64	/* issuers reported once each */
+/* RFC 6960 A.1: the OCSP GET prefix, besides the root and configured paths. */
+#define OCSP_GET_PREFIX		"/ocsp/"
+#define OCSP_DER_SEQUENCE	0x30	/* the tag an OCSPRequest starts with */
+#define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
+
+static uint8_t	unverifiable_seen[UNVERIFIABLE_LOG_SLOTS][20];
+static size_t	nunverifiable_seen;
+
+/* ---- trust --------------------------------------------------------------- */
+
+/* One configured PEM file into the anchors or the pool; err names it and says what is wrong. */
+static int
+trust_file(struct ocsp_trust *t, const char *path, int anchors, char *err,
+    size_t errlen)
+{
+	uint8_t		*pem;
+	size_t		 len;
+	const char	*why;
+	int		 n;
+
+	if ((pem = file_read(path, OCSP_TRUST_FILE_MAX_BYTES, &len, err,
+	    errlen)) == NULL)
+		return -1;
+	if ((n = ocsp_trust_add_pem(t, anchors, (const char *)pem, len,
+	    &why)) == -1)
+		snprintf(err, errlen, "%s: %s", path, why);
+	free(pem);
+	return n;
+}
+
+static void *
+ocsp_trust_create(const struct config *cfg, char *err, size_t errlen)
+{
+	const struct config_service	*c = &cfg->ocsp;
+	struct ocsp_trust		*t;
+	size_t				 i;
+
+	if ((t = ocsp_trust_new()) == NULL) {
+		snprintf(err, errlen, "ocsp: cannot create the trust store");
+		return NULL;
+	}
+	/* --ocsp-anchor replaces the pinned roots; intermediates add to the pool. */
+	if (c->nanchors == 0 && ocsp_trust_add_builtin_anchors(t) <= 0) {
+		snprintf(err, errlen, "ocsp: the built-in anchors do not load");
+		goto fail;
+	}
+	for (i = 0; i < c->nanchors; i++)
+		if (trust_file(t, c->anchors[i], 1, err, errlen) <= 0)
+			goto fail;
+	if (ocsp_trust_add_builtin_pool(t) < 0) {
+		snprintf(err, errlen, "ocsp: the built-in intermediates do not load");
+		goto fail;
+	}
+	for (i = 0; i < c->nintermediates; i++)
+		if (trust_file(t, c->intermediates[i], 0, err, errlen) < 0)
+			goto fail;
+	return t;
+fail:
+	ocsp_trust_free(t);
+	return NULL;
+}
+
+static void
+ocsp_trust_destroy(void *t)
+{
+	ocsp_trust_free(t);
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+static void
+log_unverifiable(const struct ocsp_result *r, const char *upstream)
+{
+	char	hex[41];
+	size_t	i, n = r->issuer_key_hash_len < 20 ? r->issuer_key_hash_len : 20;
+
+	for (i = 0; i < nunverifiable_seen; i++)
+		if (memcmp(unverifiable_seen[i], r->issuer_key_hash, n) == 0)
+			return;
+	if (nunverifiable_seen < UNVERIFIABLE_LOG_SLOTS)
+		memcpy(unverifiable_seen[nunverifiable_seen++], r->issuer_key_hash, n);
+	log_warn("ocsp: %s: unverifiable answer for issuer key %s: it looks "
+	    "genuine but its chain cannot be completed (%s); passed to the client, "
+	    "not stored; add the issuing CA with --ocsp-intermediates", upstream,
+	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
+}
+
+/* The wire half of entry_ocsp_admit (entry/ocsp.c): metrics and logs. */
+static enum entry_verdict
+ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
+    time_t now, struct svc_answer *a, char *why, size_t whylen)
+{
+	struct entry_ocsp_question	 q = { c->key, c->klen, c->body,
+					    c->body_len, 0, svc_conf(s)->skew_s };
+	struct entry_answer		 ans;
+	struct entry_ocsp_admission	 ad;
+	const struct ocsp_result	*r = &ad.result;
+
+	fetch_res_answer(res, &ans);
+	q.check_nonce = c->own_nonce && res->verify_nonce;
+	/* cache_put keeps a newer stored entry itself, in its write transaction. */
+	switch (entry_ocsp_admit(svc_trust(s), &q, &ans, NULL, now, &ad)) {
+	case ENTRY_STORE:
+		a->meta = ad.meta;
+		if (r->cert_status != OCSP_CERT_GOOD)
+			log_info("ocsp: %s: signed answer says %s: stored and served as "
+			    "signed", res->upstream, ocsp_cert_status_str[r->cert_status]);
+		return ENTRY_STORE;
+	case ENTRY_PASS:
+		metrics.verify_failures[OCSP_UNVERIFIABLE]++;
+		log_unverifiable(r, res->upstream);
+		return ENTRY_PASS;
+	case ENTRY_DEFINITIVE:
+		snprintf(why, whylen, "%s", ad.reason);
+		return ENTRY_DEFINITIVE;
+	default:
+		if (ad.verified)
+			metrics.verify_failures[r->verdict < OCSP_VERDICT_MAX ?
+			    r->verdict : OCSP_ERR_PARSE]++;
+		snprintf(why, whylen, "%s", ad.reason);
+		return ENTRY_REFUSE;
+	}
+}
+
+/* ---- answers -------------------------------------------------------------- */
+
+static void
+reply_der(struct http_req *req, int code, const uint8_t *der, size_t len,
+    const char *cache_control)
+{
+	http_resp_header(req, "Content-Type", "application/ocsp-response");
+	if (cache_control != NULL)
+		http_resp_header(req, "Cache-Control", cache_control);
+	http_resp_body_ref(req, der, len);	/* valid until http_reply returns */
+	http_reply(req, code, "OK");
+}
+
+static enum metrics_result
+ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const struct cache_meta *m, const uint8_t *der, size_t len,
+    const uint8_t *headers, size_t headers_len, time_t now,
+    enum metrics_result result)
+{
+	(void)s;
+	(void)headers;
+	(void)headers_len;
+	/* GET: RFC 5019 caching headers (or no-store); POST is never cacheable. */
+	if (c->route == METRICS_ROUTE_OCSP_GET) {
+		http_resp_header(req, "Content-Type", "application/ocsp-response");
+		evbuffer_add(http_resp_body(req), der, len);
+		return httpcache_answer(req, m, now) == 304 ?
+		    METRICS_RES_NOT_MODIFIED : result;
+	}
+	reply_der(req, 200, der, len, result == METRICS_RES_UNVERIFIABLE ||
+	    result == METRICS_RES_DEFINITIVE ? "no-store" : NULL);
+	return result;
+}
+
+/* NVAT retries 5xx/408/429 for minutes and fails hard on a closed connection: tryLater instead. */
+static void
+ocsp_serve_failed(struct svc *s, struct http_req *req,
+    const struct svc_call *c, const char *why)
+{
+	(void)s;
+	(void)c;
+	(void)why;
+	reply_der(req, 200, OCSP_RESP_TRYLATER, sizeof(OCSP_RESP_TRYLATER), "no-store");
+}
+
+/* An upstream 404 for OCSP is no answer a client can use: tryLater, at once. */
+static void
+ocsp_serve_final(struct svc *s, struct http_req *req,
+    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
+{
+	(void)http_status;
+	(void)body;
+	(void)len;
+	ocsp_serve_failed(s, req, c, NULL);
+}
+
+/* A refresh carries stapled's own nonce, so a fresh answer proves itself. */
+static int
+ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
+    const struct cache_body *b, struct svc_call *c, void **scratch)
+{
+	uint8_t	 nonce[OCSP_NONCE_BYTES];
+	uint8_t	*der;
+	size_t	 len;
+
+	(void)s;
+	(void)key;
+	(void)klen;
+	if (b->request == NULL || b->request_len == 0 ||
+	    RAND_bytes(nonce, sizeof(nonce)) != 1)
+		return -1;
+	if ((der = ocsp_req_renonce(b->request, b->request_len, nonce,
+	    sizeof(nonce), &len)) == NULL)
+		return -1;
+	*scratch = der;
+	c->method = "POST";
+	c->path = "";
+	c->content_type = "application/ocsp-request";
+	c->accept = "application/ocsp-response";
+	c->body = der;
+	c->body_len = len;
+	c->keep = b->request;
+	c->keep_len = b->request_len;
+	c->own_nonce = 1;
+	c->route = METRICS_ROUTE_OCSP_POST;
+	return 0;
+}
+
+const struct svc_ops	ocsp_ops = {
+	.name = "ocsp",
+	.kind = CACHE_KIND_OCSP,
+	.trust_new = ocsp_trust_create,
+	.trust_free = ocsp_trust_destroy,
+	.verify = ocsp_check,
+	.serve = ocsp_serve,
+	.serve_final = ocsp_serve_final,
+	.serve_failed = ocsp_serve_failed,
+	.refresh_call = ocsp_refresh_call,
+};
+
+/* ---- the routes ---------------------------------------------------------- */
+
+int
+ocsp_is_post_path(const struct svc *s, const char *path)
+{
+	const struct config_service	*c = svc_conf(s);
+	size_t				 i;
+
+	if (strcmp(path, "/") == 0 || strcmp(path, "/ocsp") == 0 ||
+	    strcmp(path, "/ocsp/") == 0)
+		return 1;
+	for (i = 0; i < c->npaths; i++)
+		if (strcmp(path, c->paths[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+reply_malformed(struct http_req *req, enum metrics_route route)
+{
+	metrics.requests[route][METRICS_RES_MALFORMED]++;
+	reply_der(req, 200, OCSP_RESP_MALFORMED, sizeof(OCSP_RESP_MALFORMED), "no-store");
+}
+
+static void
+reply_http_error(struct http_req *req, int code, const char *reason,
+    enum metrics_route route)
+{
+	metrics.requests[route][METRICS_RES_HTTP_ERROR]++;
+	http_error(req, code, reason);
+}
+
+/* The client's request goes upstream verbatim, nonce included: the first caller gets a nonce match. */
+static void
+handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
+    size_t len, enum metrics_route route)
+{
+	struct svc_call	c;
+	struct ocsp_req	r;
+	const char	*why;
+
+	memset(&c, 0, sizeof(c));
+	if (entry_ocsp_request(der, len, &r, c.key, &why) == -1) {
+		log_debug("ocsp: malformed request (%zu bytes): %s", len, why);
+		reply_malformed(req, route);
+		return;
+	}
+	c.klen = OCSP_KEY_BYTES;
+	c.method = "POST";
+	c.path = "";
+	c.content_type = "application/ocsp-request";
+	c.accept = "application/ocsp-response";
+	c.body = der;
+	c.body_len = len;
+	c.keep = der;
+	c.keep_len = len;
+	c.route = route;
+	svc_handle(s, req, &c);
+}
+
+void
+ocsp_handle_post(struct svc *s, struct http_req *req)
+{
+	const uint8_t	*body;
+	const char	*ct;
+	size_t		 len;
+
+	body = http_req_body(req, &len);
+	ct = http_req_header(req, "Content-Type");
+	if (ct == NULL || strncasecmp(ct, "application/ocsp-request", 24) != 0 ||
+	    (ct[24] != '\0' && ct[24] != ';' && ct[24] != ' ')) {
+		reply_http_error(req, 415, "Unsupported Media Type", METRICS_ROUTE_OCSP_POST);
+		return;
+	}
+	if (len > OCSP_MAX_REQUEST_BYTES) {
+		reply_http_error(req, 413, "Payload Too Large", METRICS_ROUTE_OCSP_POST);
+		return;
+	}
+	if (len == 0) {
+		reply_malformed(req, METRICS_ROUTE_OCSP_POST);
+		return;
+	}
+	handle_der(s, req, body, len, METRICS_ROUTE_OCSP_POST);
+}
+
+/*
+ * RFC 6960 A.1 base64, tolerant of '+' arriving as space, base64url,
+ * line breaks and missing padding, into der. The length, or -1 when it is
+ * not base64 or too long for a request (the head's HTTP_MAX_HEADER_BYTES,
+ * whose request line gets 414, keeps a path far below that).
+ */
+static int
+get_decode(const char *b64, unsigned char der[OCSP_MAX_REQUEST_BYTES + 3])
+{
+	char	 buf[OCSP_MAX_REQUEST_BYTES * 4 / 3 + 8];
+	size_t	 n = 0, i;
+	int	 len;
+
+	for (i = 0; b64[i] != '\0'; i++) {
+		char	ch = b64[i];
+
+		if (n + 4 >= sizeof(buf))
+			return -1;
+		if (ch == ' ' || ch == '-')
+			ch = '+';
+		else if (ch == '_')
+			ch = '/';
+		else if (ch == '\r' || ch == '\n')
+			continue;
+		buf[n++] = ch;
+	}
+	while (n % 4 != 0)
+		buf[n++] = '=';
+	buf[n] = '\0';
+	if (n == 0 || (len = EVP_DecodeBlock(der, (unsigned char *)buf, (int)n)) < 0)
+		return -1;
+	/* EVP_DecodeBlock counts padding as zero bytes: drop them. */
+	for (i = n; i > 0 && buf[i - 1] == '='; i--)
+		len--;
+	return len;
+}
+
+/*
+ * The base64 part of an OCSP GET path: after "/ocsp/" or a configured
+ * path and '/' (*prefixed set), else after the root's '/'. Slashes right
+ * after the prefix are skipped; those inside are base64's own. NULL for
+ * the bare OCSP paths ("/", "/ocsp", configured ones): no request there.
+ */
+static const char *
+get_rest(const struct svc *s, const char *path, int *prefixed)
+{
+	const struct config_service	*c = svc_conf(s);
+	const char			*p = NULL;
+	size_t				 i, n;
+
+	*prefixed = 1;
+	if (strncmp(path, OCSP_GET_PREFIX, strlen(OCSP_GET_PREFIX)) == 0)
+		p = path + strlen(OCSP_GET_PREFIX);
+	for (i = 0; p == NULL && i < c->npaths; i++) {
+		n = strlen(c->paths[i]);
+		if (n > 1 && strncmp(path, c->paths[i], n) == 0 && path[n] == '/')
+			p = path + n + 1;
+	}
+	if (p == NULL) {
+		if (ocsp_is_post_path(s, path))
+			return NULL;
+		*prefixed = 0;
+		p = path + 1;
+	}
+	while (*p == '/')
+		p++;
+	return *p == '\0' ? NULL : p;
+}
+
+int
+ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
+{
+	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];
+	const char	*b64;
+	int		 prefixed, len;
+
+	if ((b64 = get_rest(s, path, &prefixed)) == NULL) {
+		reply_http_error(req, 400, "Bad Request", METRICS_ROUTE_OCSP_GET);
+		return 0;
+	}
+	len = get_decode(b64, der);
+	/* At the root only a DER SEQUENCE is a request: /health is no OCSP GET. */
+	if (!prefixed && (len < 1 || der[0] != OCSP_DER_SEQUENCE))
+		return -1;
+	if (len < 0)
+		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
+	else
+		handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
+	return 0;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RIM wire: GET /v1/rim/{id}, answers judged by entry/rim.c, the chain's CAs learned, served stale when upstreams fail. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "attest/ocsp_verify.h"
+#include "attest/rim.h"
+#include "cache/store.h"
+#include "entry/conf.h"
+#include "entry/entry.h"
+#include "entry/pool.h"
+#include "entry/rim.h"
+#include "proxy/file.h"
+#include "proxy/http/http.h"
+#include "proxy/http/httpcache.h"
+#include "proxy/log.h"
+#include "proxy/metrics.h"
+#include "proxy/kinds/rim_route.h"
+#include "proxy/service.h"
+
+#define RIM_ANCHOR_MAX_BYTES	(1 << 20)
+
+static void *
+rim_trust_create(const struct config *cfg, char *err, size_t errlen)
+{
+	struct rim_trust	*t;
+	uint8_t			*pem;
+	size_t			 i, len;
+	char			 ferr[512];
+
+	if ((t = rim_trust_new()) == NULL) {
+		snprintf(err, errlen, "rim: cannot create the trust store");
+		return NULL;
+	}
+	/* Like OCSP: configured anchors replace the pinned CoRIM signing root. */
+	if (cfg->rim.nanchors == 0 && rim_trust_add_builtin(t) == -1) {
+		snprintf(err, errlen, "rim: the built-in CoRIM signing root does not load");
+		goto fail;
+	}
+	for (i = 0; i < cfg->rim.nanchors; i++) {
+		if ((pem = file_read(cfg->rim.anchors[i], RIM_ANCHOR_MAX_BYTES,
+		    &len, ferr, sizeof(ferr))) == NULL) {
+			snprintf(err, errlen, "rim.anchors: %s", ferr);
+			goto fail;
+		}
+		if (rim_trust_add_anchors_pem(t, (const char *)pem, len) <= 0) {
+			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
+			    "certificates", cfg->rim.anchors[i]);
+			free(pem);
+			goto fail;
+		}
+		free(pem);
+	}
+	return t;
+fail:
+	rim_trust_free(t);
+	return NULL;
+}
+
+static void
+rim_trust_destroy(void *t)
+{
+	rim_trust_free(t);
+}
+
+/*
+ * The chain's CAs that entry_rim_admit found for the OCSP pool join it,
+ * in memory and in the cache, before the RIM is answered: so the OCSP
+ * answers for its signing chain, which a client asks next, verify.
+ */
+static void
+learn_chain(struct svc *s, const struct entry_rim_admission *ad)
+{
+	struct svc		*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
+	struct cache		*cache = gen_cache(svc_gen(s));
+	const struct rim_certs	*chain = &ad->result.chain;
+	size_t			 i;
+
+	for (i = 1; i < chain->n; i++) {
+		if (!ad->learn[i] || ocsp_trust_add_pool_der(svc_trust(ocsp),
+		    chain->der[i], chain->len[i]) == -1)
+			continue;
+		if (cache != NULL && !cache_read_only(cache) &&
+		    entry_pool_put(cache, chain->der[i],
+		    chain->len[i]) == -1)
+			log_warn("rim: keeping a chain certificate: %s",
+			    cache_strerror(cache));
+	}
+}
+
+/* The wire half of entry_rim_admit (entry/rim.c): learning the chain, logs. */
+static enum entry_verdict
+rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
+    time_t now, struct svc_answer *a, char *why, size_t whylen)
+{
+	struct entry_rim_question	 q = { c->key, c->klen,
+					    config_retention_s(svc_conf(s)), 0 };
+	struct entry_answer		 ans;
+	struct entry_rim_admission	 ad;
+	struct svc			*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
+	enum entry_verdict		 v = ENTRY_REFUSE;
+
+	fetch_res_answer(res, &ans);
+	/* cache_put keeps a newer stored entry itself, in its write transaction. */
+	if (entry_rim_admit(svc_trust(s), svc_trust(ocsp), &q, &ans, NULL, now,
+	    &ad) != ENTRY_STORE) {
+		snprintf(why, whylen, "%s", ad.reason);
+		goto out;
+	}
+	learn_chain(s, &ad);
+	if (ad.result.signer_expired)
+		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
+		    "as a claim)", ad.id, ad.result.signer_serial);
+	a->meta = ad.meta;
+	v = ENTRY_STORE;
+ out:
+	entry_rim_admission_free(&ad);
+	return v;
+}
+
+static void
+reply(struct http_req *req, int code, const char *reason,
+    const char *ctype, const uint8_t *body, size_t len)
+{
+	/* Only 200s from a stored entry are cacheable: those go through httpcache_answer. */
+	http_resp_header(req, "Content-Type", ctype);
+	httpcache_no_store(req);
+	evbuffer_add(http_resp_body(req), body, len);
+	http_reply(req, code, reason);
+}
+
+static enum metrics_result
+rim_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
+    const struct cache_meta *m, const uint8_t *body, size_t len,
+    const uint8_t *headers, size_t headers_len, time_t now,
+    enum metrics_result result)
+{
+	(void)s;
+	(void)c;
+	(void)headers;
+	(void)headers_len;
+	http_resp_header(req, "Content-Type", "application/json");
+	evbuffer_add(http_resp_body(req), body, len);
+	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
+	    result;
+}
+
+/* NVIDIA's 404 (no such RIM) is an answer about the id: passed on as sent. */
+static void
+rim_serve_final(struct svc *s, struct http_req *req,
+    const struct svc_call *c, int http_status, const uint8_t *body, size_t len)
+{
+	(void)s;
+	(void)c;
+	reply(req, http_status, http_reason(http_status), "application/json",
+	    body, len);
+}
+
+/* Nothing stored and no upstream: a quick 503 (nvattest retries it a few times). */
+static void
+rim_serve_failed(struct svc *s, struct http_req *req,
+    const struct svc_call *c, const char *why)
+{
+	char	msg[1024];
+	int	n;
+
+	(void)s;
+	(void)c;
+	n = snprintf(msg, sizeof(msg), "{\"error\":\"RIM not cached and no "
+	    "upstream answered\",\"detail\":\"");
+	for (; why != NULL && *why != '\0' && n < (int)sizeof(msg) - 4; why++)
+		if (*why != '"' && *why != '\\' && (unsigned char)*why >= 0x20)
+			msg[n++] = *why;
+	n += snprintf(msg + n, sizeof(msg) - n, "\"}");
+	http_resp_header(req, "Retry-After", "1");
+	reply(req, 503, "Service Unavailable", "application/json",
+	    (const uint8_t *)msg, (size_t)n);
+}
+
+static int
+rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
+    const struct cache_body *b, struct svc_call *c, void **scratch)
+{
+	char	*path;
+
+	(void)s;
+	(void)key;
+	(void)klen;
+	if (b->request == NULL || b->request_len == 0 ||
+	    b->request_len >= ENTRY_RIM_PATH_BYTES ||
+	    (path = malloc(b->request_len + 1)) == NULL)
+		return -1;
+	memcpy(path, b->request, b->request_len);
+	path[b->request_len] = '\0';
+	*scratch = path;
+	c->method = "GET";
+	c->path = path;
+	c->accept = "application/json";
+	c->keep = b->request;
+	c->keep_len = b->request_len;
+	c->route = METRICS_ROUTE_RIM;
+	return 0;
+}
+
+const struct svc_ops	rim_ops = {
+	.name = "rim",
+	.kind = CACHE_KIND_RIM,
+	.trust_new = rim_trust_create,
+	.trust_free = rim_trust_destroy,
+	.verify = rim_check,
+	.serve = rim_serve,
+	.serve_final = rim_serve_final,
+	.serve_failed = rim_serve_failed,
+	.refresh_call = rim_refresh_call,
+};
+
+void
+rim_handle_get(struct svc *s, struct http_req *req, const char *id)
+{
+	struct svc_call	c;
+	char		path[ENTRY_RIM_PATH_BYTES];
+	size_t		n = strlen(id);
+
+	if (entry_rim_path(id, n, path) == -1) {
+		metrics.requests[METRICS_ROUTE_RIM][METRICS_RES_HTTP_ERROR]++;
+		http_error(req, 400, "Bad Request");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	memcpy(c.key, id, n);
+	c.klen = n;
+	c.method = "GET";
+	c.path = path;
+	c.accept = "application/json";
+	c.keep = (const uint8_t *)path;
+	c.keep_len = strlen(path);
+	c.route = METRICS_ROUTE_RIM;
+	svc_handle(s, req, &c);
+}

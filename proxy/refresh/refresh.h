@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The refresh scheduler: starts what the store's due index says is due, rate-limited; a paced walk keeps the figures. */
+#ifndef PROXY_REFRESH_H
+#define PROXY_REFRESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cache/store.h"
+#include "proxy/refresh/schedule.h"
+
+struct event_base;
+struct refresh;
+
+#define REFRESH_MAX_INFLIGHT	8	/* parallel refreshes (mod_md uses 6) */
+#define REFRESH_WALK_CHUNK	128	/* entries examined per loop turn */
+#define REFRESH_PASS_MS		1000	/* a pass over the store at most this often (more for big stores) */
+#define REFRESH_EXPIRING_S	(6 * 3600)
+/* An entry past its nextUpdate by more than this is deleted by the walk. */
+#define REFRESH_PURGE_GRACE_S	(7 * 86400)
+
+/* How a refresh ended, for refresh_done_fn. */
+enum refresh_result {
+	REFRESH_FAILED = 0,
+	REFRESH_OK = 1,		/* a new entry was stored */
+	REFRESH_MAP_FULL = 2,	/* verified, but the full map took no room for it */
+};
+/* Called by the kind's refresher when its refresh ends; ok: enum refresh_result. */
+typedef void refresh_done_fn(struct refresh *, int ok, const char *why, void *done_arg);
+/*
+ * Start refreshing one entry; the refresher must call done exactly once
+ * (possibly before returning). Returns 0, or -1 if it could not start.
+ */
+typedef int refresh_start_fn(void *arg, enum cache_kind, const uint8_t *key, size_t klen,
+    refresh_done_fn *done, void *done_arg);
+
+struct refresh_kind_conf {
+	struct schedule_conf	 sched;
+	long			 idle_expire_s;
+	double			 rate_limit_per_s;
+	size_t			 max_inflight;	/* of this kind at once; 0 or more: REFRESH_MAX_INFLIGHT */
+	size_t			 max_entries;	/* the kind's entry cap; 0: none */
+	refresh_start_fn	*start;
+	void			*arg;
+};
+
+struct refresh_stats {
+	size_t	entries[CACHE_KIND_MAX];
+	size_t	expiring;		/* valid, nextUpdate within REFRESH_EXPIRING_S */
+	size_t	expired;		/* past nextUpdate: no longer served */
+	size_t	backlog;		/* due but not yet started */
+	size_t	idle;			/* not asked for within idle_expire */
+	size_t	inflight;
+	int64_t	earliest_next_update;	/* over valid entries; 0 none */
+	int64_t	earliest_by_kind[CACHE_KIND_MAX];	/* the same, per kind */
+	size_t	valid_by_kind[CACHE_KIND_MAX];	/* before nextUpdate: served */
+	/* past nextUpdate and asked for within idle_expire_s: wanted, not served */
+	size_t	expired_by_kind[CACHE_KIND_MAX];
+	int64_t	newest_import;		/* the latest fetched_at of an entry staplectl import stored; 0 none */
+	int	complete;		/* at least one full pass done */
+	struct cache_room room;		/* measured after the last pass */
+	/* A spell of full map (refresh_map_full): since 0 when none. */
+	int64_t	full_since;		/* its first refused write */
+	int64_t	full_last;		/* its latest */
+	unsigned long full_refused;	/* writes refused in it */
+	unsigned long full_evicted;	/* entries not in use evicted in it */
+};
+
+struct cache_writer;
+/*
+ * writer (may be NULL: the loop writes): the store's writer thread, for
+ * the hit counters and a failed refresh's new schedule. A refresh holds
+ * its slot until its writes have landed.
+ */
+struct refresh	*refresh_new(struct event_base *, struct cache *,
+		    struct cache_writer *);
+void		 refresh_free(struct refresh *);
+/* Install or replace the refresher of a kind (SIGHUP swaps it). NULL start disables. */
+void		 refresh_set_kind(struct refresh *, enum cache_kind,
+		    const struct refresh_kind_conf *);
+/* Begin walking (after the listener is up, so startup stays fast). */
+void		 refresh_start(struct refresh *);
+/* Stop starting refreshes (shutdown); in-flight ones finish. */
+void		 refresh_stop(struct refresh *);
+/* Stats of the last complete pass. */
+void		 refresh_stats(const struct refresh *, struct refresh_stats *);
+
+/* Hit bookkeeping: counted in memory, written in batches every few seconds. */
+void		 refresh_touch(struct refresh *, enum cache_kind, const uint8_t *key,
+		    size_t klen, time_t now);
+void		 refresh_flush_touches(struct refresh *);
+/*
+ * A hit served from the stored entry m: counted toward the page release
+ * policy, and recorded with refresh_touch unless the store already holds a
+ * use of it within the last hour (or idle_expire_s / 4 if shorter), so
+ * that hits spread over many entries do not each cost a write. An import
+ * not asked since is always recorded (as two uses: it is protected from
+ * eviction once asked), and so is every hit of a kind at 90% of its
+ * max_entries or more (eviction goes by the last use), and a hit on an
+ * entry on probation (proxy/refresh/evict.h: the ask that protects it).
+ */
+void		 refresh_hit(struct refresh *, enum cache_kind, const uint8_t *key,
+		    size_t klen, const struct cache_meta *m, time_t now);
+/*
+ * map_resident_max_mb: above this many bytes of resident file pages, a
+ * pass's end releases the map even while hits are served; 0: never then.
+ */
+void		 refresh_set_map_cap(struct refresh *, size_t bytes);
+
+/*
+ * Before storing a NEW entry of a kind with max_entries: make room by
+ * deleting the least valuable candidates the last walk pass found
+ * (design.md 8.9, proxy/refresh/evict.h: probation first, least recently asked
+ * first; protected ones only beyond their share), each checked again
+ * first: one asked since (in the store or among the hits not yet written)
+ * or imported and not asked is skipped. At most a few are deleted for one
+ * new entry, so a store over its cap comes down over the following ones.
+ * Returns 0 when the entry may be stored (and counts it), -1 when nothing
+ * could be evicted: the caller then passes the answer on without storing.
+ * Evictions are counted in metrics.evictions. Not from a walk callback.
+ */
+int		 refresh_make_room(struct refresh *, enum cache_kind);
+
+/*
+ * A write the store refused because its map is full (cache_map_full),
+ * for an entry of kind (0: no entry's, such as the status record). The
+ * refusal is counted (metrics.store_map_full_writes) and starts or
+ * continues a spell of full map, shown in /readyz, the daemon's record
+ * for `staplectl status` and stapled_store_map_full; the first refusal
+ * of a spell is logged at error with the caller's message (printf's fmt),
+ * the others at debug, and while the spell lasts a line once every
+ * REFRESH_FULL_LOG_S gives their count. Then room is made: a few entries
+ * that are not in use (not asked within idle_expire_s, or past their
+ * nextUpdate; never one imported and not asked since) are evicted, the
+ * least valuable first by the eviction order of the last walk pass, of
+ * kind first, then of the other kinds (metrics.full_evictions). Entries
+ * in use are never evicted to make room. Returns how many were evicted:
+ * the caller may try its write again when that is more than 0. Not from
+ * a walk callback.
+ */
+int		 refresh_map_full(struct refresh *, enum cache_kind kind,
+		    time_t now, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+
+/* A uniform double in [0, 1) for jitter. */
+double		 refresh_rand(void);
+
+/*
+ * An operator's ask (staplectl refresh): every entry, a kind's, or the
+ * keys listed, renewed now. Each goes through the scheduler's slots and
+ * token buckets (max_inflight, rate_limit_per_s), after the due entries
+ * of each turn, so an ask over a million entries starts them at the
+ * schedule's pace and never at once; and each is started as a scheduled
+ * refresh is (refresh_kind_conf.start: single flight, failover,
+ * admission, storage). An ask over a kind or every entry walks the store
+ * in key order and leaves out entries never refreshed (VCEKs, PCK
+ * certificates: counted as skipped); a key asked by name is renewed
+ * whatever its kind, and one the store does not hold fails.
+ */
+struct cache_ask;
+struct cache_ask_line;
+struct refresh_ask;
+/*
+ * Called once per entry (CACHE_ASK_RENEWED, UNCHANGED, FAILED), then once
+ * more with the last line (DONE with the counts, or STOPPED with why: the
+ * daemon stops, or the store is read-only). The line is borrowed for the
+ * call, which must not call refresh_ask_cancel.
+ */
+typedef void	 refresh_ask_cb(const struct cache_ask_line *, void *arg);
+/*
+ * Start ask (copied; its keys are looked up now); the first entries start
+ * in the next due turn. NULL when memory is short.
+ */
+struct refresh_ask *refresh_ask_start(struct refresh *, const struct cache_ask *,
+		    refresh_ask_cb *cb, void *arg);
+/*
+ * Stop asking: no more entries start, and cb is never called again (the
+ * refreshes running finish as scheduled ones). Not from cb. Accepts NULL.
+ */
+void		 refresh_ask_cancel(struct refresh_ask *);
+
+#endif

@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Lookups on a few threads: a queue of copied keys, each taken by one thread and its twin handle. */
+/* Lookups on a few threads: copied keys handed to a pool (cache/workers.h), each lookup on its thread's twin handle. */
 #include "config.h"
 
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cache/clock.h"
 #include "cache/reader.h"
+#include "cache/workers.h"
 
+/* One lookup: the key in, a copy of the entry out. */
 struct rop {
-	struct rop		*next;
+	struct cache_workers_job job;		/* first: the pool's link */
 	uint8_t			 kind;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 klen;
@@ -33,28 +32,20 @@ struct rop {
 	char			 err[256];
 };
 
+/* A lookup thread's own: the pool's slot. */
 struct rthread {
 	struct cache_reader	*r;
 	struct cache		*twin;
-	pthread_t		 thread;
 	long			 majflt;	/* this thread's, when last read */
 };
 
 struct cache_reader {
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 wake;		/* the threads: work, or stop */
-	pthread_cond_t	 idle;		/* cache_reader_wait: a lookup finished */
-	struct rop	*todo, **todo_tail;
-	struct rop	*finished;	/* newest first */
-	size_t		 queued;	/* on todo or running: not yet finished */
-	size_t		 pending;	/* submitted, callback not yet run */
-	int		 stopping;
-	int		 efd;
-	unsigned	 nthreads;	/* started */
-	long		 caller_majflt;	/* the caller's thread's, when last read */
+	struct cache_workers	*pool;
+	unsigned		 nthreads;
+	long			 caller_majflt;	/* the caller's thread's */
 	/* when a lookup last waited for the disk (mono_us), on any thread */
-	_Atomic int64_t	 disk_at;
-	struct rthread	 threads[CACHE_READER_MAX_THREADS];
+	_Atomic int64_t		 disk_at;
+	struct rthread		 threads[CACHE_READER_MAX_THREADS];
 };
 
 /* This thread's page faults that read from the disk so far; -1 when unknown. */
@@ -122,10 +113,24 @@ rop_copy(struct rop *o, const struct cache_body *b)
 	return 0;
 }
 
+/* cache_workers_init: the thread's fault count, from which note_lookup counts. */
 static void
-rop_run(struct cache *c, struct rop *o)
+rthread_init(void *slot)
 {
-	struct cache_body	b;
+	struct rthread	*t = slot;
+
+	t->majflt = thread_majflt();
+}
+
+/* cache_workers_run: the lookup, on the thread's twin. */
+static void
+rop_run(struct cache_workers_job *j, void *slot)
+{
+	struct rop		*o = (struct rop *)j;
+	struct rthread		*t = slot;
+	struct cache		*c = t->twin;
+	struct cache_body	 b;
+	int64_t			 t0 = mono_us();
 
 	/* The original's environment, as it is now (a reset waits for us). */
 	cache_twin_follow(c);
@@ -137,69 +142,41 @@ rop_run(struct cache *c, struct rop *o)
 	} else if (o->rc == -1)
 		snprintf(o->err, sizeof(o->err), "%s", cache_strerror(c));
 	cache_get_done(c);
+	note_lookup(t->r, t0, &t->majflt);
 }
 
-static void *
-reader_main(void *arg)
+/* cache_workers_done: the caller's callback, on the caller's thread. */
+static void
+rop_done(struct cache_workers_job *j, void *arg)
 {
-	struct rthread		*t = arg;
-	struct cache_reader	*r = t->r;
-	struct rop		*o;
-	uint64_t		 one = 1;
-	int64_t			 t0;
-	int			 was_empty;
+	struct rop		*o = (struct rop *)j;
+	struct cache_reader_res	 res;
 
-	t->majflt = thread_majflt();
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		while (r->todo == NULL && !r->stopping)
-			pthread_cond_wait(&r->wake, &r->mu);
-		if ((o = r->todo) == NULL)
-			break;
-		if ((r->todo = o->next) == NULL)
-			r->todo_tail = &r->todo;
-		pthread_mutex_unlock(&r->mu);
-
-		t0 = mono_us();
-		rop_run(t->twin, o);
-		note_lookup(r, t0, &t->majflt);
-
-		pthread_mutex_lock(&r->mu);
-		was_empty = r->finished == NULL;
-		o->next = r->finished;
-		r->finished = o;
-		r->queued--;
-		pthread_cond_broadcast(&r->idle);
-		/*
-		 * One wake-up for what the loop has not taken yet: the loop
-		 * reads the fd before it takes the list, so nothing is missed.
-		 */
-		if (was_empty)
-			(void)!write(r->efd, &one, sizeof(one));
-	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
+	(void)arg;
+	res.rc = o->rc;
+	res.err = o->rc == -1 ? o->err : NULL;
+	res.meta = o->meta;
+	res.body = o->body;
+	o->done(&res, o->arg);
+	rop_free(o);
 }
 
-/* End the threads started so far and free everything; nothing may be queued. */
+static const struct cache_workers_ops reader_ops = {
+	.what = "cache reader",
+	.thread_name = CACHE_READER_THREAD_NAME,
+	.init = rthread_init,
+	.run = rop_run,
+	.done = rop_done,
+};
+
+/* Close the twins made so far and free r; no thread may be running. */
 static void
 reader_free(struct cache_reader *r)
 {
 	unsigned	i;
 
-	pthread_mutex_lock(&r->mu);
-	r->stopping = 1;
-	pthread_cond_broadcast(&r->wake);
-	pthread_mutex_unlock(&r->mu);
-	for (i = 0; i < r->nthreads; i++) {
-		pthread_join(r->threads[i].thread, NULL);
+	for (i = 0; i < r->nthreads; i++)
 		cache_close(r->threads[i].twin);
-	}
-	pthread_cond_destroy(&r->idle);
-	pthread_cond_destroy(&r->wake);
-	pthread_mutex_destroy(&r->mu);
-	if (r->efd != -1)
-		close(r->efd);
 	free(r);
 }
 
@@ -209,7 +186,6 @@ cache_reader_start(struct cache *c, unsigned nthreads, char *err,
 {
 	struct cache_reader	*r;
 	struct rthread		*t;
-	int			 rc;
 
 	if (nthreads < 1 || nthreads > CACHE_READER_MAX_THREADS) {
 		snprintf(err, errlen, "cache reader: %u threads, not in 1..%d",
@@ -220,19 +196,9 @@ cache_reader_start(struct cache *c, unsigned nthreads, char *err,
 		snprintf(err, errlen, "cache reader: %s", strerror(ENOMEM));
 		return NULL;
 	}
-	r->todo_tail = &r->todo;
 	r->caller_majflt = thread_majflt();
 	atomic_init(&r->disk_at, INT64_MIN / 2);
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->wake, NULL);
-	pthread_cond_init(&r->idle, NULL);
-	if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "cache reader: eventfd: %s",
-		    strerror(errno));
-		reader_free(r);
-		return NULL;
-	}
-	while (r->nthreads < nthreads) {
+	for (; r->nthreads < nthreads; r->nthreads++) {
 		t = &r->threads[r->nthreads];
 		t->r = r;
 		if ((t->twin = cache_twin(c)) == NULL) {
@@ -241,16 +207,11 @@ cache_reader_start(struct cache *c, unsigned nthreads, char *err,
 			reader_free(r);
 			return NULL;
 		}
-		if ((rc = pthread_create(&t->thread, NULL, reader_main, t)) != 0) {
-			snprintf(err, errlen, "cache reader: thread: %s",
-			    strerror(rc));
-			cache_close(t->twin);
-			reader_free(r);
-			return NULL;
-		}
-		/* For top -H and ps -L; a name is no reason to fail. */
-		(void)pthread_setname_np(t->thread, CACHE_READER_THREAD_NAME);
-		r->nthreads++;
+	}
+	if ((r->pool = cache_workers_start(&reader_ops, r, r->threads,
+	    sizeof(r->threads[0]), nthreads, err, errlen)) == NULL) {
+		reader_free(r);
+		return NULL;
 	}
 	return r;
 }
@@ -277,13 +238,13 @@ cache_reader_wanted(struct cache_reader *r)
 int
 cache_reader_fd(const struct cache_reader *r)
 {
-	return r->efd;
+	return cache_workers_fd(r->pool);
 }
 
 size_t
 cache_reader_pending(const struct cache_reader *r)
 {
-	return r->pending;
+	return cache_workers_pending(r->pool);
 }
 
 int
@@ -296,7 +257,8 @@ cache_reader_get(struct cache_reader *r, enum cache_kind kind,
 		errno = EINVAL;
 		return -1;
 	}
-	if (r->pending >= (size_t)r->nthreads * CACHE_READER_PENDING_PER_THREAD) {
+	if (cache_workers_pending(r->pool) >=
+	    (size_t)r->nthreads * CACHE_READER_PENDING_PER_THREAD) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -307,45 +269,14 @@ cache_reader_get(struct cache_reader *r, enum cache_kind kind,
 	o->klen = klen;
 	o->done = done;
 	o->arg = arg;
-	pthread_mutex_lock(&r->mu);
-	*r->todo_tail = o;
-	r->todo_tail = &o->next;
-	r->queued++;
-	pthread_cond_signal(&r->wake);
-	pthread_mutex_unlock(&r->mu);
-	r->pending++;
+	cache_workers_queue(r->pool, &o->job);
 	return 0;
 }
 
-/* Run the callbacks of the lookups the threads have finished. */
 void
 cache_reader_collect(struct cache_reader *r)
 {
-	struct cache_reader_res	 res;
-	struct rop		*o, *next, *prev;
-	uint64_t		 n;
-
-	(void)!read(r->efd, &n, sizeof(n));
-	pthread_mutex_lock(&r->mu);
-	o = r->finished;
-	r->finished = NULL;
-	pthread_mutex_unlock(&r->mu);
-	/* Newest first as pushed: oldest first for the callbacks. */
-	for (prev = NULL; o != NULL; o = next) {
-		next = o->next;
-		o->next = prev;
-		prev = o;
-	}
-	for (o = prev; o != NULL; o = next) {
-		next = o->next;
-		r->pending--;
-		res.rc = o->rc;
-		res.err = o->rc == -1 ? o->err : NULL;
-		res.meta = o->meta;
-		res.body = o->body;
-		o->done(&res, o->arg);
-		rop_free(o);
-	}
+	cache_workers_collect(r->pool);
 }
 
 void
@@ -353,14 +284,7 @@ cache_reader_wait(struct cache_reader *r)
 {
 	if (r == NULL)
 		return;
-	/* A callback may submit more: wait for those too. */
-	while (r->pending > 0) {
-		pthread_mutex_lock(&r->mu);
-		while (r->queued > 0)
-			pthread_cond_wait(&r->idle, &r->mu);
-		pthread_mutex_unlock(&r->mu);
-		cache_reader_collect(r);
-	}
+	cache_workers_wait(r->pool);
 }
 
 void
@@ -368,6 +292,6 @@ cache_reader_stop(struct cache_reader *r)
 {
 	if (r == NULL)
 		return;
-	cache_reader_wait(r);
+	cache_workers_stop(r->pool);
 	reader_free(r);
 }

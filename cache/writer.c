@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The store's writer thread: a queue of copied writes, done in order on a twin handle. */
+/* The store's writer thread: copied writes handed to a one-thread pool (cache/workers.h), done in order on its twin handle. */
 #include "config.h"
 
-#include <sys/eventfd.h>
-
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "cache/workers.h"
 #include "cache/writer.h"
 
 enum wop_type {
@@ -25,7 +22,7 @@ enum wop_type {
 };
 
 struct wop {
-	struct wop		*next;
+	struct cache_workers_job job;		/* first: the pool's link */
 	enum wop_type		 type;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 klen;
@@ -43,48 +40,10 @@ struct wop {
 	struct cache_room	 room;
 };
 
-struct wqueue {
-	struct wop	*head;
-	struct wop	**tail;
-};
-
 struct cache_writer {
-	struct cache	*twin;		/* the thread's */
-	pthread_t	 thread;
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 wake;		/* the thread: work, or stop */
-	pthread_cond_t	 idle;		/* cache_writer_wait: a write finished */
-	struct wqueue	 todo;
-	struct wqueue	 finished;
-	size_t		 pending;	/* submitted, callback not yet run */
-	size_t		 running;	/* 0 or 1: taken off todo, not yet finished */
-	int		 stopping;
-	int		 efd;
+	struct cache		*twin;		/* the thread's (its slot) */
+	struct cache_workers	*pool;		/* one thread: in order */
 };
-
-static void
-wq_init(struct wqueue *q)
-{
-	q->head = NULL;
-	q->tail = &q->head;
-}
-
-static void
-wq_push(struct wqueue *q, struct wop *o)
-{
-	o->next = NULL;
-	*q->tail = o;
-	q->tail = &o->next;
-}
-
-static struct wop *
-wq_take_all(struct wqueue *q)
-{
-	struct wop	*o = q->head;
-
-	wq_init(q);
-	return o;
-}
 
 static void
 wop_free(struct wop *o)
@@ -96,9 +55,15 @@ wop_free(struct wop *o)
 	free(o);
 }
 
+/* cache_workers_run: the write, on the thread's twin. */
 static void
-wop_run(struct cache *c, struct wop *o)
+wop_run(struct cache_workers_job *j, void *slot)
 {
+	struct wop	*o = (struct wop *)j;
+	struct cache	*c = slot;
+
+	/* The original's environment, as it is now (a reset waits for us). */
+	cache_twin_follow(c);
 	switch (o->type) {
 	case WOP_PUT:
 		o->rc = cache_put(c, o->key, o->klen, &o->meta, &o->body);
@@ -129,84 +94,48 @@ wop_run(struct cache *c, struct wop *o)
 	}
 }
 
-static void *
-writer_main(void *arg)
-{
-	struct cache_writer	*w = arg;
-	struct wop		*o;
-	uint64_t		 one = 1;
-
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (w->todo.head == NULL && !w->stopping)
-			pthread_cond_wait(&w->wake, &w->mu);
-		if (w->todo.head == NULL)
-			break;
-		o = w->todo.head;
-		w->todo.head = o->next;
-		if (w->todo.head == NULL)
-			w->todo.tail = &w->todo.head;
-		w->running = 1;
-		pthread_mutex_unlock(&w->mu);
-
-		/* The original's environment, as it is now (a reset waits for us). */
-		cache_twin_follow(w->twin);
-		wop_run(w->twin, o);
-
-		pthread_mutex_lock(&w->mu);
-		w->running = 0;
-		wq_push(&w->finished, o);
-		pthread_cond_broadcast(&w->idle);
-		/* A full counter would only mean the loop has not read it yet. */
-		(void)!write(w->efd, &one, sizeof(one));
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* The locks, the eventfd, the twin and w itself, once no thread runs. */
+/* cache_workers_done: the caller's callback, if any, on the caller's thread. */
 static void
-writer_free(struct cache_writer *w)
+wop_done(struct cache_workers_job *j, void *arg)
 {
-	pthread_cond_destroy(&w->idle);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->mu);
-	close(w->efd);
-	cache_close(w->twin);
-	free(w);
+	struct wop		*o = (struct wop *)j;
+	struct cache_writer_res	 res;
+
+	(void)arg;
+	if (o->done != NULL) {
+		res.rc = o->rc;
+		res.map_full = o->map_full;
+		res.err = o->err;
+		res.room = o->room;
+		o->done(&res, o->arg);
+	}
+	wop_free(o);
 }
+
+static const struct cache_workers_ops writer_ops = {
+	.what = "cache writer",
+	.run = wop_run,
+	.done = wop_done,
+};
 
 struct cache_writer *
 cache_writer_start(struct cache *c, char *err, size_t errlen)
 {
 	struct cache_writer	*w;
-	int			 rc;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
 		snprintf(err, errlen, "cache writer: %s", strerror(ENOMEM));
 		return NULL;
 	}
-	w->efd = -1;
-	wq_init(&w->todo);
-	wq_init(&w->finished);
 	if ((w->twin = cache_twin(c)) == NULL) {
 		snprintf(err, errlen, "cache writer: %s", strerror(ENOMEM));
 		free(w);
 		return NULL;
 	}
-	if ((w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "cache writer: eventfd: %s",
-		    strerror(errno));
+	if ((w->pool = cache_workers_start(&writer_ops, w, w->twin, 0, 1, err,
+	    errlen)) == NULL) {
 		cache_close(w->twin);
 		free(w);
-		return NULL;
-	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->wake, NULL);
-	pthread_cond_init(&w->idle, NULL);
-	if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
-		snprintf(err, errlen, "cache writer: thread: %s", strerror(rc));
-		writer_free(w);
 		return NULL;
 	}
 	return w;
@@ -215,39 +144,19 @@ cache_writer_start(struct cache *c, char *err, size_t errlen)
 int
 cache_writer_fd(const struct cache_writer *w)
 {
-	return w->efd;
+	return cache_workers_fd(w->pool);
 }
 
 size_t
 cache_writer_pending(const struct cache_writer *w)
 {
-	return w->pending;
+	return cache_workers_pending(w->pool);
 }
 
-/* Run the callbacks of the writes the thread has finished. */
 void
 cache_writer_collect(struct cache_writer *w)
 {
-	struct cache_writer_res	 res;
-	struct wop		*o, *next;
-	uint64_t		 n;
-
-	(void)!read(w->efd, &n, sizeof(n));
-	pthread_mutex_lock(&w->mu);
-	o = wq_take_all(&w->finished);
-	pthread_mutex_unlock(&w->mu);
-	for (; o != NULL; o = next) {
-		next = o->next;
-		w->pending--;
-		if (o->done != NULL) {
-			res.rc = o->rc;
-			res.map_full = o->map_full;
-			res.err = o->err;
-			res.room = o->room;
-			o->done(&res, o->arg);
-		}
-		wop_free(o);
-	}
+	cache_workers_collect(w->pool);
 }
 
 void
@@ -255,14 +164,7 @@ cache_writer_wait(struct cache_writer *w)
 {
 	if (w == NULL)
 		return;
-	/* A callback may submit more: wait for those too. */
-	while (w->pending > 0) {
-		pthread_mutex_lock(&w->mu);
-		while (w->todo.head != NULL || w->running)
-			pthread_cond_wait(&w->idle, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-		cache_writer_collect(w);
-	}
+	cache_workers_wait(w->pool);
 }
 
 void
@@ -270,13 +172,9 @@ cache_writer_stop(struct cache_writer *w)
 {
 	if (w == NULL)
 		return;
-	cache_writer_wait(w);
-	pthread_mutex_lock(&w->mu);
-	w->stopping = 1;
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->thread, NULL);
-	writer_free(w);
+	cache_workers_stop(w->pool);
+	cache_close(w->twin);
+	free(w);
 }
 
 static int
@@ -285,11 +183,7 @@ submit(struct cache_writer *w, struct wop *o, cache_writer_done *done,
 {
 	o->done = done;
 	o->arg = arg;
-	pthread_mutex_lock(&w->mu);
-	wq_push(&w->todo, o);
-	w->pending++;
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->mu);
+	cache_workers_queue(w->pool, &o->job);
 	return 0;
 }
 

@@ -258,40 +258,55 @@ cache_adopt_mapsize(struct cache *c, const char *op)
 	return 0;
 }
 
+/*
+ * Begin a transaction with `flags` in *txn, or renew *txn when it is not
+ * NULL (a read transaction that was reset). A map another process grew
+ * (MDB_MAP_RESIZED) is adopted and the begin tried once more. 0, or -1
+ * with c->err naming `op`; *txn is then as it was.
+ */
+static int
+cache_txn_begin(struct cache *c, unsigned flags, MDB_txn **txn,
+    const char *op)
+{
+	int	rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (*txn == NULL)
+			rc = mdb_txn_begin(c->env, NULL, flags, txn);
+		else
+			rc = mdb_txn_renew(*txn);
+		if (rc == 0)
+			return 0;
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		if (cache_adopt_mapsize(c, op) == -1)
+			return -1;
+	}
+	cache_setmdberr(c, op, rc);
+	return -1;
+}
+
 /* A read transaction for `op` ("lookup", "walk", ...), named for a fault's marker. */
 int
 cache_read_begin(struct cache *c, const char *op)
 {
-	int	rc, tries;
-
 	cache_read_end(c);
 	c->txn_rc = 0;
 	if (cache_refuse_damaged(c))
 		return -1;
 	cache_fault_doing(op);
-	for (tries = 0; tries < 2; tries++) {
-		if (c->rtxn == NULL)
-			rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &c->rtxn);
-		else
-			rc = mdb_txn_renew(c->rtxn);
-		if (rc == 0) {
-			c->rtxn_live = 1;
-			return 0;
-		}
-		if (rc != MDB_MAP_RESIZED)
-			break;
-		if (cache_adopt_mapsize(c, "read") == -1)
-			return -1;
-	}
-	cache_setmdberr(c, "read", rc);
-	return -1;
+	if (cache_txn_begin(c, MDB_RDONLY, &c->rtxn, "read") == -1)
+		return -1;
+	c->rtxn_live = 1;
+	return 0;
 }
 
 int
 cache_write_begin(struct cache *c, MDB_txn **txn)
 {
-	int	rc, tries, dead;
+	int	dead;
 
+	*txn = NULL;
 	c->map_full = 0;
 	if (c->in_walk) {
 		cache_seterr(c, "called from a walk callback");
@@ -323,29 +338,22 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	 * process that holds one (design.md 5.2).
 	 */
 	(void)mdb_reader_check(c->env, &dead);
-	for (tries = 0; tries < 2; tries++) {
-		rc = mdb_txn_begin(c->env, NULL, 0, txn);
-		if (rc == 0)
-			return 0;
-		if (rc != MDB_MAP_RESIZED)
-			break;
-		if (cache_adopt_mapsize(c, "write") == -1)
-			return -1;
-	}
-	cache_setmdberr(c, "write", rc);
-	return -1;
+	return cache_txn_begin(c, 0, txn, "write");
 }
 
 /*
- * Commit frees the transaction whatever it returns. A store moved aside
- * while the transaction ran took the commit with it: said, as a failure.
+ * LMDB frees a transaction whatever its commit returns: *txn is NULL
+ * after it. A store moved aside while the transaction ran took the commit
+ * with it: said, as a failure.
  */
 int
-cache_commit(struct cache *c, MDB_txn *txn)
+cache_write_commit(struct cache *c, MDB_txn **txn)
 {
-	int	rc;
+	MDB_txn	*t = *txn;
+	int	 rc;
 
-	if ((rc = mdb_txn_commit(txn)) != 0) {
+	*txn = NULL;
+	if ((rc = mdb_txn_commit(t)) != 0) {
 		cache_setmdberr(c, "commit", rc);
 		return -1;
 	}
@@ -359,25 +367,15 @@ cache_commit(struct cache *c, MDB_txn *txn)
 }
 
 int
-cache_commit_take(struct cache *c, MDB_txn **txn)
-{
-	MDB_txn	*t = *txn;
-
-	*txn = NULL;
-	return cache_commit(c, t);
-}
-
-int
 cache_write_end(struct cache *c, MDB_txn **txn, size_t changed)
 {
 	MDB_txn	*t = *txn;
 
-	if (changed == 0) {
-		*txn = NULL;
-		cache_write_abort(c, t);
-		return 0;
-	}
-	return cache_commit_take(c, txn);
+	if (changed > 0)
+		return cache_write_commit(c, txn);
+	*txn = NULL;
+	cache_write_abort(c, t);
+	return 0;
 }
 
 /* End a write transaction that failed (txn NULL: commit freed it). */
@@ -418,13 +416,11 @@ cache_open_main_dbis(struct cache *c, MDB_txn *txn, unsigned flags)
 static int
 cache_open_dbis_read(struct cache *c)
 {
-	MDB_txn	*txn;
+	MDB_txn	*txn = NULL;
 	int	 rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		cache_setmdberr(c, "open", rc);
+	if (cache_txn_begin(c, MDB_RDONLY, &txn, "open") == -1)
 		return -1;
-	}
 	if ((rc = cache_open_main_dbis(c, txn, 0)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "due", 0, &c->due)) != 0) {
 		mdb_txn_abort(txn);
@@ -452,11 +448,8 @@ cache_open_dbis(struct cache *c)
 
 	if (!c->readonly && (rc = cache_open_dbis_read(c)) != 0)
 		return rc == 1 ? 0 : -1;
-	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &txn);
-	if (rc != 0) {
-		cache_setmdberr(c, "open", rc);
+	if (cache_txn_begin(c, c->readonly ? MDB_RDONLY : 0, &txn, "open") == -1)
 		goto out;
-	}
 	if ((rc = cache_open_main_dbis(c, txn, flags)) != 0) {
 		if (rc == MDB_NOTFOUND)
 			cache_seterr(c, "not a stapled cache (no meta, body "
@@ -1090,7 +1083,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 	cache_carry_counters(&m, &old);
 	if (cache_txn_put_meta(c, txn, &k, &old, &m) == -1)
 		goto out;
-	rv = cache_commit_take(c, &txn);
+	rv = cache_write_commit(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;
@@ -1133,10 +1126,35 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		if (cache_txn_put_meta(c, txn, &k, &old, &m) == -1)
 			goto out;
 	}
-	rv = cache_commit_take(c, &txn);
+	rv = cache_write_commit(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;
+}
+
+int
+cache_txn_del(struct cache *c, MDB_txn *txn, const MDB_val *k,
+    const struct cache_meta *old, const char *op)
+{
+	MDB_val	 key = *k;
+	char	 what[64];
+	int	 rc;
+
+	if (old != NULL && cache_txn_due_move(c, txn, k, old, NULL) == -1)
+		return -1;
+	if ((rc = mdb_del(txn, c->meta, &key, NULL)) != 0 &&
+	    rc != MDB_NOTFOUND) {
+		snprintf(what, sizeof(what), "%s meta", op);
+		cache_setmdberr(c, what, rc);
+		return -1;
+	}
+	if ((rc = mdb_del(txn, c->body, &key, NULL)) != 0 &&
+	    rc != MDB_NOTFOUND) {
+		snprintf(what, sizeof(what), "%s body", op);
+		cache_setmdberr(c, what, rc);
+		return -1;
+	}
+	return 0;
 }
 
 /* Deleting an absent entry is not an error. */
@@ -1148,24 +1166,16 @@ cache_del_once(struct cache *c, enum cache_kind kind, const uint8_t *key,
 	struct cache_meta	 old;
 	MDB_txn			*txn = NULL;
 	MDB_val			 k;
-	int			 rc, have, rv = -1;
+	int			 have, rv = -1;
 
 	if (cache_lkey(c, kind, key, klen, lk, &k) == -1)
 		goto out;
 	if (cache_write_begin(c, &txn) == -1)
 		goto out;
 	if ((have = cache_txn_meta(c, txn, &k, &old)) == -1 ||
-	    (have && cache_txn_due_move(c, txn, &k, &old, NULL) == -1))
+	    cache_txn_del(c, txn, &k, have ? &old : NULL, "del") == -1)
 		goto out;
-	if ((rc = mdb_del(txn, c->meta, &k, NULL)) != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "del meta", rc);
-		goto out;
-	}
-	if ((rc = mdb_del(txn, c->body, &k, NULL)) != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "del body", rc);
-		goto out;
-	}
-	rv = cache_commit_take(c, &txn);
+	rv = cache_write_commit(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;

@@ -48,7 +48,7 @@ cache_aux_put(struct cache *c, const char *name, const uint8_t *val,
 		cache_setmdberr(c, "put aux", rc);
 		goto out;
 	}
-	rv = cache_commit_take(c, &txn);
+	rv = cache_write_commit(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;

@@ -210,17 +210,10 @@ cache_drop_damaged(struct cache *c, enum cache_kind kind, const uint8_t *key,
 		goto forget;
 	}
 	/* An unreadable meta's due key is the due walk's to mend. */
-	if ((have_meta && cache_txn_due_move(c, txn, &k, &m, NULL) == -1))
+	if (cache_txn_del(c, txn, &k, have_meta ? &m : NULL,
+	    "drop damaged") == -1)
 		goto out;
-	if ((rc = mdb_del(txn, c->meta, &k, NULL)) != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "drop damaged meta", rc);
-		goto out;
-	}
-	if ((rc = mdb_del(txn, c->body, &k, NULL)) != 0 && rc != MDB_NOTFOUND) {
-		cache_setmdberr(c, "drop damaged body", rc);
-		goto out;
-	}
-	if (cache_commit_take(c, &txn) == -1)
+	if (cache_write_commit(c, &txn) == -1)
 		goto out;
 	rv = 1;
  forget:

@@ -200,9 +200,7 @@ cache_due_repair(struct cache *c, const struct cache_due_stale *st)
 		    (have && cache_txn_due_move(c, txn, &k, NULL, &m) == -1))
 			goto out;
 	}
-	rc = cache_commit(c, txn);
-	txn = NULL;
-	rv = rc;
+	rv = cache_write_commit(c, &txn);
  out:
 	cache_write_abort(c, txn);
 	return rv;

@@ -116,22 +116,40 @@ int	cache_lkey(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
 	    uint8_t buf[CACHE_LKEY_BYTES], MDB_val *k);
 void	cache_read_end(struct cache *c);
 int	cache_read_begin(struct cache *c, const char *op);
+/*
+ * A write transaction: cache_write_begin, then cache_write_commit (or
+ * cache_write_end) when it is done, and cache_write_abort at the cleanup
+ * label whatever happened (it does nothing once a commit took the
+ * transaction). Each is 0, or -1 with c->err set.
+ *
+ * cache_write_begin: *txn is NULL on failure. Refused in a walk callback,
+ * on a handle opened for reading, on a damaged store, when data.mdb or
+ * lock.mdb was replaced since the open or the daemon holding the store
+ * uses another lock file (cache_check_peer), and while the disk is full;
+ * a map another process grew is adopted first.
+ */
 int	cache_write_begin(struct cache *c, MDB_txn **txn);
-int	cache_commit(struct cache *c, MDB_txn *txn);
-/* cache_commit of *txn, which is NULL after it (cache_write_abort then does nothing). 0 or -1. */
-int	cache_commit_take(struct cache *c, MDB_txn **txn);
+/* Commit *txn, which is NULL after it whatever the outcome. */
+int	cache_write_commit(struct cache *c, MDB_txn **txn);
 /*
  * The end of a write that changed `changed` records: committed when any
- * did, else aborted (no commit, no sync). *txn is consumed and NULL after
- * it, as with cache_commit_take; 0, or -1 when the commit failed.
+ * did, else aborted (no commit, no sync). *txn is NULL after it.
  */
 int	cache_write_end(struct cache *c, MDB_txn **txn, size_t changed);
+/* End a write transaction that failed; NULL (a commit took it) does nothing. */
 void	cache_write_abort(struct cache *c, MDB_txn *txn);
 int	cache_env_open(struct cache *c);
 int	cache_txn_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 	    struct cache_meta *m);
 int	cache_txn_put_meta(struct cache *c, MDB_txn *txn, MDB_val *k,
 	    const struct cache_meta *old, const struct cache_meta *m);
+/*
+ * Delete the entry at k (kind and key) in txn: its meta and body, and its
+ * due key when `old`, its meta as stored, is not NULL. An absent record
+ * is no error. 0, or -1 with c->err naming `op` ("del meta", ...).
+ */
+int	cache_txn_del(struct cache *c, MDB_txn *txn, const MDB_val *k,
+	    const struct cache_meta *old, const char *op);
 /*
  * The end of a walk over a cursor of the read transaction (cache_walk,
  * cache_aux_walk, cache_due_walk): leaves the walk, closes cur (NULL when

@@ -884,6 +884,52 @@ test_readonly_cross_process(void **state)
 	cache_close(ro);
 }
 
+/*
+ * A write handle whose map another process grew adopts the new size at
+ * its next write (LMDB refuses the begin with MDB_MAP_RESIZED until it
+ * does), and the write goes through.
+ */
+static void
+test_write_adopts_grown_map(void **state)
+{
+	struct store_fixture	*f = *state;
+	struct cache		*c;
+	struct cache_stat	 st;
+	char			 err[256];
+	pid_t			 pid;
+	int			 status;
+	unsigned		 i;
+
+	c = store_open_ok(f->dir, 1 * MIB, 0);
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 0, 100, 100),
+	    CACHE_PUT_STORED);
+	/* The child opens an environment of its own, as in the test above. */
+	if ((pid = fork()) == 0) {
+		struct cache	*w;
+
+		w = cache_open(f->dir, 16 * MIB, 0, err, sizeof(err));
+		if (w == NULL)
+			_exit(2);
+		for (i = 1; i <= 40; i++)
+			if (put_n(w, CACHE_KIND_OCSP, i, 100, 200 * 1024) !=
+			    CACHE_PUT_STORED)
+				_exit(3);
+		cache_close(w);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	assert_int_equal(put_n(c, CACHE_KIND_OCSP, 41, 100, 100),
+	    CACHE_PUT_STORED);
+	assert_int_equal(cache_stat(c, &st), 0);
+	assert_int_equal(st.map_bytes, 16 * MIB);
+	assert_int_equal(st.entries[CACHE_KIND_OCSP], 42);
+	cache_close(c);
+}
+
 static void
 test_open_errors(void **state)
 {
@@ -2128,6 +2174,7 @@ main(void)
 		T(test_lazy_meta),
 		T(test_release_steps),
 		T(test_readonly_cross_process),
+		T(test_write_adopts_grown_map),
 		T(test_open_errors),
 		T(test_open_creates_dir),
 		T(test_map_full),

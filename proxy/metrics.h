@@ -101,7 +101,7 @@ struct metrics {
 	/* by where found: STORE a damaged store moved aside; else a record */
 	unsigned long	store_damaged[CACHE_FOUND_MAX];
 	unsigned long	store_map_full_writes;	/* every write the full map refused */
-	int		store_map_full_now;	/* 1 during a spell of full map (refresh_map_full) */
+	int		store_map_full_now;	/* 1 during a spell of full map (usage_map_full) */
 	unsigned long	store_salvaged;	/* entries carried from stores moved aside */
 	int		store_read_only;	/* why writes are held (enum cache_cause of cache_writes_held); 0 none */
 	unsigned long	lookups_loop;	/* hits' lookups on the event loop, with lookup_threads */

@@ -32,6 +32,7 @@
 #include "proxy/metrics_page.h"
 #include "proxy/miss_limit.h"
 #include "proxy/refresh/refresh.h"
+#include "proxy/refresh/usage.h"
 #include "proxy/service.h"
 
 #define SVC_HEADERS_MAX_BYTES	ENTRY_KEPT_HEADERS_MAX_BYTES
@@ -40,7 +41,7 @@
 #define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
 /*
  * A put the full map refused is made again after each round of room
- * (refresh_map_full: a few entries not in use evicted), this many times.
+ * (usage_map_full: a few entries not in use evicted), this many times.
  */
 #define SVC_FULL_TRIES		8
 
@@ -563,7 +564,7 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 	if (s->max_entries == 0 || cache_get_meta(s->gen->cache,
 	    s->ops->kind, c->key, c->klen, &old) != 0)
 		return 1;	/* no cap, a replacement, or the put will say */
-	if (refresh_make_room(s->gen->refresh, s->ops->kind) == 0)
+	if (usage_make_room(refresh_usage(s->gen->refresh), s->ops->kind) == 0)
 		return 1;
 	metrics.store_capped[s->ops->kind]++;
 	if (now - s->last_capped_log >= SVC_STATE_LOG_S) {
@@ -608,7 +609,7 @@ static int	store_landed(struct svc_job *, int, const char *, int);
 static cache_writer_done	put_landed;
 
 /*
- * The put found the map full: refresh_map_full makes room (entries not
+ * The put found the map full: usage_map_full makes room (entries not
  * in use evicted) and the put is made again, SVC_FULL_TRIES times at
  * most. -1 when it is not (nothing could be evicted, or the tries are
  * spent), else store_landed's result for the put made again.
@@ -621,8 +622,8 @@ store_again(struct svc_job *j, const char *hex, const char *err)
 	struct cache_body	 b = { 0 };
 	int			 put;
 
-	if (refresh_map_full(s->gen->refresh, s->ops->kind, time(NULL),
-	    "%s: %s: not stored: %s", s->ops->name, hex, err) == 0 ||
+	if (usage_map_full(refresh_usage(s->gen->refresh), s->ops->kind,
+	    time(NULL), "%s: %s: not stored: %s", s->ops->name, hex, err) == 0 ||
 	    ++j->full_tries > SVC_FULL_TRIES)
 		return -1;
 	b.request = j->call.keep;
@@ -656,7 +657,7 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 
 	log_hex(hex, sizeof(hex), j->call.key, j->call.klen < 8 ? j->call.klen : 8);
 	if (put == -1) {
-		/* Logged by refresh_map_full, once a spell. */
+		/* Logged by usage_map_full, once a spell. */
 		if (map_full && (rv = store_again(j, hex, err)) != -1)
 			return rv;
 		metrics.store_errors++;
@@ -992,7 +993,8 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
 		return 0;
 	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
 	    b->headers_len, now, result, fwd);
-	refresh_hit(s->gen->refresh, s->ops->kind, c->key, c->klen, m, now);
+	usage_hit(refresh_usage(s->gen->refresh), s->ops->kind, c->key, c->klen,
+	    m, now);
 	return 1;
 }
 
@@ -1133,8 +1135,8 @@ pending_done(const struct fetch_res *res, void *arg)
 			    o->headers, o->headers_len, now, METRICS_RES_MISS,
 			    &p->fwd);
 			/* A miss is a use too: it starts the idle clock. */
-			refresh_touch(s->gen->refresh, s->ops->kind, c->key, c->klen,
-			    now);
+			usage_touch(refresh_usage(s->gen->refresh), s->ops->kind,
+			    c->key, c->klen, now);
 		} else {
 			memset(&m, 0, sizeof(m));
 			svc_serve(s, p->req, c, &m, res->body, res->body_len,

@@ -23,6 +23,7 @@
 #include "proxy/service.h"
 #include "proxy/status.h"
 #include "proxy/daemon/store_ops.h"
+#include "proxy/refresh/usage.h"
 
 #define HEALTH_MAX_UPSTREAMS	64
 
@@ -52,13 +53,13 @@ upstreams_line(struct gen *gen, char *buf, size_t len)
 	return buf;
 }
 
-/* The record was not written: a full map is said and makes room (refresh_map_full). */
+/* The record was not written: a full map is said and makes room (usage_map_full). */
 static void
 health_unstored(struct daemon *d, const char *err, int map_full)
 {
 	if (map_full)
-		(void)refresh_map_full(d->refresh, 0, time(NULL), "recording "
-		    "upstream health: %s", err);
+		(void)usage_map_full(refresh_usage(d->refresh), 0, time(NULL),
+		    "recording upstream health: %s", err);
 	else
 		log_warn("recording upstream health: %s", err);
 }
@@ -70,7 +71,7 @@ health_landed(const struct cache_writer_res *res, void *arg)
 		health_unstored(arg, res->err, res->map_full);
 }
 
-/* A spell of full map (refresh_map_full), for `staplectl status`: null when none. */
+/* A spell of full map (usage_map_full), for `staplectl status`: null when none. */
 static json_t *
 health_map_full(const struct refresh_stats *rs)
 {

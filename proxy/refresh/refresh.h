@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The refresh scheduler: starts what the store's due index says is due, rate-limited; a paced walk keeps the figures. */
+/* Background refresh: the owner of the schedule, usage and page release, and the paced walk that keeps the store's figures. */
 #ifndef PROXY_REFRESH_H
 #define PROXY_REFRESH_H
 
@@ -10,6 +10,22 @@
 #include "cache/store.h"
 #include "proxy/refresh/schedule.h"
 
+/*
+ * struct refresh wires three parts together and runs the walk:
+ *   the schedule (proxy/refresh/sched.h): the due index's turns, the in-flight
+ *     slots and token buckets, operators' asks, the backoff;
+ *   usage (proxy/refresh/usage.h): touches and uses, what the hit path records,
+ *     and the eviction candidates;
+ *   page release (proxy/refresh/release.h): the map's resident pages let go
+ *     while hits are few.
+ * The schedule reads usage and asks the page release to let go; the page
+ * release reads usage's hit count; usage calls neither (a batch of uses
+ * landed is told through a callback). The walk (a pass over the store,
+ * REFRESH_WALK_CHUNK entries a loop turn, every REFRESH_PASS_MS or more)
+ * keeps the figures of refresh_stats, hands usage the uses and eviction
+ * candidates it finds, and the schedule the parked and the long-expired
+ * entries. Every call is made on the event loop's thread.
+ */
 struct event_base;
 struct refresh;
 
@@ -60,7 +76,7 @@ struct refresh_stats {
 	int64_t	newest_import;		/* the latest fetched_at of an entry staplectl import stored; 0 none */
 	int	complete;		/* at least one full pass done */
 	struct cache_room room;		/* measured after the last pass */
-	/* A spell of full map (refresh_map_full): since 0 when none. */
+	/* A spell of full map (usage_map_full): since 0 when none. */
 	int64_t	full_since;		/* its first refused write */
 	int64_t	full_last;		/* its latest */
 	unsigned long full_refused;	/* writes refused in it */
@@ -71,10 +87,12 @@ struct cache_writer;
 /*
  * writer (may be NULL: the loop writes): the store's writer thread, for
  * the hit counters and a failed refresh's new schedule. A refresh holds
- * its slot until its writes have landed.
+ * its slot until its writes have landed. base, cache and writer are
+ * borrowed and must outlive it. NULL when memory is short.
  */
 struct refresh	*refresh_new(struct event_base *, struct cache *,
 		    struct cache_writer *);
+/* Write what usage holds unwritten, then free. Accepts NULL. */
 void		 refresh_free(struct refresh *);
 /* Install or replace the refresher of a kind (SIGHUP swaps it). NULL start disables. */
 void		 refresh_set_kind(struct refresh *, enum cache_kind,
@@ -86,62 +104,17 @@ void		 refresh_stop(struct refresh *);
 /* Stats of the last complete pass. */
 void		 refresh_stats(const struct refresh *, struct refresh_stats *);
 
-/* Hit bookkeeping: counted in memory, written in batches every few seconds. */
-void		 refresh_touch(struct refresh *, enum cache_kind, const uint8_t *key,
-		    size_t klen, time_t now);
-void		 refresh_flush_touches(struct refresh *);
 /*
- * A hit served from the stored entry m: counted toward the page release
- * policy, and recorded with refresh_touch unless the store already holds a
- * use of it within the last hour (or idle_expire_s / 4 if shorter), so
- * that hits spread over many entries do not each cost a write. An import
- * not asked since is always recorded (as two uses: it is protected from
- * eviction once asked), and so is every hit of a kind at 90% of its
- * max_entries or more (eviction goes by the last use), and a hit on an
- * entry on probation (proxy/refresh/evict.h: the ask that protects it).
+ * The usage table (proxy/refresh/usage.h): the hit path records its uses there,
+ * and stores make room through it (usage_make_room, usage_map_full).
+ * Borrowed: valid until refresh_free.
  */
-void		 refresh_hit(struct refresh *, enum cache_kind, const uint8_t *key,
-		    size_t klen, const struct cache_meta *m, time_t now);
+struct usage	*refresh_usage(struct refresh *);
 /*
  * map_resident_max_mb: above this many bytes of resident file pages, a
  * pass's end releases the map even while hits are served; 0: never then.
  */
 void		 refresh_set_map_cap(struct refresh *, size_t bytes);
-
-/*
- * Before storing a NEW entry of a kind with max_entries: make room by
- * deleting the least valuable candidates the last walk pass found
- * (design.md 8.9, proxy/refresh/evict.h: probation first, least recently asked
- * first; protected ones only beyond their share), each checked again
- * first: one asked since (in the store or among the hits not yet written)
- * or imported and not asked is skipped. At most a few are deleted for one
- * new entry, so a store over its cap comes down over the following ones.
- * Returns 0 when the entry may be stored (and counts it), -1 when nothing
- * could be evicted: the caller then passes the answer on without storing.
- * Evictions are counted in metrics.evictions. Not from a walk callback.
- */
-int		 refresh_make_room(struct refresh *, enum cache_kind);
-
-/*
- * A write the store refused because its map is full (cache_map_full),
- * for an entry of kind (0: no entry's, such as the status record). The
- * refusal is counted (metrics.store_map_full_writes) and starts or
- * continues a spell of full map, shown in /readyz, the daemon's record
- * for `staplectl status` and stapled_store_map_full; the first refusal
- * of a spell is logged at error with the caller's message (printf's fmt),
- * the others at debug, and while the spell lasts a line once every
- * REFRESH_FULL_LOG_S gives their count. Then room is made: a few entries
- * that are not in use (not asked within idle_expire_s, or past their
- * nextUpdate; never one imported and not asked since) are evicted, the
- * least valuable first by the eviction order of the last walk pass, of
- * kind first, then of the other kinds (metrics.full_evictions). Entries
- * in use are never evicted to make room. Returns how many were evicted:
- * the caller may try its write again when that is more than 0. Not from
- * a walk callback.
- */
-int		 refresh_map_full(struct refresh *, enum cache_kind kind,
-		    time_t now, const char *fmt, ...)
-		    __attribute__((format(printf, 4, 5)));
 
 /* A uniform double in [0, 1) for jitter. */
 double		 refresh_rand(void);

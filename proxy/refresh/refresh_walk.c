@@ -7,10 +7,12 @@
 
 #include <event2/event.h>
 
-#include "proxy/refresh/evict.h"
+#include "cache/writer.h"
 #include "proxy/log.h"
 #include "proxy/refresh/refresh_int.h"
-#include "proxy/refresh/uses.h"
+#include "proxy/refresh/release.h"
+#include "proxy/refresh/sched.h"
+#include "proxy/refresh/usage.h"
 
 /*
  * The full walk (figures, eviction candidates, purge, taking parked
@@ -24,35 +26,6 @@ struct walk_arg {
 	struct refresh	*r;
 	time_t		 now;
 };
-
-/*
- * The figures of the due-index side: due and waiting (backlog), idle; a
- * parked entry that may be refreshed again is put back in the schedule,
- * due now (it was due when it was parked).
- */
-static void
-walk_schedule(struct refresh *r, int kind, const uint8_t *key, size_t klen,
-    const struct cache_meta *m, time_t now)
-{
-	unsigned	failures;
-	int64_t		at;
-
-	if (!kind_refreshed(r, kind) || (m->flags & CACHE_F_NO_REFRESH) ||
-	    m->next_update <= now)
-		return;
-	if (entry_idle(r, kind, m, now)) {
-		r->cur.idle++;
-		return;
-	}
-	if (m->flags & CACHE_F_PARKED) {
-		(void)sched_add(r, kind, key, klen, m, now, 0, CACHE_F_PARKED);
-		return;
-	}
-	if (m->next_refresh_at != 0 && m->next_refresh_at <= now &&
-	    inflight_find(r, kind, key, klen) == NULL &&
-	    !backoff_holds(r, kind, key, klen, m, now, &failures, &at))
-		r->cur.backlog++;
-}
 
 static int
 walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
@@ -68,27 +41,36 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	if (kind >= CACHE_KIND_MAX || klen > CACHE_KEY_MAX_BYTES)
 		return 0;
 	if (m->next_update < wa->now - REFRESH_PURGE_GRACE_S) {
-		if (uses_count(r->uses) > 0)
-			(void)uses_take(r->uses, uses_fp(kind, key, klen));
-		purge_add(r, kind, key, klen);
+		usage_walk_purged(r->usage, kind, key, klen);
+		sched_purge_add(r->sched, kind, key, klen);
 		return 0;	/* gone after this chunk: counted nowhere */
 	}
 	/* Asked since its recorded use: idle and eviction see that use. */
-	if (walk_use(r, kind, key, klen, wa->now)) {
+	if (usage_walk_use(r->usage, kind, key, klen, wa->now)) {
 		used = *m;
 		if (used.last_served_at < wa->now)
 			used.last_served_at = wa->now;
 		used.served_count++;	/* as the queued touch adds */
 		m = &used;
 	}
-	walk_schedule(r, kind, key, klen, m, wa->now);
+	switch (sched_walk_entry(r->sched, kind, key, klen, m, wa->now)) {
+	case SCHED_SEEN_IDLE:
+		r->cur.idle++;
+		break;
+	case SCHED_SEEN_BACKLOG:
+		r->cur.backlog++;
+		break;
+	case SCHED_SEEN:
+		break;
+	}
 	r->cur.entries[kind]++;
 	if (record_source_imported(m) && m->fetched_at > r->cur.newest_import)
 		r->cur.newest_import = m->fetched_at;
 	if (m->next_update <= wa->now) {
 		r->cur.expired++;
 		/* An idle entry is left to expire (design.md 7.4): not missed. */
-		if (!kind_refreshed(r, kind) || !entry_idle(r, kind, m, wa->now))
+		if (!sched_refreshes(r->sched, kind) ||
+		    !usage_idle(r->usage, kind, m, wa->now))
 			r->cur.expired_by_kind[kind]++;
 	} else {
 		r->cur.valid_by_kind[kind]++;
@@ -101,9 +83,7 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		if (m->next_update - wa->now <= REFRESH_EXPIRING_S)
 			r->cur.expiring++;
 	}
-	if (r->building[kind] != NULL &&
-	    evict_offer(r->building[kind], key, klen, m) == -1)
-		log_debug("refresh: no memory for an eviction candidate");
+	usage_walk_offer(r->usage, kind, key, klen, m);
 	return 0;
 }
 
@@ -152,7 +132,7 @@ room_measure(struct refresh *r)
  * parked entries taken back. It starts no refresh and never waits on one.
  */
 void
-walk_cb(evutil_socket_t fd, short what, void *arg)
+refresh_walk_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct refresh	*r = arg;
 	struct walk_arg	 wa = { r, time(NULL) };
@@ -165,19 +145,15 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		memset(&r->cur, 0, sizeof(r->cur));
 		r->afterlen = 0;
 		r->walking = 1;
-		evict_pass_begin(r);
-		if ((n = (long)uses_turn(r->uses)) > 0)
-			log_debug("refresh: %ld recorded use(s) of entries "
-			    "deleted since", n);
+		usage_pass_begin(r->usage);
 	}
-	walk_touches_room(r, REFRESH_WALK_CHUNK);
+	usage_walk_room(r->usage, REFRESH_WALK_CHUNK);
 	/* The walk key is kind||key; cache_walk wants the same form. */
 	n = cache_walk(r->cache, 0, r->afterlen ? r->after : NULL, r->afterlen,
 	    REFRESH_WALK_CHUNK, walk_one, &wa);
 	if (n == -1)
 		log_err("refresh: walking the cache: %s", cache_strerror(r->cache));
-	purge_claimed(r);
-	(void)sched_apply(r);
+	(void)sched_flush(r->sched);
 	if (n == REFRESH_WALK_CHUNK) {
 		/*
 		 * What the chunks read goes while hits are few, at the latest
@@ -185,19 +161,17 @@ walk_cb(evutil_socket_t fd, short what, void *arg)
 		 * second let fault-around keep far more, and one after every
 		 * chunk was most of the walk's CPU (design.md 7.6).
 		 */
-		release_soon(r);
+		release_soon(r->release);
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */
 		return;
 	}
-	walk_touches_flush(r);
-	if (release_check(r))
-		release(r);
+	usage_walk_flush(r->usage);
+	release_if_quiet(r->release);
 	r->walking = 0;
 	r->cur.complete = 1;
 	r->last = r->cur;
 	room_measure(r);
-	evict_pass_end(r);
-	full_tick(r, wa.now);
+	usage_pass_end(r->usage, r->last.entries, wa.now);
 	pass_ms = refresh_pause_ms(r);
 	tv.tv_sec = pass_ms / 1000;
 	tv.tv_usec = (pass_ms % 1000) * 1000;

@@ -20,7 +20,8 @@
 #include "cache/store.h"
 #include "proxy/metrics.h"
 #include "proxy/refresh/refresh.h"
-#include "proxy/refresh/refresh_int.h"	/* full_tick, REFRESH_FULL_LOG_S */
+#include "proxy/refresh/usage.h"
+#include "proxy/refresh/usage_int.h"	/* usage_full_tick, REFRESH_FULL_LOG_S */
 
 #include "refresh_fixture.h"
 #include "store_fixture.h"
@@ -480,7 +481,7 @@ test_backoff_unstored(void **state)
 }
 
 /*
- * A full map makes room: refresh_map_full evicts entries not in use (not
+ * A full map makes room: usage_map_full evicts entries not in use (not
  * asked within idle_expire_s, or past nextUpdate), never one in use or
  * one imported and not asked since; the spell is counted and shown, and
  * ends once no write was refused for an interval.
@@ -489,6 +490,7 @@ static void
 test_full_evicts_idle(void **state)
 {
 	struct fx		*f = *state;
+	struct usage		*u = refresh_usage(f->r);
 	time_t			 now = time(NULL);
 	struct refresh_stats	 st;
 	unsigned long		 ev = metrics.full_evictions[CACHE_KIND_OCSP];
@@ -508,8 +510,8 @@ test_full_evicts_idle(void **state)
 	refresh_stats(f->r, &st);
 	assert_true(st.complete);
 	assert_int_equal(st.full_since, 0);
-	while ((n = refresh_map_full(f->r, CACHE_KIND_OCSP, now,
-	    "test: %s", "map full")) > 0) {
+	while ((n = usage_map_full(u, CACHE_KIND_OCSP, now, "test: %s",
+	    "map full")) > 0) {
 		assert_true(n <= 4);
 		total += n;
 	}
@@ -526,9 +528,9 @@ test_full_evicts_idle(void **state)
 	assert_int_equal(st.full_refused, 3);
 	assert_int_equal(st.full_evicted, 7);
 	/* Within the interval the spell goes on; after it, it is over. */
-	full_tick(f->r, now + REFRESH_FULL_LOG_S - 1);
+	usage_full_tick(u, now + REFRESH_FULL_LOG_S - 1);
 	assert_int_equal(metrics.store_map_full_now, 1);
-	full_tick(f->r, now + REFRESH_FULL_LOG_S);
+	usage_full_tick(u, now + REFRESH_FULL_LOG_S);
 	assert_int_equal(metrics.store_map_full_now, 0);
 	refresh_stats(f->r, &st);
 	assert_int_equal(st.full_since, 0);
@@ -673,6 +675,7 @@ static void
 test_touch_batch(void **state)
 {
 	struct fx		*f = *state;
+	struct usage		*u = refresh_usage(f->r);
 	time_t			 now = time(NULL);
 	struct cache_meta	 m;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
@@ -681,26 +684,25 @@ test_touch_batch(void **state)
 	for (k = 0; k < 256; k++)
 		put(f, CACHE_KIND_OCSP, k, now - 60, now + 600, 0, 0);
 	for (k = 0; k < 3; k++)
-		refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 0),
-		    now - 5);
+		usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 0), now - 5);
 	for (k = 1; k < 255; k++)
-		refresh_touch(f->r, CACHE_KIND_OCSP, key,
+		usage_touch(u, CACHE_KIND_OCSP, key,
 		    store_key(key, (unsigned)k), now - 5);
 	/* 255 distinct entries wait: nothing written yet. */
 	m = meta(f, CACHE_KIND_OCSP, 0);
 	assert_int_equal(m.served_count, 0);
 	assert_int_equal(m.last_served_at, 0);
 	/* The 256th writes the batch. */
-	refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 255), now - 5);
+	usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 255), now - 5);
 	m = meta(f, CACHE_KIND_OCSP, 0);
 	assert_int_equal(m.served_count, 3);
 	assert_int_equal(m.last_served_at, now - 5);
 	m = meta(f, CACHE_KIND_OCSP, 255);
 	assert_int_equal(m.served_count, 1);
 	/* One more waits until a flush. */
-	refresh_touch(f->r, CACHE_KIND_OCSP, key, store_key(key, 7), now - 1);
+	usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 7), now - 1);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 7).served_count, 1);
-	refresh_flush_touches(f->r);
+	usage_flush(u);
 	m = meta(f, CACHE_KIND_OCSP, 7);
 	assert_int_equal(m.served_count, 2);
 	assert_int_equal(m.last_served_at, now - 1);
@@ -716,6 +718,7 @@ static void
 test_hits(void **state)
 {
 	struct fx		*f = *state;
+	struct usage		*u = refresh_usage(f->r);
 	time_t			 now = time(NULL);
 	struct cache_meta	 m;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
@@ -734,10 +737,10 @@ test_hits(void **state)
 	set_kind(f, CACHE_KIND_OCSP, 100, 0, IDLE_S);
 	for (i = 1; i <= 5; i++) {
 		m = meta(f, CACHE_KIND_OCSP, i);
-		refresh_hit(f->r, CACHE_KIND_OCSP, key,
+		usage_hit(u, CACHE_KIND_OCSP, key,
 		    store_key(key, (unsigned)i), &m, now);
 	}
-	refresh_flush_touches(f->r);
+	usage_flush(u);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 1).last_served_at, now);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 2).last_served_at, now - 60);
 	/* Not in the table: the walk writes it, stamped with its own time. */
@@ -756,8 +759,8 @@ test_hits(void **state)
 	assert_true(m.last_served_at >= now);
 	assert_int_equal(m.served_count, 2);
 	/* Protected now: its next hit is not written. */
-	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 4), &m, now + 1);
-	refresh_flush_touches(f->r);
+	usage_hit(u, CACHE_KIND_OCSP, key, store_key(key, 4), &m, now + 1);
+	usage_flush(u);
 	turn(f);
 	assert_int_equal(meta(f, CACHE_KIND_OCSP, 4).served_count, 2);
 }
@@ -772,6 +775,7 @@ static void
 test_make_room(void **state)
 {
 	struct fx			*f = *state;
+	struct usage			*u = refresh_usage(f->r);
 	struct refresh_kind_conf	 kc;
 	time_t				 now = time(NULL);
 	struct cache_meta		 m;
@@ -802,10 +806,10 @@ test_make_room(void **state)
 	spin_for(f, 50);	/* a pass over ten entries */
 	/* entry 3, the oldest on probation, is asked now: it stays */
 	m = meta(f, CACHE_KIND_OCSP, 3);
-	refresh_hit(f->r, CACHE_KIND_OCSP, key, store_key(key, 3), &m, now);
+	usage_hit(u, CACHE_KIND_OCSP, key, store_key(key, 3), &m, now);
 	for (i = 0; i < 6; i++)
-		assert_int_equal(refresh_make_room(f->r, CACHE_KIND_OCSP), 0);
-	assert_int_equal(refresh_make_room(f->r, CACHE_KIND_OCSP), -1);
+		assert_int_equal(usage_make_room(u, CACHE_KIND_OCSP), 0);
+	assert_int_equal(usage_make_room(u, CACHE_KIND_OCSP), -1);
 	assert_int_equal(metrics.evictions[CACHE_KIND_OCSP] - ev0, 6);
 	for (i = 0; i < 10; i++)
 		assert_int_equal(cache_get(f->sf->c, CACHE_KIND_OCSP, key,
@@ -832,7 +836,7 @@ test_stop(void **state)
 	assert_int_equal(f->nstarts, 1);
 }
 
-/* ---- operators' asks (refresh_ask.c) ---------------------------------------- */
+/* ---- operators' asks (sched_ask.c) ---------------------------------------- */
 
 static void
 ask_cb(const struct cache_ask_line *l, void *arg)

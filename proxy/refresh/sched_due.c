@@ -10,7 +10,10 @@
 #include "attest/util.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/refresh/refresh_int.h"
+#include "proxy/refresh/release.h"
+#include "proxy/refresh/sched.h"
+#include "proxy/refresh/sched_int.h"
+#include "proxy/refresh/usage.h"
 
 /*
  * The due turn: per kind, the due index from its soonest entry on, at most
@@ -31,7 +34,7 @@ enum due_stop {
 };
 
 struct due_arg {
-	struct refresh	*r;
+	struct sched	*s;
 	time_t		 now;
 	enum due_stop	 stop;
 	size_t		 held;	/* held back by the backoff in memory */
@@ -46,26 +49,26 @@ static int
 due_set_aside(struct due_arg *da, int kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m)
 {
-	struct refresh			*r = da->r;
-	const struct refresh_kind_conf	*kc = &r->kinds[kind];
+	struct sched			*s = da->s;
+	const struct refresh_kind_conf	*kc = &s->kinds[kind];
 	int64_t				 at;
 	int				 rc = 0;
 
 	if (m->next_update <= da->now - REFRESH_PURGE_GRACE_S) {
-		purge_add(r, kind, key, klen);
+		sched_purge_add(s, kind, key, klen);
 		return 1;
 	}
 	if (m->next_update <= da->now)	/* expired: a client miss refetches */
-		rc = sched_add(r, kind, key, klen, m,
+		rc = sched_change_add(s, kind, key, klen, m,
 		    m->next_update + REFRESH_PURGE_GRACE_S, CACHE_F_PARKED, 0);
-	else if (entry_idle(r, kind, m, da->now))
-		rc = sched_add(r, kind, key, klen, m, m->next_update,
+	else if (usage_idle(s->usage, kind, m, da->now))
+		rc = sched_change_add(s, kind, key, klen, m, m->next_update,
 		    CACHE_F_PARKED, 0);
 	else if (m->next_refresh_at == 0) {
 		/* Imported by staplectl: it joins the schedule here. */
 		at = schedule_refresh_at(&kc->sched, m->this_update,
-		    m->next_update, da->now, refresh_rand());
-		rc = sched_add(r, kind, key, klen, m, at != 0 ? at : 1, 0, 0);
+		    m->next_update, da->now, sched_rand());
+		rc = sched_change_add(s, kind, key, klen, m, at != 0 ? at : 1, 0, 0);
 	} else
 		return 0;
 	if (rc == -1)
@@ -79,18 +82,18 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m, void *arg)
 {
 	struct due_arg	*da = arg;
-	struct refresh	*r = da->r;
-	struct inflight	*f;
+	struct sched	*s = da->s;
+	struct sched_slot	*f;
 	uint32_t	 h;
 	unsigned	 failures;
 	int64_t		 at;
 
-	if (r->stopped) {
+	if (s->stopped) {
 		da->stop = DUE_STOPPED;
 		return 1;
 	}
 	/* In flight: its refresh ends by writing a new schedule. */
-	if (klen > CACHE_KEY_MAX_BYTES || inflight_find(r, kind, key, klen) != NULL)
+	if (klen > CACHE_KEY_MAX_BYTES || sched_slot_find(s, kind, key, klen) != NULL)
 		return 0;
 	if (due_set_aside(da, kind, key, klen, m))
 		return da->stop != DUE_GO;
@@ -99,34 +102,34 @@ due_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 	 * full map). Written again, so that it leaves the index's head once
 	 * the store takes it.
 	 */
-	if (backoff_holds(r, kind, key, klen, m, da->now, &failures, &at)) {
+	if (sched_backoff_holds(s, kind, key, klen, m, da->now, &failures, &at)) {
 		da->held++;
 		if (m->next_refresh_at < at)
-			(void)sched_add(r, kind, key, klen, m, at, 0, 0);
+			(void)sched_change_add(s, kind, key, klen, m, at, 0, 0);
 		return 0;
 	}
-	if ((f = inflight_slot(r, kind)) == NULL) {
+	if ((f = sched_slot_get(s, kind)) == NULL) {
 		da->stop = DUE_NO_SLOT;
 		return 1;
 	}
-	if (!bucket_take(r, kind)) {
+	if (!sched_bucket_take(s, kind)) {
 		/* Counted once per entry, however long it waits. */
-		if ((h = util_fnv1a32(key, klen)) != r->deferred[kind])
+		if ((h = util_fnv1a32(key, klen)) != s->deferred[kind])
 			metrics.refresh_rate_limited++;
-		r->deferred[kind] = h;
+		s->deferred[kind] = h;
 		da->stop = DUE_NO_TOKEN;
 		return 1;
 	}
-	inflight_claim(r, f, kind, key, klen, failures, m->this_update);
+	sched_slot_claim(s, f, kind, key, klen, failures, m->this_update);
 	return 0;
 }
 
 /* How long until kind's bucket holds a token, in ms (at least 1). */
 long
-bucket_wait_ms(const struct refresh *r, int kind)
+sched_bucket_wait_ms(const struct sched *s, int kind)
 {
-	const struct bucket	*b = &r->buckets[kind];
-	double			 rate = r->kinds[kind].rate_limit_per_s;
+	const struct bucket	*b = &s->buckets[kind];
+	double			 rate = s->kinds[kind].rate_limit_per_s;
 	double			 ms;
 
 	if (rate <= 0)
@@ -138,27 +141,26 @@ bucket_wait_ms(const struct refresh *r, int kind)
 
 /* One chunk of kind's due entries. Returns ms until this kind wants a turn again. */
 static long
-due_kind(struct refresh *r, int kind)
+due_kind(struct sched *s, int kind)
 {
-	struct due_arg	da = { r, time(NULL), DUE_GO, 0 };
+	struct due_arg	da = { s, time(NULL), DUE_GO, 0 };
 	long		n;
 
-	n = cache_due_walk(r->cache, kind, da.now, REFRESH_DUE_CHUNK, due_one,
+	n = cache_due_walk(s->cache, kind, da.now, REFRESH_DUE_CHUNK, due_one,
 	    &da);
 	if (n == -1)
 		log_err("refresh: walking the due %s entries: %s",
-		    cache_kind_str[kind], cache_strerror(r->cache));
-	purge_claimed(r);
-	if (sched_apply(r) == -1 || n == -1)
+		    cache_kind_str[kind], cache_strerror(s->cache));
+	if (sched_flush(s) == -1 || n == -1)
 		return REFRESH_DUE_IDLE_MS;
-	start_claimed(r);
+	sched_start_claimed(s);
 	switch (da.stop) {
 	case DUE_NO_TOKEN:
-		return bucket_wait_ms(r, kind);
+		return sched_bucket_wait_ms(s, kind);
 	case DUE_NO_SLOT:
-		if (inflight_slot(r, kind) != NULL)
+		if (sched_slot_get(s, kind) != NULL)
 			return 0;	/* a start failed at once and freed it */
-		r->slot_wait = 1;
+		s->slot_wait = 1;
 		return REFRESH_DUE_IDLE_MS;
 	case DUE_FULL:
 		return 0;
@@ -178,30 +180,30 @@ due_kind(struct refresh *r, int kind)
 
 /* The due turn: every refreshed kind's due entries, then wait (see above). */
 void
-due_cb(evutil_socket_t fd, short what, void *arg)
+sched_due_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct refresh	*r = arg;
+	struct sched	*s = arg;
 	struct timeval	 tv;
 	long		 wait_ms = REFRESH_DUE_IDLE_MS, w;
 	int		 k;
 
 	(void)fd;
 	(void)what;
-	if (r->stopped)
+	if (s->stopped)
 		return;
-	r->slot_wait = 0;
+	s->slot_wait = 0;
 	/* A store opened read-only could keep no answer: none is asked. */
-	for (k = 1; k < CACHE_KIND_MAX && !cache_read_only(r->cache); k++) {
-		if (!kind_refreshed(r, k))
+	for (k = 1; k < CACHE_KIND_MAX && !cache_read_only(s->cache); k++) {
+		if (!sched_refreshes(s, k))
 			continue;
-		if ((w = due_kind(r, k)) < wait_ms)
+		if ((w = due_kind(s, k)) < wait_ms)
 			wait_ms = w;
 	}
 	/* Then what operators asked for, with the slots and tokens left. */
-	if (!TAILQ_EMPTY(&r->asks) && (w = ask_turn(r)) < wait_ms)
+	if (!TAILQ_EMPTY(&s->asks) && (w = sched_ask_turn(s)) < wait_ms)
 		wait_ms = w;
 	tv.tv_sec = wait_ms / 1000;
 	tv.tv_usec = (wait_ms % 1000) * 1000;
-	evtimer_add(r->due_ev, &tv);
-	release_soon(r);
+	evtimer_add(s->due_ev, &tv);
+	release_soon(s->release);
 }

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Letting go of the store map's resident pages while hits are few (design.md 7.6), read from /proc/self/statm. */
+/* Page release: letting go of the store map's resident pages while hits are few (design.md 7.6), read from /proc/self/statm. */
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
-#include "proxy/refresh/refresh_int.h"
+#include "cache/store.h"
+#include "proxy/loop.h"
+#include "proxy/refresh/release.h"
+#include "proxy/refresh/usage.h"
 
 /*
  * Between passes the due turns and the refreshes read the store (every
@@ -33,6 +37,21 @@
  * takes a few milliseconds at most.
  */
 #define RELEASE_STEP_BYTES		((size_t)64 << 20)
+
+struct release {
+	struct cache		*cache;
+	const struct usage	*usage;		/* its hits: the load */
+	struct event		*release_ev;	/* the load check, RELEASE_CHECK_MS */
+	struct event		*soon_ev;	/* a release RELEASE_SOON_MS after store reads */
+	struct event		*step_ev;	/* the next step of a release */
+	size_t			 release_at;	/* where it starts; 0: no release under way */
+	int			 stopped;
+	unsigned long		 hits_at_check;	/* usage_hits at the last check */
+	int64_t			 check_ms;	/* that check, monotonic */
+	int			 busy;		/* it found more hits than RELEASE_QUIET_HITS_PER_S */
+	size_t			 map_cap;	/* map_resident_max_mb in bytes; 0: none */
+	size_t			 file_base;	/* file pages resident after the last release */
+};
 
 /* The process's resident file-backed pages (RssFile + RssShmem), in bytes; 0 unknown. */
 static size_t
@@ -59,20 +78,20 @@ rss_file_bytes(void)
  * the last check; one less than RELEASE_MIN_MS after it keeps that
  * check's verdict (too short to measure a rate over).
  */
-int
-release_check(struct refresh *r)
+static int
+release_check(struct release *r)
 {
 	struct timespec	ts;
 	int64_t		now_ms, el;
-	unsigned long	n = r->hits - r->hits_at_check;
+	unsigned long	hits = usage_hits(r->usage), n = hits - r->hits_at_check;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ms = refresh_mono_ms(&ts);
+	now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	if ((el = now_ms - r->check_ms) < RELEASE_MIN_MS)
 		return !r->busy;
 	r->busy = (double)n > RELEASE_QUIET_HITS_PER_S * (double)el / 1000;
 	r->check_ms = now_ms;
-	r->hits_at_check = r->hits;
+	r->hits_at_check = hits;
 	return !r->busy || (r->map_cap > 0 && rss_file_bytes() > r->map_cap);
 }
 
@@ -86,7 +105,7 @@ release_check(struct refresh *r)
  * Hits arriving stop them: what they map, they use.
  */
 static void
-release_step(struct refresh *r)
+release_step(struct release *r)
 {
 	struct timeval	tv = { 0, 0 };
 
@@ -98,8 +117,8 @@ release_step(struct refresh *r)
 		r->file_base = rss_file_bytes();
 }
 
-void
-release(struct refresh *r)
+static void
+release_now(struct release *r)
 {
 	if (r->release_at != 0)
 		return;
@@ -110,10 +129,10 @@ release(struct refresh *r)
 		release_step(r);
 }
 
-void
+static void
 step_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct refresh	*r = arg;
+	struct release	*r = arg;
 
 	(void)fd;
 	(void)what;
@@ -130,10 +149,10 @@ step_cb(evutil_socket_t fd, short what, void *arg)
  * 1,000,000 entries) the refreshes' reads and writes and the due turns
  * bring pages in too, and a quiet daemon lets them go within a second.
  */
-void
+static void
 release_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct refresh	*r = arg;
+	struct release	*r = arg;
 	struct timeval	 tv = { RELEASE_CHECK_MS / 1000,
 			    (RELEASE_CHECK_MS % 1000) * 1000 };
 
@@ -142,19 +161,19 @@ release_cb(evutil_socket_t fd, short what, void *arg)
 	if (r->stopped)
 		return;
 	if (release_check(r))
-		release(r);
+		release_now(r);
 	evtimer_add(r->release_ev, &tv);
 }
 
-void
+static void
 soon_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct refresh	*r = arg;
+	struct release	*r = arg;
 
 	(void)fd;
 	(void)what;
 	if (!r->stopped && release_check(r))
-		release(r);
+		release_now(r);
 }
 
 /*
@@ -166,7 +185,7 @@ soon_cb(evutil_socket_t fd, short what, void *arg)
  * second) to stop the releases.
  */
 void
-release_soon(struct refresh *r)
+release_soon(struct release *r)
 {
 	struct timeval	tv = { 0, RELEASE_SOON_MS * 1000 };
 
@@ -174,7 +193,72 @@ release_soon(struct refresh *r)
 		return;
 	if (rss_file_bytes() > r->file_base + RELEASE_BURST_BYTES) {
 		evtimer_del(r->soon_ev);
-		release(r);
+		release_now(r);
 	} else if (!evtimer_pending(r->soon_ev, NULL))
 		evtimer_add(r->soon_ev, &tv);
+}
+
+void
+release_if_quiet(struct release *r)
+{
+	if (release_check(r))
+		release_now(r);
+}
+
+void
+release_set_cap(struct release *r, size_t bytes)
+{
+	r->map_cap = bytes;
+}
+
+struct release *
+release_new(struct event_base *base, struct cache *cache,
+    const struct usage *usage)
+{
+	struct release	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->cache = cache;
+	r->usage = usage;
+	r->release_ev = evtimer_new(base, release_cb, r);
+	r->soon_ev = evtimer_new(base, soon_cb, r);
+	r->step_ev = evtimer_new(base, step_cb, r);
+	if (r->release_ev == NULL || r->soon_ev == NULL || r->step_ev == NULL) {
+		release_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+release_free(struct release *r)
+{
+	if (r == NULL)
+		return;
+	loop_event_free(r->release_ev);
+	loop_event_free(r->soon_ev);
+	loop_event_free(r->step_ev);
+	free(r);
+}
+
+void
+release_start(struct release *r)
+{
+	struct timeval	tv = { RELEASE_CHECK_MS / 1000,
+			    (RELEASE_CHECK_MS % 1000) * 1000 };
+
+	r->stopped = 0;
+	release_now(r);	/* what start-up read; and the baseline of release_soon */
+	evtimer_add(r->release_ev, &tv);
+}
+
+void
+release_stop(struct release *r)
+{
+	r->stopped = 1;
+	evtimer_del(r->release_ev);
+	evtimer_del(r->soon_ev);
+	evtimer_del(r->step_ev);
+	r->release_at = 0;
 }

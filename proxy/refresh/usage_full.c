@@ -8,7 +8,8 @@
 
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/refresh/refresh_int.h"
+#include "proxy/refresh/usage.h"
+#include "proxy/refresh/usage_int.h"
 
 /*
  * Each write the full map refuses evicts up to this many entries not in
@@ -19,20 +20,20 @@
 #define REFRESH_FULL_EVICT	4
 
 static void
-full_said(struct refresh *r, time_t now)
+full_said(struct usage *u, time_t now)
 {
-	r->full.logged = now;
-	r->full.refused_said = r->full.refused;
-	r->full.evicted_said = r->full.evicted;
+	u->full_logged = now;
+	u->full_refused_said = u->full.refused;
+	u->full_evicted_said = u->full.evicted;
 }
 
 int
-refresh_map_full(struct refresh *r, enum cache_kind kind, time_t now,
+usage_map_full(struct usage *u, enum cache_kind kind, time_t now,
     const char *fmt, ...)
 {
 	char	msg[512];
 	va_list	ap;
-	int	n, first = r->full.since == 0;
+	int	n, first = u->full.since == 0;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -40,16 +41,16 @@ refresh_map_full(struct refresh *r, enum cache_kind kind, time_t now,
 	metrics.store_map_full_writes++;
 	metrics.store_map_full_now = 1;
 	if (first) {
-		r->full.since = now;
-		r->full.refused = r->full.evicted = 0;
-		full_said(r, now);
+		u->full.since = now;
+		u->full.refused = u->full.evicted = 0;
+		full_said(u, now);
 	}
-	r->full.last = now;
-	r->full.refused++;
+	u->full.last = now;
+	u->full.refused++;
 	for (n = 0; n < REFRESH_FULL_EVICT; n++)
-		if (refresh_evict_idle(r, kind, now) == -1)
+		if (usage_evict_idle(u, kind, now) == -1)
 			break;
-	r->full.evicted += (unsigned long)n;
+	u->full.evicted += (unsigned long)n;
 	if (first)
 		log_err("%s; entries not in use evicted to make room: %d (the "
 		    "full map is said again at most every %d s)", msg, n,
@@ -65,27 +66,33 @@ refresh_map_full(struct refresh *r, enum cache_kind kind, time_t now,
  * interval, the map has room again.
  */
 void
-full_tick(struct refresh *r, time_t now)
+usage_full_tick(struct usage *u, time_t now)
 {
-	if (r->full.since == 0)
+	if (u->full.since == 0)
 		return;
-	if (now - r->full.last >= REFRESH_FULL_LOG_S) {
+	if (now - u->full.last >= REFRESH_FULL_LOG_S) {
 		log_info("store: the map has room again; full for %lld s, it "
 		    "refused %lu write(s), and %lu entr%s not in use were "
-		    "evicted", (long long)(r->full.last - r->full.since),
-		    r->full.refused, r->full.evicted,
-		    r->full.evicted == 1 ? "y" : "ies");
-		r->full.since = 0;
+		    "evicted", (long long)(u->full.last - u->full.since),
+		    u->full.refused, u->full.evicted,
+		    u->full.evicted == 1 ? "y" : "ies");
+		u->full.since = 0;
 		metrics.store_map_full_now = 0;
 		return;
 	}
-	if (now - r->full.logged < REFRESH_FULL_LOG_S)
+	if (now - u->full_logged < REFRESH_FULL_LOG_S)
 		return;
 	log_warn("store: the map is still full: %lu write(s) refused and %lu "
 	    "entr%s not in use evicted in the last %lld s; raise map_size_mb, "
-	    "or lower max_entries", r->full.refused - r->full.refused_said,
-	    r->full.evicted - r->full.evicted_said,
-	    r->full.evicted - r->full.evicted_said == 1 ? "y" : "ies",
-	    (long long)(now - r->full.logged));
-	full_said(r, now);
+	    "or lower max_entries", u->full.refused - u->full_refused_said,
+	    u->full.evicted - u->full_evicted_said,
+	    u->full.evicted - u->full_evicted_said == 1 ? "y" : "ies",
+	    (long long)(now - u->full_logged));
+	full_said(u, now);
+}
+
+void
+usage_full_get(const struct usage *u, struct usage_full *f)
+{
+	*f = u->full;
 }

@@ -10,8 +10,8 @@
 
 #include "cache/ask.h"
 #include "proxy/log.h"
-#include "proxy/refresh/refresh.h"
-#include "proxy/refresh/refresh_int.h"
+#include "proxy/refresh/sched.h"
+#include "proxy/refresh/sched_int.h"
 
 /* Entries an ask over a kind (or every entry) examines per turn. */
 #define ASK_WALK_CHUNK		REFRESH_WALK_CHUNK
@@ -20,7 +20,7 @@
 
 struct refresh_ask {
 	TAILQ_ENTRY(refresh_ask) entry;
-	struct refresh		*r;
+	struct sched		*s;
 	/* by name: the entries found at the start (kind 0: none held it) */
 	struct cache_ask_key	*items;
 	size_t			 nitems, next;
@@ -55,7 +55,7 @@ struct ask_walk {
 static void
 ask_free(struct refresh_ask *a)
 {
-	TAILQ_REMOVE(&a->r->asks, a, entry);
+	TAILQ_REMOVE(&a->s->asks, a, entry);
 	free(a->items);
 	free(a);
 }
@@ -102,9 +102,9 @@ ask_end_if_done(struct refresh_ask *a)
 	return 1;
 }
 
-/* refresh_done's word on an asked entry: renewed (a later thisUpdate), unchanged, or failed. */
+/* sched_refresh_done's word on an asked entry: renewed (a later thisUpdate), unchanged, or failed. */
 void
-ask_done(struct refresh *r, struct inflight *f, int ok, const char *why)
+sched_ask_done(struct sched *s, struct sched_slot *f, int ok, const char *why)
 {
 	struct refresh_ask	*a = f->ask;
 	struct cache_ask_line	 l;
@@ -113,7 +113,7 @@ ask_done(struct refresh *r, struct inflight *f, int ok, const char *why)
 	f->ask = NULL;
 	a->running--;
 	memset(&l, 0, sizeof(l));
-	if (ok && cache_get_meta(r->cache, f->kind, f->key, f->klen, &m) == 1) {
+	if (ok && cache_get_meta(s->cache, f->kind, f->key, f->klen, &m) == 1) {
 		l.what = m.this_update > f->was ? CACHE_ASK_RENEWED :
 		    CACHE_ASK_UNCHANGED;
 		l.kind = f->kind;
@@ -134,14 +134,14 @@ ask_done(struct refresh *r, struct inflight *f, int ok, const char *why)
 
 /* Whether an entry of kind may start now; else why not in *stop. */
 static int
-ask_may_start(struct refresh *r, int kind, const uint8_t *key, size_t klen,
+ask_may_start(struct sched *s, int kind, const uint8_t *key, size_t klen,
     enum ask_stop *stop)
 {
-	if (inflight_find(r, kind, key, klen) != NULL)
+	if (sched_slot_find(s, kind, key, klen) != NULL)
 		*stop = ASK_BUSY;	/* asked again once it ends */
-	else if (inflight_slot(r, kind) == NULL)
+	else if (sched_slot_get(s, kind) == NULL)
 		*stop = ASK_NO_SLOT;
-	else if (!bucket_take(r, kind))
+	else if (!sched_bucket_take(s, kind))
 		*stop = ASK_NO_TOKEN;
 	else
 		return 1;
@@ -156,12 +156,12 @@ static void
 ask_claim(struct refresh_ask *a, int kind, const uint8_t *key, size_t klen,
     const struct cache_meta *m)
 {
-	struct inflight	*f = inflight_slot(a->r, kind);
+	struct sched_slot	*f = sched_slot_get(a->s, kind);
 	unsigned	 failures;
 	int64_t		 at;
 
-	(void)backoff_holds(a->r, kind, key, klen, m, time(NULL), &failures, &at);
-	inflight_claim(a->r, f, kind, key, klen, failures, m->this_update);
+	(void)sched_backoff_holds(a->s, kind, key, klen, m, time(NULL), &failures, &at);
+	sched_slot_claim(a->s, f, kind, key, klen, failures, m->this_update);
 	f->ask = a;
 	a->running++;
 }
@@ -177,13 +177,13 @@ ask_next_key(struct refresh_ask *a, enum cache_kind *stop_kind)
 	*stop_kind = k->kind;
 	if (k->kind == 0)
 		ask_failed(a, 0, k->key, k->klen, "no such entry");
-	else if (!kind_refreshed(a->r, k->kind))
+	else if (!sched_refreshes(a->s, k->kind))
 		ask_failed(a, k->kind, k->key, k->klen, "its kind has no "
 		    "refresher here");
-	else if (cache_get_meta(a->r->cache, k->kind, k->key, k->klen, &m) != 1)
+	else if (cache_get_meta(a->s->cache, k->kind, k->key, k->klen, &m) != 1)
 		ask_failed(a, k->kind, k->key, k->klen, "no such entry (gone "
 		    "from the store)");
-	else if (!ask_may_start(a->r, k->kind, k->key, k->klen, &stop))
+	else if (!ask_may_start(a->s, k->kind, k->key, k->klen, &stop))
 		return stop;
 	else
 		ask_claim(a, k->kind, k->key, k->klen, &m);
@@ -202,8 +202,8 @@ ask_walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 
 	if (kind <= 0 || kind >= CACHE_KIND_MAX || klen > CACHE_KEY_MAX_BYTES)
 		return 0;
-	never = (m->flags & CACHE_F_NO_REFRESH) || !kind_refreshed(a->r, kind);
-	if (!never && !ask_may_start(a->r, kind, key, klen, &w->stop)) {
+	never = (m->flags & CACHE_F_NO_REFRESH) || !sched_refreshes(a->s, kind);
+	if (!never && !ask_may_start(a->s, kind, key, klen, &w->stop)) {
 		w->kind = kind;
 		return 1;	/* this entry again, next turn */
 	}
@@ -231,11 +231,11 @@ ask_step(struct refresh_ask *a)
 		while (a->next < a->nitems && w.stop == ASK_GO)
 			w.stop = ask_next_key(a, &w.kind);
 	} else if (!a->walked) {
-		n = cache_walk(a->r->cache, a->walk_kind, a->afterlen ? a->after :
+		n = cache_walk(a->s->cache, a->walk_kind, a->afterlen ? a->after :
 		    NULL, a->afterlen, ASK_WALK_CHUNK, ask_walk_one, &w);
 		if (n == -1) {
 			log_err("refresh: an operator's ask: walking the store: %s",
-			    cache_strerror(a->r->cache));
+			    cache_strerror(a->s->cache));
 			return REFRESH_PASS_MS;
 		}
 		if (w.stop == ASK_GO && n < ASK_WALK_CHUNK)
@@ -243,9 +243,9 @@ ask_step(struct refresh_ask *a)
 	}
 	switch (w.stop) {
 	case ASK_NO_TOKEN:
-		return bucket_wait_ms(a->r, w.kind);
+		return sched_bucket_wait_ms(a->s, w.kind);
 	case ASK_NO_SLOT:
-		a->r->slot_wait = 1;	/* slot_free turns the due turn */
+		a->s->slot_wait = 1;	/* slot_free turns the due turn */
 		return REFRESH_PASS_MS;
 	case ASK_BUSY:
 		return ASK_BUSY_MS;
@@ -256,26 +256,26 @@ ask_step(struct refresh_ask *a)
 }
 
 long
-ask_turn(struct refresh *r)
+sched_ask_turn(struct sched *s)
 {
 	struct refresh_ask	*a, *tmp;
 	long			 wait_ms = REFRESH_PASS_MS, w;
 
-	if (cache_read_only(r->cache)) {
-		asks_stop(r, "the store is read-only: nothing can be renewed");
+	if (cache_read_only(s->cache)) {
+		sched_asks_stop(s, "the store is read-only: nothing can be renewed");
 		return wait_ms;
 	}
 	/* A start that fails at once ends its refresh here: a may be freed. */
-	for (a = TAILQ_FIRST(&r->asks); a != NULL; a = tmp) {
+	for (a = TAILQ_FIRST(&s->asks); a != NULL; a = tmp) {
 		tmp = TAILQ_NEXT(a, entry);
 		if (a->cb == NULL)
 			continue;	/* cancelled: its refreshes are ending */
 		if ((w = ask_step(a)) < wait_ms)
 			wait_ms = w;
-		start_claimed(r);
+		sched_start_claimed(s);
 	}
 	/* Every entry reported, and none running (or nothing was asked). */
-	for (a = TAILQ_FIRST(&r->asks); a != NULL; a = tmp) {
+	for (a = TAILQ_FIRST(&s->asks); a != NULL; a = tmp) {
 		tmp = TAILQ_NEXT(a, entry);
 		if (a->cb != NULL)
 			(void)ask_end_if_done(a);
@@ -302,7 +302,7 @@ ask_items(struct refresh_ask *a, const struct cache_ask *ask)
 	for (i = 0; i < ask->nkeys; i++) {
 		for (found = 0, k = CACHE_KIND_OCSP; k < CACHE_KIND_MAX; k++) {
 			if ((ask->keys[i].kind != 0 && (int)ask->keys[i].kind != k) ||
-			    cache_get_meta(a->r->cache, k, ask->keys[i].key,
+			    cache_get_meta(a->s->cache, k, ask->keys[i].key,
 			    ask->keys[i].klen, &m) != 1)
 				continue;
 			a->items[a->nitems] = ask->keys[i];
@@ -318,7 +318,7 @@ ask_items(struct refresh_ask *a, const struct cache_ask *ask)
 }
 
 struct refresh_ask *
-refresh_ask_start(struct refresh *r, const struct cache_ask *ask,
+sched_ask_start(struct sched *s, const struct cache_ask *ask,
     refresh_ask_cb *cb, void *arg)
 {
 	struct refresh_ask	*a;
@@ -326,7 +326,7 @@ refresh_ask_start(struct refresh *r, const struct cache_ask *ask,
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
-	a->r = r;
+	a->s = s;
 	a->cb = cb;
 	a->arg = arg;
 	a->walk = ask->all || ask->kind != 0;
@@ -335,15 +335,15 @@ refresh_ask_start(struct refresh *r, const struct cache_ask *ask,
 		free(a);
 		return NULL;
 	}
-	TAILQ_INSERT_TAIL(&r->asks, a, entry);
-	/* Before refresh_start (the store's check walk runs), it waits for it. */
-	if (r->started)
-		evtimer_add(r->due_ev, &now);
+	TAILQ_INSERT_TAIL(&s->asks, a, entry);
+	/* Before sched_start (the store's check walk runs), it waits for it. */
+	if (s->started)
+		evtimer_add(s->due_ev, &now);
 	return a;
 }
 
 void
-refresh_ask_cancel(struct refresh_ask *a)
+sched_ask_cancel(struct refresh_ask *a)
 {
 	if (a == NULL)
 		return;
@@ -356,7 +356,7 @@ refresh_ask_cancel(struct refresh_ask *a)
 
 /* Every ask ends now with a STOPPED line saying why; their refreshes run on. */
 void
-asks_stop(struct refresh *r, const char *why)
+sched_asks_stop(struct sched *s, const char *why)
 {
 	struct refresh_ask	*a, *tmp;
 	struct cache_ask_line	 l;
@@ -364,22 +364,22 @@ asks_stop(struct refresh *r, const char *why)
 	memset(&l, 0, sizeof(l));
 	l.what = CACHE_ASK_STOPPED;
 	snprintf(l.why, sizeof(l.why), "%s", why);
-	for (a = TAILQ_FIRST(&r->asks); a != NULL; a = tmp) {
+	for (a = TAILQ_FIRST(&s->asks); a != NULL; a = tmp) {
 		tmp = TAILQ_NEXT(a, entry);
 		if (a->cb != NULL)
 			a->cb(&l, a->arg);
-		refresh_ask_cancel(a);
+		sched_ask_cancel(a);
 	}
 }
 
 void
-asks_free(struct refresh *r)
+sched_asks_free(struct sched *s)
 {
 	struct refresh_ask	*a;
 	size_t			 i;
 
 	for (i = 0; i < REFRESH_MAX_INFLIGHT; i++)
-		r->inflight[i].ask = NULL;
-	while ((a = TAILQ_FIRST(&r->asks)) != NULL)
+		s->slots[i].ask = NULL;
+	while ((a = TAILQ_FIRST(&s->asks)) != NULL)
 		ask_free(a);
 }

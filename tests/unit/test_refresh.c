@@ -670,44 +670,6 @@ test_walk_counts(void **state)
 	assert_int_equal(st.newest_import, now - 200);
 }
 
-/* Touches: counted in memory, written at TOUCH_BATCH distinct entries or a flush. */
-static void
-test_touch_batch(void **state)
-{
-	struct fx		*f = *state;
-	struct usage		*u = refresh_usage(f->r);
-	time_t			 now = time(NULL);
-	struct cache_meta	 m;
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	int			 k;
-
-	for (k = 0; k < 256; k++)
-		put(f, CACHE_KIND_OCSP, k, now - 60, now + 600, 0, 0);
-	for (k = 0; k < 3; k++)
-		usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 0), now - 5);
-	for (k = 1; k < 255; k++)
-		usage_touch(u, CACHE_KIND_OCSP, key,
-		    store_key(key, (unsigned)k), now - 5);
-	/* 255 distinct entries wait: nothing written yet. */
-	m = meta(f, CACHE_KIND_OCSP, 0);
-	assert_int_equal(m.served_count, 0);
-	assert_int_equal(m.last_served_at, 0);
-	/* The 256th writes the batch. */
-	usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 255), now - 5);
-	m = meta(f, CACHE_KIND_OCSP, 0);
-	assert_int_equal(m.served_count, 3);
-	assert_int_equal(m.last_served_at, now - 5);
-	m = meta(f, CACHE_KIND_OCSP, 255);
-	assert_int_equal(m.served_count, 1);
-	/* One more waits until a flush. */
-	usage_touch(u, CACHE_KIND_OCSP, key, store_key(key, 7), now - 1);
-	assert_int_equal(meta(f, CACHE_KIND_OCSP, 7).served_count, 1);
-	usage_flush(u);
-	m = meta(f, CACHE_KIND_OCSP, 7);
-	assert_int_equal(m.served_count, 2);
-	assert_int_equal(m.last_served_at, now - 1);
-}
-
 /*
  * Hits: a recent recorded use of a protected entry is not written again;
  * an old one waits for the walk; so does the second ask of an entry on
@@ -1078,7 +1040,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_import_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_counts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_touch_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_make_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),

@@ -267,7 +267,7 @@ make_entry(const struct signer *s, const struct fill_plan *p, unsigned long i,
 	 * Asked in the last ten minutes, as each entry is under the uniform
 	 * hit load tools/bench-scale measures (a million entries at 10,000
 	 * hits a second: each every 100 s), so the hits find the steady state:
-	 * stapled records a use at most hourly (refresh_hit).
+	 * stapled records a use at most hourly (usage_hit).
 	 */
 	m->meta.last_served_at = p->now - (time_t)(i % FILL_SERVED_SPREAD_S);
 	/* The refresh stapled planned when it fetched this answer (no jitter). */

@@ -10,7 +10,7 @@
 /*
  * Each entry's last use lies within this before the fill's clock (or -t's
  * WHEN), as under the uniform hits tools/bench-scale measures: stapled then
- * records a hit's use at most hourly (refresh_hit), and the hits find the
+ * records a hit's use at most hourly (usage_hit), and the hits find the
  * steady state.
  */
 #define FILL_SERVED_SPREAD_S	600

@@ -109,7 +109,8 @@ int	intel_verify(enum intel_kind kind, const uint8_t *body, size_t len,
  * (same kind, FMSPC, update=early|standard flavour, CA)? 0 when cand is
  * older: a lower tcbEvaluationDataNumber, or the same number (or none) and
  * an earlier issueDate/thisUpdate. 1 otherwise. A newer evaluation number
- * is never replaced by an older one (design.md section 6.5).
+ * is never replaced by an older one (docs/verification.md, "Intel PCS/PCCS
+ * collateral").
  */
 int	intel_may_replace(const struct intel_result *cur,
 	    const struct intel_result *cand);

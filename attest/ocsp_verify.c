@@ -47,16 +47,16 @@ const char *const ocsp_cert_status_str[3] = {
 };
 
 /*
- * Responders judged sound (design.md 6.1). A response's own signature is
- * checked every time; the rest of judging its responder (the chain to an
- * anchor, the authority for the CertIDs' issuer, every embedded
- * certificate on that chain) depends only on the responder certificate,
- * the certificates the response embeds, the issuer ids of its
- * SingleResponses, the trust and the time. A responder judged sound is
- * remembered by a digest of the first three, with the span in which
- * every certificate on its chain is within its dates; any change to the
- * trust forgets them all. At NVIDIA's P-384 chains that saves four of
- * the five signature checks of each answer.
+ * Responders judged sound (docs/verification.md, "OCSP"). A response's own
+ * signature is checked every time; the rest of judging its responder (the
+ * chain to an anchor, the authority for the CertIDs' issuer, every embedded
+ * certificate on that chain) depends only on the responder certificate, the
+ * certificates the response embeds, the issuer ids of its SingleResponses,
+ * the trust and the time. A responder judged sound is remembered by a
+ * digest of the first three, with the span in which every certificate on
+ * its chain is within its dates; any change to the trust forgets them all.
+ * At NVIDIA's P-384 chains that saves four of the five signature checks of
+ * each answer.
  */
 #define TRUST_JUDGED_MAX	16
 

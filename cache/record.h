@@ -21,7 +21,7 @@
 #define RECORD_META_CHECK_NONE	0
 #define RECORD_META_CHECK_CRC16	0x5a
 #define RECORD_SOURCE_MAX	64	/* upstream name, NUL included */
-/* the largest stored answer is a RIM envelope (RIM_MAX_JSON_BYTES, design.md 13) */
+/* the largest stored answer is a RIM envelope (attest/rim.h, RIM_MAX_JSON_BYTES) */
 #define RECORD_MAX_BLOB_BYTES	(8u << 20)
 
 /* What kind of vendor object an entry holds; part of every LMDB key. */
@@ -71,13 +71,14 @@ struct cache_meta {
 #define CACHE_F_NO_REFRESH	0x0001	/* immutable object: never refreshed */
 /*
  * Stored by staplectl (import, prefetch) and not asked since: never
- * evicted (design.md 8.9). A hit clears it (cache_touch); a put over the
- * entry keeps it. Records of 0.1.0 have it clear: "not imported".
+ * evicted (docs/decisions/0004-segmented-lru.md). A hit clears it
+ * (cache_touch); a put over the entry keeps it. Records of 0.1.0 have it
+ * clear: "not imported".
  */
 #define CACHE_F_IMPORTED	0x0002
 /*
- * Set aside by the refresh scheduler (design.md 7.5): idle, expired, or of
- * a kind nobody refreshes when it came due. Its next_refresh_at was moved
+ * Set aside by the refresh scheduler (docs/refresh.md, "The scheduler"):
+ * idle, expired, or of a kind nobody refreshes when it came due. Its next_refresh_at was moved
  * to when it next matters (its nextUpdate, or when it is purged) so that
  * it no longer heads the due index; the full walk takes it back when it
  * may be refreshed again. A put clears it (the caller's flags win).
@@ -106,7 +107,8 @@ struct cache_body {
 #define RECORD_META_BYTES	(8 + 4 + 8 * 6 + 8 + RECORD_SOURCE_MAX)
 
 /*
- * Encode/decode, little-endian, versioned, checked (design.md 5.3, 5.4).
+ * Encode/decode, little-endian, versioned, checked (docs/design.md, "5.
+ * The store and its records").
  * Decode returns -1 when the bytes fail the record's own check: length,
  * version, structure, or its checksum when it carries one.
  */

@@ -335,7 +335,7 @@ cache_write_begin(struct cache *c, MDB_txn **txn)
 	 * reuse: each write then takes new pages until the map is full.
 	 * LMDB frees such slots only when asked, so every write asks first:
 	 * a pass over the slots under their lock, and a lock test per other
-	 * process that holds one (design.md 5.2).
+	 * process that holds one (docs/store.md, "Durability and sharing").
 	 */
 	(void)mdb_reader_check(c->env, &dead);
 	return cache_txn_begin(c, 0, txn, "write");

@@ -14,7 +14,7 @@
 #define CONFIG_DEFAULT_RIM_UPSTREAM	"https://rim.attestation.nvidia.com"
 #define CONFIG_DEFAULT_PCCS_UPSTREAM	"https://api.trustedservices.intel.com"
 #define CONFIG_DEFAULT_KDS_UPSTREAM	"https://kdsintf.amd.com"
-/* The HTTP front's deadlines (design.md 3.1, stapled.conf(5)). */
+/* The HTTP front's deadlines (docs/http.md, stapled.conf(5)). */
 #define CONFIG_DEFAULT_HEADER_TIMEOUT_S		10
 #define CONFIG_DEFAULT_BODY_TIMEOUT_S		10
 #define CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S	60
@@ -28,7 +28,7 @@
 #define CONFIG_MAX_SEND_BUFFER_KB		65536
 /* Addresses in `listen`, and in `admin_listen` (systemd's sockets are not counted). */
 #define CONFIG_MAX_LISTEN			16
-/* Concurrent upstream transfers per service (design.md 8.5). */
+/* Concurrent upstream transfers per service (docs/refresh.md, "Bounded upstream work"). */
 #define CONFIG_DEFAULT_UPSTREAM_INFLIGHT	32
 #define CONFIG_MAX_UPSTREAM_INFLIGHT		4096
 /* Misses per second per client address, with a burst of CONFIG_MISS_BURST_S seconds' worth. */
@@ -42,8 +42,8 @@
 #define CONFIG_DEFAULT_NEW_ENTRY_RATE		100.0
 #define CONFIG_MAX_NEW_ENTRY_RATE		1e6
 /*
- * Entries per service before eviction (design.md 8.9). Not set (AUTO),
- * it is what the map holds: config_max_entries.
+ * Entries per service before eviction (docs/refresh.md, "Bounded upstream
+ * work"). Not set (AUTO), it is what the map holds: config_max_entries.
  */
 #define CONFIG_MAX_ENTRIES_AUTO			(-1L)
 #define CONFIG_MAX_MAX_ENTRIES			1000000000L

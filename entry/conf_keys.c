@@ -307,7 +307,11 @@ static const struct cfg_key service_keys[] = {
 	    SF(new_entry_rate_per_s), .dmin = 0,
 	    .dmax = CONFIG_MAX_NEW_ENTRY_RATE,
 	    .def_d = DEF_ALL(CONFIG_DEFAULT_NEW_ENTRY_RATE) },
-	/* new entries past it evict the least valuable (design.md 8.9); 0: no cap; not set: from map_size_mb */
+	/*
+	 * new entries past it evict the least valuable
+	 * (docs/decisions/0004-segmented-lru.md); 0: no cap; not set: from
+	 * map_size_mb
+	 */
 	{ "max_entries", CFG_T_LONG, CFG_SERVICES, SF(max_entries), .lmin = 0,
 	    .lmax = CONFIG_MAX_MAX_ENTRIES,
 	    .def_l = DEF_ALL(CONFIG_MAX_ENTRIES_AUTO) },

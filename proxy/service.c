@@ -524,10 +524,10 @@ neg_forget(struct svc *s, const uint8_t *key, size_t klen)
 }
 
 /*
- * new_entry_rate_per_s (design.md 8.9): NEW entries are stored at most so
- * fast, all clients together, so that a flood of distinct misses churns
- * the store's probation no faster. 1 store it, 0 pass the answer on
- * unstored.
+ * new_entry_rate_per_s (docs/refresh.md, "Bounded upstream work"): NEW
+ * entries are stored at most so fast, all clients together, so that a flood
+ * of distinct misses churns the store's probation no faster. 1 store it, 0
+ * pass the answer on unstored.
  */
 static int
 new_entry_admit(struct svc *s, const struct svc_call *c, const char *hex,
@@ -552,8 +552,9 @@ new_entry_admit(struct svc *s, const struct svc_call *c, const char *hex,
 }
 
 /*
- * max_entries (design.md 8.9): a NEW entry needs room, made by evicting
- * the least valuable. 1 store it, 0 pass the answer on unstored.
+ * max_entries (docs/refresh.md, "Bounded upstream work"): a NEW entry needs
+ * room, made by evicting the least valuable. 1 store it, 0 pass the answer
+ * on unstored.
  */
 static int
 store_room(struct svc *s, const struct svc_call *c, const char *hex,

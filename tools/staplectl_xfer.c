@@ -406,7 +406,10 @@ import_meta(struct ctl *ctl, struct cache_meta *m, const char *path)
 	m->next_refresh_at = 0;
 	m->refresh_failures = 0;
 	m->served_count = 0;
-	/* Kept from eviction until a client asks for it (design.md 8.9). */
+	/*
+	 * Kept from eviction until a client asks for it
+	 * (docs/decisions/0004-segmented-lru.md).
+	 */
 	m->flags |= CACHE_F_IMPORTED;
 	if ((copy = strdup(path)) != NULL) {
 		base = basename(copy);

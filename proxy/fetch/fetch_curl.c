@@ -13,7 +13,8 @@
  * (nghttp2, idn2, rtmp and through it GnuTLS, ssh2, psl, Kerberos, LDAP,
  * SASL, zstd, brotli, ...): linked, they were 27 of the 36 shared objects
  * mapped and relocated at exec, about 8 ms before main on a 2-core VM
- * (docs/design.md 11.6), and none is needed to answer from the store.
+ * (docs/performance.md, "Ready"), and none is needed to answer from the
+ * store.
  */
 
 /* One place: the table, filled once, read by fetch.c through the pointer load returns. */

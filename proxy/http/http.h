@@ -49,7 +49,7 @@
 /*
  * ... at this much a connection: its worst case, the output bound, one
  * answer, the request buffers, TLS and the kernel's send buffer at their
- * defaults (design.md 3.1 gives the sum) ...
+ * defaults (docs/http.md, "A server of our own", gives the sum) ...
  */
 #define HTTP_CONN_MEMORY_BYTES	(1024 * 1024)
 /* ... but never fewer than this. */

@@ -14,7 +14,7 @@
  * Deliberately strict, since a proxy in front of stapled (or stapled in
  * front of another server) must never see one request where we see two:
  * every doubt about where a request ends is a 400 and a close. See
- * docs/design.md "The HTTP front" for the rules and what h11 tolerates.
+ * docs/http.md for the rules and what h11 tolerates.
  */
 
 /* tchar (RFC 9110 5.6.2): the bytes of a token (test_http_parse checks each). */

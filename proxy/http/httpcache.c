@@ -34,7 +34,7 @@ httpcache_max_age(const struct cache_meta *m, time_t now)
 		    !(m->flags & CACHE_F_PARKED)) {
 			if (end > m->next_refresh_at)
 				end = m->next_refresh_at;
-		/* overdue, or parked (design.md 7.5): no refresh planned */
+		/* overdue, or parked (docs/refresh.md): no refresh planned */
 		} else if (end > (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S)
 			end = (int64_t)now + HTTPCACHE_OVERDUE_MAX_AGE_S;
 	}

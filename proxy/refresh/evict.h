@@ -11,11 +11,12 @@
 /* Candidates a walk pass keeps per capped service (the least valuable). */
 #define EVICT_CANDIDATES	2048
 /*
- * A segmented LRU over what the record already holds (design.md 8.9): an
- * entry asked fewer than EVICT_PROTECT_USES times (the miss that stored
- * it) is on probation, one asked again is protected. Probation goes
- * first; a protected entry goes only while the protected ones are more
- * than EVICT_PROTECTED_PCT of the entries the pass saw.
+ * A segmented LRU over what the record already holds
+ * (docs/decisions/0004-segmented-lru.md): an entry asked fewer than
+ * EVICT_PROTECT_USES times (the miss that stored it) is on probation, one
+ * asked again is protected. Probation goes first; a protected entry goes
+ * only while the protected ones are more than EVICT_PROTECTED_PCT of the
+ * entries the pass saw.
  */
 #define EVICT_PROTECT_USES	2
 #define EVICT_PROTECTED_PCT	80

@@ -68,7 +68,10 @@ walk_one(enum cache_kind kind, const uint8_t *key, size_t klen,
 		r->cur.newest_import = m->fetched_at;
 	if (m->next_update <= wa->now) {
 		r->cur.expired++;
-		/* An idle entry is left to expire (design.md 7.4): not missed. */
+		/*
+		 * An idle entry is left to expire (docs/refresh.md, "Imports
+		 * and idle entries"): not missed.
+		 */
 		if (!sched_refreshes(r->sched, kind) ||
 		    !usage_idle(r->usage, kind, m, wa->now))
 			r->cur.expired_by_kind[kind]++;
@@ -159,7 +162,8 @@ refresh_walk_cb(evutil_socket_t fd, short what, void *arg)
 		 * What the chunks read goes while hits are few, at the latest
 		 * when it reaches RELEASE_BURST_BYTES: a release once a
 		 * second let fault-around keep far more, and one after every
-		 * chunk was most of the walk's CPU (design.md 7.6).
+		 * chunk was most of the walk's CPU (docs/performance.md,
+		 * "The map's resident pages").
 		 */
 		release_soon(r->release);
 		evtimer_add(r->walk_ev, &tv);	/* more, after a breath */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Page release: letting go of the store map's resident pages while hits are few (design.md 7.6), read from /proc/self/statm. */
+/* Page release: letting go of the store map's resident pages while hits are few (docs/refresh.md, "Memory"), read from /proc/self/statm. */
 #include <config.h>
 
 #include <stdio.h>
@@ -70,13 +70,13 @@ rss_file_bytes(void)
 }
 
 /*
- * The load check: whether to let go of the map's pages now (design.md
- * 7.6). 1 while hits are few, so that what the walk and the refreshes
- * read does not stay resident, or when the file pages resident exceed
- * map_resident_max_mb; 0 under hit load, where dropping the pages costs
- * each following hit its page faults again. Measured over the time since
- * the last check; one less than RELEASE_MIN_MS after it keeps that
- * check's verdict (too short to measure a rate over).
+ * The load check: whether to let go of the map's pages now
+ * (docs/refresh.md, "Memory"). 1 while hits are few, so that what the walk
+ * and the refreshes read does not stay resident, or when the file pages
+ * resident exceed map_resident_max_mb; 0 under hit load, where dropping the
+ * pages costs each following hit its page faults again. Measured over the
+ * time since the last check; one less than RELEASE_MIN_MS after it keeps
+ * that check's verdict (too short to measure a rate over).
  */
 static int
 release_check(struct release *r)

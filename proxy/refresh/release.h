@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Page release: letting go of the store map's resident pages while hits are few (design.md 7.6). */
+/* Page release: letting go of the store map's resident pages while hits are few (docs/refresh.md, "Memory"). */
 #ifndef PROXY_RELEASE_H
 #define PROXY_RELEASE_H
 

@@ -27,10 +27,10 @@
  * there is one: until a batch lands its uses are remembered here, so an
  * eviction in between sees them.
  *
- * Eviction (max_entries, design.md 8.9; the full map) deletes the least
- * valuable candidates the last walk pass offered (proxy/refresh/evict.h: the
- * segmented LRU), each checked again first against the uses recorded
- * here since.
+ * Eviction (max_entries, docs/refresh.md, "Bounded upstream work"; the
+ * full map) deletes the least valuable candidates the last walk pass
+ * offered (proxy/refresh/evict.h: the segmented LRU), each checked again
+ * first against the uses recorded here since.
  */
 struct event_base;
 struct cache_writer;
@@ -99,7 +99,8 @@ void		 usage_flush(struct usage *);
 unsigned long	 usage_hits(const struct usage *);
 /*
  * Whether the entry m of kind was not asked for within its idle_expire_s
- * (design.md 7.4): it is left to expire, not refreshed.
+ * (docs/refresh.md, "Imports and idle entries"): it is left to expire,
+ * not refreshed.
  */
 int		 usage_idle(const struct usage *, int kind,
 		    const struct cache_meta *m, time_t now);
@@ -142,15 +143,15 @@ void		 usage_pass_end(struct usage *, const size_t *entries,
 /*
  * Before storing a NEW entry of a kind with max_entries: make room by
  * deleting the least valuable candidates the last walk pass found
- * (design.md 8.9, proxy/refresh/evict.h: probation first, least recently asked
- * first; protected ones only beyond their share), each checked again
- * first: one asked since (in the store or among the uses not yet written)
- * or imported and not asked is skipped. At most a few are deleted for one
- * new entry, so a store over its cap comes down over the following ones.
- * Returns 0 when the entry may be stored (and counts it), -1 when nothing
- * could be evicted: the caller then passes the answer on without storing.
- * Evictions are counted in metrics.evictions. Not from a cache_walk
- * callback (it deletes).
+ * (docs/decisions/0004-segmented-lru.md, proxy/refresh/evict.h: probation
+ * first, least recently asked first; protected ones only beyond their
+ * share), each checked again first: one asked since (in the store or among
+ * the uses not yet written) or imported and not asked is skipped. At most a
+ * few are deleted for one new entry, so a store over its cap comes down
+ * over the following ones. Returns 0 when the entry may be stored (and
+ * counts it), -1 when nothing could be evicted: the caller then passes the
+ * answer on without storing. Evictions are counted in metrics.evictions.
+ * Not from a cache_walk callback (it deletes).
  */
 int		 usage_make_room(struct usage *, enum cache_kind);
 

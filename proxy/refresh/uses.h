@@ -10,11 +10,11 @@
  * A hit on an entry whose recorded use is old is not written at once: its
  * fingerprint waits here until the refresh walk reaches the entry in key
  * order, and the walk writes the uses of neighbouring entries together
- * (design.md 7.4). Two generations: hits add to the current one; when a
- * walk pass begins, what the previous one still holds (entries the whole
- * pass did not find: deleted since) is dropped and the current one
- * becomes the previous. Each generation holds at most max_slots / 4 * 3
- * fingerprints (8 bytes a slot).
+ * (docs/decisions/0008-uses-written-by-the-walk.md). Two generations: hits
+ * add to the current one; when a walk pass begins, what the previous one
+ * still holds (entries the whole pass did not find: deleted since) is
+ * dropped and the current one becomes the previous. Each generation holds
+ * at most max_slots / 4 * 3 fingerprints (8 bytes a slot).
  */
 struct uses;
 

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# No tenant can flush the cache (design.md 8.9): 18 entries that a real
-# client asks every few seconds, then thousands of distinct entries minted
-# from 50 client addresses (127.0.0.2 to 127.0.0.51, each under its own
-# client_miss_rate_per_s: 4 a second each, 200 in all) into a store with
-# room for 200; the flood's entries, each asked once, evict one another,
-# never a real one, also while the real client pauses for the flood's
-# last 400; then the upstream dies, and all 18 are still served. Before
-# it, new_entry_rate_per_s: new entries past it are served, not stored.
+# No tenant can flush the cache (docs/refresh.md, "Bounded upstream work"):
+# 18 entries that a real client asks every few seconds, then thousands of
+# distinct entries minted from 50 client addresses (127.0.0.2 to 127.0.0.51,
+# each under its own client_miss_rate_per_s: 4 a second each, 200 in all)
+# into a store with room for 200; the flood's entries, each asked once,
+# evict one another, never a real one, also while the real client pauses for
+# the flood's last 400; then the upstream dies, and all 18 are still served.
+# Before it, new_entry_rate_per_s: new entries past it are served, not
+# stored.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_flood
@@ -91,7 +92,8 @@ metrics_get "$T/m"
 ev=$(metric_sum "$T/m" 'stapled_evictions_total\{service="ocsp"\}')
 note "evictions $ev, store limited $(metric_sum "$T/m" 'stapled_store_limited_total'), capped $(metric_sum "$T/m" 'stapled_store_capped_total')"
 check "the flood churned the store (evictions > $((CAP * 2)))" lt $((CAP * 2)) "$ev"
-# The count between two walk passes is an estimate (design.md 8.9).
+# The count between two walk passes is an estimate (docs/refresh.md,
+# "Bounded upstream work").
 check "the store holds about $CAP entries at most" \
     test "$("$CTL" -C "$T/cache" list 2>/dev/null | wc -l)" -le $((CAP + CAP / 20))
 

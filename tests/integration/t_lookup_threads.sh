@@ -184,8 +184,9 @@ done
 check_eq "lookup_offload disk, store in memory: six lookups on the loop, none on a thread" "6 0" "$got"
 
 # Then the store leaves memory: once the quiet daemon has released its map
-# (design.md 7.6), the kernel may drop the file's pages, and the next hit
-# reads its pages from the disk. From there the threads take the lookups.
+# (docs/refresh.md, "Memory"), the kernel may drop the file's pages, and the
+# next hit reads its pages from the disk. From there the threads take the
+# lookups.
 map_rss_kb() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($NF ~ /\/data\.mdb$/) } m && /^Rss:/ { s += $2 }
 	    END { print s + 0 }' "/proc/$SPID/smaps"

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The release of LMDB's map pages (design.md 7.6): under hit load the pages
-# the hits read stay mapped (a second round over the same keys faults
-# little), a quiet daemon lets them go at the end of a walk pass, and with
-# map_resident_max_mb they go under load too.
+# The release of LMDB's map pages (docs/refresh.md, "Memory"): under hit
+# load the pages the hits read stay mapped (a second round over the same
+# keys faults little), a quiet daemon lets them go at the end of a walk
+# pass, and with map_resident_max_mb they go under load too.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_map_release

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A refresh storm taken soonest first: with every entry due at once and a
 # rate limit that suffices for a round in time, refreshes start in order of
-# nextUpdate (the due index, design.md 7.5) and no entry expires first.
-# Idle entries due are set aside, and a hit brings one back.
+# nextUpdate (the due index, docs/decisions/0006-due-index.md) and no entry
+# expires first. Idle entries due are set aside, and a hit brings one back.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_refresh_order

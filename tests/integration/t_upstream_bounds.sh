@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Bounded upstream work (design.md 8.9): 300 concurrent distinct misses
+# Bounded upstream work (docs/refresh.md): 300 concurrent distinct misses
 # hold at most max_upstream_inflight upstream connections and the rest get the
 # failure answer within the client budget; a client over client_miss_rate_per_s
 # gets the failure answer, counted as result="limited", while another client

@@ -121,21 +121,6 @@ announce_ready(struct daemon *d)
 	reload_record(d, 1, "started");
 }
 
-/*
- * The loop's first turn after READY=1: libcurl and its libraries (about
- * 8 ms here), which no answer from the store needs, so that the first
- * refresh or miss does not wait for them; a missing library is logged now.
- */
-static void
-load_curl(evutil_socket_t fd, short what, void *arg)
-{
-	struct daemon	*d = arg;
-
-	(void)fd;
-	(void)what;
-	(void)fetch_ctx_load(d->fetch);
-}
-
 /* stapled -n: the configuration through the checks of a start (conf_vet). The exit status. */
 static int
 check_only(struct daemon *d, struct config *cfg)
@@ -369,13 +354,6 @@ main(int argc, char **argv)
 	    upstreams_line(d.gen, line, sizeof(line)));
 	announce_ready(&d);
 	store_check_start(&d);
-	{
-		struct timeval	now = { 0, 0 };
-
-		if (event_base_once(d.base, -1, EV_TIMEOUT, load_curl, &d,
-		    &now) == -1)
-			fatal("out of memory");
-	}
 	event_base_dispatch(d.base);
 	record_health(-1, 0, &d);
 	log_info("stopped");

@@ -15,7 +15,6 @@
 #include <event2/event.h>
 
 #include "proxy/fetch/fetch.h"
-#include "proxy/fetch/fetch_curl.h"
 #include "proxy/fetch/fetch_int.h"
 #include "proxy/log.h"
 #include "proxy/loop.h"
@@ -219,12 +218,6 @@ job_advance(struct fetch_job *job)
 			summary_add(job, pool->ups[idx].name, why);
 			pool->ups[idx].st->failures[FETCH_ERR_PACED]++;
 			job->last_err = FETCH_ERR_PACED;
-			continue;
-		}
-		if (fetch_ctx_load(job->ctx) == -1) {
-			summary_add(job, pool->ups[idx].name,
-			    "libcurl is not loaded");
-			job->last_err = FETCH_ERR_TRANSPORT;
 			continue;
 		}
 		if (attempt_start(job, idx) == 0) {
@@ -446,6 +439,12 @@ fetch_ctx_new(struct event_base *base)
 
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return NULL;
+	/* Counted by libcurl: fetch_ctx_free's curl_global_cleanup undoes it. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		log_err("fetch: curl_global_init failed");
+		free(ctx);
+		return NULL;
+	}
 	ctx->base = base;
 	ctx->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
 	    (uint64_t)(uintptr_t)ctx;
@@ -456,6 +455,10 @@ fetch_ctx_new(struct event_base *base)
 	LIST_INIT(&ctx->socks);
 	LIST_INIT(&ctx->stats);
 	evtimer_assign(&ctx->timer_ev, base, timer_cb, ctx);
+	if (fetch_multi_new(ctx) == -1) {
+		fetch_ctx_free(ctx);
+		return NULL;
+	}
 	return ctx;
 }
 
@@ -485,8 +488,8 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 	}
 	evtimer_del(&ctx->timer_ev);
 	if (ctx->multi != NULL)
-		multi_check(ctx, "curl_multi_cleanup",
-		    ctx->cu->multi_cleanup(ctx->multi));
+		multi_check("curl_multi_cleanup",
+		    curl_multi_cleanup(ctx->multi));
 	while ((fs = LIST_FIRST(&ctx->socks)) != NULL) {
 		event_del(&fs->ev);
 		LIST_REMOVE(fs, entry);
@@ -497,6 +500,7 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 		LIST_REMOVE(st, entry);
 		st->listed = 0;
 	}
+	curl_global_cleanup();
 	free(ctx);
 }
 
@@ -628,12 +632,8 @@ fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
 		TAILQ_INSERT_TAIL(&pool->queue, job, queue_entry);
 		return w;
 	}
-	if (started == -1 && (job->last_err == FETCH_ERR_PACED ||
-	    pool->ctx->multi == NULL)) {
-		/*
-		 * Each upstream had this very request just now, or libcurl
-		 * is not loaded: fail soon, saying so.
-		 */
+	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
+		/* Each upstream had this very request just now: fail soon, saying so. */
 		struct timeval	soon = { 0, 0 };
 
 		job->check = check;
@@ -718,13 +718,8 @@ fetch_pool_queued(const struct fetch_pool *pool)
 const char *
 fetch_curl_version(void)
 {
-	const struct fetch_curl		*cu;
 	const curl_version_info_data	*v;
-	char				 why[512];
 
-	/* Loads it when no transfer has yet: the version this process runs with. */
-	if ((cu = fetch_curl_load(why, sizeof(why))) == NULL)
-		return "unavailable";
-	v = cu->version_info(CURLVERSION_NOW);
+	v = curl_version_info(CURLVERSION_NOW);
 	return v != NULL && v->version != NULL ? v->version : "unknown";
 }

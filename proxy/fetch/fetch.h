@@ -104,16 +104,14 @@ typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *job_ar
 typedef void fetch_done_cb(const struct fetch_res *, void *waiter_arg);
 typedef void fetch_free_cb(void *job_arg);
 
-/* No libcurl yet: it is loaded by fetch_ctx_load or the first transfer. */
-struct fetch_ctx	*fetch_ctx_new(struct event_base *);
-void			 fetch_ctx_free(struct fetch_ctx *);	/* cancels all jobs */
 /*
- * Load libcurl (proxy/fetch/fetch_curl.h) and make the multi handle, if not done
- * yet: the first transfer does it, and main calls it once the daemon is
- * ready so that no transfer waits for the load. 0, or -1 after logging
- * why (once, until a load succeeds); every transfer tries again first.
+ * curl_global_init (counted: each ctx's free undoes its own) and the multi
+ * handle on base. NULL, after logging, when either fails or memory is
+ * short. Call from the event loop's thread only (curl_global_init is not
+ * thread-safe in every libcurl stapled supports).
  */
-int			 fetch_ctx_load(struct fetch_ctx *);
+struct fetch_ctx	*fetch_ctx_new(struct event_base *);
+void			 fetch_ctx_free(struct fetch_ctx *);	/* cancels all jobs; accepts NULL */
 size_t			 fetch_ctx_inflight(const struct fetch_ctx *);
 
 /* Upstream order is failover order. Strings are copied. */
@@ -178,8 +176,7 @@ const char *fetch_pool_service(const struct fetch_pool *);
 size_t	fetch_pool_queued(const struct fetch_pool *);
 /* "upstream1 (URL), upstream2 (URL)" into buf (truncated to fit); returns buf. */
 char	*fetch_pool_describe(const struct fetch_pool *, char *buf, size_t len);
-/* The libcurl version string ("7.88.1"), for stapled_build_info; loads
- * libcurl if no transfer has; "unavailable" when it cannot be loaded. */
+/* The libcurl version string ("7.88.1"), for stapled_build_info. */
 const char *fetch_curl_version(void);
 
 #endif

@@ -33,8 +33,8 @@
  * single flight, the transfer slots and their queue) and the API;
  * fetch_transfer.c one attempt over curl and its result;
  * fetch_loop.c the curl multi <-> libevent glue; fetch_health.c each
- * upstream's health, cooldown and counters. Only these files and
- * fetch_curl.c include curl.
+ * upstream's health, cooldown and counters. Only these files include
+ * curl.
  */
 
 #define FETCH_MAX_HEADER_BYTES	(64 * 1024)	/* response headers kept */
@@ -157,9 +157,7 @@ struct fetch_pool {
 
 struct fetch_ctx {
 	struct event_base	*base;
-	const struct fetch_curl	*cu;		/* NULL until libcurl is loaded */
-	CURLM			*multi;		/* made with it */
-	int			 load_logged;	/* a failed load was logged */
+	CURLM			*multi;
 	struct event		 timer_ev;
 	TAILQ_HEAD(, fetch_job)	 jobs;
 	size_t			 njobs;
@@ -204,7 +202,8 @@ void	res_from(struct fetch_res *res, const struct fetch_job *job,
 void	attempt_done(struct fetch_attempt *a, CURLcode code);
 
 /* fetch_loop.c */
-int	multi_check(const struct fetch_ctx *ctx, const char *call, CURLMcode mc);
+int	multi_check(const char *call, CURLMcode mc);
+int	fetch_multi_new(struct fetch_ctx *ctx);
 void	timer_cb(evutil_socket_t fd, short what, void *arg);
 
 /* fetch_health.c */

@@ -10,7 +10,6 @@
 #include <event2/event.h>
 
 #include "proxy/fetch/fetch.h"
-#include "proxy/fetch/fetch_curl.h"
 #include "proxy/fetch/fetch_int.h"
 #include "proxy/log.h"
 
@@ -24,11 +23,11 @@ static void	process_done(struct fetch_ctx *);
  * concerned to their own timeouts; 0 or -1 as the call succeeded.
  */
 int
-multi_check(const struct fetch_ctx *ctx, const char *call, CURLMcode mc)
+multi_check(const char *call, CURLMcode mc)
 {
 	if (mc == CURLM_OK)
 		return 0;
-	log_err("fetch: %s: %s", call, ctx->cu->multi_strerror(mc));
+	log_err("fetch: %s: %s", call, curl_multi_strerror(mc));
 	return -1;
 }
 
@@ -42,8 +41,8 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 		action |= CURL_CSELECT_IN;
 	if (what & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
-	multi_check(ctx, "curl_multi_socket_action",
-	    ctx->cu->multi_socket_action(ctx->multi, fd, action, &running));
+	multi_check("curl_multi_socket_action",
+	    curl_multi_socket_action(ctx->multi, fd, action, &running));
 	/*
 	 * No timer cleanup here: process_done may start the next upstream,
 	 * and curl arms the timer that transfer needs through timer_fn.
@@ -59,8 +58,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	multi_check(ctx, "curl_multi_socket_action",
-	    ctx->cu->multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
+	multi_check("curl_multi_socket_action",
+	    curl_multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
 	    &running));
 	process_done(ctx);
 }
@@ -104,8 +103,8 @@ socket_fn(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 			return -1;
 		LIST_INSERT_HEAD(&ctx->socks, fs, entry);
 		/* CURLMOPT_SOCKETFUNCTION: -1 fails this socket's transfer. */
-		if (multi_check(ctx, "curl_multi_assign",
-		    ctx->cu->multi_assign(ctx->multi, s, fs)) == -1) {
+		if (multi_check("curl_multi_assign",
+		    curl_multi_assign(ctx->multi, s, fs)) == -1) {
 			LIST_REMOVE(fs, entry);
 			free(fs);
 			return -1;
@@ -130,12 +129,12 @@ process_done(struct fetch_ctx *ctx)
 	char			*priv;
 	int			 left;
 
-	while ((msg = ctx->cu->multi_info_read(ctx->multi, &left)) != NULL) {
+	while ((msg = curl_multi_info_read(ctx->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		priv = NULL;
 		code = msg->data.result;
-		if (ctx->cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+		if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 		    &priv) != CURLE_OK) {
 			log_err("fetch: a finished transfer without its "
 			    "attempt (CURLINFO_PRIVATE)");
@@ -146,41 +145,28 @@ process_done(struct fetch_ctx *ctx)
 	}
 }
 
+/*
+ * The multi handle, with the socket and timer functions above: 0, or -1
+ * after logging (ctx->multi stays NULL).
+ */
 int
-fetch_ctx_load(struct fetch_ctx *ctx)
+fetch_multi_new(struct fetch_ctx *ctx)
 {
-	const struct fetch_curl	*cu;
-	char			 why[512];
-
-	if (ctx->multi != NULL)
-		return 0;
-	if ((cu = fetch_curl_load(why, sizeof(why))) == NULL) {
-		if (!ctx->load_logged)
-			log_err("fetch: cannot load libcurl (%s): every upstream "
-			    "transfer fails until it is installed", why);
-		ctx->load_logged = 1;
-		return -1;
-	}
-	if ((ctx->multi = cu->multi_init()) == NULL) {
+	if ((ctx->multi = curl_multi_init()) == NULL) {
 		log_err("fetch: curl_multi_init failed");
 		return -1;
 	}
-	ctx->cu = cu;
-	if (multi_check(ctx, "curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)",
-	    cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) ||
-	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_SOCKETDATA)",
-	    cu->multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx)) ||
-	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_TIMERFUNCTION)",
-	    cu->multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn)) ||
-	    multi_check(ctx, "curl_multi_setopt(CURLMOPT_TIMERDATA)",
-	    cu->multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx))) {
-		cu->multi_cleanup(ctx->multi);
+	if (multi_check("curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)",
+	    curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) ||
+	    multi_check("curl_multi_setopt(CURLMOPT_SOCKETDATA)",
+	    curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx)) ||
+	    multi_check("curl_multi_setopt(CURLMOPT_TIMERFUNCTION)",
+	    curl_multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn)) ||
+	    multi_check("curl_multi_setopt(CURLMOPT_TIMERDATA)",
+	    curl_multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx))) {
+		curl_multi_cleanup(ctx->multi);
 		ctx->multi = NULL;
-		ctx->cu = NULL;
 		return -1;
 	}
-	if (ctx->load_logged)
-		log_info("fetch: libcurl loaded");
-	ctx->load_logged = 0;
 	return 0;
 }

@@ -14,7 +14,6 @@
 #include <curl/curl.h>
 
 #include "proxy/fetch/fetch.h"
-#include "proxy/fetch/fetch_curl.h"
 #include "proxy/fetch/fetch_int.h"
 #include "proxy/log.h"
 
@@ -110,9 +109,9 @@ attempt_free(struct fetch_attempt *a)
 	if (a == NULL)
 		return;
 	if (a->easy != NULL)
-		a->job->ctx->cu->easy_cleanup(a->easy);
+		curl_easy_cleanup(a->easy);
 	if (a->reqhdrs != NULL)
-		a->job->ctx->cu->slist_free_all(a->reqhdrs);
+		curl_slist_free_all(a->reqhdrs);
 	hdrs_clear(a);
 	free(a->buf);
 	free(a->url);
@@ -126,14 +125,14 @@ attempt_cancel(struct fetch_attempt *a)
 	struct fetch_job	*job = a->job;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	multi_check(job->ctx, "curl_multi_remove_handle",
-	    job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy));
+	multi_check("curl_multi_remove_handle",
+	    curl_multi_remove_handle(job->ctx->multi, a->easy));
 	slot_release(a);
 	attempt_free(a);
 }
 
 static int
-add_header(const struct fetch_curl *cu, struct curl_slist **list,
+add_header(struct curl_slist **list,
     const char *name, const char *value)
 {
 	struct curl_slist	*n;
@@ -141,7 +140,7 @@ add_header(const struct fetch_curl *cu, struct curl_slist **list,
 
 	if (asprintf(&h, "%s%s", name, value) == -1)
 		return -1;
-	n = cu->slist_append(*list, h);
+	n = curl_slist_append(*list, h);
 	free(h);
 	if (n == NULL)
 		return -1;
@@ -154,10 +153,10 @@ add_header(const struct fetch_curl *cu, struct curl_slist **list,
  * refuses fails the attempt, logged with the option's name.
  */
 #define EASY_SET(opt, val) do {						\
-	CURLcode ec_ = cu->easy_setopt(e, (opt), (val));		\
+	CURLcode ec_ = curl_easy_setopt(e, (opt), (val));		\
 	if (ec_ != CURLE_OK) {						\
 		log_err("fetch: %s: curl_easy_setopt(%s): %s",		\
-		    pool->service, #opt, cu->easy_strerror(ec_));	\
+		    pool->service, #opt, curl_easy_strerror(ec_));	\
 		goto out;						\
 	}								\
 } while (0)
@@ -168,8 +167,7 @@ add_header(const struct fetch_curl *cu, struct curl_slist **list,
  * verifies against its default store. 0, or -1 after logging.
  */
 static int
-attempt_tls(const struct fetch_pool *pool, const struct fetch_curl *cu,
-    CURL *e)
+attempt_tls(const struct fetch_pool *pool, CURL *e)
 {
 	int	rv = -1;
 
@@ -200,7 +198,6 @@ attempt_start(struct fetch_job *job, size_t idx)
 {
 	struct fetch_pool	*pool = job->pool;
 	struct fetch_upstream	*up = &pool->ups[idx];
-	const struct fetch_curl	*cu = job->ctx->cu;
 	struct fetch_attempt	*a;
 	size_t			 ulen = strlen(up->url);
 	CURL			*e;
@@ -217,20 +214,20 @@ attempt_start(struct fetch_job *job, size_t idx)
 		a->url = NULL;
 		goto out;
 	}
-	if ((a->easy = e = cu->easy_init()) == NULL)
+	if ((a->easy = e = curl_easy_init()) == NULL)
 		goto out;
 
 	/* An empty Expect: keeps curl from waiting for 100-continue. */
-	if (add_header(cu, &a->reqhdrs, "Expect:", "") == -1)
+	if (add_header(&a->reqhdrs, "Expect:", "") == -1)
 		goto out;
 	if (job->content_type != NULL && strcmp(job->method, "POST") == 0 &&
-	    add_header(cu, &a->reqhdrs, "Content-Type: ", job->content_type) == -1)
+	    add_header(&a->reqhdrs, "Content-Type: ", job->content_type) == -1)
 		goto out;
 	if (job->accept != NULL &&
-	    add_header(cu, &a->reqhdrs, "Accept: ", job->accept) == -1)
+	    add_header(&a->reqhdrs, "Accept: ", job->accept) == -1)
 		goto out;
 	if (job->extra_header != NULL &&
-	    add_header(cu, &a->reqhdrs, job->extra_header, "") == -1)
+	    add_header(&a->reqhdrs, job->extra_header, "") == -1)
 		goto out;
 
 	EASY_SET(CURLOPT_URL, a->url);
@@ -247,7 +244,7 @@ attempt_start(struct fetch_job *job, size_t idx)
 	EASY_SET(CURLOPT_REDIR_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	if (attempt_tls(pool, cu, e) == -1)
+	if (attempt_tls(pool, e) == -1)
 		goto out;
 	EASY_SET(CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)pool->conf.connect_timeout_ms);
@@ -273,8 +270,8 @@ attempt_start(struct fetch_job *job, size_t idx)
 	else
 		EASY_SET(CURLOPT_CUSTOMREQUEST, job->method);
 
-	if (multi_check(job->ctx, "curl_multi_add_handle",
-	    cu->multi_add_handle(job->ctx->multi, e)) == -1)
+	if (multi_check("curl_multi_add_handle",
+	    curl_multi_add_handle(job->ctx->multi, e)) == -1)
 		goto out;
 	a->started_ms = now_ms();
 	TAILQ_INSERT_TAIL(&job->attempts, a, entry);
@@ -305,7 +302,7 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 		return;
 	up = &job->pool->ups[a->up];
 	/* No status known is 0, as curl reports for no response. */
-	if (job->ctx->cu->easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE,
+	if (curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE,
 	    &status) != CURLE_OK)
 		status = 0;
 	res->http_status = (int)status;
@@ -355,12 +352,11 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
     const struct fetch_attempt *a)
 {
 	const struct fetch_pool_conf	*conf = &a->job->pool->conf;
-	const struct fetch_curl		*cu = a->job->ctx->cu;
 	const char			*msg;
 	curl_off_t			 connected = 0;
 	long				 oserr = 0;
 
-	msg = a->errbuf[0] != '\0' ? a->errbuf : cu->easy_strerror(code);
+	msg = a->errbuf[0] != '\0' ? a->errbuf : curl_easy_strerror(code);
 	switch (err) {
 	case FETCH_ERR_DNS:
 		snprintf(buf, len, "dns: %s", msg);
@@ -369,7 +365,7 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 		snprintf(buf, len, "tls: %s", msg);
 		break;
 	case FETCH_ERR_CONNECT:
-		if (cu->easy_getinfo(a->easy, CURLINFO_OS_ERRNO,
+		if (curl_easy_getinfo(a->easy, CURLINFO_OS_ERRNO,
 		    &oserr) != CURLE_OK)
 			oserr = 0;
 		if (code == CURLE_COULDNT_CONNECT && oserr != 0)
@@ -377,7 +373,7 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 		snprintf(buf, len, "connect: %s", msg);
 		break;
 	case FETCH_ERR_TIMEOUT:
-		if (cu->easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T,
+		if (curl_easy_getinfo(a->easy, CURLINFO_CONNECT_TIME_T,
 		    &connected) != CURLE_OK)
 			connected = 0;
 		if (connected == 0)
@@ -413,8 +409,8 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	int			 status;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	multi_check(job->ctx, "curl_multi_remove_handle",
-	    job->ctx->cu->multi_remove_handle(job->ctx->multi, a->easy));
+	multi_check("curl_multi_remove_handle",
+	    curl_multi_remove_handle(job->ctx->multi, a->easy));
 	slot_release(a);
 	res_from(&res, job, a);
 	status = res.http_status;

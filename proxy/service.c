@@ -24,6 +24,7 @@
 #include "entry/pool.h"
 #include "proxy/http/cache_status.h"
 #include "proxy/fetch/fetch.h"
+#include "proxy/flight.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"
@@ -66,6 +67,7 @@ struct svc {
 	const struct config_service	*conf;
 	void				*trust;
 	struct fetch_pool		*pool;
+	struct flight_set		 flights;	/* its fetches, one per key */
 	char				**urls;	/* upstream bases, suffixes removed */
 	struct neg			*neg;	/* NEG_SLOTS, or NULL */
 	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
@@ -91,8 +93,13 @@ struct gen {
 	struct svc	 svcs[CACHE_KIND_MAX];
 };
 
-/* A fetch in flight: the call, with its buffers owned (the fetch job's arg). */
+/*
+ * A call with its buffers owned: a flight's job_arg (what its check
+ * verifies and stores), and each waiting client's copy of its own call.
+ * A client that starts a flight shares its copy with it (refs).
+ */
 struct svc_job {
+	int		 refs;
 	struct svc	*svc;
 	struct svc_call	 call;
 	uint8_t		*body;
@@ -101,18 +108,18 @@ struct svc_job {
 	char		*extra_header;
 	enum entry_verdict verdict;	/* of the accepted answer (ENTRY_REFUSE: none) */
 	char		 note[64];	/* ENTRY_DEFINITIVE: what the answer said */
-	/* ENTRY_STORE on the writer: the fetch job, held until the put lands */
-	struct fetch_job *held;
+	/* ENTRY_STORE on the writer: the flight, held until the put lands */
+	struct flight	*flight;
 	int		 storing;
 	struct cache_meta stored;	/* what was put; KEPT: the newer entry's, as written */
 	uint8_t		*headers;	/* the kept headers of that entry, or NULL */
 	size_t		 headers_len;
 	struct schedule_conf sched;
 	time_t		 stored_at;
-	const uint8_t	*answer;	/* what was put: the held fetch's body */
+	const uint8_t	*answer;	/* what was put: the held flight's copy of the body */
 	size_t		 answer_len;
 	int		 full_tries;	/* puts made again for a full map */
-	struct fetch_outcome out;	/* what every waiter is told (fetch_set_outcome) */
+	struct flight_outcome out;	/* what every waiter is told (flight_set_outcome) */
 };
 
 /* How an answer that went upstream came to be, for its Cache-Status. */
@@ -126,7 +133,7 @@ struct svc_fwd {
 struct pending {
 	struct svc		*svc;
 	struct http_req	*req;	/* NULL once the client has gone */
-	struct fetch_waiter	*w;
+	struct flight_waiter	*w;
 	struct event		*budget;
 	struct svc_job		*call;	/* a copy of the call, for the answer */
 	struct svc_fwd		 fwd;	/* borrows the fetch result's upstream */
@@ -231,6 +238,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	s->gen = g;
 	s->ops = ops;
 	s->conf = c;
+	flight_set_init(&s->flights);
 	s->max_entries = config_max_entries(c, ops->kind, g->cache != NULL ?
 	    cache_map_bytes(g->cache) : g->cfg->map_size);
 	if (ops->trust_new != NULL &&
@@ -395,11 +403,11 @@ svc_ops(const struct svc *s)
 /* ---- jobs: what a fetch verifies and stores -------------------------------- */
 
 static void
-job_free(void *arg)
+svc_job_free(void *arg)
 {
 	struct svc_job	*j = arg;
 
-	if (j == NULL)
+	if (j == NULL || --j->refs > 0)
 		return;
 	gen_unref(j->svc->gen);
 	free(j->body);
@@ -421,12 +429,13 @@ dup_bytes(const uint8_t *p, size_t n)
 }
 
 static struct svc_job *
-job_new(struct svc *s, const struct svc_call *c)
+svc_job_new(struct svc *s, const struct svc_call *c)
 {
 	struct svc_job	*j;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
+	j->refs = 1;
 	j->svc = s;
 	gen_ref(s->gen);
 	j->call = *c;
@@ -436,7 +445,7 @@ job_new(struct svc *s, const struct svc_call *c)
 	    (j->path = strdup(c->path ? c->path : "")) == NULL ||
 	    (c->extra_header != NULL &&
 	    (j->extra_header = strdup(c->extra_header)) == NULL)) {
-		job_free(j);
+		svc_job_free(j);
 		return NULL;
 	}
 	j->call.extra_header = j->extra_header;
@@ -644,7 +653,7 @@ store_again(struct svc_job *j, const char *hex, const char *err)
 /*
  * The put's result (on the loop, when it landed). 1 when a schedule
  * write for the newer stored entry, or the put made again once the full
- * map had room, went to the writer (its callback ends the job), else 0.
+ * map had room, went to the writer (its callback ends the flight), else 0.
  */
 static int
 store_landed(struct svc_job *j, int put, const char *err, int map_full)
@@ -697,7 +706,7 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 	return 0;
 }
 
-/* The writer's callbacks: the job's waiters are answered once its writes landed. */
+/* The writer's callbacks: the flight's waiters are answered once its writes landed. */
 static void
 kept_landed(const struct cache_writer_res *res, void *arg)
 {
@@ -710,7 +719,7 @@ kept_landed(const struct cache_writer_res *res, void *arg)
 		log_err("%s: %s: %s", j->svc->ops->name, hex, res->err);
 	} else
 		j->out.stored = 1;
-	fetch_release(j->held);		/* frees j */
+	flight_release(j->flight);	/* frees j */
 }
 
 /* The put, made on the writer (store, store_again). */
@@ -720,16 +729,17 @@ put_landed(const struct cache_writer_res *res, void *arg)
 	struct svc_job	*j = arg;
 
 	if (store_landed(j, res->rc, res->err, res->map_full) == 0)
-		fetch_release(j->held);		/* frees j */
+		flight_release(j->flight);	/* frees j */
 }
 
 /*
  * A verified answer goes to the store: on the writer thread when there
- * is one (j->storing; the fetch job is held until it lands), else here.
+ * is one (j->storing; the flight is held until it lands, with its own
+ * copy of the answer), else here.
  */
 static void
-store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
-    const char *headers, size_t headers_len, time_t now)
+store(struct svc_job *j, struct flight *f, const struct fetch_res *res,
+    struct svc_answer *a, const char *headers, size_t headers_len, time_t now)
 {
 	struct svc			*s = j->svc;
 	struct cache			*cache = s->gen->cache;
@@ -783,11 +793,21 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
 	j->stored_at = now;
 	j->answer = a->body;
 	j->answer_len = a->body_len;
-	if (s->gen->writer != NULL && cache_writer_put(s->gen->writer,
-	    j->call.key, j->call.klen, &a->meta, &b, put_landed, j) == 0) {
-		j->storing = 1;
-		return;
+	if (s->gen->writer != NULL &&
+	    (b.response = flight_hold(f, res)) != NULL) {
+		j->answer = b.response;
+		j->flight = f;
+		if (cache_writer_put(s->gen->writer, j->call.key, j->call.klen,
+		    &a->meta, &b, put_landed, j) == 0) {
+			j->storing = 1;
+			return;
+		}
+		/* Stored here instead: the flight ends with the fetch. */
+		flight_release(f);
+		j->flight = NULL;
+		j->answer = b.response = a->body;
 	}
+	b.response = a->body;
 	put = cache_put(cache, j->call.key, j->call.klen, &a->meta, &b);
 	(void)store_landed(j, put, cache_strerror(cache),
 	    cache_map_full(cache));
@@ -799,7 +819,7 @@ store(struct svc_job *j, const struct fetch_res *res, struct svc_answer *a,
  * answer: a first upstream that says so to everything shows here.
  */
 static void
-job_definitive(struct svc_job *j, const struct fetch_res *res, const char *why,
+svc_job_definitive(struct svc_job *j, const struct fetch_res *res, const char *why,
     time_t now)
 {
 	struct svc		*s = j->svc;
@@ -831,8 +851,10 @@ job_definitive(struct svc_job *j, const struct fetch_res *res, const char *why,
 	    "until its nextUpdate" : "relayed to the client", kept);
 }
 
+/* flight_check_cb: verify, then store or remember; the flight's outcome says what came of it. */
 static enum fetch_verdict
-job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
+svc_job_check(struct flight *f, const struct fetch_res *res, void *arg,
+    char *why, size_t whylen)
 {
 	struct svc_job		*j = arg;
 	struct svc		*s = j->svc;
@@ -863,7 +885,7 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 		hlen = entry_keep_headers(kind_table[s->ops->kind].keep_headers,
 		    &ans, headers, sizeof(headers));
 		if (hlen >= 0)
-			store(j, res, &a, headers, (size_t)hlen, now);
+			store(j, f, res, &a, headers, (size_t)hlen, now);
 		else {
 			/* Not stored without what its verifiers read: relayed only. */
 			j->verdict = ENTRY_PASS;
@@ -871,22 +893,21 @@ job_check(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 			    s->ops->name, res->upstream, SVC_HEADERS_MAX_BYTES);
 		}
 	} else if (v == ENTRY_DEFINITIVE)
-		job_definitive(j, res, why, now);
+		svc_job_definitive(j, res, why, now);
 	j->out.verdict = j->verdict;
 	j->out.note = j->note;
-	fetch_set_outcome(res->job, &j->out);
-	if (j->storing) {
-		/* Asked again before it lands, the key joins this job. */
-		j->held = res->job;
-		return FETCH_HOLD;
-	}
-	/* Accepted, definitive answers too: the upstream answered, it did not fail. */
+	flight_set_outcome(f, &j->out);
+	/*
+	 * Accepted, definitive answers too: the upstream answered, it did not
+	 * fail. Held while storing (j->storing): asked again before the put
+	 * lands, the key joins this flight.
+	 */
 	return FETCH_ACCEPT;
 }
 
-/* The verdict on the answer a job ended with (ENTRY_REFUSE when it failed). */
+/* The verdict on the answer a flight ended with (ENTRY_REFUSE when it failed). */
 static enum entry_verdict
-job_verdict(const struct fetch_res *res)
+svc_job_verdict(const struct flight_res *res)
 {
 	if (res->outcome == NULL || res->err != FETCH_OK ||
 	    res->http_status / 100 != 2)
@@ -1076,7 +1097,7 @@ pending_free(struct pending *p)
 	 * not touched here.
 	 */
 	loop_event_free(p->budget);
-	job_free(p->call);
+	svc_job_free(p->call);
 	npending--;
 	free(p);
 }
@@ -1100,12 +1121,12 @@ pending_fail(struct pending *p, const char *why)
 }
 
 static void
-pending_done(const struct fetch_res *res, void *arg)
+pending_done(const struct flight_res *res, void *arg)
 {
 	struct pending		*p = arg;
 	struct svc		*s = p->svc;
 	const struct svc_call	*c = &p->call->call;
-	const struct fetch_outcome *o = res->outcome;
+	const struct flight_outcome *o = res->outcome;
 	struct cache_meta	 m;
 	time_t			 now = time(NULL);
 	char			 why[128];
@@ -1120,7 +1141,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		    now);
 	if (p->req == NULL)
 		goto out;
-	if (job_verdict(res) == ENTRY_DEFINITIVE) {
+	if (svc_job_verdict(res) == ENTRY_DEFINITIVE) {
 		/* About the request, unsigned: a valid stored answer still wins. */
 		if (!serve_cached(s, p->req, c, METRICS_RES_FALLBACK, &p->fwd))
 			serve_definitive(s, p->req, c, res->body, res->body_len,
@@ -1129,7 +1150,7 @@ pending_done(const struct fetch_res *res, void *arg)
 		/*
 		 * Verified and stored, or passed on: the upstream's bytes,
 		 * unmodified. The metadata and kept headers are the stored
-		 * entry's, as the job's outcome says.
+		 * entry's, as the flight's outcome says.
 		 */
 		if (o != NULL && o->stored) {
 			svc_serve(s, p->req, c, o->meta, res->body, res->body_len,
@@ -1179,7 +1200,7 @@ pending_budget(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* The fetch goes on in the background and may fill the cache. */
 	if (p->w != NULL)
-		fetch_leave(p->w);
+		flight_leave(p->w);
 	p->w = NULL;
 	if (p->req != NULL) {
 		time_t	now = time(NULL);
@@ -1205,16 +1226,20 @@ pending_gone(struct http_req *req, void *arg)
 	(void)req;
 	p->req = NULL;
 	if (p->w != NULL)
-		fetch_leave(p->w);
+		flight_leave(p->w);
 	p->w = NULL;
 	pending_free(p);
 }
 
+/*
+ * A client waits for the flight of its key, joined or started, within
+ * its budget. Its own copy of the call (for its answer) is the flight's
+ * job_arg too when it starts one.
+ */
 static void
-fetch_for_client(struct svc *s, struct http_req *req,
+svc_fetch_for_client(struct svc *s, struct http_req *req,
     const struct svc_call *c)
 {
-	struct svc_job	*j;
 	struct pending	*p;
 	struct fetch_req fr;
 	struct timeval	 tv;
@@ -1227,8 +1252,7 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	p->svc = s;
 	p->req = req;
 	p->budget = evtimer_new(http_req_base(req), pending_budget, p);
-	if (p->budget == NULL || (p->call = job_new(s, c)) == NULL ||
-	    (j = job_new(s, c)) == NULL) {
+	if (p->budget == NULL || (p->call = svc_job_new(s, c)) == NULL) {
 		s->ops->serve_failed(s, req, c, "out of memory");
 		p->req = NULL;
 		pending_free(p);
@@ -1238,13 +1262,15 @@ fetch_for_client(struct svc *s, struct http_req *req,
 	tv.tv_sec = s->conf->client_budget_ms / 1000;
 	tv.tv_usec = (s->conf->client_budget_ms % 1000) * 1000;
 	evtimer_add(p->budget, &tv);
-	p->w = fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
-	    job_free, pending_done, p);
+	p->call->refs++;	/* the flight's, if it starts one */
+	p->w = flight_join(&s->flights, s->pool, fetch_req_of(&fr,
+	    &p->call->call), svc_job_check, p->call, svc_job_free,
+	    pending_done, p);
 	if (p->w != NULL)
-		p->fwd.collapsed = fetch_waiter_joined(p->w);
-	if (p->w == NULL) {
-		/* Nothing started: done will never come, and j is still ours. */
-		job_free(j);
+		p->fwd.collapsed = flight_waiter_joined(p->w);
+	else {
+		/* Nothing started: done will never come, and the ref is still ours. */
+		svc_job_free(p->call);
 		pending_fail(p, "no upstream could be asked");
 		pending_free(p);
 	}
@@ -1331,7 +1357,7 @@ not_stored(struct svc *s, struct http_req *req, const struct svc_call *c)
 	}
 	if (miss_over_rate(s, req, c))
 		return;
-	fetch_for_client(s, req, c);
+	svc_fetch_for_client(s, req, c);
 }
 
 static void
@@ -1362,7 +1388,7 @@ lookup_done(const struct cache_reader_res *res, void *arg)
 		goto out;
 	not_stored(s, l->req, c);
 out:
-	job_free(l->call);
+	svc_job_free(l->call);
 	free(l);
 }
 
@@ -1380,10 +1406,10 @@ lookup_start(struct svc *s, struct http_req *req, const struct svc_call *c)
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return -1;
 	l->req = req;
-	if ((l->call = job_new(s, c)) == NULL ||
+	if ((l->call = svc_job_new(s, c)) == NULL ||
 	    cache_reader_get(s->gen->reader, s->ops->kind, c->key, c->klen,
 	    lookup_done, l) == -1) {
-		job_free(l->call);
+		svc_job_free(l->call);
 		free(l);
 		return -1;
 	}
@@ -1444,11 +1470,11 @@ svc_serve_failed_text(struct svc *s, struct http_req *req,
 /* ---- background refresh ------------------------------------------------- */
 
 static void
-refresh_fetched(const struct fetch_res *res, void *arg)
+refresh_fetched(const struct flight_res *res, void *arg)
 {
 	struct refresh_wait	*rw = arg;
 	struct svc		*s = rw->svc;
-	const struct fetch_outcome *o = res->outcome;
+	const struct flight_outcome *o = res->outcome;
 	char			 why[128];
 	const char		*w = NULL;
 	int			 ok, full = 0;
@@ -1466,7 +1492,7 @@ refresh_fetched(const struct fetch_res *res, void *arg)
 			snprintf(why, sizeof(why), "HTTP %d from %s",
 			    res->http_status, res->upstream ? res->upstream : "?");
 			w = why;
-		} else if (job_verdict(res) == ENTRY_DEFINITIVE) {
+		} else if (svc_job_verdict(res) == ENTRY_DEFINITIVE) {
 			/* Not stored, nothing replaced: the stored answer stays. */
 			snprintf(why, sizeof(why), "%s answered %s, unsigned: the "
 			    "stored answer stays", res->upstream ? res->upstream :
@@ -1508,21 +1534,21 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 		free(scratch);
 		return -1;
 	}
-	j = job_new(s, &c);
+	j = svc_job_new(s, &c);
 	free(scratch);
 	if (j == NULL)
 		return -1;
 	if ((rw = calloc(1, sizeof(*rw))) == NULL) {
-		job_free(j);
+		svc_job_free(j);
 		return -1;
 	}
 	rw->svc = s;
 	gen_ref(s->gen);
 	rw->done = done;
 	rw->done_arg = done_arg;
-	if (fetch_join(s->pool, fetch_req_of(&fr, &j->call), job_check, j,
-	    job_free, refresh_fetched, rw) == NULL) {
-		job_free(j);
+	if (flight_join(&s->flights, s->pool, fetch_req_of(&fr, &j->call),
+	    svc_job_check, j, svc_job_free, refresh_fetched, rw) == NULL) {
+		svc_job_free(j);
 		gen_unref(s->gen);
 		free(rw);
 		return -1;

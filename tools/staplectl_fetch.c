@@ -113,14 +113,14 @@ fetch_url(char *url, size_t len, const char *up, enum cache_kind kind,
  * so that the summary groups one cause from many entries.
  */
 static void
-fetch_failed(enum fetch_outcome *o, char cause[FETCH_CAUSE_BYTES],
+fetch_failed(enum haul_outcome *o, char cause[FETCH_CAUSE_BYTES],
     const char *url, const char *err, int r)
 {
 	size_t	ul = strlen(url);
 
-	if (*o == FETCH_REFUSED || (*o == FETCH_NOT_FOUND && r == -1))
+	if (*o == HAUL_REFUSED || (*o == HAUL_NOT_FOUND && r == -1))
 		return;
-	*o = r == -1 ? FETCH_UNREACHABLE : FETCH_NOT_FOUND;
+	*o = r == -1 ? HAUL_UNREACHABLE : HAUL_NOT_FOUND;
 	if (strncmp(err, url, ul) == 0 && err[ul] == ':' && err[ul + 1] == ' ')
 		err += ul + 2;
 	snprintf(cause, FETCH_CAUSE_BYTES, "%.*s", FETCH_CAUSE_BYTES - 1, err);
@@ -140,7 +140,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	struct ctl_check	*c;
 	struct ctl_http		 b;
 	struct upstate		*us;
-	enum fetch_outcome	 o = FETCH_NOT_ASKED;
+	enum haul_outcome	 o = HAUL_NOT_ASKED;
 	char			 url[2048], err[2600], cause[FETCH_CAUSE_BYTES];
 	char			 hex[CTL_KEY_NAME_BYTES];
 	size_t			 i;
@@ -154,7 +154,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	    NULL) {
 		if (e != NULL)
 			h->n--;
-		haul_note(h, kind, key, klen, FETCH_ERROR, "out of memory");
+		haul_note(h, kind, key, klen, HAUL_ERROR, "out of memory");
 		return;
 	}
 	c = &h->chk[h->n - 1];
@@ -192,20 +192,20 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		e->response_len = b.len;
 		if (ctl_check_entry(ctl, t, e, ctl->now, c)) {
 			bundle_entry_set_meta(e, &c->meta, ups[i]);
-			haul_note(h, kind, key, klen, FETCH_STORED, NULL);
+			haul_note(h, kind, key, klen, HAUL_STORED, NULL);
 			haul_keep(h, t);
 			return;
 		}
 		ctl_warnx("fetch: %s: rejected: %s", url, c->reason);
-		o = FETCH_REFUSED;
+		o = HAUL_REFUSED;
 		snprintf(cause, sizeof(cause), "%.*s", (int)sizeof(cause) - 1,
 		    c->reason);
 	}
 	/* Not asked: said once, when the last upstream went down. */
 	ctl_key_name(kind, key, klen, hex);
-	if (o != FETCH_NOT_ASKED)
+	if (o != HAUL_NOT_ASKED)
 		ctl_warnx("fetch: %s %s: no upstream gave a valid answer (%s)",
-		    cache_kind_str[kind], hex, fetch_outcome_str[o]);
+		    cache_kind_str[kind], hex, haul_outcome_str[o]);
 	free(e->response);
 	free(e->request);
 	h->n--;

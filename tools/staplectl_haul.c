@@ -19,13 +19,13 @@
 #define FETCH_MAX_CAUSES	4	/* per kind and outcome in the summary */
 #define GENERATOR		"staplectl " PACKAGE_VERSION
 
-const char *const fetch_outcome_str[FETCH_OUTCOME_MAX] = {
-	[FETCH_STORED] = "stored",
-	[FETCH_REFUSED] = "refused",
-	[FETCH_NOT_FOUND] = "not found",
-	[FETCH_UNREACHABLE] = "unreachable",
-	[FETCH_NOT_ASKED] = "not asked",
-	[FETCH_ERROR] = "failed",
+const char *const haul_outcome_str[HAUL_OUTCOME_MAX] = {
+	[HAUL_STORED] = "stored",
+	[HAUL_REFUSED] = "refused",
+	[HAUL_NOT_FOUND] = "not found",
+	[HAUL_UNREACHABLE] = "unreachable",
+	[HAUL_NOT_ASKED] = "not asked",
+	[HAUL_ERROR] = "failed",
 };
 
 struct bundle_entry *
@@ -120,14 +120,14 @@ haul_cause(struct haul *h, const char *cause, uint32_t *idx)
 /* Remember what came of an entry; a failure counts in h->failed. */
 void
 haul_note(struct haul *h, enum cache_kind kind, const uint8_t *key,
-    size_t klen, enum fetch_outcome o, const char *cause)
+    size_t klen, enum haul_outcome o, const char *cause)
 {
 	struct asked	*a;
 	uint8_t		 md[KEYSET_MD_BYTES];
 	uint32_t	 ci;
 	void		*p;
 
-	if (o != FETCH_STORED)
+	if (o != HAUL_STORED)
 		h->failed++;
 	if (h->nasked == h->capasked) {
 		h->capasked = h->capasked == 0 ? 64 : h->capasked * 2;
@@ -186,7 +186,7 @@ haul_take(struct haul *h, struct ctl_fetched *cf)
 /* " (5: CAUSE; 4: CAUSE)": the causes of one kind's outcome o, grouped. */
 static void
 summary_causes(const struct haul *h, enum cache_kind kind,
-    enum fetch_outcome o)
+    enum haul_outcome o)
 {
 	uint32_t	cs[FETCH_MAX_CAUSES];
 	size_t		cn[FETCH_MAX_CAUSES], i, j, nc = 0, other = 0;
@@ -220,7 +220,7 @@ haul_summary(const struct haul *h, const char *cmd)
 {
 	static const enum cache_kind	 kinds[] = { CACHE_KIND_RIM,
 					    CACHE_KIND_OCSP };
-	size_t				 n[FETCH_OUTCOME_MAX], i, k, total;
+	size_t				 n[HAUL_OUTCOME_MAX], i, k, total;
 	unsigned			 o;
 
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -234,12 +234,12 @@ haul_summary(const struct haul *h, const char *cmd)
 			continue;
 		fprintf(stderr, "staplectl: %s: %zu %s: %zu stored", cmd, total,
 		    kinds[k] == CACHE_KIND_RIM ? "RIMs" : "CertIDs",
-		    n[FETCH_STORED]);
-		for (o = FETCH_STORED + 1; o < FETCH_OUTCOME_MAX; o++) {
+		    n[HAUL_STORED]);
+		for (o = HAUL_STORED + 1; o < HAUL_OUTCOME_MAX; o++) {
 			if (n[o] == 0)
 				continue;
-			fprintf(stderr, ", %zu %s", n[o], fetch_outcome_str[o]);
-			summary_causes(h, kinds[k], (enum fetch_outcome)o);
+			fprintf(stderr, ", %zu %s", n[o], haul_outcome_str[o]);
+			summary_causes(h, kinds[k], (enum haul_outcome)o);
 		}
 		fputc('\n', stderr);
 	}

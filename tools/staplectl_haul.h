@@ -19,23 +19,23 @@
  * An entry is asked at most once per run, whatever came of it; within
  * that, each upstream once, unless its failure is transient.
  */
-enum fetch_outcome {
-	FETCH_STORED = 0,	/* an answer verified */
-	FETCH_REFUSED,		/* answers came; none verified */
-	FETCH_NOT_FOUND,	/* a definitive no: HTTP 404, another 4xx, too large */
-	FETCH_UNREACHABLE,	/* transient failures outlasted the retries */
-	FETCH_NOT_ASKED,	/* every upstream was down in this run */
-	FETCH_ERROR,		/* here: a request that cannot be built */
-	FETCH_OUTCOME_MAX
+enum haul_outcome {
+	HAUL_STORED = 0,	/* an answer verified */
+	HAUL_REFUSED,		/* answers came; none verified */
+	HAUL_NOT_FOUND,	/* a definitive no: HTTP 404, another 4xx, too large */
+	HAUL_UNREACHABLE,	/* transient failures outlasted the retries */
+	HAUL_NOT_ASKED,	/* every upstream was down in this run */
+	HAUL_ERROR,		/* here: a request that cannot be built */
+	HAUL_OUTCOME_MAX
 };
-extern const char *const fetch_outcome_str[FETCH_OUTCOME_MAX];
+extern const char *const haul_outcome_str[HAUL_OUTCOME_MAX];
 
 #define FETCH_CAUSE_BYTES	320
 
 /* One entry asked for in this run: what came of it (its key is in haul.asked_set). */
 struct asked {
 	uint8_t		 kind;		/* enum cache_kind */
-	uint8_t		 outcome;	/* enum fetch_outcome */
+	uint8_t		 outcome;	/* enum haul_outcome */
 	uint32_t	 cause;		/* into haul.causes */
 };
 
@@ -88,7 +88,7 @@ int	haul_asked(const struct haul *h, enum cache_kind kind,
 	    const uint8_t *key, size_t klen);
 /* Remember what came of an entry (cause NULL: none); a failure counts in h->failed. */
 void	haul_note(struct haul *h, enum cache_kind kind, const uint8_t *key,
-	    size_t klen, enum fetch_outcome o, const char *cause);
+	    size_t klen, enum haul_outcome o, const char *cause);
 /* The run's state of the upstream at url (borrowed: url must outlive h); NULL when full. */
 struct upstate *haul_up(struct haul *h, const char *url);
 /* The collateral fetched joins the haul, bodies and failures: CTL_OK or CTL_REJECTED. */

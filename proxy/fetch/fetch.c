@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Upstream fetch jobs: failover, hedging, pacing, single flight and the transfer slots, behind fetch.h. */
+/* Upstream fetch jobs: failover, hedging, pacing and the transfer slots, behind fetch.h. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -19,7 +19,7 @@
 #include "proxy/log.h"
 #include "proxy/loop.h"
 
-static int	job_advance(struct fetch_job *);
+static int	fetch_job_advance(struct fetch_job *);
 
 /* job_advance: nothing started because the pool is at max_inflight */
 #define JOB_WAIT_SLOT	1
@@ -38,7 +38,7 @@ pool_unref(struct fetch_pool *pool)
 	for (i = 0; i < pool->nups; i++) {
 		free(pool->ups[i].name);
 		free(pool->ups[i].url);
-		stats_unref(pool->ups[i].st);
+		fetch_stats_unref(pool->ups[i].st);
 	}
 	free(pool->ups);
 	free(pool->ca_file);
@@ -51,7 +51,7 @@ pool_unref(struct fetch_pool *pool)
 }
 
 void
-summary_add(struct fetch_job *job, const char *name, const char *reason)
+fetch_summary_add(struct fetch_job *job, const char *name, const char *reason)
 {
 	int	n;
 
@@ -65,26 +65,18 @@ summary_add(struct fetch_job *job, const char *name, const char *reason)
 		job->slen = sizeof(job->summary) - 1;
 }
 
-/* Frees a job that has no attempts left; waiters are dropped silently. */
+/* Frees a job, its running attempts cancelled; done() is not called. */
 static void
-job_free(struct fetch_job *job)
+fetch_job_free(struct fetch_job *job)
 {
-	struct fetch_waiter	*w;
 	struct fetch_attempt	*a;
 
 	while ((a = TAILQ_FIRST(&job->attempts)) != NULL)
-		attempt_cancel(a);
-	while ((w = TAILQ_FIRST(&job->waiters)) != NULL) {
-		TAILQ_REMOVE(&job->waiters, w, entry);
-		free(w);
-	}
+		fetch_attempt_cancel(a);
 	evtimer_del(&job->hedge_ev);
 	if (job->queued)
 		TAILQ_REMOVE(&job->pool->queue, job, queue_entry);
-	if (job->free_cb != NULL)
-		job->free_cb(job->job_arg);
-	attempt_free(job->held);
-	attempt_free(job->last);
+	fetch_attempt_free(job->last);
 	TAILQ_REMOVE(&job->ctx->jobs, job, ctx_entry);
 	job->ctx->njobs--;
 	pool_unref(job->pool);
@@ -101,7 +93,7 @@ job_free(struct fetch_job *job)
 
 /* An answer was accepted: the other attempts stop, and nothing more starts. */
 void
-job_settle(struct fetch_job *job, const struct fetch_attempt *a)
+fetch_job_settle(struct fetch_job *job, const struct fetch_attempt *a)
 {
 	struct fetch_attempt	*o;
 
@@ -113,42 +105,35 @@ job_settle(struct fetch_job *job, const struct fetch_attempt *a)
 		 * cooldown instead of costing hedge_ms on every miss.
 		 */
 		if (a != NULL && o->started_ms < a->started_ms)
-			up_failure(job->pool, &job->pool->ups[o->up],
+			fetch_up_failure(job->pool, &job->pool->ups[o->up],
 			    FETCH_ERR_TIMEOUT, "no answer while another upstream "
 			    "answered", -1);
-		attempt_cancel(o);
+		fetch_attempt_cancel(o);
 	}
 }
 
 /*
  * The job ends: `a` (already out of curl) answered, or, when NULL, every
- * upstream failed. No one can join from here on; every waiter gets done().
+ * upstream failed. Its owner's done() is told, then the job is freed.
  */
 void
-job_finish(struct fetch_job *job, struct fetch_attempt *a)
+fetch_job_finish(struct fetch_job *job, struct fetch_attempt *a)
 {
-	struct fetch_waiter	*w;
 	struct fetch_res	 res;
 
-	TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
-	job_settle(job, a);
+	fetch_job_settle(job, a);
 	if (a != NULL) {
-		res_from(&res, job, a);
+		fetch_res_from(&res, job, a);
 		res.err = FETCH_OK;
-		res.outcome = job->outcome;
 	} else {
-		res_from(&res, job, job->last);
+		fetch_res_from(&res, job, job->last);
 		res.err = job->last_err;
 		log_debug("fetch: %s: all upstreams failed: %s",
 		    job->pool->service, job->summary);
 	}
-	while ((w = TAILQ_FIRST(&job->waiters)) != NULL) {
-		TAILQ_REMOVE(&job->waiters, w, entry);
-		w->done(&res, w->arg);
-		free(w);
-	}
-	attempt_free(a);
-	job_free(job);
+	job->done(&res, job->arg);
+	fetch_attempt_free(a);
+	fetch_job_free(job);
 }
 
 static void
@@ -167,8 +152,8 @@ hedge_cb(evutil_socket_t fd, short what, void *arg)
 	 * Nothing started is fine: the running attempts may still answer.
 	 * At max_inflight the hedge is skipped; failover still queues.
 	 */
-	if (job_advance(job) == -1 && TAILQ_EMPTY(&job->attempts))
-		job_finish(job, NULL);
+	if (fetch_job_advance(job) == -1 && TAILQ_EMPTY(&job->attempts))
+		fetch_job_finish(job, NULL);
 }
 
 static uint64_t
@@ -198,7 +183,7 @@ pace_slot(const struct fetch_job *job, size_t idx)
  * JOB_WAIT_SLOT when the pool's transfers are at max_inflight.
  */
 static int
-job_advance(struct fetch_job *job)
+fetch_job_advance(struct fetch_job *job)
 {
 	struct fetch_pool	*pool = job->pool;
 	struct fetch_pace	*pc;
@@ -215,12 +200,12 @@ job_advance(struct fetch_job *job)
 		    pc->up == idx && now_ms() - pc->at_ms < pool->conf.pacing_ms) {
 			snprintf(why, sizeof(why), "paced: the same request went "
 			    "there %lld ms ago", (long long)(now_ms() - pc->at_ms));
-			summary_add(job, pool->ups[idx].name, why);
+			fetch_summary_add(job, pool->ups[idx].name, why);
 			pool->ups[idx].st->failures[FETCH_ERR_PACED]++;
 			job->last_err = FETCH_ERR_PACED;
 			continue;
 		}
-		if (attempt_start(job, idx) == 0) {
+		if (fetch_attempt_start(job, idx) == 0) {
 			if (pc != NULL) {
 				pc->h = key_hash(job);
 				pc->up = idx;
@@ -234,7 +219,7 @@ job_advance(struct fetch_job *job)
 		}
 		log_warn("fetch: %s: %s: cannot start a transfer",
 		    pool->service, pool->ups[idx].name);
-		summary_add(job, pool->ups[idx].name, "cannot start a transfer");
+		fetch_summary_add(job, pool->ups[idx].name, "cannot start a transfer");
 		job->last_err = FETCH_ERR_TRANSPORT;
 	}
 	return -1;
@@ -242,22 +227,22 @@ job_advance(struct fetch_job *job)
 
 /* The job goes on: queued at max_inflight, finished when nothing is left. */
 void
-job_step(struct fetch_job *job)
+fetch_job_step(struct fetch_job *job)
 {
 	int	r;
 
-	if ((r = job_advance(job)) == JOB_WAIT_SLOT) {
+	if ((r = fetch_job_advance(job)) == JOB_WAIT_SLOT) {
 		if (TAILQ_EMPTY(&job->attempts) && !job->queued) {
 			job->queued = 1;
 			TAILQ_INSERT_TAIL(&job->pool->queue, job, queue_entry);
 		}
 	} else if (r == -1 && TAILQ_EMPTY(&job->attempts))
-		job_finish(job, NULL);
+		fetch_job_finish(job, NULL);
 }
 
 /* A transfer ended: its slot goes to the queue, from the event loop. */
 void
-slot_release(struct fetch_attempt *a)
+fetch_slot_release(struct fetch_attempt *a)
 {
 	struct fetch_pool	*pool = a->job->pool;
 
@@ -269,10 +254,7 @@ slot_release(struct fetch_attempt *a)
 		event_active(pool->slot_ev, EV_TIMEOUT, 0);
 }
 
-/*
- * Queued jobs take the free slots in order. A queued job nobody waits for
- * any more (every client's budget ran out) is dropped unasked.
- */
+/* Queued jobs take the free slots in order. */
 static void
 slot_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -287,12 +269,7 @@ slot_cb(evutil_socket_t fd, short what, void *arg)
 	    pool->ntransfers < pool->conf.max_inflight)) {
 		TAILQ_REMOVE(&pool->queue, job, queue_entry);
 		job->queued = 0;
-		if (TAILQ_EMPTY(&job->waiters)) {
-			TAILQ_REMOVE(&pool->jobs, job, pool_entry);
-			job_free(job);
-			continue;
-		}
-		job_step(job);
+		fetch_job_step(job);
 	}
 	pool_unref(pool);
 }
@@ -304,7 +281,7 @@ slot_cb(evutil_socket_t fd, short what, void *arg)
  * without asking anyone, and the upstream that rested longest goes first.
  */
 static int
-job_order(struct fetch_job *job)
+fetch_job_order(struct fetch_job *job)
 {
 	struct fetch_pool	*pool = job->pool;
 	int64_t			 now = now_ms();
@@ -337,18 +314,6 @@ job_order(struct fetch_job *job)
 	return 0;
 }
 
-static struct fetch_job *
-job_find(struct fetch_pool *pool, const uint8_t *key, size_t klen)
-{
-	struct fetch_job	*job;
-
-	TAILQ_FOREACH(job, &pool->jobs, pool_entry)
-		if (job->key != NULL && job->klen == klen &&
-		    memcmp(job->key, key, klen) == 0)
-			return job;
-	return NULL;
-}
-
 static char *
 strdup_or_null(const char *s, int *fail)
 {
@@ -362,7 +327,8 @@ strdup_or_null(const char *s, int *fail)
 }
 
 static struct fetch_job *
-job_new(struct fetch_pool *pool, const struct fetch_req *req)
+fetch_job_new(struct fetch_pool *pool, const struct fetch_req *req,
+    fetch_check_cb *check, fetch_done_cb *done, void *arg)
 {
 	struct fetch_job	*job;
 	int			 fail = 0;
@@ -372,12 +338,13 @@ job_new(struct fetch_pool *pool, const struct fetch_req *req)
 	job->ctx = pool->ctx;
 	job->pool = pool;
 	pool->refs++;
+	job->check = check;
+	job->done = done;
+	job->arg = arg;
 	TAILQ_INIT(&job->attempts);
-	TAILQ_INIT(&job->waiters);
 	evtimer_assign(&job->hedge_ev, pool->ctx->base, hedge_cb, job);
 	TAILQ_INSERT_TAIL(&pool->ctx->jobs, job, ctx_entry);
 	pool->ctx->njobs++;
-	TAILQ_INSERT_TAIL(&pool->jobs, job, pool_entry);
 	job->last_err = FETCH_ERR_TRANSPORT;
 
 	job->method = strdup_or_null(req->method ? req->method : "GET", &fail);
@@ -399,9 +366,8 @@ job_new(struct fetch_pool *pool, const struct fetch_req *req)
 			memcpy(job->key, req->key, req->klen);
 		job->klen = req->klen;
 	}
-	if (fail || job_order(job) == -1) {
-		TAILQ_REMOVE(&pool->jobs, job, pool_entry);
-		job_free(job);
+	if (fail || fetch_job_order(job) == -1) {
+		fetch_job_free(job);
 		return NULL;
 	}
 	return job;
@@ -414,7 +380,7 @@ fetch_res_header(const struct fetch_res *res, const char *name)
 {
 	if (res == NULL || res->priv == NULL || name == NULL)
 		return NULL;
-	return attempt_header(res->priv, name);
+	return fetch_attempt_header(res->priv, name);
 }
 
 static const char *
@@ -454,7 +420,7 @@ fetch_ctx_new(struct event_base *base)
 	TAILQ_INIT(&ctx->pools);
 	LIST_INIT(&ctx->socks);
 	LIST_INIT(&ctx->stats);
-	evtimer_assign(&ctx->timer_ev, base, timer_cb, ctx);
+	evtimer_assign(&ctx->timer_ev, base, fetch_timer_cb, ctx);
 	if (fetch_multi_new(ctx) == -1) {
 		fetch_ctx_free(ctx);
 		return NULL;
@@ -463,10 +429,10 @@ fetch_ctx_new(struct event_base *base)
 }
 
 /*
- * Cancels every job: transfers stop, free_cb runs, and waiters are dropped
- * without done() (their owners are being torn down too). Pools not yet
- * freed stay valid for fetch_pool_free() and fetch_pool_health(), and
- * fetch_join() on them returns NULL.
+ * Ends every job: transfers stop, and each owner's done() is called with
+ * a NULL result so that it can free its arg. Pools not yet freed stay
+ * valid for fetch_pool_free() and fetch_pool_health(), and fetch_start()
+ * on them returns NULL.
  */
 void
 fetch_ctx_free(struct fetch_ctx *ctx)
@@ -479,8 +445,8 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 	if (ctx == NULL)
 		return;
 	while ((job = TAILQ_FIRST(&ctx->jobs)) != NULL) {
-		TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
-		job_free(job);
+		job->done(NULL, job->arg);
+		fetch_job_free(job);
 	}
 	while ((pool = TAILQ_FIRST(&ctx->pools)) != NULL) {
 		TAILQ_REMOVE(&ctx->pools, pool, entry);
@@ -488,7 +454,7 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 	}
 	evtimer_del(&ctx->timer_ev);
 	if (ctx->multi != NULL)
-		multi_check("curl_multi_cleanup",
+		fetch_multi_check("curl_multi_cleanup",
 		    curl_multi_cleanup(ctx->multi));
 	while ((fs = LIST_FIRST(&ctx->socks)) != NULL) {
 		event_del(&fs->ev);
@@ -540,7 +506,6 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 	if ((pool = calloc(1, sizeof(*pool))) == NULL)
 		return NULL;
 	pool->refs = 1;
-	TAILQ_INIT(&pool->jobs);
 	TAILQ_INIT(&pool->queue);
 	if ((pool->service = strdup(service)) == NULL ||
 	    (pool->ups = calloc(n, sizeof(*pool->ups))) == NULL)
@@ -549,7 +514,7 @@ fetch_pool_new(struct fetch_ctx *ctx, const char *service,
 		pool->nups++;
 		if ((pool->ups[i].name = strdup(ups[i].name)) == NULL ||
 		    (pool->ups[i].url = strdup(ups[i].url)) == NULL ||
-		    (pool->ups[i].st = stats_get(ctx, service,
+		    (pool->ups[i].st = fetch_stats_get(ctx, service,
 		    ups[i].name)) == NULL)
 			goto fail;
 		pool->ups[i].verify_nonce = ups[i].verify_nonce;
@@ -591,108 +556,45 @@ fetch_pool_free(struct fetch_pool *pool)
 	pool_unref(pool);
 }
 
-struct fetch_waiter *
-fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
-    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
-    fetch_done_cb *done, void *waiter_arg)
+struct fetch_job *
+fetch_start(struct fetch_pool *pool, const struct fetch_req *req,
+    fetch_check_cb *check, fetch_done_cb *done, void *arg)
 {
-	struct fetch_job	*job = NULL;
-	struct fetch_waiter	*w;
-	int			 joined = 0, started;
+	struct fetch_job	*job;
+	struct timeval		 soon = { 0, 0 };
+	int			 started;
 
 	if (pool == NULL || pool->ctx == NULL || req == NULL || done == NULL)
 		return NULL;
-	if ((w = calloc(1, sizeof(*w))) == NULL)
+	if ((job = fetch_job_new(pool, req, check, done, arg)) == NULL)
 		return NULL;
-	w->done = done;
-	w->arg = waiter_arg;
-
-	if (req->key != NULL &&
-	    (job = job_find(pool, req->key, req->klen)) != NULL)
-		joined = 1;
-	else if ((job = job_new(pool, req)) == NULL) {
-		free(w);
-		return NULL;
-	}
-	w->job = job;
-	w->joined = joined;
-	TAILQ_INSERT_TAIL(&job->waiters, w, entry);
-	if (joined) {
-		if (free_cb != NULL)
-			free_cb(job_arg);
-		return w;
-	}
-	started = job_advance(job);
+	started = fetch_job_advance(job);
 	if (started == JOB_WAIT_SLOT) {
-		/* At max_inflight: the job waits its turn, joinable meanwhile. */
-		job->check = check;
-		job->job_arg = job_arg;
-		job->free_cb = free_cb;
+		/* At max_inflight: the job waits its turn. */
 		job->queued = 1;
 		TAILQ_INSERT_TAIL(&pool->queue, job, queue_entry);
-		return w;
-	}
-	if (started == -1 && job->last_err == FETCH_ERR_PACED) {
+	} else if (started == -1 && job->last_err == FETCH_ERR_PACED) {
 		/* Each upstream had this very request just now: fail soon, saying so. */
-		struct timeval	soon = { 0, 0 };
-
-		job->check = check;
-		job->job_arg = job_arg;
-		job->free_cb = free_cb;
 		evtimer_add(&job->hedge_ev, &soon);
-		return w;
-	}
-	if (started == -1) {
+	} else if (started == -1) {
 		/* nothing asked upstream: undo as if never called */
-		TAILQ_REMOVE(&pool->jobs, job, pool_entry);
-		job_free(job);		/* frees w with the waiters */
+		fetch_job_free(job);
 		return NULL;
 	}
-	job->check = check;
-	job->job_arg = job_arg;
-	job->free_cb = free_cb;
-	return w;
+	return job;
 }
 
 int
-fetch_waiter_joined(const struct fetch_waiter *w)
+fetch_job_queued(const struct fetch_job *job)
 {
-	return w->joined;
+	return job->queued;
 }
 
 void
-fetch_leave(struct fetch_waiter *w)
+fetch_cancel(struct fetch_job *job)
 {
-	struct fetch_job	*job;
-
-	if (w == NULL)
-		return;
-	job = w->job;
-	TAILQ_REMOVE(&job->waiters, w, entry);
-	free(w);
-	/* Queued and wanted by no one: never asked, so nothing is lost. */
-	if (job->queued && TAILQ_EMPTY(&job->waiters)) {
-		TAILQ_REMOVE(&job->pool->jobs, job, pool_entry);
-		job_free(job);
-	}
-}
-
-void
-fetch_release(struct fetch_job *job)
-{
-	struct fetch_attempt	*a;
-
-	if (job == NULL || job->held == NULL)
-		return;
-	a = job->held;
-	job->held = NULL;
-	job_finish(job, a);
-}
-
-void
-fetch_set_outcome(struct fetch_job *job, const struct fetch_outcome *o)
-{
-	job->outcome = o;
+	if (job != NULL)
+		fetch_job_free(job);
 }
 
 const char *

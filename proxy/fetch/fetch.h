@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Upstream fetch: ordered failover, hedging, health and single flight over curl multi. */
+/* Upstream fetch: ordered failover, hedging, pacing and health over curl multi; one owner per job. */
 #ifndef PROXY_FETCH_H
 #define PROXY_FETCH_H
 
@@ -16,11 +16,10 @@
 #define FETCH_TIMEOUT_MS		10000
 #define FETCH_HEDGE_MS			500
 
-struct cache_meta;
 struct event_base;
 struct fetch_ctx;
+struct fetch_job;
 struct fetch_pool;
-struct fetch_waiter;
 
 struct fetch_upstream_conf {
 	const char	*name;		/* for logs and metric labels */
@@ -42,22 +41,6 @@ struct fetch_pool_conf {
 	const char	*key_file;	/* its key (with cert_file) */
 };
 
-/*
- * What the job's owner made of the answer the job ends with: its check's
- * verdict and what the store did with it. The check sets it for an answer
- * it accepts (fetch_set_outcome) and may change it until the job ends;
- * every waiter then finds it in fetch_res.outcome. fetch/ only carries it.
- */
-struct fetch_outcome {
-	enum entry_verdict	 verdict;
-	int			 stored;	/* the store holds an entry from this answer */
-	int			 map_full;	/* its put failed for want of map */
-	const struct cache_meta	*meta;		/* stored: the entry's meta */
-	const uint8_t		*headers;	/* stored: its kept headers, or NULL */
-	size_t			 headers_len;
-	const char		*note;		/* ENTRY_DEFINITIVE: what the answer said */
-};
-
 /* What one exchange produced; every pointer is borrowed for the callback. */
 struct fetch_res {
 	enum fetch_err	 err;		/* FETCH_OK: an answer (any status) */
@@ -68,9 +51,6 @@ struct fetch_res {
 	int		 verify_nonce;	/* that upstream's setting */
 	const char	*summary;	/* failures: every endpoint tried and why */
 	const void	*priv;		/* for fetch_res_header */
-	const void	*job_arg;	/* the job's job_arg, as its check saw it */
-	struct fetch_job *job;		/* for fetch_release after FETCH_HOLD */
-	const struct fetch_outcome *outcome; /* the accepted answer's, or NULL */
 };
 
 /* A response header ("Retry-After"), case-insensitive, or NULL. */
@@ -85,24 +65,26 @@ struct fetch_req {
 	const char	*accept;
 	const uint8_t	*body;		/* copied */
 	size_t		 body_len;
-	const uint8_t	*key;		/* single-flight key; NULL: never coalesced */
+	const uint8_t	*key;		/* the request's identity, for pacing; NULL: never paced */
 	size_t		 klen;
 	const char	*extra_header;	/* "Name: value" (an API key), or NULL; never logged */
 };
 
 /*
- * Called for each 2xx answer: FETCH_ACCEPT ends the job with it; FETCH_REJECT
- * counts as that upstream failing (`why` says how) and the next is tried.
- * FETCH_HOLD accepts it but keeps the job, still joinable, until
- * fetch_release(res->job): the answer is being stored, and no waiter
- * (nor anyone asking meanwhile) should look for it in the store before.
+ * Called for each 2xx answer: FETCH_ACCEPT ends the job with it;
+ * FETCH_REJECT counts as that upstream failing (`why` says how) and the
+ * next is tried.
  */
-enum fetch_verdict { FETCH_ACCEPT, FETCH_REJECT, FETCH_HOLD };
-typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *job_arg,
+enum fetch_verdict { FETCH_ACCEPT, FETCH_REJECT };
+typedef enum fetch_verdict fetch_check_cb(const struct fetch_res *, void *arg,
     char *why, size_t whylen);
-/* Called once per waiter with the final result. */
-typedef void fetch_done_cb(const struct fetch_res *, void *waiter_arg);
-typedef void fetch_free_cb(void *job_arg);
+/*
+ * Called once with the job's result, from the event loop (never from
+ * inside fetch_start); the job is freed when it returns. NULL when
+ * fetch_ctx_free ends the job: only arg is to be freed then, and the
+ * callback must not call into fetch.
+ */
+typedef void fetch_done_cb(const struct fetch_res *, void *arg);
 
 /*
  * curl_global_init (counted: each ctx's free undoes its own) and the multi
@@ -111,7 +93,7 @@ typedef void fetch_free_cb(void *job_arg);
  * thread-safe in every libcurl stapled supports).
  */
 struct fetch_ctx	*fetch_ctx_new(struct event_base *);
-void			 fetch_ctx_free(struct fetch_ctx *);	/* cancels all jobs; accepts NULL */
+void			 fetch_ctx_free(struct fetch_ctx *);	/* ends every job (done with NULL); accepts NULL */
 size_t			 fetch_ctx_inflight(const struct fetch_ctx *);
 
 /* Upstream order is failover order. Strings are copied. */
@@ -122,33 +104,24 @@ struct fetch_pool	*fetch_pool_new(struct fetch_ctx *, const char *service,
 void			 fetch_pool_free(struct fetch_pool *);
 
 /*
- * Fetch through the pool, or join the job already fetching req->key.
- * With conf.max_inflight transfers running, a new job queues (FIFO) and
- * starts when one ends; a queued job whose waiters all left is dropped.
- * job_arg belongs to the job (freed with free_cb when it ends, or at once
- * when an existing job is joined). Returns a waiter handle, or NULL if
- * nothing could be started (done_cb is then never called, and job_arg
- * stays the caller's). The handle is gone once done_cb returns.
+ * Fetch req through the pool: check judges each 2xx answer, done gets
+ * the result; arg is the caller's, passed to both. The request's strings
+ * and body are copied. With conf.max_inflight transfers running, the job
+ * queues (FIFO) and starts when one ends. Returns the job, valid until
+ * done() returns or fetch_cancel; NULL when nothing could be started
+ * (every upstream refused a transfer, the ctx is gone, or memory is
+ * short): done() is then never called. Every upstream paced for this
+ * request is a job whose done() comes soon with FETCH_ERR_PACED.
  */
-struct fetch_waiter	*fetch_join(struct fetch_pool *, const struct fetch_req *,
-			    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
-			    fetch_done_cb *done, void *waiter_arg);
+struct fetch_job	*fetch_start(struct fetch_pool *, const struct fetch_req *,
+			    fetch_check_cb *check, fetch_done_cb *done, void *arg);
+/* 1 while the job waits behind max_inflight, no upstream asked yet. */
+int			 fetch_job_queued(const struct fetch_job *);
 /*
- * 1 when fetch_join found the job already in flight (asked by another
- * client or a refresh: RFC 9211's collapsed), 0 when it started it.
+ * Stop the job: its transfers end, and done() is never called. Not from
+ * the job's own check or done. Accepts NULL.
  */
-int			 fetch_waiter_joined(const struct fetch_waiter *);
-/* Stop waiting; the job goes on and may still fill the cache. */
-void			 fetch_leave(struct fetch_waiter *);
-/* End a job held by its check (FETCH_HOLD): every waiter gets done(). */
-void			 fetch_release(struct fetch_job *);
-/*
- * From the check, for the answer it accepts (FETCH_ACCEPT or FETCH_HOLD):
- * the outcome every waiter's done() sees in res->outcome. It is borrowed
- * and must live until the job's free_cb (job_arg is the place for it).
- */
-void			 fetch_set_outcome(struct fetch_job *,
-			    const struct fetch_outcome *);
+void			 fetch_cancel(struct fetch_job *);
 
 /*
  * Per-upstream health and counters, for /metrics and the log. The

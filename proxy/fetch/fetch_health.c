@@ -27,7 +27,7 @@ ctx_random(struct fetch_ctx *ctx)
 /* ---- health ------------------------------------------------------------- */
 
 void
-up_success(struct fetch_pool *pool, struct fetch_upstream *up)
+fetch_up_success(struct fetch_pool *pool, struct fetch_upstream *up)
 {
 	up->consecutive = 0;
 	up->cooldown_until_ms = 0;
@@ -40,7 +40,7 @@ up_success(struct fetch_pool *pool, struct fetch_upstream *up)
 }
 
 void
-up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
+fetch_up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
     enum fetch_err err, const char *reason, int64_t retry_after_ms)
 {
 	struct fetch_ctx	*ctx = pool->ctx;
@@ -67,7 +67,7 @@ up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
 
 /* The ctx's stats of (service, name), shared or new; NULL out of memory. */
 struct fetch_stats *
-stats_get(struct fetch_ctx *ctx, const char *service, const char *name)
+fetch_stats_get(struct fetch_ctx *ctx, const char *service, const char *name)
 {
 	struct fetch_stats	*st;
 
@@ -92,7 +92,7 @@ stats_get(struct fetch_ctx *ctx, const char *service, const char *name)
 }
 
 void
-stats_unref(struct fetch_stats *st)
+fetch_stats_unref(struct fetch_stats *st)
 {
 	if (st == NULL || --st->refs > 0)
 		return;

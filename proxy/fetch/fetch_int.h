@@ -19,18 +19,19 @@
 /*
  * How it runs (the shape of curl's hiperfifo example): curl tells us which
  * sockets to watch (socket_fn) and when to call it back (timer_fn); libevent
- * tells curl what happened (sock_cb, timer_cb); after each call into curl,
- * process_done() reads finished transfers and moves their jobs on.
+ * tells curl what happened (sock_cb, fetch_timer_cb); after each call into
+ * curl, process_done() reads finished transfers and moves their jobs on.
  * Nothing here blocks and nothing is called back from inside curl except
- * the small write/header/socket/timer functions, so a done() callback may
- * call fetch_join() and fetch_leave() freely. It must not call
- * fetch_ctx_free().
+ * the small write/header/socket/timer functions, so a check or done()
+ * callback may call fetch_start() and fetch_cancel() (of another job)
+ * freely. It must not call fetch_ctx_free().
  *
- * A job is one logical fetch with its waiters; an attempt is one transfer
- * to one upstream. A job tries each upstream of its order at most once.
+ * A job is one logical fetch for one owner (proxy/flight.c keeps the
+ * waiters); an attempt is one transfer to one upstream. A job tries each
+ * upstream of its order at most once.
  *
  * The files: fetch.c holds the jobs (failover order, hedging, pacing,
- * single flight, the transfer slots and their queue) and the API;
+ * the transfer slots and their queue) and the API;
  * fetch_transfer.c one attempt over curl and its result;
  * fetch_loop.c the curl multi <-> libevent glue; fetch_health.c each
  * upstream's health, cooldown and counters. Only these files include
@@ -44,7 +45,7 @@
 
 /* When an identical request last went to an upstream (AMD KDS throttles repeats). */
 struct fetch_pace {
-	uint64_t	h;		/* hash of the single-flight key */
+	uint64_t	h;		/* hash of the request's key */
 	size_t		up;
 	int64_t		at_ms;
 };
@@ -72,14 +73,6 @@ struct fetch_attempt {
 	TAILQ_ENTRY(fetch_attempt) entry;
 };
 
-struct fetch_waiter {
-	struct fetch_job	*job;
-	fetch_done_cb		*done;
-	void			*arg;
-	int			 joined;	/* found the job in flight (fetch_waiter_joined) */
-	TAILQ_ENTRY(fetch_waiter) entry;
-};
-
 struct fetch_job {
 	struct fetch_ctx	*ctx;
 	struct fetch_pool	*pool;
@@ -90,22 +83,18 @@ struct fetch_job {
 	uint8_t			*body;
 	size_t			 body_len;
 	fetch_check_cb		*check;
-	void			*job_arg;
-	fetch_free_cb		*free_cb;
+	fetch_done_cb		*done;
+	void			*arg;		/* the owner's, for check and done */
 	size_t			*order;		/* upstream indices to try */
 	size_t			 norder, next;
 	TAILQ_HEAD(fetch_attempts, fetch_attempt) attempts;	/* running */
 	struct fetch_attempt	*last;		/* last failed, for the result */
 	enum fetch_err		 last_err;
-	TAILQ_HEAD(, fetch_waiter) waiters;
 	struct event		 hedge_ev;
 	char			 summary[FETCH_SUMMARY_BYTES];
 	size_t			 slen;
 	int			 queued;	/* on pool->queue, waiting for a slot */
-	struct fetch_attempt	*held;		/* FETCH_HOLD: the accepted answer */
-	const struct fetch_outcome *outcome;	/* fetch_set_outcome; NULL: none */
 	TAILQ_ENTRY(fetch_job)	 ctx_entry;
-	TAILQ_ENTRY(fetch_job)	 pool_entry;
 	TAILQ_ENTRY(fetch_job)	 queue_entry;
 };
 
@@ -148,7 +137,6 @@ struct fetch_pool {
 	unsigned		 refs;		/* the owner's, plus one per job */
 	unsigned		 rotor;
 	struct fetch_pace	*paces;		/* FETCH_PACE_SLOTS when pacing */
-	TAILQ_HEAD(, fetch_job)	 jobs;		/* running or queued, joinable */
 	TAILQ_HEAD(, fetch_job)	 queue;		/* waiting for a transfer slot, FIFO */
 	size_t			 ntransfers;	/* attempts running now */
 	struct event		*slot_ev;	/* moves the queue on, outside callbacks */
@@ -186,32 +174,32 @@ ms_to_tv(int64_t ms, struct timeval *tv)
 }
 
 /* fetch.c */
-void	summary_add(struct fetch_job *job, const char *name, const char *reason);
-void	job_settle(struct fetch_job *job, const struct fetch_attempt *a);
-void	job_finish(struct fetch_job *job, struct fetch_attempt *a);
-void	job_step(struct fetch_job *job);
-void	slot_release(struct fetch_attempt *a);
+void	fetch_summary_add(struct fetch_job *job, const char *name, const char *reason);
+void	fetch_job_settle(struct fetch_job *job, const struct fetch_attempt *a);
+void	fetch_job_finish(struct fetch_job *job, struct fetch_attempt *a);
+void	fetch_job_step(struct fetch_job *job);
+void	fetch_slot_release(struct fetch_attempt *a);
 
 /* fetch_transfer.c */
-const char *attempt_header(const struct fetch_attempt *a, const char *name);
-void	attempt_free(struct fetch_attempt *a);
-void	attempt_cancel(struct fetch_attempt *a);
-int	attempt_start(struct fetch_job *job, size_t idx);
-void	res_from(struct fetch_res *res, const struct fetch_job *job,
+const char *fetch_attempt_header(const struct fetch_attempt *a, const char *name);
+void	fetch_attempt_free(struct fetch_attempt *a);
+void	fetch_attempt_cancel(struct fetch_attempt *a);
+int	fetch_attempt_start(struct fetch_job *job, size_t idx);
+void	fetch_res_from(struct fetch_res *res, const struct fetch_job *job,
 	    const struct fetch_attempt *a);
-void	attempt_done(struct fetch_attempt *a, CURLcode code);
+void	fetch_attempt_done(struct fetch_attempt *a, CURLcode code);
 
 /* fetch_loop.c */
-int	multi_check(const char *call, CURLMcode mc);
+int	fetch_multi_check(const char *call, CURLMcode mc);
 int	fetch_multi_new(struct fetch_ctx *ctx);
-void	timer_cb(evutil_socket_t fd, short what, void *arg);
+void	fetch_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 /* fetch_health.c */
-void	up_success(struct fetch_pool *pool, struct fetch_upstream *up);
-void	up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
+void	fetch_up_success(struct fetch_pool *pool, struct fetch_upstream *up);
+void	fetch_up_failure(struct fetch_pool *pool, struct fetch_upstream *up,
 	    enum fetch_err err, const char *reason, int64_t retry_after_ms);
-struct fetch_stats *stats_get(struct fetch_ctx *ctx, const char *service,
+struct fetch_stats *fetch_stats_get(struct fetch_ctx *ctx, const char *service,
 	    const char *name);
-void	stats_unref(struct fetch_stats *st);
+void	fetch_stats_unref(struct fetch_stats *st);
 
 #endif

@@ -23,7 +23,7 @@ static void	process_done(struct fetch_ctx *);
  * concerned to their own timeouts; 0 or -1 as the call succeeded.
  */
 int
-multi_check(const char *call, CURLMcode mc)
+fetch_multi_check(const char *call, CURLMcode mc)
 {
 	if (mc == CURLM_OK)
 		return 0;
@@ -41,7 +41,7 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 		action |= CURL_CSELECT_IN;
 	if (what & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
-	multi_check("curl_multi_socket_action",
+	fetch_multi_check("curl_multi_socket_action",
 	    curl_multi_socket_action(ctx->multi, fd, action, &running));
 	/*
 	 * No timer cleanup here: process_done may start the next upstream,
@@ -51,14 +51,14 @@ sock_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-timer_cb(evutil_socket_t fd, short what, void *arg)
+fetch_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct fetch_ctx	*ctx = arg;
 	int			 running = 0;
 
 	(void)fd;
 	(void)what;
-	multi_check("curl_multi_socket_action",
+	fetch_multi_check("curl_multi_socket_action",
 	    curl_multi_socket_action(ctx->multi, CURL_SOCKET_TIMEOUT, 0,
 	    &running));
 	process_done(ctx);
@@ -103,7 +103,7 @@ socket_fn(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 			return -1;
 		LIST_INSERT_HEAD(&ctx->socks, fs, entry);
 		/* CURLMOPT_SOCKETFUNCTION: -1 fails this socket's transfer. */
-		if (multi_check("curl_multi_assign",
+		if (fetch_multi_check("curl_multi_assign",
 		    curl_multi_assign(ctx->multi, s, fs)) == -1) {
 			LIST_REMOVE(fs, entry);
 			free(fs);
@@ -141,7 +141,7 @@ process_done(struct fetch_ctx *ctx)
 			continue;
 		}
 		if ((a = (struct fetch_attempt *)(void *)priv) != NULL)
-			attempt_done(a, code);
+			fetch_attempt_done(a, code);
 	}
 }
 
@@ -156,13 +156,13 @@ fetch_multi_new(struct fetch_ctx *ctx)
 		log_err("fetch: curl_multi_init failed");
 		return -1;
 	}
-	if (multi_check("curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)",
+	if (fetch_multi_check("curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)",
 	    curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) ||
-	    multi_check("curl_multi_setopt(CURLMOPT_SOCKETDATA)",
+	    fetch_multi_check("curl_multi_setopt(CURLMOPT_SOCKETDATA)",
 	    curl_multi_setopt(ctx->multi, CURLMOPT_SOCKETDATA, ctx)) ||
-	    multi_check("curl_multi_setopt(CURLMOPT_TIMERFUNCTION)",
+	    fetch_multi_check("curl_multi_setopt(CURLMOPT_TIMERFUNCTION)",
 	    curl_multi_setopt(ctx->multi, CURLMOPT_TIMERFUNCTION, timer_fn)) ||
-	    multi_check("curl_multi_setopt(CURLMOPT_TIMERDATA)",
+	    fetch_multi_check("curl_multi_setopt(CURLMOPT_TIMERDATA)",
 	    curl_multi_setopt(ctx->multi, CURLMOPT_TIMERDATA, ctx))) {
 		curl_multi_cleanup(ctx->multi);
 		ctx->multi = NULL;

@@ -86,7 +86,7 @@ header_fn(char *p, size_t size, size_t n, void *arg)
 }
 
 const char *
-attempt_header(const struct fetch_attempt *a, const char *name)
+fetch_attempt_header(const struct fetch_attempt *a, const char *name)
 {
 	size_t		 i, nl = strlen(name);
 	const char	*v;
@@ -104,7 +104,7 @@ attempt_header(const struct fetch_attempt *a, const char *name)
 }
 
 void
-attempt_free(struct fetch_attempt *a)
+fetch_attempt_free(struct fetch_attempt *a)
 {
 	if (a == NULL)
 		return;
@@ -120,15 +120,15 @@ attempt_free(struct fetch_attempt *a)
 
 /* Takes a running attempt out of curl and frees it; no health effect. */
 void
-attempt_cancel(struct fetch_attempt *a)
+fetch_attempt_cancel(struct fetch_attempt *a)
 {
 	struct fetch_job	*job = a->job;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	multi_check("curl_multi_remove_handle",
+	fetch_multi_check("curl_multi_remove_handle",
 	    curl_multi_remove_handle(job->ctx->multi, a->easy));
-	slot_release(a);
-	attempt_free(a);
+	fetch_slot_release(a);
+	fetch_attempt_free(a);
 }
 
 static int
@@ -194,7 +194,7 @@ attempt_tls(const struct fetch_pool *pool, CURL *e)
 }
 
 int
-attempt_start(struct fetch_job *job, size_t idx)
+fetch_attempt_start(struct fetch_job *job, size_t idx)
 {
 	struct fetch_pool	*pool = job->pool;
 	struct fetch_upstream	*up = &pool->ups[idx];
@@ -270,7 +270,7 @@ attempt_start(struct fetch_job *job, size_t idx)
 	else
 		EASY_SET(CURLOPT_CUSTOMREQUEST, job->method);
 
-	if (multi_check("curl_multi_add_handle",
+	if (fetch_multi_check("curl_multi_add_handle",
 	    curl_multi_add_handle(job->ctx->multi, e)) == -1)
 		goto out;
 	a->started_ms = now_ms();
@@ -283,12 +283,12 @@ attempt_start(struct fetch_job *job, size_t idx)
 	a = NULL;
 	rv = 0;
  out:
-	attempt_free(a);
+	fetch_attempt_free(a);
 	return rv;
 }
 
 void
-res_from(struct fetch_res *res, const struct fetch_job *job,
+fetch_res_from(struct fetch_res *res, const struct fetch_job *job,
     const struct fetch_attempt *a)
 {
 	const struct fetch_upstream	*up;
@@ -296,8 +296,6 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 
 	memset(res, 0, sizeof(*res));
 	res->summary = job->summary;
-	res->job_arg = job->job_arg;
-	res->job = (struct fetch_job *)job;
 	if (a == NULL)
 		return;
 	up = &job->pool->ups[a->up];
@@ -314,7 +312,7 @@ res_from(struct fetch_res *res, const struct fetch_job *job,
 }
 
 static enum fetch_err
-curl_err(CURLcode code, const struct fetch_attempt *a)
+fetch_curl_err(CURLcode code, const struct fetch_attempt *a)
 {
 	switch (code) {
 	case CURLE_COULDNT_RESOLVE_HOST:
@@ -348,7 +346,7 @@ curl_err(CURLcode code, const struct fetch_attempt *a)
 
 /* "connect: Connection refused", "timeout after 10000 ms", ... */
 static void
-curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
+fetch_curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
     const struct fetch_attempt *a)
 {
 	const struct fetch_pool_conf	*conf = &a->job->pool->conf;
@@ -395,7 +393,7 @@ curl_reason(char *buf, size_t len, CURLcode code, enum fetch_err err,
 
 /* A transfer ended; it is out of the running list but still in curl. */
 void
-attempt_done(struct fetch_attempt *a, CURLcode code)
+fetch_attempt_done(struct fetch_attempt *a, CURLcode code)
 {
 	struct fetch_job	*job = a->job;
 	struct fetch_pool	*pool = job->pool;
@@ -409,10 +407,10 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	int			 status;
 
 	TAILQ_REMOVE(&job->attempts, a, entry);
-	multi_check("curl_multi_remove_handle",
+	fetch_multi_check("curl_multi_remove_handle",
 	    curl_multi_remove_handle(job->ctx->multi, a->easy));
-	slot_release(a);
-	res_from(&res, job, a);
+	fetch_slot_release(a);
+	fetch_res_from(&res, job, a);
 	status = res.http_status;
 	if (code == CURLE_OK)
 		metrics_hist_observe(&up->st->latency, METRICS_HIST_UPSTREAM,
@@ -423,11 +421,10 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 		case FETCH_CLASS_ANSWER:
 			why[0] = '\0';
 			if (job->check != NULL)
-				v = job->check(&res, job->job_arg, why,
+				v = job->check(&res, job->arg, why,
 				    sizeof(why));
 			if (v != FETCH_REJECT)
 				goto answer;
-			job->outcome = NULL;	/* set for accepted answers only */
 			err = FETCH_ERR_REJECTED;
 			why[sizeof(why) - 1] = '\0';
 			snprintf(reason, sizeof(reason), "rejected: %s",
@@ -442,18 +439,18 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 			/* RFC 9110 10.2.3 */
 			if (status == 429 || status == 503)
 				retry_after = fetch_retry_after_ms(
-				    attempt_header(a, "Retry-After"),
+				    fetch_attempt_header(a, "Retry-After"),
 				    time(NULL));
 			break;
 		}
 	} else {
-		err = curl_err(code, a);
-		curl_reason(reason, sizeof(reason), code, err, a);
+		err = fetch_curl_err(code, a);
+		fetch_curl_reason(reason, sizeof(reason), code, err, a);
 	}
 
-	up_failure(pool, up, err, reason, retry_after);
-	summary_add(job, up->name, reason);
-	attempt_free(job->last);
+	fetch_up_failure(pool, up, err, reason, retry_after);
+	fetch_summary_add(job, up->name, reason);
+	fetch_attempt_free(job->last);
 	job->last = a;
 	job->last_err = err;
 	if (!TAILQ_EMPTY(&job->attempts))
@@ -467,19 +464,13 @@ attempt_done(struct fetch_attempt *a, CURLcode code)
 	    next ? "trying " : (TAILQ_EMPTY(&job->attempts) ? "giving up" :
 	    "waiting for the others"), next ? next : "");
 	if (TAILQ_EMPTY(&job->attempts))
-		job_step(job);
+		fetch_job_step(job);
 	return;
 
  answer:
 	log_debug("fetch: %s: %s: %s %s: HTTP %d in %lld ms", pool->service,
 	    up->name, job->method, a->url, status,
 	    (long long)(now_ms() - a->started_ms));
-	up_success(pool, up);
-	if (v == FETCH_HOLD) {
-		/* Joinable still; fetch_release ends it with this answer. */
-		job_settle(job, a);
-		job->held = a;
-		return;
-	}
-	job_finish(job, a);
+	fetch_up_success(pool, up);
+	fetch_job_finish(job, a);
 }

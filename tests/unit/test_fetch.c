@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/fetch/fetch.c over a fake libcurl: failover order, hedging, cooldown, Retry-After, final answers, single flight, the transfer cap, held jobs and the checked curl calls. */
+/* Unit tests for proxy/fetch/fetch.c over a fake libcurl: failover order, hedging, cooldown, Retry-After, final answers, pacing, the transfer cap, cancelling and the checked curl calls. */
 #include "config.h"
 
 #include <errno.h>
@@ -612,13 +612,13 @@ pool_make(size_t n, int hedge_ms, size_t max_inflight)
 	assert_non_null(pool);
 }
 
-/* What a job's check and free_cb saw; the job_arg. */
+/* What a job's check and done saw; the job's arg. */
 struct job_rec {
-	int		 checks, freed;
+	int		 checks;
+	int		 freed;		/* done() called: the arg is the owner's again */
 	const char	*reject;	/* FETCH_REJECT answers from this upstream */
-	int		 hold;		/* FETCH_HOLD */
-	struct fetch_job *job;
 	char		 ctype[64];	/* the answer's Content-Type */
+	struct done_rec	*dr;		/* where done() records the result */
 };
 
 /* What a waiter's done() saw. */
@@ -645,24 +645,19 @@ check_cb(const struct fetch_res *res, void *arg, char *why, size_t whylen)
 	}
 	if ((ct = fetch_res_header(res, "content-type")) != NULL)
 		snprintf(jr->ctype, sizeof(jr->ctype), "%s", ct);
-	if (jr->hold) {
-		jr->job = res->job;
-		return FETCH_HOLD;
-	}
 	return FETCH_ACCEPT;
 }
 
-static void
-free_cb(void *arg)
-{
-	((struct job_rec *)arg)->freed++;
-}
-
+/* The result into the job's done_rec; NULL (fetch_ctx_free) only frees the arg. */
 static void
 done_cb(const struct fetch_res *res, void *arg)
 {
-	struct done_rec	*d = arg;
+	struct job_rec	*jr = arg;
+	struct done_rec	*d = jr->dr;
 
+	jr->freed++;
+	if (res == NULL)
+		return;
 	d->calls++;
 	d->err = res->err;
 	d->status = res->http_status;
@@ -677,8 +672,8 @@ done_cb(const struct fetch_res *res, void *arg)
 	d->verify_nonce = res->verify_nonce;
 }
 
-/* GET /obj/<key>, single flight by key (NULL: never coalesced). */
-static struct fetch_waiter *
+/* GET /obj/<key>, paced by key (NULL: never paced); jr is the job's arg. */
+static struct fetch_job *
 join(const char *key, struct job_rec *jr, struct done_rec *dr)
 {
 	char			 path[64];
@@ -689,7 +684,8 @@ join(const char *key, struct job_rec *jr, struct done_rec *dr)
 		req.key = (const uint8_t *)key;
 		req.klen = strlen(key);
 	}
-	return fetch_join(pool, &req, check_cb, jr, free_cb, done_cb, dr);
+	jr->dr = dr;
+	return fetch_start(pool, &req, check_cb, done_cb, jr);
 }
 
 /* A few turns of the loop: timers due now, and events made active. */
@@ -1161,52 +1157,16 @@ test_final_answer_not_failed_over(void **state)
 	}
 }
 
-/* Joins with one key share one transfer, and every waiter is answered. */
-static void
-test_single_flight(void **state)
-{
-	struct job_rec	jr[6] = { { 0 } };
-	struct done_rec	dr[6] = { { 0 } };
-
-	(void)state;
-	pool_make(2, 0, 0);
-	assert_non_null(join("k1", &jr[0], &dr[0]));
-	assert_non_null(join("k1", &jr[1], &dr[1]));
-	assert_int_equal(fk.nadded, 1);
-	assert_int_equal(jr[1].freed, 1);	/* the joiner's job_arg, at once */
-	assert_int_equal(jr[0].freed, 0);
-	assert_int_equal(fetch_ctx_inflight(ctx), 1);
-	assert_non_null(join("k2", &jr[2], &dr[2]));
-	assert_int_equal(fk.nadded, 2);
-	fk_answer(fk.added[0], 200, NULL, "shared");
-	pump();
-	assert_int_equal(dr[0].calls, 1);
-	assert_int_equal(dr[1].calls, 1);
-	assert_string_equal(dr[0].body, "shared");
-	assert_string_equal(dr[1].body, "shared");
-	assert_int_equal(jr[0].checks, 1);
-	assert_int_equal(jr[0].freed, 1);
-	assert_int_equal(jr[1].checks, 0);
-	assert_int_equal(dr[2].calls, 0);
-	/* an ended job is not joined: the next ask is a new transfer */
-	assert_non_null(join("k1", &jr[3], &dr[3]));
-	assert_int_equal(fk.nadded, 3);
-	/* no key, no coalescing */
-	assert_non_null(join(NULL, &jr[4], &dr[4]));
-	assert_non_null(join(NULL, &jr[5], &dr[5]));
-	assert_int_equal(fk.nadded, 5);
-	ctx_end();
-}
-
 /*
- * At max_inflight a job queues, still joinable, and starts when a slot
- * frees.
+ * At max_inflight a job queues and starts when a slot frees; a queued job
+ * cancelled is dropped unsent, its done() never called.
  */
 static void
 test_max_inflight_queues(void **state)
 {
-	struct job_rec	jr[3] = { { 0 } };
-	struct done_rec	dr[3] = { { 0 } };
+	struct job_rec	 jr[3] = { { 0 } };
+	struct done_rec	 dr[3] = { { 0 } };
+	struct fetch_job *j3;
 
 	(void)state;
 	pool_make(2, 0, 1);
@@ -1214,9 +1174,12 @@ test_max_inflight_queues(void **state)
 	assert_non_null(join("k2", &jr[1], &dr[1]));
 	assert_int_equal(fk.nadded, 1);
 	assert_int_equal(fetch_pool_queued(pool), 1);
-	assert_non_null(join("k2", &jr[2], &dr[2]));
-	assert_int_equal(jr[2].freed, 1);
+	assert_non_null(j3 = join("k3", &jr[2], &dr[2]));
+	assert_int_equal(fetch_pool_queued(pool), 2);
+	assert_true(fetch_job_queued(j3));
+	fetch_cancel(j3);
 	assert_int_equal(fetch_pool_queued(pool), 1);
+	assert_int_equal(fetch_ctx_inflight(ctx), 2);
 	assert_int_equal(fk.nadded, 1);
 	fk_answer(fk.added[0], 200, NULL, "one");
 	pump();
@@ -1227,82 +1190,11 @@ test_max_inflight_queues(void **state)
 	fk_answer(fk.added[1], 200, NULL, "two");
 	pump();
 	assert_int_equal(dr[1].calls, 1);
-	assert_int_equal(dr[2].calls, 1);
 	assert_string_equal(dr[1].body, "two");
-	assert_string_equal(dr[2].body, "two");
-	assert_int_equal(fetch_ctx_inflight(ctx), 0);
-}
-
-/*
- * A queued job whose waiters all left is dropped unsent; one still wanted
- * starts.
- */
-static void
-test_queued_job_dropped(void **state)
-{
-	struct job_rec		 jr[4] = { { 0 } };
-	struct done_rec		 dr[4] = { { 0 } };
-	struct fetch_waiter	*w1, *w2;
-
-	(void)state;
-	pool_make(2, 0, 1);
-	assert_non_null(join("k0", &jr[0], &dr[0]));
-	assert_non_null(w1 = join("k1", &jr[1], &dr[1]));
-	assert_non_null(w2 = join("k2", &jr[2], &dr[2]));
-	assert_non_null(join("k2", &jr[3], &dr[3]));
-	assert_int_equal(fetch_pool_queued(pool), 2);
-	assert_int_equal(fetch_ctx_inflight(ctx), 3);
-	fetch_leave(w1);
-	assert_int_equal(jr[1].freed, 1);
-	assert_int_equal(fetch_pool_queued(pool), 1);
-	assert_int_equal(fetch_ctx_inflight(ctx), 2);
-	fetch_leave(w2);		/* k2 has w3 still */
-	assert_int_equal(fetch_pool_queued(pool), 1);
-	fk_answer(fk.added[0], 200, NULL, "zero");
-	pump();
-	assert_int_equal(dr[0].calls, 1);
-	assert_int_equal(fk.nadded, 2);
-	assert_string_equal(fk.added[1]->url, "http://a.test/base/obj/k2");
-	fk_answer(fk.added[1], 200, NULL, "two");
-	pump();
-	assert_int_equal(dr[1].calls, 0);
+	assert_int_equal(fk.nadded, 2);		/* k3 was never sent */
 	assert_int_equal(dr[2].calls, 0);
-	assert_int_equal(dr[3].calls, 1);
+	assert_int_equal(jr[2].freed, 0);
 	assert_int_equal(fetch_ctx_inflight(ctx), 0);
-}
-
-/* FETCH_HOLD keeps the job joinable; fetch_release answers every waiter. */
-static void
-test_hold_release(void **state)
-{
-	struct job_rec	jr[3] = { { .hold = 1 }, { 0 }, { 0 } };
-	struct done_rec	dr[3] = { { 0 } };
-
-	(void)state;
-	pool_make(2, 0, 0);
-	assert_non_null(join("k1", &jr[0], &dr[0]));
-	fk_answer(fk.added[0], 200, NULL, "held");
-	pump();
-	assert_int_equal(jr[0].checks, 1);
-	assert_non_null(jr[0].job);
-	assert_int_equal(dr[0].calls, 0);
-	assert_int_equal(fetch_ctx_inflight(ctx), 1);
-	assert_non_null(join("k1", &jr[1], &dr[1]));
-	assert_int_equal(fk.nadded, 1);
-	assert_int_equal(jr[1].freed, 1);
-	assert_int_equal(dr[1].calls, 0);
-	fetch_release(jr[0].job);
-	assert_int_equal(dr[0].calls, 1);
-	assert_int_equal(dr[1].calls, 1);
-	assert_int_equal(dr[0].err, FETCH_OK);
-	assert_string_equal(dr[0].body, "held");
-	assert_string_equal(dr[1].body, "held");
-	assert_string_equal(dr[1].upstream, "a");
-	assert_int_equal(jr[0].freed, 1);
-	assert_int_equal(fetch_ctx_inflight(ctx), 0);
-	assert_non_null(join("k1", &jr[2], &dr[2]));
-	assert_int_equal(fk.nadded, 2);
-	ctx_end();
 }
 
 /*
@@ -1327,8 +1219,8 @@ test_post_request(void **state)
 
 	(void)state;
 	pool_make(1, 0, 0);
-	assert_non_null(fetch_join(pool, &req, check_cb, &jr, free_cb,
-	    done_cb, &dr));
+	jr.dr = &dr;
+	assert_non_null(fetch_start(pool, &req, check_cb, done_cb, &jr));
 	memset(body, 0xff, sizeof(body));
 	e = fk.added[0];
 	assert_string_equal(e->url, "http://a.test/base/");
@@ -1430,7 +1322,7 @@ test_multi_add_remove_refused(void **state)
 	assert_int_equal(dr[0].calls, 1);
 	assert_string_equal(dr[0].upstream, "b");
 	assert_string_equal(dr[0].summary, "a: cannot start a transfer");
-	/* fetch_ctx_free cancels a running job: remove checked, waiter dropped */
+	/* fetch_ctx_free ends a running job: remove checked, done(NULL) */
 	assert_non_null(join("k2", &jr[1], &dr[1]));
 	fk.remove_fail = 1;
 	fetch_ctx_free(ctx);
@@ -1610,10 +1502,7 @@ main(void)
 		T(test_all_resting_oldest_first),
 		T(test_retry_after_429),
 		T(test_final_answer_not_failed_over),
-		T(test_single_flight),
 		T(test_max_inflight_queues),
-		T(test_queued_job_dropped),
-		T(test_hold_release),
 		T(test_pacing),
 		T(test_post_request),
 		T(test_too_big),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/service.c over a real store: a fake fetch and a fake HTTP side, real routes, real vendor vectors. */
+/* Unit tests for proxy/service.c and its single flight (flight.c) over a real store: a fake fetch and a fake HTTP side, real routes, real vendor vectors. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -40,7 +40,6 @@
 #define OCSP_REQ	"/tests/vectors/nvidia/captured/requests/h100-a-0-leaf-fmc.nonce.sha384.req.der"
 #define T_2019_01_01	1546300800	/* before the Milan chain's notBefore */
 #define JOBS_MAX	16
-#define WAITERS_MAX	8
 #define HDRS_BYTES	4096
 #define SPIN_MAX_MS	10000	/* a bound for a slow machine, never a timing */
 
@@ -166,14 +165,11 @@ metrics_note(struct http_req *req, enum metrics_route route,
 	req->result = result;
 }
 
-/* ---- the fake fetch: requests recorded, answered when the test says ------- */
-
-struct fetch_waiter {
-	struct fetch_job	*job;
-	fetch_done_cb		*done;
-	void			*arg;
-	int			 joined;
-};
+/*
+ * ---- the fake fetch: requests recorded, answered when the test says -------
+ * Below proxy/flight.c, which is the real one: single flight, the hold
+ * while storing and the outcome are the service's own.
+ */
 
 struct fetch_job {
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
@@ -182,15 +178,10 @@ struct fetch_job {
 	char			 path[256];
 	size_t			 body_len;
 	fetch_check_cb		*check;
-	void			*job_arg;
-	fetch_free_cb		*free_cb;
-	struct fetch_waiter	*w[WAITERS_MAX];
-	size_t			 nw;
-	int			 held;
+	fetch_done_cb		*done;
+	void			*arg;
 	int			 ended;
-	struct fetch_res	 res;	/* the held answer */
 	const char		*headers;	/* of the answer: "Name: value\n" */
-	const struct fetch_outcome *outcome;	/* fetch_set_outcome's */
 };
 
 static struct fetch_job	jobs[JOBS_MAX];
@@ -216,103 +207,46 @@ fetch_pool_free(struct fetch_pool *pool)
 	(void)pool;
 }
 
-struct fetch_waiter *
-fetch_join(struct fetch_pool *pool, const struct fetch_req *req,
-    fetch_check_cb *check, void *job_arg, fetch_free_cb *free_cb,
-    fetch_done_cb *done, void *waiter_arg)
+struct fetch_job *
+fetch_start(struct fetch_pool *pool, const struct fetch_req *req,
+    fetch_check_cb *check, fetch_done_cb *done, void *arg)
 {
-	struct fetch_job	*job = NULL;
-	struct fetch_waiter	*w;
-	size_t			 i;
+	struct fetch_job	*job;
 
 	assert_ptr_equal(pool, &fake_pool);
-	for (i = 0; i < njobs; i++)
-		if (!jobs[i].ended && jobs[i].klen == req->klen &&
-		    memcmp(jobs[i].key, req->key, req->klen) == 0)
-			job = &jobs[i];
-	assert_non_null(w = calloc(1, sizeof(*w)));
-	w->done = done;
-	w->arg = waiter_arg;
-	if (job != NULL) {
-		/* Joined: the job's own arg stands, this one is freed at once. */
-		free_cb(job_arg);
-		w->joined = 1;
-	} else {
-		assert_true(njobs < JOBS_MAX);
-		job = &jobs[njobs++];
-		memset(job, 0, sizeof(*job));
-		memcpy(job->key, req->key, req->klen);
-		job->klen = req->klen;
-		snprintf(job->method, sizeof(job->method), "%s", req->method);
-		snprintf(job->path, sizeof(job->path), "%s", req->path);
-		job->body_len = req->body_len;
-		job->check = check;
-		job->job_arg = job_arg;
-		job->free_cb = free_cb;
-	}
-	assert_true(job->nw < WAITERS_MAX);
-	job->w[job->nw++] = w;
-	w->job = job;
-	return w;
+	assert_true(njobs < JOBS_MAX);
+	job = &jobs[njobs++];
+	memset(job, 0, sizeof(*job));
+	memcpy(job->key, req->key, req->klen);
+	job->klen = req->klen;
+	snprintf(job->method, sizeof(job->method), "%s", req->method);
+	snprintf(job->path, sizeof(job->path), "%s", req->path);
+	job->body_len = req->body_len;
+	job->check = check;
+	job->done = done;
+	job->arg = arg;
+	return job;
 }
 
+/* No max_inflight here: a job is never queued. */
 int
-fetch_waiter_joined(const struct fetch_waiter *w)
+fetch_job_queued(const struct fetch_job *job)
 {
-	return w->joined;
+	(void)job;
+	return 0;
 }
 
 void
-fetch_leave(struct fetch_waiter *w)
+fetch_cancel(struct fetch_job *job)
 {
-	size_t	i;
-
-	for (i = 0; i < w->job->nw; i++)
-		if (w->job->w[i] == w)
-			w->job->w[i] = NULL;
-	free(w);
-}
-
-/* Every waiter gets done(), then the job's arg is freed: fetch.c's order. */
-static void
-job_finish(struct fetch_job *job, struct fetch_res *res)
-{
-	size_t	i;
-
 	job->ended = 1;
-	for (i = 0; i < job->nw; i++) {
-		struct fetch_waiter	*w = job->w[i];
-
-		if (w == NULL)
-			continue;
-		job->w[i] = NULL;
-		w->done(res, w->arg);
-		free(w);
-	}
-	job->free_cb(job->job_arg);
-}
-
-void
-fetch_release(struct fetch_job *job)
-{
-	assert_true(job->held);
-	job->held = 0;
-	job->res.outcome = job->outcome;
-	job_finish(job, &job->res);
-}
-
-/* As fetch.c: the accepted answer's outcome goes to every waiter. */
-void
-fetch_set_outcome(struct fetch_job *job, const struct fetch_outcome *o)
-{
-	job->outcome = o;
 }
 
 static const char *
 answer_header(const void *arg, const char *name)
 {
 	const struct fetch_res	*res = arg;
-	const struct fetch_job	*job = res->job;
+	const struct fetch_job	*job = res->priv;
 	static char		 v[256];
 	const char		*p;
 	size_t			 n = strlen(name), k;
@@ -341,40 +275,43 @@ fetch_res_answer(const struct fetch_res *res, struct entry_answer *a)
 	a->header_arg = res;
 }
 
-/* The upstream answers job with status and body; the check's verdict, or -1 for non-2xx. */
+/*
+ * The upstream answers job with status and body; the check's verdict, or
+ * -1 for non-2xx. The bytes live in a buffer of the fake's, overwritten
+ * once the fetch is done with them: a waiter told later (the hold) must
+ * have been given a copy.
+ */
 static int
 answer(struct fetch_job *job, int status, const uint8_t *body, size_t len,
     const char *headers)
 {
 	struct fetch_res	 res;
-	enum fetch_verdict	 v;
+	enum fetch_verdict	 v = FETCH_ACCEPT;
 	char			 why[256] = "";
+	uint8_t			*buf;
 
 	assert_false(job->ended);
+	assert_non_null(buf = malloc(len ? len : 1));
+	memcpy(buf, body, len);
 	memset(&res, 0, sizeof(res));
 	res.err = FETCH_OK;
 	res.http_status = status;
-	res.body = body;
+	res.body = buf;
 	res.body_len = len;
 	res.upstream = "fake-upstream";
 	res.verify_nonce = 1;
-	res.job_arg = job->job_arg;
-	res.job = job;
+	res.priv = job;
 	job->headers = headers;
-	if (status / 100 != 2) {
-		job_finish(job, &res);
-		return -1;
-	}
-	v = job->check(&res, job->job_arg, why, sizeof(why));
-	if (v == FETCH_REJECT)
-		job->outcome = NULL;	/* set for accepted answers only */
+	if (status / 100 == 2)
+		v = job->check(&res, job->arg, why, sizeof(why));
 	if (v == FETCH_ACCEPT) {
-		res.outcome = job->outcome;
-		job_finish(job, &res);
-	} else if (v == FETCH_HOLD) {
-		job->held = 1;
-		job->res = res;
+		job->ended = 1;
+		job->done(&res, job->arg);
 	}
+	memset(buf, 0xa5, len);
+	free(buf);
+	if (status / 100 != 2)
+		return -1;
 	return (int)v;
 }
 
@@ -384,12 +321,12 @@ upstream_fail(struct fetch_job *job, enum fetch_err err, const char *summary)
 {
 	struct fetch_res	res;
 
+	assert_false(job->ended);
 	memset(&res, 0, sizeof(res));
 	res.err = err;
 	res.summary = summary;
-	res.job_arg = job->job_arg;
-	res.job = job;
-	job_finish(job, &res);
+	job->ended = 1;
+	job->done(&res, job->arg);
 }
 
 /* ---- the fixture ----------------------------------------------------------- */
@@ -651,8 +588,7 @@ test_join(void **state)
 	a = ask_kds(f, CHAIN_PATH);
 	b = ask_kds(f, CHAIN_PATH);
 	c = ask_kds(f, GENOA_PATH);	/* another key: its own fetch */
-	assert_int_equal(njobs, 2);
-	assert_int_equal(jobs[0].nw, 2);
+	assert_int_equal(njobs, 2);	/* b joined a's flight */
 	assert_int_equal(answer(&jobs[0], 200, f->chain, f->chain_len, NULL),
 	    FETCH_ACCEPT);
 	assert_int_equal(a->replies, 1);
@@ -890,9 +826,9 @@ test_landed(void **state)
 	gen_up(f, 1, NULL);
 	a = ask_kds(f, CHAIN_PATH);
 	assert_int_equal(answer(&jobs[0], 200, f->chain, f->chain_len, NULL),
-	    FETCH_HOLD);
-	assert_int_equal(a->replies, 0);
-	assert_true(jobs[0].held);
+	    FETCH_ACCEPT);
+	assert_int_equal(a->replies, 0);	/* held until the put lands */
+	assert_true(jobs[0].ended);
 	b = ask_kds(f, CHAIN_PATH);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(b->replies, 0);
@@ -1046,7 +982,7 @@ test_refresh_kept(void **state)
 	spin_jobs(f, 1);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(answer(&jobs[0], 200, f->chain, f->chain_len, NULL),
-	    FETCH_HOLD);
+	    FETCH_ACCEPT);
 	assert_int_equal(metrics.refresh_ok, ok);	/* not before it lands */
 	for (i = 0; i < 100 && cache_writer_pending(f->writer) > 0; i++)
 		cache_writer_wait(f->writer);

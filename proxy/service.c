@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The path every vendor object takes: cache first, fetch with failover, verify, store, serve, refresh. */
+/* The service: the path every vendor object takes: cache first, single-flight fetch, verify, store, serve, refresh. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -13,18 +13,16 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "attest/ocsp_verify.h"
 #include "attest/rim.h"
-#include "attest/util.h"
 #include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
-#include "entry/pool.h"
 #include "proxy/http/cache_status.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/flight.h"
+#include "proxy/gen.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"
@@ -32,34 +30,18 @@
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
 #include "proxy/miss_limit.h"
+#include "proxy/negcache.h"
 #include "proxy/refresh/refresh.h"
 #include "proxy/refresh/usage.h"
 #include "proxy/service.h"
 
 #define SVC_HEADERS_MAX_BYTES	ENTRY_KEPT_HEADERS_MAX_BYTES
-#define NEG_SLOTS		1024	/* remembered answers (404/410, definitive) per service */
-#define NEG_MAX_BODY_BYTES	4096
 #define SVC_STATE_LOG_S		10	/* a repeated state line at most this often */
 /*
  * A put the full map refused is made again after each round of room
  * (usage_map_full: a few entries not in use evicted), this many times.
  */
 #define SVC_FULL_TRIES		8
-
-/*
- * A 404/410 about an object, or an unsigned answer about the request
- * (ENTRY_DEFINITIVE), which every mirror would repeat: remembered briefly.
- * The slot keeps its key after `until`, so a repeat is known as one.
- */
-struct neg {
-	uint8_t		 key[CACHE_KEY_MAX_BYTES];
-	size_t		 klen;
-	int		 status;
-	int		 definitive;	/* served with ops->serve, body as sent */
-	time_t		 until;
-	uint8_t		*body;
-	size_t		 body_len;
-};
 
 struct svc {
 	struct gen			*gen;
@@ -69,7 +51,7 @@ struct svc {
 	struct fetch_pool		*pool;
 	struct flight_set		 flights;	/* its fetches, one per key */
 	char				**urls;	/* upstream bases, suffixes removed */
-	struct neg			*neg;	/* NEG_SLOTS, or NULL */
+	struct negcache			*neg;	/* negative_ttl_s 0: NULL */
 	struct miss_limit		*misses;	/* client_miss_rate_per_s; NULL: none */
 	struct miss_rate		 new_entries;	/* new_entry_rate_per_s */
 	/* When each rate-limited state line was last logged (SVC_STATE_LOG_S apart). */
@@ -79,18 +61,6 @@ struct svc {
 	time_t				 last_capped_log;	/* max_entries */
 	time_t				 last_new_log;	/* new_entry_rate_per_s */
 	long				 max_entries;	/* config_max_entries: 0 none */
-};
-
-struct gen {
-	int		 refs;
-	struct config	*cfg;
-	struct cache	*cache;
-	struct cache_writer *writer;	/* NULL: stores on the loop */
-	struct cache_reader *reader;	/* lookup_threads; NULL: looks up on the loop */
-	struct refresh	*refresh;
-	struct config_cidr *trusted;	/* trusted_proxies, parsed */
-	size_t		 ntrusted;
-	struct svc	 svcs[CACHE_KIND_MAX];
 };
 
 /*
@@ -154,77 +124,33 @@ struct refresh_wait {
 
 static size_t	npending;
 
-static const struct svc_ops *const svc_table[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = &ocsp_ops,
-	[CACHE_KIND_RIM] = &rim_ops,
-	[CACHE_KIND_PCCS] = &pccs_ops,
-	[CACHE_KIND_KDS] = &kds_ops,
-};
-
 size_t
 svc_pending(void)
 {
 	return npending;
 }
 
-/* ---- generations -------------------------------------------------------- */
+/* ---- the service's parts ---------------------------------------------- */
 
 void
-gen_ref(struct gen *g)
-{
-	g->refs++;
-}
-
-static void
-svc_fini(struct svc *s)
+svc_free(struct svc *s)
 {
 	size_t	i;
 
+	if (s == NULL)
+		return;
 	fetch_pool_free(s->pool);
 	if (s->trust != NULL && s->ops->trust_free != NULL)
 		s->ops->trust_free(s->trust);
 	for (i = 0; s->urls != NULL && i < s->conf->nupstreams; i++)
 		free(s->urls[i]);
 	free(s->urls);
-	for (i = 0; s->neg != NULL && i < NEG_SLOTS; i++)
-		free(s->neg[i].body);
-	free(s->neg);
+	negcache_free(s->neg);
 	miss_limit_free(s->misses);
+	free(s);
 }
 
-void
-gen_unref(struct gen *g)
-{
-	size_t	i;
-
-	if (g == NULL || --g->refs > 0)
-		return;
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
-		svc_fini(&g->svcs[i]);
-	free(g->trusted);
-	config_free(g->cfg);
-	free(g->cfg);
-	free(g);
-}
-
-const struct config *
-gen_config(const struct gen *g)
-{
-	return g->cfg;
-}
-
-struct cache *
-gen_cache(const struct gen *g)
-{
-	return g->cache;
-}
-
-struct svc *
-gen_svc(struct gen *g, enum cache_kind id)
-{
-	return &g->svcs[id];
-}
-
+/* The service's parts from its configuration; 0, or -1 with err set (s is then svc_free's). */
 static int
 svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
     const struct config_service *c, struct fetch_ctx *fctx, char *err,
@@ -239,17 +165,16 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	s->ops = ops;
 	s->conf = c;
 	flight_set_init(&s->flights);
-	s->max_entries = config_max_entries(c, ops->kind, g->cache != NULL ?
-	    cache_map_bytes(g->cache) : g->cfg->map_size);
+	s->max_entries = config_max_entries(c, ops->kind, gen_cache(g) != NULL ?
+	    cache_map_bytes(gen_cache(g)) : gen_config(g)->map_size);
 	if (ops->trust_new != NULL &&
-	    (s->trust = ops->trust_new(g->cfg, err, errlen)) == NULL)
+	    (s->trust = ops->trust_new(gen_config(g), err, errlen)) == NULL)
 		return -1;
 	if (fctx == NULL)
 		return 0;	/* checking a configuration: no pool */
 	if ((ups = calloc(c->nupstreams, sizeof(*ups))) == NULL ||
 	    (s->urls = calloc(c->nupstreams, sizeof(*s->urls))) == NULL ||
-	    (c->negative_ttl_s > 0 &&
-	    (s->neg = calloc(NEG_SLOTS, sizeof(*s->neg))) == NULL)) {
+	    (c->negative_ttl_s > 0 && (s->neg = negcache_new()) == NULL)) {
 		free(ups);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -275,7 +200,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	/* RIM envelopes up to RIM_MAX_JSON_BYTES; every other kind 1 MiB */
 	if (ops->kind == CACHE_KIND_RIM)
 		pc.max_response_bytes = RIM_MAX_JSON_BYTES;
-	tls = config_upstream_tls(g->cfg, ops->kind);
+	tls = config_upstream_tls(gen_config(g), ops->kind);
 	pc.ca_file = tls->ca_file;
 	pc.cert_file = tls->cert_file;
 	pc.key_file = tls->key_file;
@@ -295,79 +220,22 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	return 0;
 }
 
-static int
-pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
+struct svc *
+svc_new(struct gen *g, const struct svc_ops *ops,
+    const struct config_service *c, struct fetch_ctx *fctx, char *err,
+    size_t errlen)
 {
-	(void)name;
-	/* Duplicates are skipped; a record that does not parse is ignored. */
-	(void)ocsp_trust_add_pool_der(trust, der, len);
-	return 0;
-}
+	struct svc	*s;
 
-void
-gen_learn_pool(struct gen *g)
-{
-	if (g->cache != NULL && g->svcs[CACHE_KIND_OCSP].trust != NULL &&
-	    entry_pool_walk(g->cache, pool_one, g->svcs[CACHE_KIND_OCSP].trust) == -1)
-		log_warn("ocsp: reading the learned intermediates: %s",
-		    cache_strerror(g->cache));
-}
-
-/* trusted_proxies, parsed once per generation. */
-static int
-gen_trusted(struct gen *g, char *err, size_t errlen)
-{
-	size_t	i, n = g->cfg->ntrusted_proxies;
-
-	if (n == 0)
-		return 0;
-	if ((g->trusted = calloc(n, sizeof(*g->trusted))) == NULL) {
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (config_parse_cidr(g->cfg->trusted_proxies[i],
-		    &g->trusted[i]) == -1) {
-			snprintf(err, errlen, "trusted_proxies[%zu]: not an "
-			    "address or range", i);
-			return -1;
-		}
-	g->ntrusted = n;
-	return 0;
-}
-
-struct gen *
-gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
-    struct cache_writer *writer, struct cache_reader *reader,
-    struct refresh *refresh, char *err, size_t errlen)
-{
-	struct gen	*g;
-	size_t		 i;
-
-	if ((g = calloc(1, sizeof(*g))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		config_free(cfg);
-		free(cfg);
 		return NULL;
 	}
-	g->refs = 1;
-	g->cfg = cfg;
-	g->cache = cache;
-	g->writer = writer;
-	g->reader = reader;
-	g->refresh = refresh;
-	if (gen_trusted(g, err, errlen) == -1) {
-		gen_unref(g);
+	if (svc_init(g, s, ops, c, fctx, err, errlen) == -1) {
+		svc_free(s);
 		return NULL;
 	}
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
-		if (svc_init(g, &g->svcs[i], svc_table[i], config_service(cfg, i), fctx,
-		    err, errlen) == -1) {
-			gen_unref(g);
-			return NULL;
-		}
-	gen_learn_pool(g);
-	return g;
+	return s;
 }
 
 const struct config_service *
@@ -398,6 +266,12 @@ const struct svc_ops *
 svc_ops(const struct svc *s)
 {
 	return s->ops;
+}
+
+long
+svc_max_entries(const struct svc *s)
+{
+	return s->max_entries;
 }
 
 /* ---- jobs: what a fetch verifies and stores -------------------------------- */
@@ -455,81 +329,21 @@ svc_job_new(struct svc *s, const struct svc_call *c)
 	return j;
 }
 
-/* ---- the negative cache ------------------------------------------------ */
+/* ---- the negative cache (proxy/negcache.h) --------------------------------- */
 
-static struct neg *
-neg_slot(struct svc *s, const uint8_t *key, size_t klen)
-{
-
-	return &s->neg[util_fnv1a32(key, klen) % NEG_SLOTS];
-}
-
-/*
- * Remember an answer about `c`'s key for negative_ttl_s. Returns 1 when
- * the slot already held the same answer for the key (live or not: the
- * state has not changed), 0 when it is new, -1 when it is not remembered
- * (negative_ttl_s 0, or a definitive answer whose bytes cannot be kept).
- */
+/* Remember an answer about c's key for negative_ttl_s; negcache_put's result. */
 static int
 neg_put(struct svc *s, const struct svc_call *c, int status, int definitive,
     const uint8_t *body, size_t len, time_t now)
 {
-	struct neg	*n;
-	int		 same;
-
-	if (s->neg == NULL || c->klen > sizeof(n->key))
-		return -1;
-	if (definitive && (len == 0 || len > NEG_MAX_BODY_BYTES))
-		return -1;
-	n = neg_slot(s, c->key, c->klen);
-	same = n->klen == c->klen && memcmp(n->key, c->key, c->klen) == 0 &&
-	    n->status == status && n->definitive == definitive &&
-	    n->body_len == len && (len == 0 || memcmp(n->body, body, len) == 0);
-	free(n->body);
-	memset(n, 0, sizeof(*n));
-	if (len > NEG_MAX_BODY_BYTES)
-		len = 0;
-	if (len > 0 && (n->body = dup_bytes(body, len)) == NULL) {
-		if (definitive)
-			return -1;	/* an empty slot: nothing remembered */
-		len = 0;
-	}
-	memcpy(n->key, c->key, c->klen);
-	n->klen = c->klen;
-	n->status = status;
-	n->definitive = definitive;
-	n->body_len = len;
-	n->until = now + s->conf->negative_ttl_s;
-	return same;
+	return negcache_put(s->neg, c->key, c->klen, status, definitive, body,
+	    len, now + s->conf->negative_ttl_s);
 }
 
-static struct neg *
+static const struct negcache_entry *
 neg_live(struct svc *s, const struct svc_call *c)
 {
-	struct neg	*n;
-
-	if (s->neg == NULL)
-		return NULL;
-	n = neg_slot(s, c->key, c->klen);
-	if (n->klen != c->klen || memcmp(n->key, c->key, c->klen) != 0 ||
-	    n->until <= time(NULL))
-		return NULL;
-	return n;
-}
-
-/* A verified answer was stored: what was remembered about the key no longer holds. */
-static void
-neg_forget(struct svc *s, const uint8_t *key, size_t klen)
-{
-	struct neg	*n;
-
-	if (s->neg == NULL || klen > sizeof(n->key))
-		return;
-	n = neg_slot(s, key, klen);
-	if (n->klen != klen || memcmp(n->key, key, klen) != 0)
-		return;
-	free(n->body);
-	memset(n, 0, sizeof(*n));
+	return negcache_live(s->neg, c->key, c->klen, time(NULL));
 }
 
 /*
@@ -545,7 +359,7 @@ new_entry_admit(struct svc *s, const struct svc_call *c, const char *hex,
 	struct cache_meta	old;
 	double			rate = s->conf->new_entry_rate_per_s;
 
-	if (rate <= 0 || cache_get_meta(s->gen->cache, s->ops->kind, c->key,
+	if (rate <= 0 || cache_get_meta(gen_cache(s->gen), s->ops->kind, c->key,
 	    c->klen, &old) != 0)
 		return 1;	/* no cap, a replacement, or the put will say */
 	if (miss_rate_take(&s->new_entries, rate, miss_rate_burst(rate),
@@ -571,10 +385,10 @@ store_room(struct svc *s, const struct svc_call *c, const char *hex,
 {
 	struct cache_meta	old;
 
-	if (s->max_entries == 0 || cache_get_meta(s->gen->cache,
+	if (s->max_entries == 0 || cache_get_meta(gen_cache(s->gen),
 	    s->ops->kind, c->key, c->klen, &old) != 0)
 		return 1;	/* no cap, a replacement, or the put will say */
-	if (usage_make_room(refresh_usage(s->gen->refresh), s->ops->kind) == 0)
+	if (usage_make_room(refresh_usage(gen_refresh(s->gen)), s->ops->kind) == 0)
 		return 1;
 	metrics.store_capped[s->ops->kind]++;
 	if (now - s->last_capped_log >= SVC_STATE_LOG_S) {
@@ -598,7 +412,7 @@ static cache_writer_done	kept_landed;
 static int
 kept_entry(struct svc_job *j, struct cache_meta *m)
 {
-	struct cache	*cache = j->svc->gen->cache;
+	struct cache	*cache = gen_cache(j->svc->gen);
 	struct cache_body b;
 	uint8_t		*h = NULL;
 
@@ -628,11 +442,11 @@ static int
 store_again(struct svc_job *j, const char *hex, const char *err)
 {
 	struct svc		*s = j->svc;
-	struct cache		*cache = s->gen->cache;
+	struct cache		*cache = gen_cache(s->gen);
 	struct cache_body	 b = { 0 };
 	int			 put;
 
-	if (usage_map_full(refresh_usage(s->gen->refresh), s->ops->kind,
+	if (usage_map_full(refresh_usage(gen_refresh(s->gen)), s->ops->kind,
 	    time(NULL), "%s: %s: not stored: %s", s->ops->name, hex, err) == 0 ||
 	    ++j->full_tries > SVC_FULL_TRIES)
 		return -1;
@@ -643,7 +457,7 @@ store_again(struct svc_job *j, const char *hex, const char *err)
 	b.headers = j->headers;
 	b.headers_len = j->headers_len;
 	if (j->storing)
-		return cache_writer_put(s->gen->writer, j->call.key,
+		return cache_writer_put(gen_writer(s->gen), j->call.key,
 		    j->call.klen, &j->stored, &b, put_landed, j) == 0 ? 1 : -1;
 	put = cache_put(cache, j->call.key, j->call.klen, &j->stored, &b);
 	return store_landed(j, put, cache_strerror(cache),
@@ -659,7 +473,7 @@ static int
 store_landed(struct svc_job *j, int put, const char *err, int map_full)
 {
 	struct svc		*s = j->svc;
-	struct cache		*cache = s->gen->cache;
+	struct cache		*cache = gen_cache(s->gen);
 	struct cache_meta	 old;
 	char			 hex[17];
 	time_t			 now = j->stored_at;
@@ -678,7 +492,7 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 			log_err("%s: %s: not stored: %s", s->ops->name, hex, err);
 		return 0;
 	}
-	neg_forget(s, j->call.key, j->call.klen);
+	negcache_forget(s->neg, j->call.key, j->call.klen);
 	if (put != CACHE_PUT_KEPT) {
 		log_debug("%s: %s: stored from %s (valid for %llds)",
 		    s->ops->name, hex, j->stored.source,
@@ -696,7 +510,7 @@ store_landed(struct svc_job *j, int put, const char *err, int map_full)
 	old.refresh_failures = 0;
 	old.fetched_at = now;
 	j->stored = old;
-	if (j->storing && cache_writer_put_meta(s->gen->writer, j->call.key,
+	if (j->storing && cache_writer_put_meta(gen_writer(s->gen), j->call.key,
 	    j->call.klen, &old, kept_landed, j) == 0)
 		return 1;
 	if (cache_put_meta(cache, j->call.key, j->call.klen, &old) == -1)
@@ -742,7 +556,7 @@ store(struct svc_job *j, struct flight *f, const struct fetch_res *res,
     struct svc_answer *a, const char *headers, size_t headers_len, time_t now)
 {
 	struct svc			*s = j->svc;
-	struct cache			*cache = s->gen->cache;
+	struct cache			*cache = gen_cache(s->gen);
 	const struct config_refresh	*rc = &s->conf->refresh;
 	struct schedule_conf		 sc = { rc->fraction, rc->jitter,
 					    rc->min_interval_s, rc->max_interval_s };
@@ -793,11 +607,11 @@ store(struct svc_job *j, struct flight *f, const struct fetch_res *res,
 	j->stored_at = now;
 	j->answer = a->body;
 	j->answer_len = a->body_len;
-	if (s->gen->writer != NULL &&
+	if (gen_writer(s->gen) != NULL &&
 	    (b.response = flight_hold(f, res)) != NULL) {
 		j->answer = b.response;
 		j->flight = f;
-		if (cache_writer_put(s->gen->writer, j->call.key, j->call.klen,
+		if (cache_writer_put(gen_writer(s->gen), j->call.key, j->call.klen,
 		    &a->meta, &b, put_landed, j) == 0) {
 			j->storing = 1;
 			return;
@@ -830,7 +644,7 @@ svc_job_definitive(struct svc_job *j, const struct fetch_res *res, const char *w
 
 	snprintf(j->note, sizeof(j->note), "%s", why);
 	rep = neg_put(s, c, res->http_status, 1, res->body, res->body_len, now);
-	stored = cache_get_meta(s->gen->cache, s->ops->kind, c->key, c->klen,
+	stored = cache_get_meta(gen_cache(s->gen), s->ops->kind, c->key, c->klen,
 	    &m) == 1 && m.next_update > now;
 	log_hex(hex, sizeof(hex), c->key, c->klen < 8 ? c->klen : 8);
 	if (rep == -1)
@@ -1015,7 +829,7 @@ serve_found(struct svc *s, struct http_req *req, const struct svc_call *c,
 		return 0;
 	svc_serve(s, req, c, m, b->response, b->response_len, b->headers,
 	    b->headers_len, now, result, fwd);
-	usage_hit(refresh_usage(s->gen->refresh), s->ops->kind, c->key, c->klen,
+	usage_hit(refresh_usage(gen_refresh(s->gen)), s->ops->kind, c->key, c->klen,
 	    m, now);
 	return 1;
 }
@@ -1028,8 +842,8 @@ static int
 get_here(struct svc *s, const struct svc_call *c, struct cache_meta *m,
     struct cache_body *b)
 {
-	struct cache		*cache = s->gen->cache;
-	struct cache_reader	*r = s->gen->reader;
+	struct cache		*cache = gen_cache(s->gen);
+	struct cache_reader	*r = gen_reader(s->gen);
 	int64_t			 t0 = r != NULL ? cache_reader_clock() : 0;
 	int			 rc;
 
@@ -1073,7 +887,7 @@ serve_definitive(struct svc *s, struct http_req *req, const struct svc_call *c,
 static int
 neg_serve(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
-	struct neg	*n;
+	const struct negcache_entry	*n;
 
 	if ((n = neg_live(s, c)) == NULL)
 		return 0;
@@ -1157,7 +971,7 @@ pending_done(const struct flight_res *res, void *arg)
 			    o->headers, o->headers_len, now, METRICS_RES_MISS,
 			    &p->fwd);
 			/* A miss is a use too: it starts the idle clock. */
-			usage_touch(refresh_usage(s->gen->refresh), s->ops->kind,
+			usage_touch(refresh_usage(gen_refresh(s->gen)), s->ops->kind,
 			    c->key, c->klen, now);
 		} else {
 			memset(&m, 0, sizeof(m));
@@ -1289,7 +1103,8 @@ svc_client(const struct svc *s, const struct http_req *req,
 	struct sockaddr_storage	 ss;
 	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
-	size_t			 i;
+	const struct config_cidr *trusted;
+	size_t			 i, ntrusted;
 
 	if (http_req_peer(req, &ss) == -1)
 		return 1;
@@ -1299,12 +1114,12 @@ svc_client(const struct svc *s, const struct http_req *req,
 		miss_addr_set(out, AF_INET6, &s6->sin6_addr, 16);
 	else
 		return 1;	/* a Unix socket: the host's own clients */
-	for (i = 0; i < s->gen->ntrusted; i++)
-		if (miss_cidr_has(&s->gen->trusted[i], out)) {
+	trusted = gen_trusted(s->gen, &ntrusted);
+	for (i = 0; i < ntrusted; i++)
+		if (miss_cidr_has(&trusted[i], out)) {
 			/* no usable hop: the proxy itself is the client */
 			(void)miss_xff_client(http_req_header(req,
-			    "X-Forwarded-For"), s->gen->trusted,
-			    s->gen->ntrusted, out);
+			    "X-Forwarded-For"), trusted, ntrusted, out);
 			break;
 		}
 	return 0;
@@ -1407,7 +1222,7 @@ lookup_start(struct svc *s, struct http_req *req, const struct svc_call *c)
 		return -1;
 	l->req = req;
 	if ((l->call = svc_job_new(s, c)) == NULL ||
-	    cache_reader_get(s->gen->reader, s->ops->kind, c->key, c->klen,
+	    cache_reader_get(gen_reader(s->gen), s->ops->kind, c->key, c->klen,
 	    lookup_done, l) == -1) {
 		svc_job_free(l->call);
 		free(l);
@@ -1420,7 +1235,7 @@ lookup_start(struct svc *s, struct http_req *req, const struct svc_call *c)
 void
 svc_handle(struct svc *s, struct http_req *req, const struct svc_call *c)
 {
-	struct cache_reader	*r = s->gen->reader;
+	struct cache_reader	*r = gen_reader(s->gen);
 
 	if (s->conf->mode == CONFIG_MODE_CACHE_FIRST) {
 		/* Threads only while lookups wait for the disk (reader.h). */
@@ -1498,20 +1313,20 @@ refresh_fetched(const struct flight_res *res, void *arg)
 			    "stored answer stays", res->upstream ? res->upstream :
 			    "?", o->note);
 			w = why;
-		} else if (cache_map_full(s->gen->cache) ||
+		} else if (cache_map_full(gen_cache(s->gen)) ||
 		    (o != NULL && o->map_full)) {
 			w = "verified but not stored: map full (see above)";
 			full = 1;
 		} else
 			w = "the answer could not be verified (see above)";
 	}
-	rw->done(s->gen->refresh, ok ? REFRESH_OK : full ? REFRESH_MAP_FULL :
+	rw->done(gen_refresh(s->gen), ok ? REFRESH_OK : full ? REFRESH_MAP_FULL :
 	    REFRESH_FAILED, w, rw->done_arg);
 	gen_unref(s->gen);
 	free(rw);
 }
 
-static int
+int
 svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
     size_t klen, refresh_done_fn *done, void *done_arg)
 {
@@ -1525,7 +1340,7 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	void			*scratch = NULL;
 
 	if (kind != s->ops->kind || klen > CACHE_KEY_MAX_BYTES ||
-	    cache_get(s->gen->cache, kind, key, klen, &m, &b) != 1)
+	    cache_get(gen_cache(s->gen), kind, key, klen, &m, &b) != 1)
 		return -1;
 	memset(&c, 0, sizeof(c));
 	memcpy(c.key, key, klen);
@@ -1554,57 +1369,4 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * The entry caps in effect, logged at start and at each reload: the ones
- * not set are derived from the map's size (config_max_entries).
- */
-static void
-gen_log_caps(struct gen *g)
-{
-	char	line[256];
-	size_t	i, off = 0;
-	int	n;
-
-	line[0] = '\0';
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
-		n = snprintf(line + off, sizeof(line) - off, "%s%s %ld%s",
-		    off > 0 ? ", " : "", g->svcs[i].ops->name,
-		    g->svcs[i].max_entries, g->svcs[i].conf->max_entries ==
-		    CONFIG_MAX_ENTRIES_AUTO ? "" : " (set)");
-		if (n < 0 || (size_t)n >= sizeof(line) - off)
-			break;
-		off += (size_t)n;
-	}
-	log_info("store: max_entries %s; those not set are what the map of "
-	    "%zu MiB holds (stapled.conf(5))", line, (g->cache != NULL ?
-	    cache_map_bytes(g->cache) : g->cfg->map_size) >> 20);
-}
-
-void
-gen_install_refresh(struct gen *g)
-{
-	struct refresh_kind_conf	 kc;
-	const struct config_service	*c;
-	size_t				 i;
-
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
-		c = g->svcs[i].conf;
-		memset(&kc, 0, sizeof(kc));
-		kc.sched.fraction = c->refresh.fraction;
-		kc.sched.jitter = c->refresh.jitter;
-		kc.sched.min_interval_s = c->refresh.min_interval_s;
-		kc.sched.max_interval_s = c->refresh.max_interval_s;
-		kc.idle_expire_s = c->idle_expire_s;
-		kc.rate_limit_per_s = c->rate_limit_per_s;
-		/* half the service's transfers at most: clients keep the rest */
-		kc.max_inflight = (size_t)(c->max_upstream_inflight + 1) / 2;
-		kc.max_entries = (size_t)g->svcs[i].max_entries;
-		kc.start = svc_refresh_start;
-		kc.arg = &g->svcs[i];
-		refresh_set_kind(g->refresh, g->svcs[i].ops->kind, &kc);
-	}
-	refresh_set_map_cap(g->refresh, gen_config(g)->map_resident_max);
-	gen_log_caps(g);
 }

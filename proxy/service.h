@@ -3,6 +3,21 @@
 #ifndef PROXY_SERVICE_H
 #define PROXY_SERVICE_H
 
+/*
+ * A service is one kind's half of a generation (proxy/gen.h): the kind's
+ * table of operations (struct svc_ops, proxy/kinds/), its configuration,
+ * trust state, upstream pool, flights (proxy/flight.h: one fetch per key),
+ * negative cache (proxy/negcache.h) and client rate limits. svc_handle
+ * answers a client: from the store when a valid entry is there, else from
+ * a remembered answer, else through a flight, whose check verifies the
+ * answer (ops->verify), stores it (on the writer thread when there is one,
+ * holding the flight until the put lands) and whose waiters are served
+ * with what was stored. svc_refresh_start renews a stored entry the same
+ * way for the refresh scheduler.
+ *
+ * Everything runs on the event loop's thread.
+ */
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -11,7 +26,9 @@
 #include "entry/conf.h"
 #include "entry/entry.h"
 #include "proxy/fetch/fetch.h"
+#include "proxy/gen.h"
 #include "proxy/metrics.h"
+#include "proxy/refresh/refresh.h"
 
 struct http_req;
 struct refresh;
@@ -89,41 +106,25 @@ struct svc_ops {
 
 
 /*
- * A generation: one configuration with its trust stores and upstream
- * pools. SIGHUP builds a new one and swaps it in; requests and fetches in
- * flight keep the old one alive through its reference count.
+ * The kind's service in generation g (gen_new calls it): its trust from
+ * the configuration (ops->trust_new), and unless fctx is NULL (checking a
+ * configuration) its upstream pool, negative cache and rate limits. NULL
+ * with err set ("ocsp: ...", "out of memory") when any fails. Borrows g,
+ * ops and c for its life.
  */
-/* Takes ownership of cfg (also on failure). */
-struct cache_reader;
-struct cache_writer;
-/*
- * writer: the store's writer thread, or NULL to store on the loop.
- * reader: threads for the lookups of hits (lookup_threads), or NULL to
- * look up on the loop.
- */
-struct gen		*gen_new(struct config *cfg, struct fetch_ctx *,
-			    struct cache *, struct cache_writer *,
-			    struct cache_reader *, struct refresh *, char *err,
-			    size_t errlen);
-void			 gen_ref(struct gen *);
-void			 gen_unref(struct gen *);	/* accepts NULL */
-const struct config	*gen_config(const struct gen *);
-struct cache		*gen_cache(const struct gen *);	/* NULL when checking a config */
-struct svc		*gen_svc(struct gen *, enum cache_kind);
-/*
- * Add the intermediates learned from evidence, RIMs and bundles (aux
- * records "pool/<sha256>", written by staplectl and the RIM route) to the
- * OCSP pool. Done at creation; call again to pick up new ones.
- */
-void			 gen_learn_pool(struct gen *);
-/* Make this generation's services the refreshers of their kinds. */
-void			 gen_install_refresh(struct gen *);
+struct svc		*svc_new(struct gen *g, const struct svc_ops *ops,
+			    const struct config_service *c, struct fetch_ctx *fctx,
+			    char *err, size_t errlen);
+/* With its generation's last reference. Accepts NULL. */
+void			 svc_free(struct svc *);
 
 const struct config_service *svc_conf(const struct svc *);
 void			*svc_trust(const struct svc *);
 struct fetch_pool	*svc_pool(const struct svc *);
 struct gen		*svc_gen(const struct svc *);
 const struct svc_ops	*svc_ops(const struct svc *);
+/* The kind's max_entries in effect (config_max_entries): 0, none. */
+long			 svc_max_entries(const struct svc *);
 
 /*
  * Answer a client: from the cache when valid (cache_first), else through
@@ -132,6 +133,16 @@ const struct svc_ops	*svc_ops(const struct svc *);
  */
 void			 svc_handle(struct svc *, struct http_req *,
 			    const struct svc_call *);
+
+/*
+ * refresh_start_fn for the service (arg): renew the stored entry at key
+ * through a flight, joining a client's fetch of it if one runs. 0 when
+ * it started (done comes later, REFRESH_OK once an entry is stored), -1
+ * when the entry is gone or its exchange cannot be rebuilt or started.
+ */
+int			 svc_refresh_start(void *arg, enum cache_kind kind,
+			    const uint8_t *key, size_t klen, refresh_done_fn *done,
+			    void *done_arg);
 
 /* Client requests waiting for an upstream, for a graceful shutdown. */
 size_t			 svc_pending(void);

@@ -3,6 +3,29 @@
 #ifndef PROXY_FETCH_H
 #define PROXY_FETCH_H
 
+/*
+ * The fetch wing (proxy/fetch/, libfetch.a): the wire towards the
+ * vendors, and the only code that includes curl.
+ *
+ *   fetch.h           this manual: a context (one curl multi handle on the
+ *                     loop), pools of upstreams, and jobs
+ *   fetch.c           jobs: the upstream order, hedging, the inflight cap
+ *                     and its FIFO queue (fetch_int.h: what the files share)
+ *   fetch_transfer.c  one attempt: a curl easy handle, its headers and body
+ *   fetch_loop.c      curl multi's socket and timer callbacks on libevent
+ *   fetch_health.c    per-upstream health, cooldown and counters
+ *   fetch_policy.h    what an answer's status and Retry-After mean (pure)
+ *
+ * A job is one request asked of a pool: fetch_start(pool, req, check,
+ * done, arg). Each 2xx answer goes to check, which accepts it or rejects
+ * it (the next upstream is then tried); done gets the result once. The
+ * wing knows no keys, waiters or store: one job per request asked, and
+ * the service (proxy/flight.h) decides which requests share one. It
+ * includes only proxy/log.h, proxy/loop.h and proxy/metrics.h beside its
+ * own headers, and entry/entry.h for the answer's shape. Everything runs
+ * on the loop's thread.
+ */
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -11,6 +11,22 @@
 #include "proxy/refresh/schedule.h"
 
 /*
+ * The refresh wing (proxy/refresh/, librefresh.a): keeping entries fresh
+ * and the store within its map, on the loop's thread, beside the clients.
+ *
+ *   refresh.h        this manual: the owner, its walk and its figures
+ *   sched.h          the schedule (sched*.c)
+ *   usage.h          usage (usage*.c), uses.h (uses waiting for the walk)
+ *                    and evict.h (the candidates, segmented LRU)
+ *   release.h        page release
+ *   schedule.h       refresh-time arithmetic, pure: when, backoff, give up
+ *   backoff.h        failing entries' backoff held in memory
+ *   refresh_ctl.h    staplectl refresh's channel (SIGUSR1)
+ *
+ * It includes only proxy/log.h, proxy/loop.h and proxy/metrics.h beside
+ * its own headers and the store's; what a refresh asks of an upstream is
+ * the service's (refresh_ask_cb), so no kind is named here.
+ *
  * struct refresh wires three parts together and runs the walk:
  *   the schedule (proxy/refresh/sched.h): the due index's turns, the in-flight
  *     slots and token buckets, operators' asks, the backoff;

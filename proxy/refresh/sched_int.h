@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The refresh schedule's private state, shared by proxy/sched*.c: struct sched and the calls between its files. */
+/* The refresh schedule's private state, shared by proxy/refresh/sched*.c: struct sched and the calls between its files. */
 #ifndef PROXY_SCHED_INT_H
 #define PROXY_SCHED_INT_H
 

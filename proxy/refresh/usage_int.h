@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The usage table's private state, shared by proxy/usage*.c: struct usage and the calls between its files. */
+/* The usage table's private state, shared by proxy/refresh/usage*.c: struct usage and the calls between its files. */
 #ifndef PROXY_USAGE_INT_H
 #define PROXY_USAGE_INT_H
 

@@ -74,29 +74,34 @@ hex_get(const char *s, size_t n, uint8_t *key, size_t *klen)
 	return 0;
 }
 
-/* "ocsp" ... into *kind; "-" is 0. 0, or -1. */
+/* A kind's name (name(kind), "ocsp" ...) into *kind; "-" is 0. 0, or -1. */
 static int
-kind_get(const char *s, size_t n, enum cache_kind *kind)
+kind_get(cache_kind_name_fn *name, const char *s, size_t n, unsigned *kind)
 {
-	int	k;
+	const char	*ks;
+	int		 k;
 
 	if (n == 1 && *s == '-') {
 		*kind = 0;
 		return 0;
 	}
-	for (k = CACHE_KIND_OCSP; k < CACHE_KIND_MAX; k++)
-		if (strlen(cache_kind_str[k]) == n &&
-		    strncmp(cache_kind_str[k], s, n) == 0) {
-			*kind = (enum cache_kind)k;
+	for (k = 1; k <= CACHE_KIND_SLOTS; k++)
+		if ((ks = name(k)) != NULL && strlen(ks) == n &&
+		    strncmp(ks, s, n) == 0) {
+			*kind = (unsigned)k;
 			return 0;
 		}
 	return -1;
 }
 
+/* kind's name, or "-" for 0 or a number that names none. */
 static const char *
-kind_name(enum cache_kind kind)
+kind_put(cache_kind_name_fn *name, unsigned kind)
 {
-	return kind > 0 && kind < CACHE_KIND_MAX ? cache_kind_str[kind] : "-";
+	const char	*s;
+
+	return kind > 0 && kind <= CACHE_KIND_SLOTS &&
+	    (s = name((int)kind)) != NULL ? s : "-";
 }
 
 int
@@ -131,15 +136,15 @@ cache_ask_pid(const char *name)
 
 /* The ask's text: "all", "kind NAME", "key KIND HEX" lines. */
 static int
-ask_write(FILE *f, const struct cache_ask *ask)
+ask_write(FILE *f, const struct cache_ask *ask, cache_kind_name_fn *name)
 {
 	char	hex[2 * CACHE_KEY_MAX_BYTES + 1];
 	size_t	i;
 
 	if (ask->all)
 		fprintf(f, "all\n");
-	if (ask->kind > 0 && ask->kind < CACHE_KIND_MAX)
-		fprintf(f, "kind %s\n", cache_kind_str[ask->kind]);
+	if (ask->kind > 0 && strcmp(kind_put(name, ask->kind), "-") != 0)
+		fprintf(f, "kind %s\n", kind_put(name, ask->kind));
 	for (i = 0; i < ask->nkeys; i++) {
 		if (ask->keys[i].klen == 0 ||
 		    ask->keys[i].klen > CACHE_KEY_MAX_BYTES) {
@@ -147,13 +152,14 @@ ask_write(FILE *f, const struct cache_ask *ask)
 			return -1;
 		}
 		hex_put(hex, ask->keys[i].key, ask->keys[i].klen);
-		fprintf(f, "key %s %s\n", kind_name(ask->keys[i].kind), hex);
+		fprintf(f, "key %s %s\n", kind_put(name, ask->keys[i].kind), hex);
 	}
 	return ferror(f) ? -1 : 0;
 }
 
 int
-cache_ask_put(const char *dir, pid_t pid, const struct cache_ask *ask)
+cache_ask_put(const char *dir, pid_t pid, const struct cache_ask *ask,
+    cache_kind_name_fn *name)
 {
 	char	path[PATH_MAX], tmp[PATH_MAX];
 	FILE	*f = NULL;
@@ -173,7 +179,7 @@ cache_ask_put(const char *dir, pid_t pid, const struct cache_ask *ask)
 		close(fd);
 		goto out;
 	}
-	if (ask_write(f, ask) == -1)
+	if (ask_write(f, ask, name) == -1)
 		goto out;
 	if (fclose(f) == EOF) {
 		f = NULL;
@@ -202,7 +208,7 @@ cache_ask_free(struct cache_ask *ask)
 
 /* One line of an ask into ask. 0, or -1. */
 static int
-ask_line(const char *line, struct cache_ask *ask)
+ask_line(const char *line, struct cache_ask *ask, cache_kind_name_fn *name)
 {
 	struct cache_ask_key	*k;
 	const char		*sp;
@@ -212,13 +218,13 @@ ask_line(const char *line, struct cache_ask *ask)
 		return 0;
 	}
 	if (strncmp(line, "kind ", 5) == 0)
-		return kind_get(line + 5, strlen(line + 5), &ask->kind) == -1 ||
+		return kind_get(name, line + 5, strlen(line + 5), &ask->kind) == -1 ||
 		    ask->kind == 0 ? -1 : 0;
 	if (strncmp(line, "key ", 4) != 0 || (sp = strchr(line + 4, ' ')) == NULL ||
 	    ask->nkeys >= CACHE_ASK_MAX_KEYS)
 		return -1;
 	k = &ask->keys[ask->nkeys];
-	if (kind_get(line + 4, (size_t)(sp - line - 4), &k->kind) == -1 ||
+	if (kind_get(name, line + 4, (size_t)(sp - line - 4), &k->kind) == -1 ||
 	    hex_get(sp + 1, strlen(sp + 1), k->key, &k->klen) == -1)
 		return -1;
 	ask->nkeys++;
@@ -227,7 +233,8 @@ ask_line(const char *line, struct cache_ask *ask)
 
 /* text (NUL-terminated, edited in place) into ask. 0, or -1 (EINVAL, ENOMEM). */
 static int
-ask_parse(char *text, size_t len, struct cache_ask *ask)
+ask_parse(char *text, size_t len, struct cache_ask *ask,
+    cache_kind_name_fn *name)
 {
 	char	*line, *save = NULL;
 	size_t	 lines = 1, i;
@@ -240,7 +247,7 @@ ask_parse(char *text, size_t len, struct cache_ask *ask)
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
-		if (ask_line(line, ask) == -1) {
+		if (ask_line(line, ask, name) == -1) {
 			errno = EINVAL;
 			return -1;
 		}
@@ -252,7 +259,8 @@ ask_parse(char *text, size_t len, struct cache_ask *ask)
 }
 
 int
-cache_ask_take(const char *path, struct cache_ask *ask)
+cache_ask_take(const char *path, struct cache_ask *ask,
+    cache_kind_name_fn *name)
 {
 	struct stat	 st;
 	char		*text = NULL;
@@ -281,7 +289,7 @@ cache_ask_take(const char *path, struct cache_ask *ask)
 		errno = EINVAL;
 		goto out;
 	}
-	rv = ask_parse(text, (size_t)n, ask);
+	rv = ask_parse(text, (size_t)n, ask, name);
 out:
 	if (rv == -1)
 		cache_ask_free(ask);
@@ -302,7 +310,8 @@ one_line(char *dst, size_t dlen, const char *s)
 }
 
 size_t
-cache_ask_line_fmt(const struct cache_ask_line *l, char *buf)
+cache_ask_line_fmt(const struct cache_ask_line *l, char *buf,
+    cache_kind_name_fn *name)
 {
 	char	hex[2 * CACHE_KEY_MAX_BYTES + 1], text[CACHE_ASK_WHY_BYTES];
 	int	n;
@@ -315,13 +324,13 @@ cache_ask_line_fmt(const struct cache_ask_line *l, char *buf)
 		one_line(text, sizeof(text), l->source);
 		n = snprintf(buf, CACHE_ASK_LINE_BYTES, "%s %s %s %" PRId64 " %"
 		    PRId64 " %" PRId64 " %s\n", cache_ask_result_str[l->what],
-		    kind_name(l->kind), hex, l->was, l->this_update,
+		    kind_put(name, l->kind), hex, l->was, l->this_update,
 		    l->next_update, text);
 		break;
 	case CACHE_ASK_FAILED:
 		one_line(text, sizeof(text), l->why);
 		n = snprintf(buf, CACHE_ASK_LINE_BYTES, "failed %s %s %s\n",
-		    kind_name(l->kind), hex, text);
+		    kind_put(name, l->kind), hex, text);
 		break;
 	case CACHE_ASK_DONE:
 		n = snprintf(buf, CACHE_ASK_LINE_BYTES, "done %lu %lu %lu %lu\n",
@@ -343,12 +352,13 @@ cache_ask_line_fmt(const struct cache_ask_line *l, char *buf)
 
 /* "KIND HEX REST": kind, key, and REST's start. 0, or -1. */
 static int
-line_entry(const char *s, struct cache_ask_line *l, const char **rest)
+line_entry(const char *s, struct cache_ask_line *l, const char **rest,
+    cache_kind_name_fn *name)
 {
 	const char	*sp1, *sp2;
 
 	if ((sp1 = strchr(s, ' ')) == NULL ||
-	    kind_get(s, (size_t)(sp1 - s), &l->kind) == -1)
+	    kind_get(name, s, (size_t)(sp1 - s), &l->kind) == -1)
 		return -1;
 	if ((sp2 = strchr(sp1 + 1, ' ')) == NULL)
 		sp2 = sp1 + 1 + strlen(sp1 + 1);
@@ -359,7 +369,8 @@ line_entry(const char *s, struct cache_ask_line *l, const char **rest)
 }
 
 int
-cache_ask_line_parse(const char *text, struct cache_ask_line *l)
+cache_ask_line_parse(const char *text, struct cache_ask_line *l,
+    cache_kind_name_fn *name)
 {
 	const char	*rest;
 	int		 off = 0, w;
@@ -377,14 +388,14 @@ cache_ask_line_parse(const char *text, struct cache_ask_line *l)
 	switch (l->what) {
 	case CACHE_ASK_RENEWED:
 	case CACHE_ASK_UNCHANGED:
-		if (line_entry(text, l, &rest) == -1 || sscanf(rest, "%" SCNd64
+		if (line_entry(text, l, &rest, name) == -1 || sscanf(rest, "%" SCNd64
 		    " %" SCNd64 " %" SCNd64 " %n", &l->was, &l->this_update,
 		    &l->next_update, &off) != 3 || off == 0)
 			return -1;
 		snprintf(l->source, sizeof(l->source), "%s", rest + off);
 		return 0;
 	case CACHE_ASK_FAILED:
-		if (line_entry(text, l, &rest) == -1)
+		if (line_entry(text, l, &rest, name) == -1)
 			return -1;
 		snprintf(l->why, sizeof(l->why), "%s", rest);
 		return 0;

@@ -25,9 +25,15 @@
 #define CACHE_ASK_LINE_BYTES	2048	/* one result line, newline included */
 #define CACHE_ASK_WHY_BYTES	1024	/* a failure's cause, cut short beyond */
 
+/*
+ * A kind is written by its name: `name` (cache/record.h), the caller's
+ * list, gives it to every function below that writes or reads one (a
+ * kind it names NULL is written "-", and read as no kind's name).
+ */
+
 /* One key asked for; kind 0: whichever kinds hold it. */
 struct cache_ask_key {
-	enum cache_kind	 kind;
+	unsigned	 kind;
 	uint8_t		 key[CACHE_KEY_MAX_BYTES];
 	size_t		 klen;
 };
@@ -35,7 +41,7 @@ struct cache_ask_key {
 /* What staplectl asks to renew: every entry, a kind's, or the keys listed. */
 struct cache_ask {
 	int			 all;
-	enum cache_kind		 kind;	/* every entry of it; 0: none */
+	unsigned		 kind;	/* every entry of it; 0: none */
 	struct cache_ask_key	*keys;	/* owned */
 	size_t			 nkeys;
 };
@@ -53,7 +59,7 @@ extern const char *const cache_ask_result_str[CACHE_ASK_RESULT_MAX];
 /* One line of DIR/stapled.refresh-PID.out. */
 struct cache_ask_line {
 	enum cache_ask_result	 what;
-	enum cache_kind		 kind;
+	unsigned		 kind;
 	uint8_t			 key[CACHE_KEY_MAX_BYTES];
 	size_t			 klen;
 	int64_t			 was;		/* thisUpdate before (renewed, unchanged) */
@@ -73,14 +79,16 @@ pid_t	cache_ask_pid(const char *name);
  * Write ask as DIR/stapled.refresh-PID.ask, atomically (a temporary file
  * renamed over it). 0, or -1 (errno; EOVERFLOW: over CACHE_ASK_MAX_KEYS).
  */
-int	cache_ask_put(const char *dir, pid_t pid, const struct cache_ask *ask);
+int	cache_ask_put(const char *dir, pid_t pid, const struct cache_ask *ask,
+	    cache_kind_name_fn *name);
 /*
  * Read the ask file at path into ask (free with cache_ask_free) and
  * remove it. 0, or -1 (errno; EINVAL: not in the format put writes,
  * EFBIG: over CACHE_ASK_MAX_BYTES); the file is removed in every case
  * but ENOENT.
  */
-int	cache_ask_take(const char *path, struct cache_ask *ask);
+int	cache_ask_take(const char *path, struct cache_ask *ask,
+	    cache_kind_name_fn *name);
 void	cache_ask_free(struct cache_ask *);	/* accepts NULL */
 
 /*
@@ -89,8 +97,10 @@ void	cache_ask_free(struct cache_ask *);	/* accepts NULL */
  * KIND HEXKEY WHY" (KIND "-" when 0), "done R U F S", "stopped WHY";
  * line breaks in WHY and SOURCE become spaces. Returns its length.
  */
-size_t	cache_ask_line_fmt(const struct cache_ask_line *, char *buf);
+size_t	cache_ask_line_fmt(const struct cache_ask_line *, char *buf,
+	    cache_kind_name_fn *name);
 /* Parse one line (without its newline). 0, or -1 when not in that format. */
-int	cache_ask_line_parse(const char *text, struct cache_ask_line *);
+int	cache_ask_line_parse(const char *text, struct cache_ask_line *,
+	    cache_kind_name_fn *name);
 
 #endif

@@ -248,7 +248,7 @@ cache_reader_pending(const struct cache_reader *r)
 }
 
 int
-cache_reader_get(struct cache_reader *r, enum cache_kind kind,
+cache_reader_get(struct cache_reader *r, unsigned kind,
     const uint8_t *key, size_t klen, cache_reader_done *done, void *arg)
 {
 	struct rop	*o;

@@ -89,7 +89,7 @@ int	cache_reader_wanted(struct cache_reader *);
  * (EINVAL), as many lookups in hand as the threads take (EAGAIN), or no
  * memory (ENOMEM).
  */
-int	cache_reader_get(struct cache_reader *, enum cache_kind,
+int	cache_reader_get(struct cache_reader *, unsigned kind,
 	    const uint8_t *key, size_t klen, cache_reader_done *, void *arg);
 
 #endif

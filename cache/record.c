@@ -54,14 +54,6 @@
 _Static_assert(META_OFF_SOURCE + RECORD_SOURCE_MAX == RECORD_META_BYTES,
     "RECORD_META_BYTES does not match the meta layout");
 
-const char *const cache_kind_str[CACHE_KIND_MAX] = {
-	[0] = "unknown",
-	[CACHE_KIND_OCSP] = "ocsp",
-	[CACHE_KIND_RIM] = "rim",
-	[CACHE_KIND_PCCS] = "pccs",
-	[CACHE_KIND_KDS] = "kds",
-};
-
 const char *const cache_found_str[CACHE_FOUND_MAX] = {
 	[CACHE_FOUND_STORE] = "store",
 	[CACHE_FOUND_LOOKUP] = "lookup",
@@ -181,7 +173,7 @@ record_meta_fault(const uint8_t *buf, size_t len)
 	default:
 		return "unknown check";
 	}
-	if (buf[META_OFF_KIND] == 0 || buf[META_OFF_KIND] >= CACHE_KIND_MAX)
+	if (buf[META_OFF_KIND] == 0 || buf[META_OFF_KIND] > CACHE_KIND_SLOTS)
 		return "kind out of range";
 	if (memchr(buf + META_OFF_SOURCE, '\0', RECORD_SOURCE_MAX) == NULL)
 		return "source not terminated";

@@ -24,15 +24,22 @@
 /* the largest stored answer is a RIM envelope (attest/rim.h, RIM_MAX_JSON_BYTES) */
 #define RECORD_MAX_BLOB_BYTES	(8u << 20)
 
-/* What kind of vendor object an entry holds; part of every LMDB key. */
-enum cache_kind {
-	CACHE_KIND_OCSP = 1,
-	CACHE_KIND_RIM = 2,
-	CACHE_KIND_PCCS = 3,
-	CACHE_KIND_KDS = 4,
-	CACHE_KIND_MAX
-};
-extern const char *const cache_kind_str[CACHE_KIND_MAX];
+/*
+ * What kind of vendor object an entry holds: a byte 1..CACHE_KIND_SLOTS,
+ * the first of every LMDB key. The store knows kinds by number only;
+ * which ones there are, and their names, is the caller's (entry/kinds.h,
+ * which asserts that it lists this many). A record of any other kind
+ * byte is damage, so that whoever reads a kind from the store may index
+ * its per-kind arrays by it. 0 stands for no kind (a walk of every kind,
+ * a damaged key).
+ */
+#define CACHE_KIND_SLOTS	4
+/*
+ * The name of a kind for a message ("ocsp"), or NULL for a number that
+ * names none: the caller's list, lent to the store (cache_set_kind_name)
+ * and to the ask file's reader and writer (cache/ask.h).
+ */
+typedef const char *cache_kind_name_fn(int kind);
 
 /*
  * Where damage was found (store.h, "Damaged records"), for logs and the
@@ -54,7 +61,7 @@ extern const char *const cache_found_str[CACHE_FOUND_MAX];
  * Times are seconds since the epoch (UTC).
  */
 struct cache_meta {
-	uint8_t		kind;		/* enum cache_kind */
+	uint8_t		kind;		/* 1..CACHE_KIND_SLOTS */
 	uint8_t		status;		/* kind-specific (OCSP cert status) */
 	uint16_t	flags;		/* CACHE_F_* */
 	uint32_t	refresh_failures; /* consecutive, reset on success */

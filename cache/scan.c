@@ -222,7 +222,7 @@ scan_node(struct cache_scan *s, const uint8_t *pg, size_t pgno, size_t at)
 	if (ks > sizeof(SCAN_POOL_PREFIX) - 1 && ks <= SCAN_POOL_NAME_MAX &&
 	    memcmp(key, SCAN_POOL_PREFIX, sizeof(SCAN_POOL_PREFIX) - 1) == 0)
 		return scan_add(s, 0, CACHE_SCAN_POOL, key, ks, off, dlen);
-	if (key[0] == 0 || key[0] >= CACHE_KIND_MAX || ks < 2 ||
+	if (key[0] == 0 || key[0] > CACHE_KIND_SLOTS || ks < 2 ||
 	    ks > 1 + CACHE_KEY_MAX_BYTES)
 		return 0;	/* the due index, the free list, the names */
 	if ((what = scan_kind_what(s, key[0], val, dlen, off,

@@ -40,7 +40,7 @@ enum cache_scan_what {
 struct cache_scan_rec {
 	uint8_t		*key;		/* meta, body: the key without the kind byte */
 	uint16_t	 klen;
-	uint8_t		 kind;		/* enum cache_kind; 0 for a pool record */
+	uint8_t		 kind;		/* 1..CACHE_KIND_SLOTS; 0 for a pool record */
 	uint8_t		 what;		/* enum cache_scan_what */
 	off_t		 off;		/* the value's first byte */
 	uint32_t	 len;

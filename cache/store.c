@@ -78,6 +78,28 @@ cache_origin(struct cache *c)
 	return c->of != NULL ? c->of : c;
 }
 
+void
+cache_set_kind_name(struct cache *c, cache_kind_name_fn *name)
+{
+	cache_origin(c)->kind_name = name;
+}
+
+const char *
+cache_kind_label(struct cache *c, unsigned kind,
+    char buf[CACHE_KIND_LABEL_BYTES])
+{
+	cache_kind_name_fn	*name = cache_origin(c)->kind_name;
+	const char		*s;
+
+	if (name != NULL && kind <= CACHE_KIND_SLOTS &&
+	    (s = name((int)kind)) != NULL)
+		return s;
+	if (kind == 0)
+		return "unknown";
+	snprintf(buf, CACHE_KIND_LABEL_BYTES, "kind %u", kind);
+	return buf;
+}
+
 /* First finder notes the cause and wakes the owner; the rest find it noted. */
 static void
 cache_mark_damaged(struct cache *c, const char *op, const char *cause)
@@ -156,7 +178,7 @@ int
 cache_lkey(struct cache *c, unsigned kind, const uint8_t *key, size_t klen,
     uint8_t buf[CACHE_LKEY_BYTES], MDB_val *k)
 {
-	if (kind == 0 || kind >= CACHE_KIND_MAX) {
+	if (kind == 0 || kind > CACHE_KIND_SLOTS) {
 		cache_seterr(c, "kind %u out of range", kind);
 		return -1;
 	}
@@ -823,14 +845,14 @@ cache_get_done(struct cache *c)
 }
 
 int
-cache_get(struct cache *c, enum cache_kind kind, const uint8_t *key,
+cache_get(struct cache *c, unsigned kind, const uint8_t *key,
     size_t klen, struct cache_meta *meta, struct cache_body *body)
 {
 	return cache_lookup(c, kind, key, klen, meta, body);
 }
 
 int
-cache_get_meta(struct cache *c, enum cache_kind kind, const uint8_t *key,
+cache_get_meta(struct cache *c, unsigned kind, const uint8_t *key,
     size_t klen, struct cache_meta *meta)
 {
 	return cache_lookup(c, kind, key, klen, meta, NULL);
@@ -919,13 +941,15 @@ cache_txn_put(struct cache *c, MDB_txn *txn, const uint8_t *key, size_t klen,
 	MDB_val			 k, v;
 	uint8_t			*enc = NULL;
 	size_t			 enclen;
+	char			 kl[CACHE_KIND_LABEL_BYTES];
 	int			 rc, have, sound, rv = -1;
 
 	if (cache_lkey(c, meta->kind, key, klen, lk, &k) == -1)
 		goto out;
 	if (record_body_encode(body, &enc, &enclen) == -1) {
 		cache_seterr(c, "%s entry: body too large (request %zu, "
-		    "response %zu bytes, limit %u)", cache_kind_str[meta->kind],
+		    "response %zu bytes, limit %u)",
+		    cache_kind_label(c, meta->kind, kl),
 		    body->request_len, body->response_len,
 		    RECORD_MAX_BLOB_BYTES);
 		goto out;
@@ -1058,6 +1082,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 	struct cache_meta	 m, old;
 	MDB_txn			*txn = NULL;
 	MDB_val			 k;
+	char			 kl[CACHE_KIND_LABEL_BYTES];
 	int			 have, rv = -1;
 
 	if (cache_lkey(c, meta->kind, key, klen, lk, &k) == -1)
@@ -1068,7 +1093,7 @@ cache_put_meta(struct cache *c, const uint8_t *key, size_t klen,
 		goto out;
 	if (!have) {
 		cache_seterr(c, "%s entry: not found",
-		    cache_kind_str[meta->kind]);
+		    cache_kind_label(c, meta->kind, kl));
 		goto out;
 	}
 	m = *meta;
@@ -1105,7 +1130,7 @@ cache_touch(struct cache *c, const struct cache_touch *t, size_t n)
 		goto out;
 	for (i = 0; i < n; i++) {
 		/* A bad or missing key skips that entry, not the batch. */
-		if (t[i].kind == 0 || t[i].kind >= CACHE_KIND_MAX ||
+		if (t[i].kind == 0 || t[i].kind > CACHE_KIND_SLOTS ||
 		    t[i].klen == 0 || t[i].klen > CACHE_KEY_MAX_BYTES)
 			continue;
 		lk[0] = t[i].kind;
@@ -1159,7 +1184,7 @@ cache_txn_del(struct cache *c, MDB_txn *txn, const MDB_val *k,
 
 /* Deleting an absent entry is not an error. */
 static int
-cache_del_once(struct cache *c, enum cache_kind kind, const uint8_t *key,
+cache_del_once(struct cache *c, unsigned kind, const uint8_t *key,
     size_t klen)
 {
 	uint8_t			 lk[CACHE_LKEY_BYTES];
@@ -1193,7 +1218,7 @@ cache_del_once(struct cache *c, enum cache_kind kind, const uint8_t *key,
  * on the free list all along.
  */
 int
-cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
+cache_del(struct cache *c, unsigned kind, const uint8_t *key,
     size_t klen)
 {
 	char	err[sizeof(c->err)];
@@ -1219,7 +1244,7 @@ cache_del(struct cache *c, enum cache_kind kind, const uint8_t *key,
  * byte followed by the key, since keys of different kinds may be equal.
  */
 long
-cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
+cache_walk(struct cache *c, unsigned kind, const uint8_t *after,
     size_t afterlen, size_t max, cache_walk_cb *cb, void *arg)
 {
 	uint8_t			 lk[CACHE_LKEY_BYTES];
@@ -1235,7 +1260,7 @@ cache_walk(struct cache *c, enum cache_kind kind, const uint8_t *after,
 		cache_seterr(c, "called from a walk callback");
 		return -1;
 	}
-	if ((unsigned)kind >= CACHE_KIND_MAX) {
+	if (kind > CACHE_KIND_SLOTS) {
 		cache_seterr(c, "kind %u out of range", (unsigned)kind);
 		return -1;
 	}

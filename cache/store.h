@@ -40,6 +40,12 @@ struct cache	*cache_open(const char *dir, size_t map_bytes, int readonly,
  */
 struct cache	*cache_open_or_read(const char *dir, size_t map_bytes,
 		    char *err, size_t errlen);
+/*
+ * Lend the store the names of the kinds, for its messages ("ocsp entry:
+ * not found"); without them a message says "kind 1". Set on the original
+ * before its twins are made; `name` stays valid for the handle's life.
+ */
+void		 cache_set_kind_name(struct cache *, cache_kind_name_fn *name);
 /* Whether the handle takes no writes because it was opened for reading. */
 int		 cache_read_only(const struct cache *);
 void		 cache_close(struct cache *);	/* accepts NULL */
@@ -78,7 +84,7 @@ const char	*cache_strerror(const struct cache *);
  * The body pointers borrow LMDB's map and stay valid until the next call
  * on this handle (the read transaction is reused, not kept open).
  */
-int	cache_get(struct cache *, enum cache_kind, const uint8_t *key, size_t klen,
+int	cache_get(struct cache *, unsigned kind, const uint8_t *key, size_t klen,
 	    struct cache_meta *meta, struct cache_body *body);
 /*
  * End the read transaction the last cache_get left live (its pointers go
@@ -87,7 +93,7 @@ int	cache_get(struct cache *, enum cache_kind, const uint8_t *key, size_t klen,
  */
 void	cache_get_done(struct cache *);
 /* Metadata only; body may be NULL in cache_get too. */
-int	cache_get_meta(struct cache *, enum cache_kind, const uint8_t *key,
+int	cache_get_meta(struct cache *, unsigned kind, const uint8_t *key,
 	    size_t klen, struct cache_meta *meta);
 
 enum cache_put_result {
@@ -142,7 +148,7 @@ int	cache_touch(struct cache *, const struct cache_touch *, size_t n);
  * 0, or -1 (cache_strerror, cache_map_full).
  */
 #define CACHE_AUX_TURN	"map-turn"
-int	cache_del(struct cache *, enum cache_kind, const uint8_t *key, size_t klen);
+int	cache_del(struct cache *, unsigned kind, const uint8_t *key, size_t klen);
 
 /*
  * Walk entries of one kind (0: all) in key order, starting after `after`
@@ -151,9 +157,9 @@ int	cache_del(struct cache *, enum cache_kind, const uint8_t *key, size_t klen);
  * Returns the number visited, or -1. `after`/`afterlen` may name the last
  * key of the previous chunk, for chunked scans on an event loop.
  */
-typedef int cache_walk_cb(enum cache_kind, const uint8_t *key, size_t klen,
+typedef int cache_walk_cb(unsigned kind, const uint8_t *key, size_t klen,
     const struct cache_meta *, void *arg);
-long	cache_walk(struct cache *, enum cache_kind kind, const uint8_t *after,
+long	cache_walk(struct cache *, unsigned kind, const uint8_t *after,
 	    size_t afterlen, size_t max, cache_walk_cb *, void *arg);
 /*
  * With kind 0, `after` is the kind byte followed by the key (keys of two
@@ -187,7 +193,7 @@ size_t	cache_walk_skipped(const struct cache *);
  * (cache_strerror; also when a read-only handle's store has no index).
  */
 #define CACHE_DUE_REPAIR_MAX	64	/* stale index keys mended per walk */
-long	cache_due_walk(struct cache *, enum cache_kind kind, int64_t now,
+long	cache_due_walk(struct cache *, unsigned kind, int64_t now,
 	    size_t max, cache_walk_cb *, void *arg);
 /* Stale index keys the last cache_due_walk skipped. */
 size_t	cache_due_skipped(const struct cache *);
@@ -251,7 +257,7 @@ long	cache_aux_walk(struct cache *, const char *prefix, cache_aux_cb *,
  * decode; due_keys the due index's keys (0 when the store has none).
  */
 struct cache_stat {
-	size_t	entries[CACHE_KIND_MAX];
+	size_t	entries[CACHE_KIND_SLOTS + 1];
 	size_t	due_keys;
 	size_t	map_bytes;
 	size_t	used_bytes;
@@ -380,7 +386,7 @@ struct cache_damaged {
 };
 size_t	cache_damaged_take(struct cache *, struct cache_damaged *out,
 	    size_t max);
-int	cache_drop_damaged(struct cache *, enum cache_kind, const uint8_t *key,
+int	cache_drop_damaged(struct cache *, unsigned kind, const uint8_t *key,
 	    size_t klen);
 
 /*

@@ -66,13 +66,14 @@ cache_note_damaged(struct cache *c, enum cache_found found,
 	struct cache_damaged_note	*n;
 	const uint8_t			*p = lk->mv_data;
 	uint64_t			 one = 1;
+	char				 kl[CACHE_KIND_LABEL_BYTES];
 
 	/* For a caller that says why it found nothing (staplectl show). */
 	cache_seterr(c, "%s entry: its %s record fails its check (%s): "
-	    "damaged", lk->mv_size >= 1 && p[0] < CACHE_KIND_MAX ?
-	    cache_kind_str[p[0]] : "unknown", part, why);
+	    "damaged", cache_kind_label(c, lk->mv_size >= 1 ? p[0] : 0, kl),
+	    part, why);
 	if (lk->mv_size < 2 || lk->mv_size > CACHE_LKEY_BYTES || p[0] == 0 ||
-	    p[0] >= CACHE_KIND_MAX)
+	    p[0] > CACHE_KIND_SLOTS)
 		return;
 	pthread_mutex_lock(&o->damaged_mu);
 	if (o->notes == NULL)
@@ -187,7 +188,7 @@ cache_entry_judge(struct cache *c, MDB_txn *txn, const MDB_val *lk,
 }
 
 int
-cache_drop_damaged(struct cache *c, enum cache_kind kind, const uint8_t *key,
+cache_drop_damaged(struct cache *c, unsigned kind, const uint8_t *key,
     size_t klen)
 {
 	uint8_t			 lk[CACHE_LKEY_BYTES];

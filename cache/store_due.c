@@ -208,7 +208,7 @@ cache_due_repair(struct cache *c, const struct cache_due_stale *st)
 
 /* Position a cursor on kind's first index key. */
 static int
-cache_due_first(struct cache *c, enum cache_kind kind, MDB_cursor **cur,
+cache_due_first(struct cache *c, unsigned kind, MDB_cursor **cur,
     MDB_val *k, MDB_val *v)
 {
 	uint8_t	start = (uint8_t)kind;
@@ -222,7 +222,7 @@ cache_due_first(struct cache *c, enum cache_kind kind, MDB_cursor **cur,
 }
 
 long
-cache_due_walk(struct cache *c, enum cache_kind kind, int64_t now, size_t max,
+cache_due_walk(struct cache *c, unsigned kind, int64_t now, size_t max,
     cache_walk_cb *cb, void *arg)
 {
 	struct cache_due_stale		 st;	/* about 20 KiB */
@@ -237,8 +237,8 @@ cache_due_walk(struct cache *c, enum cache_kind kind, int64_t now, size_t max,
 		cache_seterr(c, "called from a walk callback");
 		return -1;
 	}
-	if (kind == 0 || (unsigned)kind >= CACHE_KIND_MAX || !c->have_due) {
-		cache_seterr(c, kind == 0 || (unsigned)kind >= CACHE_KIND_MAX ?
+	if (kind == 0 || kind > CACHE_KIND_SLOTS || !c->have_due) {
+		cache_seterr(c, kind == 0 || kind > CACHE_KIND_SLOTS ?
 		    "due walk: kind out of range" : "due walk: the store has "
 		    "no due index (written by an older stapled; open it "
 		    "read-write once)");

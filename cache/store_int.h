@@ -86,6 +86,7 @@ struct cache {
 	struct cache	*twins;		/* an original: its twins, through twin_next */
 	struct cache	*twin_next;
 	char		*dir;
+	cache_kind_name_fn *kind_name;	/* an original's: cache_set_kind_name's, or NULL */
 	char		 err[256];
 	char		 damage[CACHE_DAMAGE_NOTE_BYTES];
 	int		 txn_rc;	/* the current transaction's last LMDB error */
@@ -107,6 +108,10 @@ struct cache {
 };
 
 /* store.c */
+/* Bytes of a kind's label: "kind 4294967295" and its NUL. */
+#define CACHE_KIND_LABEL_BYTES	16
+const char	*cache_kind_label(struct cache *c, unsigned kind,
+		    char buf[CACHE_KIND_LABEL_BYTES]);
 void	cache_seterr(struct cache *c, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 int	env_bytes(MDB_env *env, size_t *map, size_t *used);

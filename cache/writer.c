@@ -330,7 +330,7 @@ cache_writer_room(struct cache_writer *w, cache_writer_done *done, void *arg)
 }
 
 int
-cache_writer_drop_damaged(struct cache_writer *w, enum cache_kind kind,
+cache_writer_drop_damaged(struct cache_writer *w, unsigned kind,
     const uint8_t *key, size_t klen, cache_writer_done *done, void *arg)
 {
 	struct wop	*o;

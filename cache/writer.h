@@ -72,7 +72,7 @@ int	cache_writer_touch(struct cache_writer *, const struct cache_touch *t,
 int	cache_writer_aux_put(struct cache_writer *, const char *name,
 	    const uint8_t *val, size_t len, cache_writer_done *, void *arg);
 /* cache_drop_damaged, on the thread: rc 1 dropped, 0 sound or absent, -1. */
-int	cache_writer_drop_damaged(struct cache_writer *, enum cache_kind,
+int	cache_writer_drop_damaged(struct cache_writer *, unsigned kind,
 	    const uint8_t *key, size_t klen, cache_writer_done *, void *arg);
 /*
  * Writes nothing: `done` is called (rc 0) once every write submitted

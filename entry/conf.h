@@ -52,7 +52,7 @@
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
-/* The services are the kinds (entry/kind.h); kind_table[k].section names each one's section. */
+/* The services are the kinds (entry/kind.h); kind_section[k] names each one's section. */
 
 enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];

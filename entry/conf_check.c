@@ -457,7 +457,7 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 		return -1;
 	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
 		if (service_validate(config_service(cfg, svc),
-		    kind_table[svc].section, err, errlen) == -1)
+		    kind_section[svc], err, errlen) == -1)
 			return -1;
 	return 0;
 }

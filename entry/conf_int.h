@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "entry/conf_pos.h"
 
 #define CONFIG_MAX_DEPTH	8

@@ -132,7 +132,7 @@ config_upstream_tls_check(const struct config *cfg, char *err, size_t errlen)
 		if (!s->upstream_tls.given)
 			continue;
 		snprintf(where, sizeof(where), "%s.upstream_tls",
-		    kind_table[svc].section);
+		    kind_section[svc]);
 		if (tls_check_one(where, &s->upstream_tls, err, errlen) == -1)
 			return -1;
 	}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 
 /*
  * The entry room (entry/) says what a cache entry is, per kind (OCSP, RIM,

@@ -10,6 +10,7 @@
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
 #include "entry/pccs.h"

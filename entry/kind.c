@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kind table: each kind's configuration section and rules, by enum cache_kind. */
-#include <string.h>
+/* The kind table: each kind's rules, by enum cache_kind. */
 
 #include "attest/amd.h"
 #include "attest/intel.h"
@@ -59,53 +58,23 @@ const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 #define KDS_MAP_SHARE_PCT	10
 
 const struct kind_row kind_table[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = { .section = "ocsp", .min_skew_s = 0,
+	[CACHE_KIND_OCSP] = { .min_skew_s = 0,
 	    .judge = entry_judge_ocsp, .entry_bytes = OCSP_ENTRY_BYTES,
 	    .map_share_pct = OCSP_MAP_SHARE_PCT },
-	[CACHE_KIND_RIM] = { .section = "rim", .min_skew_s = RIM_MIN_SKEW_S,
+	[CACHE_KIND_RIM] = { .min_skew_s = RIM_MIN_SKEW_S,
 	    .judge = entry_judge_rim, .entry_bytes = RIM_ENTRY_BYTES,
 	    .map_share_pct = RIM_MAP_SHARE_PCT },
-	[CACHE_KIND_PCCS] = { .section = "pccs", .min_skew_s = INTEL_SKEW_S,
+	[CACHE_KIND_PCCS] = { .min_skew_s = INTEL_SKEW_S,
 	    .keep_headers = pccs_keep_headers,
 	    .base_suffixes = pccs_base_suffixes,
 	    .judge = entry_judge_pccs, .entry_bytes = PCCS_ENTRY_BYTES,
 	    .map_share_pct = PCCS_MAP_SHARE_PCT },
-	[CACHE_KIND_KDS] = { .section = "amd_kds", .min_skew_s = AMD_SKEW_S,
+	[CACHE_KIND_KDS] = { .min_skew_s = AMD_SKEW_S,
 	    .keep_headers = kds_keep_headers,
 	    .base_suffixes = kds_base_suffixes,
 	    .judge = entry_judge_kds, .entry_bytes = KDS_ENTRY_BYTES,
 	    .map_share_pct = KDS_MAP_SHARE_PCT },
 };
-
-const char *
-kind_name(int kind)
-{
-	if (kind < KIND_FIRST || kind >= CACHE_KIND_MAX)
-		return NULL;
-	return cache_kind_str[kind];
-}
-
-enum cache_kind
-kind_by_name(const char *s)
-{
-	int	k;
-
-	for (k = KIND_FIRST; s != NULL && k < CACHE_KIND_MAX; k++)
-		if (strcmp(s, cache_kind_str[k]) == 0)
-			return (enum cache_kind)k;
-	return 0;
-}
-
-enum cache_kind
-kind_by_section(const char *s)
-{
-	int	k;
-
-	for (k = KIND_FIRST; s != NULL && k < CACHE_KIND_MAX; k++)
-		if (strcmp(s, kind_table[k].section) == 0)
-			return (enum cache_kind)k;
-	return 0;
-}
 
 int
 entry_servable(const struct cache_meta *m, enum cache_kind kind, long skew_s,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kinds of entry, by the store's enum cache_kind: one row each with its name, its configuration section, and the rules every caller reads. */
+/* The kinds of entry, by enum cache_kind (entry/kinds.h): one row each with the rules every caller reads, and the list's names and sections. */
 #ifndef ENTRY_KIND_H
 #define ENTRY_KIND_H
 
@@ -8,14 +8,14 @@
 
 #include "cache/record.h"
 #include "entry/judge.h"
+#include "entry/kinds.h"
 
 /*
- * One row per kind, indexed by enum cache_kind (row 0 is no kind). The
- * name is cache_kind_str's (logs, metrics, bundles, --kind); the section
- * is the configuration's ("amd_kds" for KDS).
+ * One row per kind, indexed by enum cache_kind (row 0 is no kind). Its
+ * name is cache_kind_str's (logs, metrics, bundles, --kind), its section
+ * kind_section's: the list's (entry/kinds.h).
  */
 struct kind_row {
-	const char		*section;	/* the configuration's section */
 	/*
 	 * The least clock skew an entry is served with: the vendor's
 	 * verifier admits an object up to this far ahead of now (0: only
@@ -37,19 +37,6 @@ struct kind_row {
 	unsigned		 map_share_pct;
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
-
-/* Each kind in turn: for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++). */
-#define KIND_FIRST	CACHE_KIND_OCSP
-
-/* The kind's name ("kds"), or NULL for a value that names no kind. */
-const char	*kind_name(int kind);
-
-/* The kind a name or section names, or 0 when none does. */
-enum cache_kind	 kind_by_name(const char *);
-enum cache_kind	 kind_by_section(const char *);
-
-/* The names for a message: "ocsp, rim, pccs or kds". */
-#define KIND_NAMES	"ocsp, rim, pccs or kds"
 
 /*
  * Whether a stored entry of `kind` may be served at now, with the

@@ -9,6 +9,7 @@
 
 #include "attest/ocsp_verify.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "entry/entry.h"
 
 /*

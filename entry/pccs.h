@@ -9,6 +9,7 @@
 
 #include "attest/intel.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/store.h"
 #include "entry/entry.h"
 

@@ -10,6 +10,7 @@
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "entry/entry.h"
 
 /* RIMs are version-addressed: valid this long from the fetch on, refreshed meanwhile. */

@@ -20,6 +20,7 @@
 #include "cache/scan.h"
 #include "entry/entry.h"
 #include "entry/kds.h"
+#include "entry/kind.h"
 #include "entry/ocsp.h"
 #include "entry/pccs.h"
 #include "entry/pool.h"
@@ -515,9 +516,11 @@ salv_child(int wfd, const char *path, const char *dir, size_t map_bytes,
 	signal(SIGPIPE, SIG_DFL);
 	memset(&msg, 0, sizeof(msg));
 	msg.rv = -1;
-	if ((c = cache_open(dir, map_bytes, 0, msg.why, sizeof(msg.why))) != NULL)
+	if ((c = cache_open(dir, map_bytes, 0, msg.why, sizeof(msg.why))) != NULL) {
+		cache_set_kind_name(c, kind_name);
 		msg.rv = entry_salvage(path, c, r, now, &msg.cnt, msg.why,
 		    sizeof(msg.why));
+	}
 	cache_close(c);
 	if (write(wfd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg))
 		_exit(SALVAGE_EXIT_FAILED);

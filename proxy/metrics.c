@@ -10,6 +10,7 @@
 
 #include "cache/clock.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "proxy/metrics.h"
 
 struct metrics	metrics;

@@ -8,6 +8,7 @@
 
 #include "attest/ocsp_verify.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 
 struct evbuffer;
 

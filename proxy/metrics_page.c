@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/store.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/http/http.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cache/store.h"
+#include "entry/kinds.h"
 #include "tools/bench-fill.h"
 
 #define FILL_RESPONSE_BYTES	1536	/* about one NVIDIA OCSP response */

@@ -17,6 +17,7 @@
 #include "attest/der.h"
 #include "attest/util.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "entry/kind.h"
 #include "tools/bundle.h"
 

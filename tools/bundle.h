@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/store.h"
 
 /*

@@ -17,6 +17,7 @@
 #include "attest/ocsp_req.h"
 #include "attest/rim.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/store.h"
 #include "entry/entry.h"
 #include "entry/judge.h"

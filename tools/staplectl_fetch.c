@@ -48,7 +48,7 @@ ups_default(char **ups, size_t *n, const struct config *conf,
 	if (*n > 0)
 		return CTL_OK;
 	if (s->nupstreams > CTL_MAX_LIST) {
-		ctl_warnx("%s.upstreams: more than %d", kind_table[svc].section,
+		ctl_warnx("%s.upstreams: more than %d", kind_section[svc],
 		    CTL_MAX_LIST);
 		return CTL_USAGE;
 	}

@@ -209,7 +209,7 @@ result_line(struct refresh_run *run, const char *text)
 	char			 hex[2 * CACHE_KEY_MAX_BYTES + 1], tu[32], was[32], nu[32];
 	const char		*kind;
 
-	if (cache_ask_line_parse(text, &l) == -1) {
+	if (cache_ask_line_parse(text, &l, kind_name) == -1) {
 		ctl_warnx("%s: a line not in its format: %.80s", run->out_path, text);
 		return;
 	}
@@ -355,7 +355,7 @@ send_ask(struct refresh_run *run, const struct cache_ask *ask)
 	    run->ctl->cache_dir, getpid(), CACHE_ASK_SUFFIX) == -1 ||
 	    cache_ask_path(run->out_path, sizeof(run->out_path),
 	    run->ctl->cache_dir, getpid(), CACHE_ASK_OUT_SUFFIX) == -1 ||
-	    cache_ask_put(run->ctl->cache_dir, getpid(), ask) == -1) {
+	    cache_ask_put(run->ctl->cache_dir, getpid(), ask, kind_name) == -1) {
 		ctl_warnx("%s: writing the ask: %s", run->ctl->cache_dir,
 		    strerror(errno));
 		return CTL_NOFILE;

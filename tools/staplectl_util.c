@@ -275,8 +275,11 @@ ctl_load_config(struct ctl *ctl, const char *path)
 int
 ctl_opt_kind(const char *arg, enum cache_kind *kind)
 {
+	char	names[KIND_NAMES_BYTES];
+
 	if ((*kind = kind_by_name(arg)) == 0) {
-		ctl_warnx("--kind %s: not " KIND_NAMES, arg);
+		ctl_warnx("--kind %s: not %s", arg,
+		    kind_names(names, sizeof(names)));
 		return CTL_USAGE;
 	}
 	return CTL_OK;
@@ -501,6 +504,7 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 		ctl_warnx("%s", err);
 		return CTL_NOFILE;
 	}
+	cache_set_kind_name(ctl->cache, kind_name);
 	ctl->cache_readonly = readonly;
 	return CTL_OK;
 }

@@ -161,6 +161,7 @@ store_open_env(struct daemon *d, const struct config *cfg, char *err,
 	if ((d->cache = cache_open_or_read(cfg->cache_dir, cfg->map_size, err,
 	    errlen)) == NULL)
 		return -1;
+	cache_set_kind_name(d->cache, kind_name);
 	/* Every write of the daemon can be made again: one sync a commit. */
 	if (cache_set_lazy_meta(d->cache, 1) == -1)
 		log_warn("cache %s: %s; every commit syncs twice",

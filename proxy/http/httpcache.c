@@ -12,6 +12,7 @@
 
 #include "attest/util.h"
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "proxy/http/http.h"
 #include "proxy/http/http_parse.h"
 #include "proxy/http/httpcache.h"

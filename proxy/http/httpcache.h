@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 
 struct http_req;
 

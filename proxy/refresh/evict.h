@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 
 /* Candidates a walk pass keeps per capped service (the least valuable). */
 #define EVICT_CANDIDATES	2048

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cache/store.h"
+#include "entry/kinds.h"
 #include "proxy/refresh/schedule.h"
 
 /*

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "cache/ask.h"
+#include "entry/kind.h"
 #include "proxy/log.h"
 #include "proxy/loop.h"
 #include "proxy/refresh/refresh.h"
@@ -58,7 +59,7 @@ static void
 asker_write(struct asker *k, const struct cache_ask_line *l)
 {
 	char	buf[CACHE_ASK_LINE_BYTES];
-	size_t	n = cache_ask_line_fmt(l, buf), off = 0;
+	size_t	n = cache_ask_line_fmt(l, buf, kind_name), off = 0;
 	ssize_t	w;
 
 	while (off < n) {
@@ -176,7 +177,7 @@ take_one(struct refresh_ctl *rc, pid_t pid, const char *name)
 		asker_free(k, 0);
 		return;
 	}
-	if (cache_ask_take(path, &ask) == -1) {
+	if (cache_ask_take(path, &ask, kind_name) == -1) {
 		snprintf(why, sizeof(why), "the ask %.256s cannot be read: %s",
 		    name, errno == EINVAL ? "not in its format" : strerror(errno));
 		asker_refuse(k, why);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cache/store.h"
+#include "entry/kinds.h"
 
 /*
  * The usage of the store's entries, as the hit path records it and as

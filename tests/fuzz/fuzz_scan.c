@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/scan.h"
 
 #define FUZZ_PSIZE	512	/* LMDB's smallest page: more pages an input */

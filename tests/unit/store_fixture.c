@@ -88,6 +88,16 @@ store_open_ok(const char *dir, size_t map, int ro)
 	return c;
 }
 
+const char *
+store_kind_name(int kind)
+{
+	static const char *const names[] = { NULL, "ocsp", "rim", "pccs",
+					     "kds" };
+
+	return kind > 0 && kind < (int)(sizeof(names) / sizeof(names[0])) ?
+	    names[kind] : NULL;
+}
+
 size_t
 store_key(uint8_t *key, unsigned i)
 {

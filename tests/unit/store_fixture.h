@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cache/store.h"
+#include "entry/kinds.h"
 
 struct store_fixture {
 	char		 tmp[256];	/* mkdtemp's, removed at teardown */
@@ -33,6 +34,12 @@ size_t	store_key(uint8_t *key, unsigned i);
  * hour later, fetched a second after, source "test-upstream", the rest 0.
  */
 void	store_meta(struct cache_meta *, uint8_t kind, int64_t this_update);
+/*
+ * The kinds' names as a caller lends them to the store and the ask file
+ * (entry/kinds.c's, which the store's tests do not link): a
+ * cache_kind_name_fn.
+ */
+const char	*store_kind_name(int kind);
 /* Every page of DIR/data.mdb after LMDB's two metas zeroed, under the open store. */
 void	store_zero_tree(const char *dir);
 

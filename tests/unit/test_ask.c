@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cache/ask.h"
+#include "entry/kinds.h"
 
 #include "store_fixture.h"
 
@@ -48,8 +49,8 @@ test_ask_roundtrip(void **state)
 	memset(keys[1].key, 0xa5, CACHE_KEY_MAX_BYTES);
 	assert_int_equal(cache_ask_path(path, sizeof(path), sf->tmp, PID,
 	    CACHE_ASK_SUFFIX), 0);
-	assert_int_equal(cache_ask_put(sf->tmp, PID, &ask), 0);
-	assert_int_equal(cache_ask_take(path, &got), 0);
+	assert_int_equal(cache_ask_put(sf->tmp, PID, &ask, store_kind_name), 0);
+	assert_int_equal(cache_ask_take(path, &got, store_kind_name), 0);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_false(got.all);
 	assert_int_equal(got.kind, 0);
@@ -61,12 +62,12 @@ test_ask_roundtrip(void **state)
 	assert_int_equal(got.keys[1].klen, CACHE_KEY_MAX_BYTES);
 	assert_memory_equal(got.keys[1].key, keys[1].key, CACHE_KEY_MAX_BYTES);
 	cache_ask_free(&got);
-	assert_int_equal(cache_ask_put(sf->tmp, PID, &all), 0);
-	assert_int_equal(cache_ask_take(path, &got), 0);
+	assert_int_equal(cache_ask_put(sf->tmp, PID, &all, store_kind_name), 0);
+	assert_int_equal(cache_ask_take(path, &got, store_kind_name), 0);
 	assert_true(got.all);
 	cache_ask_free(&got);
-	assert_int_equal(cache_ask_put(sf->tmp, PID, &kind), 0);
-	assert_int_equal(cache_ask_take(path, &got), 0);
+	assert_int_equal(cache_ask_put(sf->tmp, PID, &kind, store_kind_name), 0);
+	assert_int_equal(cache_ask_take(path, &got, store_kind_name), 0);
 	assert_int_equal(got.kind, CACHE_KIND_PCCS);
 	cache_ask_free(&got);
 }
@@ -95,11 +96,11 @@ test_ask_refused(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		write_file(path, bad[i]);
 		errno = 0;
-		if (cache_ask_take(path, &got) != -1 || errno != EINVAL)
+		if (cache_ask_take(path, &got, store_kind_name) != -1 || errno != EINVAL)
 			fail_msg("taken: \"%s\"", bad[i]);
 		assert_int_equal(access(path, F_OK), -1);
 	}
-	assert_int_equal(cache_ask_take(path, &got), -1);
+	assert_int_equal(cache_ask_take(path, &got, store_kind_name), -1);
 	assert_int_equal(errno, ENOENT);
 }
 
@@ -122,13 +123,13 @@ static void
 roundtrip(const struct cache_ask_line *l, struct cache_ask_line *got)
 {
 	char	buf[CACHE_ASK_LINE_BYTES];
-	size_t	n = cache_ask_line_fmt(l, buf);
+	size_t	n = cache_ask_line_fmt(l, buf, store_kind_name);
 
 	assert_true(n > 0 && n < CACHE_ASK_LINE_BYTES);
 	assert_int_equal(buf[n - 1], '\n');
 	assert_null(memchr(buf, '\n', n - 1));	/* one line */
 	buf[n - 1] = '\0';
-	if (cache_ask_line_parse(buf, got) == -1)
+	if (cache_ask_line_parse(buf, got, store_kind_name) == -1)
 		fail_msg("not parsed back: %s", buf);
 }
 
@@ -186,9 +187,9 @@ test_lines(void **state)
 	roundtrip(&l, &got);
 	assert_int_equal(got.what, CACHE_ASK_STOPPED);
 	assert_string_equal(got.why, "stapled is stopping");
-	assert_int_equal(cache_ask_line_parse("renewed ocsp 00", &got), -1);
-	assert_int_equal(cache_ask_line_parse("bogus", &got), -1);
-	assert_int_equal(cache_ask_line_parse("done 1 2", &got), -1);
+	assert_int_equal(cache_ask_line_parse("renewed ocsp 00", &got, store_kind_name), -1);
+	assert_int_equal(cache_ask_line_parse("bogus", &got, store_kind_name), -1);
+	assert_int_equal(cache_ask_line_parse("done 1 2", &got, store_kind_name), -1);
 }
 
 int

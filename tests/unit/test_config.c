@@ -783,15 +783,15 @@ test_service_acceptance(void **state)
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
 			snprintf(js, sizeof(js), "{\"%s\": {\"%s\": %s}}",
-			    kind_table[svc].section, keys[i].key, keys[i].value);
+			    kind_section[svc], keys[i].key, keys[i].value);
 			if (keys[i].in & (1u << svc)) {
 				assert_int_equal(load(&cfg, js), 0);
 				config_free(&cfg);
 				continue;
 			}
 			snprintf(want, sizeof(want), NAME ":1:%zu: %s: unknown "
-			    "key \"%s\"", strlen(kind_table[svc].section) + 7,
-			    kind_table[svc].section, keys[i].key);
+			    "key \"%s\"", strlen(kind_section[svc]) + 7,
+			    kind_section[svc], keys[i].key);
 			load_fails(js, want);
 		}
 	/* And the other way round: service keys are unknown at the top. */
@@ -815,7 +815,7 @@ test_upstream_keys(void **state)
 		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": ["
 		    "{\"url\": \"https://a.example/x\", \"name\": \"a-1\", "
 		    "\"verify_nonce\": false}, {\"url\": \"https://a.example/y\"}, "
-		    "\"http://b.example:81\"]}}", kind_table[svc].section);
+		    "\"http://b.example:81\"]}}", kind_section[svc]);
 		assert_int_equal(load(&cfg, js), 0);
 		assert_non_null(s = config_service(&cfg, svc));
 		assert_int_equal(s->nupstreams, 3);
@@ -828,10 +828,10 @@ test_upstream_keys(void **state)
 		config_free(&cfg);
 
 		snprintf(js, sizeof(js), "{\"%s\": {\"upstreams\": [{\"url\": "
-		    "\"https://a\", \"shuffle\": true}]}}", kind_table[svc].section);
+		    "\"https://a\", \"shuffle\": true}]}}", kind_section[svc]);
 		snprintf(want, sizeof(want), NAME ":1:%zu: %s.upstreams[0]: "
-		    "unknown key \"shuffle\"", strlen(kind_table[svc].section) + 42,
-		    kind_table[svc].section);
+		    "unknown key \"shuffle\"", strlen(kind_section[svc]) + 42,
+		    kind_section[svc]);
 		load_fails(js, want);
 	}
 	load_fails("{\"pccs\": {\"upstreams\": [{\"url\": 1}]}}",
@@ -876,7 +876,7 @@ test_service_defaults(void **state)
 	assert_null(config_service(&cfg, 0));
 	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
 		s = config_service(&cfg, svc);
-		assert_string_equal(kind_table[svc].section, name[svc]);
+		assert_string_equal(kind_section[svc], name[svc]);
 		assert_int_equal(s->nupstreams, 1);
 		assert_string_equal(s->upstreams[0].url, url[svc]);
 		assert_string_equal(s->upstreams[0].name, url[svc] + 8);

@@ -12,6 +12,7 @@
 #include <event2/buffer.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"

@@ -24,17 +24,21 @@
 static void
 test_every_kind_named(void **state)
 {
+	char	names[KIND_NAMES_BYTES];
 	int	k;
 
 	(void)state;
 	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
 		assert_non_null(kind_name(k));
-		assert_non_null(kind_table[k].section);
+		assert_non_null(kind_section[k]);
 		assert_int_equal(kind_by_name(kind_name(k)), k);
-		assert_int_equal(kind_by_section(kind_table[k].section), k);
+		assert_int_equal(kind_by_section(kind_section[k]), k);
 		/* The message's list names each kind. */
-		assert_non_null(strstr(KIND_NAMES, kind_name(k)));
+		assert_non_null(strstr(kind_names(names, sizeof(names)),
+		    kind_name(k)));
 	}
+	assert_string_equal(kind_names(names, sizeof(names)),
+	    "ocsp, rim, pccs or kds");
 	assert_null(kind_name(0));
 	assert_null(kind_name(CACHE_KIND_MAX));
 	assert_null(kind_name(-1));
@@ -45,10 +49,10 @@ static void
 test_sections_and_names(void **state)
 {
 	(void)state;
-	assert_string_equal(kind_table[CACHE_KIND_OCSP].section, "ocsp");
-	assert_string_equal(kind_table[CACHE_KIND_RIM].section, "rim");
-	assert_string_equal(kind_table[CACHE_KIND_PCCS].section, "pccs");
-	assert_string_equal(kind_table[CACHE_KIND_KDS].section, "amd_kds");
+	assert_string_equal(kind_section[CACHE_KIND_OCSP], "ocsp");
+	assert_string_equal(kind_section[CACHE_KIND_RIM], "rim");
+	assert_string_equal(kind_section[CACHE_KIND_PCCS], "pccs");
+	assert_string_equal(kind_section[CACHE_KIND_KDS], "amd_kds");
 	assert_string_equal(kind_name(CACHE_KIND_KDS), "kds");
 	assert_int_equal(kind_by_section("amd_kds"), CACHE_KIND_KDS);
 	assert_int_equal(kind_by_section("kds"), 0);

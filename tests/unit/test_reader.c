@@ -21,6 +21,7 @@
 #include "cache/reader.h"
 #include "cache/store.h"
 #include "cache/writer.h"
+#include "entry/kinds.h"
 
 #include "store_fixture.h"
 

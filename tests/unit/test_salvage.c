@@ -21,6 +21,7 @@
 #include <openssl/x509.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/scan.h"
 #include "cache/store.h"
 #include "entry/kds.h"

@@ -28,6 +28,7 @@
 #include "cache/daemon.h"
 #include "cache/fault.h"
 #include "cache/store.h"
+#include "entry/kinds.h"
 
 #include "store_fixture.h"
 
@@ -150,8 +151,8 @@ test_put_get(void **state)
 	/* Keys that cannot be stored are errors, not misses. */
 	assert_int_equal(cache_get(c, CACHE_KIND_OCSP, key, 0, &g, NULL), -1);
 	assert_int_equal(cache_get(c, 0, key, sizeof(key), &g, NULL), -1);
-	assert_int_equal(cache_get(c, CACHE_KIND_MAX, key, sizeof(key), &g,
-	    NULL), -1);
+	assert_int_equal(cache_get(c, CACHE_KIND_SLOTS + 1, key, sizeof(key),
+	    &g, NULL), -1);
 	{
 		uint8_t	big[CACHE_KEY_MAX_BYTES + 1];
 

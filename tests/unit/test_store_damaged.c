@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cache/record.h"
+#include "entry/kinds.h"
 #include "cache/store.h"
 #include "cache/writer.h"
 
@@ -187,6 +188,7 @@ test_body_noted_once(void **state)
 	raw_alter(f->dir, "body", 1, flip_response);
 
 	c = store_open_ok(f->dir, 0, 0);
+	cache_set_kind_name(c, store_kind_name);
 	assert_true((fd = cache_damage_fd(c)) >= 0);
 	assert_int_equal(get_n(c, 1), 0);
 	assert_non_null(strstr(cache_strerror(c), "ocsp entry: its body record "

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cache/store.h"
+#include "entry/kinds.h"
 
 #include "store_fixture.h"
 

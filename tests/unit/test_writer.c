@@ -22,6 +22,7 @@
 
 #include "cache/store.h"
 #include "cache/writer.h"
+#include "entry/kinds.h"
 
 #include "store_fixture.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The configuration model: where each service's section lives, who owns what, and the setters. */
+/* The configuration model: each service's section by its kind, who owns what, and the setters. */
 #include <config.h>	/* autoconf's; "config.h" here would be entry/conf.h */
 
 #include <stdlib.h>
@@ -7,14 +7,6 @@
 
 #include "entry/conf.h"
 #include "entry/conf_int.h"
-
-/* Where each service's section lives in struct config. */
-static const size_t svc_off[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = offsetof(struct config, ocsp),
-	[CACHE_KIND_RIM] = offsetof(struct config, rim),
-	[CACHE_KIND_PCCS] = offsetof(struct config, pccs),
-	[CACHE_KIND_KDS] = offsetof(struct config, amd_kds),
-};
 
 const char *const config_mode_str[2] = {
 	[CONFIG_MODE_CACHE_FIRST] = "cache_first",
@@ -30,14 +22,13 @@ config_service(const struct config *cfg, enum cache_kind svc)
 {
 	if (cfg == NULL || (int)svc < KIND_FIRST || svc >= CACHE_KIND_MAX)
 		return NULL;
-	return (const struct config_service *)((const char *)cfg +
-	    svc_off[svc]);
+	return &cfg->svc[svc];
 }
 
 struct config_service *
 section(struct config *cfg, int svc)
 {
-	return (struct config_service *)((char *)cfg + svc_off[svc]);
+	return &cfg->svc[svc];
 }
 
 const struct config_upstream_tls *
@@ -174,7 +165,7 @@ config_free(struct config *cfg)
 	strlist_free(cfg->trusted_proxies, cfg->ntrusted_proxies);
 	free(cfg->cache_dir);
 	upstream_tls_free(&cfg->upstream_tls);
-	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
+	for (svc = KIND_FIRST; svc < CACHE_KIND_MAX; svc++)
 		service_free(section(cfg, svc));
 	memset(cfg, 0, sizeof(*cfg));
 }

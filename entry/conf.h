@@ -10,10 +10,6 @@
 /* Defaults the command lines also print; the key table uses these. */
 #define CONFIG_DEFAULT_LISTEN		"127.0.0.1:8090"
 #define CONFIG_DEFAULT_CACHE_DIR	"/var/lib/stapled"
-#define CONFIG_DEFAULT_OCSP_UPSTREAM	"https://ocsp.ndis.nvidia.com"
-#define CONFIG_DEFAULT_RIM_UPSTREAM	"https://rim.attestation.nvidia.com"
-#define CONFIG_DEFAULT_PCCS_UPSTREAM	"https://api.trustedservices.intel.com"
-#define CONFIG_DEFAULT_KDS_UPSTREAM	"https://kdsintf.amd.com"
 /* The HTTP front's deadlines (docs/http.md, stapled.conf(5)). */
 #define CONFIG_DEFAULT_HEADER_TIMEOUT_S		10
 #define CONFIG_DEFAULT_BODY_TIMEOUT_S		10
@@ -52,7 +48,11 @@
 /* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
 #define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
-/* The services are the kinds (entry/kind.h); kind_section[k] names each one's section. */
+/*
+ * The services are the kinds (entry/kinds.h): struct config's svc[k] is
+ * the section kind_section[k] names; its defaults that differ by kind
+ * are kind_table[k].conf's (the vendor's upstream among them).
+ */
 
 enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };
 extern const char *const config_mode_str[2];
@@ -89,7 +89,7 @@ struct config_refresh {
 	long	max_interval_s;	/* 43200 */
 };
 
-/* One vendor service ("ocsp", "rim", "pccs", "amd_kds" share the shape). */
+/* One vendor service: every kind's section has this shape. */
 struct config_service {
 	struct config_upstream	*upstreams;
 	size_t			 nupstreams;
@@ -152,10 +152,8 @@ struct config {
 	size_t			 ntrusted_proxies;
 	double			 access_log_sample;	/* share of answers logged: 0 (off) .. 1 */
 	struct config_upstream_tls upstream_tls;	/* every service's, unless its own is given */
-	struct config_service	 ocsp;
-	struct config_service	 rim;
-	struct config_service	 pccs;
-	struct config_service	 amd_kds;
+	/* Each kind's section, by its byte (svc[0] is unused): config_service. */
+	struct config_service	 svc[CACHE_KIND_MAX];
 };
 
 /* Fill every field with the defaults of the key table (out of memory: config_validate says so). */

@@ -455,7 +455,7 @@ config_validate(const struct config *cfg, char *err, size_t errlen)
 	    timeout_check(cfg->keepalive_timeout_s, "keepalive_timeout_s", err,
 	    errlen) == -1)
 		return -1;
-	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
+	for (svc = KIND_FIRST; svc < CACHE_KIND_MAX; svc++)
 		if (service_validate(config_service(cfg, svc),
 		    kind_section[svc], err, errlen) == -1)
 			return -1;

@@ -11,9 +11,8 @@
 
 #include <jansson.h>
 
-#include "cache/record.h"
-#include "entry/kinds.h"
 #include "entry/conf_pos.h"
+#include "entry/kinds.h"
 
 #define CONFIG_MAX_DEPTH	8
 #define CONFIG_MAX_NAME_BYTES	255
@@ -30,9 +29,10 @@ struct config_upstream;
 /*
  * Every key of the file, once: its JSON type and range, the sections that
  * accept it, where it lands, and its default. A key a section does not
- * accept is an unknown key there. Sections: the four services, the top
- * level (CFG_ROOT), and the objects nested in a service (refresh, an
- * upstream), which accept their keys wherever they appear.
+ * accept is an unknown key there. Sections: one service per kind (its
+ * byte, entry/kinds.h), the top level (CFG_ROOT), and the objects nested
+ * in a service (refresh, an upstream), which accept their keys wherever
+ * they appear.
  */
 enum cfg_type {
 	CFG_T_LONG,		/* long, lmin..lmax */
@@ -49,12 +49,17 @@ enum cfg_type {
 };
 
 #define CFG_ROOT	0		/* the top level's section: no kind's */
-#define CFG_NSECTIONS	CACHE_KIND_MAX
 #define CFG_IN(s)	(1u << (s))
-#define CFG_SERVICES	(CFG_IN(CACHE_KIND_OCSP) | CFG_IN(CACHE_KIND_RIM) | \
-			    CFG_IN(CACHE_KIND_PCCS) | CFG_IN(CACHE_KIND_KDS))
+/* Every service's section: one per kind, by its byte. */
+#define CFG_SERVICES	((CFG_IN(CACHE_KIND_MAX) - 1) & ~CFG_IN(CFG_ROOT))
 #define CFG_OPEN_MIN	0x1	/* DOUBLE: the lower bound is out of range */
 #define CFG_LIST_ONLY	0x2	/* LIST: a lone string is refused */
+/*
+ * LONG, STR, LIST, UPSTREAMS: in a service, the default is the kind's,
+ * a long or a string at kdef in its row's struct kind_conf (entry/kind.h);
+ * at the top level def_l's or def_s's.
+ */
+#define CFG_KIND_DEF	0x4
 
 typedef int cfg_check_fn(const char *, char *, size_t);
 
@@ -74,9 +79,12 @@ struct cfg_key {
 	size_t			 nnames;
 	const char		*choices;	/* ENUM, for messages */
 	const struct cfg_table	*sub;		/* OBJECT */
-	long			 def_l[CFG_NSECTIONS];	/* LONG MIB BOOL ENUM */
-	double			 def_d[CFG_NSECTIONS];	/* DOUBLE */
-	const char		*def_s[CFG_NSECTIONS];	/* STR, LIST and UPSTREAMS of one */
+	/* KIND_CONF_*: a service's section accepts the key when its kind takes these; 0 every one */
+	unsigned		 kinds;
+	size_t			 kdef;		/* CFG_KIND_DEF */
+	long			 def_l;		/* LONG MIB BOOL ENUM */
+	double			 def_d;		/* DOUBLE */
+	const char		*def_s;		/* STR, LIST and UPSTREAMS of one */
 };
 
 struct ld;

@@ -105,10 +105,6 @@ config_set_upstreams(struct config_service *svc, char *const *urls, size_t n)
 
 /* ---- the key table --------------------------------------------------------- */
 
-/* The same default in every section that accepts the key. */
-#define DEF_ALL(v)	{ v, v, v, v, v }
-_Static_assert(CFG_NSECTIONS == 5, "DEF_ALL names one value per section");
-
 static cfg_after_fn	refresh_after;
 static cfg_after_fn	tls_after;
 static cfg_after_fn	upstream_tls_after;
@@ -131,7 +127,7 @@ static const struct cfg_table upstream_tls_table = {
 
 static const struct cfg_key root_keys[] = {
 	{ "listen", CFG_T_LISTEN, CFG_IN(CFG_ROOT), offsetof(struct config, listen),
-	    .def_s = { [CFG_ROOT] = CONFIG_DEFAULT_LISTEN } },
+	    .def_s = CONFIG_DEFAULT_LISTEN },
 	/* where /metrics, /healthz and /readyz are served, and only there */
 	{ "admin_listen", CFG_T_LIST, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, admin_listen),
@@ -139,10 +135,10 @@ static const struct cfg_key root_keys[] = {
 	    .check = listen_check },
 	{ "cache_dir", CFG_T_STR, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, cache_dir),
-	    .def_s = { [CFG_ROOT] = CONFIG_DEFAULT_CACHE_DIR } },
+	    .def_s = CONFIG_DEFAULT_CACHE_DIR },
 	{ "map_size_mb", CFG_T_MIB, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, map_size), .lmin = 1,
-	    .lmax = CONFIG_MAX_MAP_MB, .def_l = { [CFG_ROOT] = 1024 } },
+	    .lmax = CONFIG_MAX_MAP_MB, .def_l = 1024 },
 	/* resident map pages past which a walk pass releases them under hits; 0: none */
 	{ "map_resident_max_mb", CFG_T_MIB, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, map_resident_max), .lmin = 0,
@@ -164,24 +160,24 @@ static const struct cfg_key root_keys[] = {
 	{ "admin_max_connections", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, admin_max_connections), .lmin = 1,
 	    .lmax = CONFIG_MAX_ADMIN_CONNECTIONS,
-	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS } },
+	    .def_l = CONFIG_DEFAULT_ADMIN_MAX_CONNECTIONS },
 	/* the kernel's send buffer of each client socket, in KiB; 0: its own */
 	{ "send_buffer_kb", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, send_buffer_kb), .lmin = 0,
 	    .lmax = CONFIG_MAX_SEND_BUFFER_KB,
-	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_SEND_BUFFER_KB } },
+	    .def_l = CONFIG_DEFAULT_SEND_BUFFER_KB },
 	{ "header_timeout_s", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, header_timeout_s), .lmin = 1,
 	    .lmax = CONFIG_MAX_TIMEOUT_S,
-	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_HEADER_TIMEOUT_S } },
+	    .def_l = CONFIG_DEFAULT_HEADER_TIMEOUT_S },
 	{ "body_timeout_s", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, body_timeout_s), .lmin = 1,
 	    .lmax = CONFIG_MAX_TIMEOUT_S,
-	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_BODY_TIMEOUT_S } },
+	    .def_l = CONFIG_DEFAULT_BODY_TIMEOUT_S },
 	{ "keepalive_timeout_s", CFG_T_LONG, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, keepalive_timeout_s), .lmin = 1,
 	    .lmax = CONFIG_MAX_TIMEOUT_S,
-	    .def_l = { [CFG_ROOT] = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S } },
+	    .def_l = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S },
 	/* whose X-Forwarded-For names the client for client_miss_rate_per_s */
 	{ "trusted_proxies", CFG_T_LIST, CFG_IN(CFG_ROOT),
 	    offsetof(struct config, trusted_proxies),
@@ -198,13 +194,13 @@ static const struct cfg_key root_keys[] = {
 #define RF(f)	offsetof(struct config_refresh, f)
 static const struct cfg_key refresh_keys[] = {
 	{ "fraction", CFG_T_DOUBLE, CFG_SERVICES, RF(fraction), .dmin = 0.05,
-	    .dmax = 0.95, .def_d = DEF_ALL(0.5) },
+	    .dmax = 0.95, .def_d = 0.5 },
 	{ "jitter", CFG_T_DOUBLE, CFG_SERVICES, RF(jitter), .dmin = 0,
-	    .dmax = 0.5, .def_d = DEF_ALL(0.1) },
+	    .dmax = 0.5, .def_d = 0.1 },
 	{ "min_interval_s", CFG_T_LONG, CFG_SERVICES, RF(min_interval_s),
-	    .lmin = 1, .lmax = CONFIG_MAX_INTERVAL_S, .def_l = DEF_ALL(10) },
+	    .lmin = 1, .lmax = CONFIG_MAX_INTERVAL_S, .def_l = 10 },
 	{ "max_interval_s", CFG_T_LONG, CFG_SERVICES, RF(max_interval_s),
-	    .lmin = 1, .lmax = CONFIG_MAX_INTERVAL_S, .def_l = DEF_ALL(43200) },
+	    .lmin = 1, .lmax = CONFIG_MAX_INTERVAL_S, .def_l = 43200 },
 };
 static const struct cfg_table refresh_table = {
 	KEYS(refresh_keys), refresh_after
@@ -215,7 +211,7 @@ static const struct cfg_key upstream_keys[] = {
 	{ "url", CFG_T_TEXT, CFG_SERVICES, .off = UF(url) },
 	{ "name", CFG_T_TEXT, CFG_SERVICES, UF(name), .check = name_check },
 	{ "verify_nonce", CFG_T_BOOL, CFG_SERVICES, UF(verify_nonce),
-	    .def_l = DEF_ALL(1) },
+	    .def_l = 1 },
 };
 const struct cfg_table upstream_table = { KEYS(upstream_keys), NULL };
 
@@ -237,76 +233,73 @@ static const struct cfg_key listen_keys[] = {
 const struct cfg_table listen_table = { KEYS(listen_keys), NULL };
 
 #define SF(f)	offsetof(struct config_service, f)
-#define OCSP	CFG_IN(CACHE_KIND_OCSP)
-#define RIM	CFG_IN(CACHE_KIND_RIM)
-#define PCCS	CFG_IN(CACHE_KIND_PCCS)
-#define KDS	CFG_IN(CACHE_KIND_KDS)
+#define KF(f)	offsetof(struct kind_conf, f)
 static const struct cfg_key service_keys[] = {
 	{ "upstreams", CFG_T_UPSTREAMS, CFG_SERVICES, SF(upstreams),
-	    .noff = SF(nupstreams), .def_s = {
-		[CACHE_KIND_OCSP] = CONFIG_DEFAULT_OCSP_UPSTREAM,
-		[CACHE_KIND_RIM] = CONFIG_DEFAULT_RIM_UPSTREAM,
-		[CACHE_KIND_PCCS] = CONFIG_DEFAULT_PCCS_UPSTREAM,
-		[CACHE_KIND_KDS] = CONFIG_DEFAULT_KDS_UPSTREAM } },
-	{ "anchors", CFG_T_LIST, OCSP | RIM, SF(anchors), .noff = SF(nanchors) },
-	{ "intermediates", CFG_T_LIST, OCSP, SF(intermediates),
-	    .noff = SF(nintermediates) },
-	{ "paths", CFG_T_LIST, OCSP, SF(paths), .noff = SF(npaths),
-	    .flags = CFG_LIST_ONLY, .check = path_check },
+	    .noff = SF(nupstreams), .flags = CFG_KIND_DEF,
+	    .kdef = KF(upstream) },
+	{ "anchors", CFG_T_LIST, CFG_SERVICES, SF(anchors),
+	    .noff = SF(nanchors), .kinds = KIND_CONF_ANCHORS },
+	{ "intermediates", CFG_T_LIST, CFG_SERVICES, SF(intermediates),
+	    .noff = SF(nintermediates), .kinds = KIND_CONF_INTERMEDIATES },
+	{ "paths", CFG_T_LIST, CFG_SERVICES, SF(paths), .noff = SF(npaths),
+	    .flags = CFG_LIST_ONLY, .check = path_check,
+	    .kinds = KIND_CONF_PATHS },
 	{ "mode", CFG_T_ENUM, CFG_SERVICES, SF(mode), .names = config_mode_str,
 	    .nnames = 2, .choices = "\"cache_first\", \"upstream_first\"",
-	    .def_l = DEF_ALL(CONFIG_MODE_CACHE_FIRST) },
+	    .def_l = CONFIG_MODE_CACHE_FIRST },
 	{ "hedge_ms", CFG_T_LONG, CFG_SERVICES, SF(hedge_ms), .lmin = 0,
-	    .lmax = 60000, .def_l = DEF_ALL(500) },
+	    .lmax = 60000, .def_l = 500 },
 	{ "connect_timeout_ms", CFG_T_LONG, CFG_SERVICES, SF(connect_timeout_ms),
-	    .lmin = 1, .lmax = 60000, .def_l = DEF_ALL(2000) },
+	    .lmin = 1, .lmax = 60000, .def_l = 2000 },
 	{ "timeout_ms", CFG_T_LONG, CFG_SERVICES, SF(timeout_ms), .lmin = 1,
-	    .lmax = 300000, .def_l = DEF_ALL(10000) },
+	    .lmax = 300000, .def_l = 10000 },
 	/* NVAT gives up on OCSP after 30 s: answer well before. */
 	{ "client_budget_ms", CFG_T_LONG, CFG_SERVICES, SF(client_budget_ms),
-	    .lmin = 1, .lmax = 25000, .def_l = DEF_ALL(5000) },
+	    .lmin = 1, .lmax = 25000, .def_l = 5000 },
 	{ "skew_s", CFG_T_LONG, CFG_SERVICES, SF(skew_s), .lmin = 0,
-	    .lmax = 3600, .def_l = DEF_ALL(60) },
+	    .lmax = 3600, .def_l = 60 },
 	{ "refresh", CFG_T_OBJECT, CFG_SERVICES, SF(refresh),
 	    .sub = &refresh_table },
 	{ "idle_expire_s", CFG_T_LONG, CFG_SERVICES, SF(idle_expire_s),
 	    .lmin = 60, .lmax = CONFIG_MAX_INTERVAL_S,
-	    .def_l = DEF_ALL(30L * 24 * 3600) },
+	    .def_l = 30L * 24 * 3600 },
 	{ "rate_limit_per_s", CFG_T_DOUBLE, CFG_SERVICES, SF(rate_limit_per_s),
 	    .dmin = 0, .dmax = DBL_MAX, .flags = CFG_OPEN_MIN,
-	    .def_d = DEF_ALL(20) },
+	    .def_d = 20 },
 	{ "shuffle", CFG_T_BOOL, CFG_SERVICES, .off = SF(shuffle) },
 	{ "negative_ttl_s", CFG_T_LONG, CFG_SERVICES, SF(negative_ttl_s),
-	    .lmin = 0, .lmax = 3600, .def_l = DEF_ALL(60) },
-	/* AMD KDS throttles identical requests to about one per 10 s. */
+	    .lmin = 0, .lmax = 3600, .def_l = 60 },
+	/* the kind's default: KDS throttles identical requests (entry/kds.c) */
 	{ "pacing_ms", CFG_T_LONG, CFG_SERVICES, SF(pacing_ms), .lmin = 0,
-	    .lmax = 600000, .def_l = { [CACHE_KIND_KDS] = 10000 } },
-	{ "retention_s", CFG_T_LONG, RIM, SF(retention_s), .lmin = 0,
-	    .lmax = CONFIG_MAX_INTERVAL_S,
-	    .def_l = { [CACHE_KIND_RIM] = CONFIG_DEFAULT_RIM_RETENTION_S } },
-	{ "api_key_file", CFG_T_STR, PCCS, .off = SF(api_key_file) },
+	    .lmax = 600000, .flags = CFG_KIND_DEF, .kdef = KF(pacing_ms) },
+	{ "retention_s", CFG_T_LONG, CFG_SERVICES, SF(retention_s), .lmin = 0,
+	    .lmax = CONFIG_MAX_INTERVAL_S, .flags = CFG_KIND_DEF,
+	    .kdef = KF(retention_s), .kinds = KIND_CONF_RETENTION },
+	{ "api_key_file", CFG_T_STR, CFG_SERVICES, .off = SF(api_key_file),
+	    .kinds = KIND_CONF_API_KEY },
 	/* client misses and refreshes together; the rest queue */
 	{ "max_upstream_inflight", CFG_T_LONG, CFG_SERVICES,
 	    SF(max_upstream_inflight), .lmin = 1,
 	    .lmax = CONFIG_MAX_UPSTREAM_INFLIGHT,
-	    .def_l = DEF_ALL(CONFIG_DEFAULT_UPSTREAM_INFLIGHT) },
+	    .def_l = CONFIG_DEFAULT_UPSTREAM_INFLIGHT },
 	/* per client address; 0: no limit */
 	{ "client_miss_rate_per_s", CFG_T_DOUBLE, CFG_SERVICES,
 	    SF(client_miss_rate_per_s), .dmin = 0,
 	    .dmax = CONFIG_MAX_CLIENT_MISS_RATE,
-	    .def_d = DEF_ALL(CONFIG_DEFAULT_CLIENT_MISS_RATE) },
+	    .def_d = CONFIG_DEFAULT_CLIENT_MISS_RATE },
 	/* the address bits that name one client of client_miss_rate_per_s */
 	{ "client_ipv4_prefix", CFG_T_LONG, CFG_SERVICES,
 	    SF(client_ipv4_prefix), .lmin = 0, .lmax = 32,
-	    .def_l = DEF_ALL(CONFIG_DEFAULT_CLIENT_IPV4_PREFIX) },
+	    .def_l = CONFIG_DEFAULT_CLIENT_IPV4_PREFIX },
 	{ "client_ipv6_prefix", CFG_T_LONG, CFG_SERVICES,
 	    SF(client_ipv6_prefix), .lmin = 0, .lmax = 128,
-	    .def_l = DEF_ALL(CONFIG_DEFAULT_CLIENT_IPV6_PREFIX) },
+	    .def_l = CONFIG_DEFAULT_CLIENT_IPV6_PREFIX },
 	/* new entries stored per second, all clients together; 0: no cap */
 	{ "new_entry_rate_per_s", CFG_T_DOUBLE, CFG_SERVICES,
 	    SF(new_entry_rate_per_s), .dmin = 0,
 	    .dmax = CONFIG_MAX_NEW_ENTRY_RATE,
-	    .def_d = DEF_ALL(CONFIG_DEFAULT_NEW_ENTRY_RATE) },
+	    .def_d = CONFIG_DEFAULT_NEW_ENTRY_RATE },
 	/*
 	 * new entries past it evict the least valuable
 	 * (docs/decisions/0004-segmented-lru.md); 0: no cap; not set: from
@@ -314,13 +307,23 @@ static const struct cfg_key service_keys[] = {
 	 */
 	{ "max_entries", CFG_T_LONG, CFG_SERVICES, SF(max_entries), .lmin = 0,
 	    .lmax = CONFIG_MAX_MAX_ENTRIES,
-	    .def_l = DEF_ALL(CONFIG_MAX_ENTRIES_AUTO) },
+	    .def_l = CONFIG_MAX_ENTRIES_AUTO },
 	/* replaces the top level's whole: {} is the system's store, no client certificate */
 	{ "upstream_tls", CFG_T_OBJECT, CFG_SERVICES, SF(upstream_tls),
 	    .sub = &upstream_tls_table },
 };
 const struct cfg_table service_table = { KEYS(service_keys), NULL };
 const struct cfg_table root_table = { KEYS(root_keys), NULL };
+
+/* Whether section `sec` accepts key k: one of its sections, and in a service the kind takes it. */
+static int
+key_in(const struct cfg_key *k, int sec)
+{
+	if (!(k->in & CFG_IN(sec)))
+		return 0;
+	return sec == CFG_ROOT || k->kinds == 0 ||
+	    (kind_table[sec].conf.keys & k->kinds) == k->kinds;
+}
 
 /* The key of t that section `sec` accepts under this name, or NULL. */
 const struct cfg_key *
@@ -329,7 +332,7 @@ key_find(const struct cfg_table *t, int sec, const char *name)
 	size_t	i;
 
 	for (i = 0; i < t->nkeys; i++)
-		if ((t->keys[i].in & CFG_IN(sec)) &&
+		if (key_in(&t->keys[i], sec) &&
 		    strcmp(t->keys[i].name, name) == 0)
 			return &t->keys[i];
 	return NULL;
@@ -350,23 +353,33 @@ svc_find(const char *name)
 static void
 key_default(const struct cfg_key *k, void *base, int sec)
 {
-	char	*f = (char *)base + k->off;
-	char	*one[1] = { (char *)k->def_s[sec] };
+	const char	*kd;
+	char		*f = (char *)base + k->off;
+	char		*one[1] = { (char *)k->def_s };
+	long		 def_l = k->def_l;
 
+	/* A service's own default, from its kind's row. */
+	if ((k->flags & CFG_KIND_DEF) && sec != CFG_ROOT) {
+		kd = (const char *)&kind_table[sec].conf + k->kdef;
+		if (k->type == CFG_T_LONG)
+			memcpy(&def_l, kd, sizeof(def_l));
+		else
+			memcpy(&one[0], kd, sizeof(one[0]));
+	}
 	/* Out of memory leaves a field empty; config_validate reports it. */
 	switch (k->type) {
 	case CFG_T_LONG:
-		*(long *)f = k->def_l[sec];
+		*(long *)f = def_l;
 		break;
 	case CFG_T_MIB:
-		*(size_t *)f = (size_t)k->def_l[sec] * MIB;
+		*(size_t *)f = (size_t)def_l * MIB;
 		break;
 	case CFG_T_DOUBLE:
-		*(double *)f = k->def_d[sec];
+		*(double *)f = k->def_d;
 		break;
 	case CFG_T_BOOL:
 	case CFG_T_ENUM:
-		*(int *)f = (int)k->def_l[sec];
+		*(int *)f = (int)def_l;
 		break;
 	case CFG_T_STR:
 		(void)config_set_str((char **)f, one[0]);
@@ -396,7 +409,7 @@ table_defaults(const struct cfg_table *t, void *base, int sec)
 	size_t	i;
 
 	for (i = 0; i < t->nkeys; i++) {
-		if (!(t->keys[i].in & CFG_IN(sec)))
+		if (!key_in(&t->keys[i], sec))
 			continue;
 		if (t->keys[i].type == CFG_T_OBJECT)
 			table_defaults(t->keys[i].sub,
@@ -413,7 +426,7 @@ config_defaults(struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	table_defaults(&root_table, cfg, CFG_ROOT);
-	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++)
+	for (svc = KIND_FIRST; svc < CACHE_KIND_MAX; svc++)
 		table_defaults(&service_table, section(cfg, svc), svc);
 }
 
@@ -424,7 +437,7 @@ upstream_default_nonce(void)
 	struct up_fields	f;
 
 	memset(&f, 0, sizeof(f));
-	table_defaults(&upstream_table, &f, CACHE_KIND_OCSP);
+	table_defaults(&upstream_table, &f, KIND_FIRST);
 	return f.verify_nonce;
 }
 

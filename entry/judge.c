@@ -157,8 +157,8 @@ entry_rules_init(struct entry_rules *r, const struct config *cfg,
 	memset(r, 0, sizeof(*r));
 	r->ocsp = ocsp;
 	r->rim = rim;
-	r->ocsp_skew_s = cfg->ocsp.skew_s;
-	r->rim_retention_s = config_retention_s(&cfg->rim);
+	r->ocsp_skew_s = cfg->svc[CACHE_KIND_OCSP].skew_s;
+	r->rim_retention_s = config_retention_s(&cfg->svc[CACHE_KIND_RIM]);
 }
 
 int

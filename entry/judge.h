@@ -37,7 +37,7 @@ struct entry_rules {
 	struct ocsp_trust	*ocsp;		/* OCSP answers, the pool's rule */
 	struct rim_trust	*rim;		/* NULL: RIM records are refused */
 	long			 ocsp_skew_s;	/* ocsp.skew_s */
-	long			 rim_retention_s; /* config_retention_s(&cfg->rim) */
+	long			 rim_retention_s; /* config_retention_s(&cfg->svc[CACHE_KIND_RIM]) */
 	/*
 	 * Where a RIM's KeyInfo CAs that the pool's rule admits are kept
 	 * (entry_pool_put), as the RIM route keeps them; they join ocsp

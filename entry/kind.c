@@ -3,6 +3,7 @@
 
 #include "attest/amd.h"
 #include "attest/intel.h"
+#include "entry/conf.h"
 #include "entry/kds.h"
 #include "entry/kind.h"
 #include "entry/pccs.h"
@@ -57,23 +58,37 @@ const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 #define PCCS_MAP_SHARE_PCT	15
 #define KDS_MAP_SHARE_PCT	10
 
+/* The vendors' endpoints, asked when a section names no upstreams. */
+#define OCSP_UPSTREAM		"https://ocsp.ndis.nvidia.com"
+#define RIM_UPSTREAM		"https://rim.attestation.nvidia.com"
+#define PCCS_UPSTREAM		"https://api.trustedservices.intel.com"
+#define KDS_UPSTREAM		"https://kdsintf.amd.com"
+/* AMD KDS throttles identical requests to about one per 10 s. */
+#define KDS_PACING_MS		10000
+
 const struct kind_row kind_table[CACHE_KIND_MAX] = {
 	[CACHE_KIND_OCSP] = { .min_skew_s = 0,
 	    .judge = entry_judge_ocsp, .entry_bytes = OCSP_ENTRY_BYTES,
-	    .map_share_pct = OCSP_MAP_SHARE_PCT },
+	    .map_share_pct = OCSP_MAP_SHARE_PCT,
+	    .conf = { .upstream = OCSP_UPSTREAM, .keys = KIND_CONF_ANCHORS |
+	    KIND_CONF_INTERMEDIATES | KIND_CONF_PATHS } },
 	[CACHE_KIND_RIM] = { .min_skew_s = RIM_MIN_SKEW_S,
 	    .judge = entry_judge_rim, .entry_bytes = RIM_ENTRY_BYTES,
-	    .map_share_pct = RIM_MAP_SHARE_PCT },
+	    .map_share_pct = RIM_MAP_SHARE_PCT,
+	    .conf = { .upstream = RIM_UPSTREAM, .keys = KIND_CONF_ANCHORS |
+	    KIND_CONF_RETENTION, .retention_s = CONFIG_DEFAULT_RIM_RETENTION_S } },
 	[CACHE_KIND_PCCS] = { .min_skew_s = INTEL_SKEW_S,
 	    .keep_headers = pccs_keep_headers,
 	    .base_suffixes = pccs_base_suffixes,
 	    .judge = entry_judge_pccs, .entry_bytes = PCCS_ENTRY_BYTES,
-	    .map_share_pct = PCCS_MAP_SHARE_PCT },
+	    .map_share_pct = PCCS_MAP_SHARE_PCT,
+	    .conf = { .upstream = PCCS_UPSTREAM, .keys = KIND_CONF_API_KEY } },
 	[CACHE_KIND_KDS] = { .min_skew_s = AMD_SKEW_S,
 	    .keep_headers = kds_keep_headers,
 	    .base_suffixes = kds_base_suffixes,
 	    .judge = entry_judge_kds, .entry_bytes = KDS_ENTRY_BYTES,
-	    .map_share_pct = KDS_MAP_SHARE_PCT },
+	    .map_share_pct = KDS_MAP_SHARE_PCT,
+	    .conf = { .upstream = KDS_UPSTREAM, .pacing_ms = KDS_PACING_MS } },
 };
 
 int

@@ -11,6 +11,24 @@
 #include "entry/kinds.h"
 
 /*
+ * The keys a service's section accepts beyond those every section does
+ * (entry/conf_keys.c), by what the kind's rules read.
+ */
+#define KIND_CONF_ANCHORS	0x01	/* "anchors": roots replacing the built-in ones */
+#define KIND_CONF_INTERMEDIATES	0x02	/* "intermediates": CAs added to the pool */
+#define KIND_CONF_PATHS		0x04	/* "paths": more POST paths */
+#define KIND_CONF_RETENTION	0x08	/* "retention_s": how long an entry is kept */
+#define KIND_CONF_API_KEY	0x10	/* "api_key_file": the vendor's API key */
+
+/* What the configuration takes from a kind: its section's keys, and the defaults that differ by kind. */
+struct kind_conf {
+	const char	*upstream;	/* "upstreams" not set: the vendor's endpoint */
+	unsigned	 keys;		/* KIND_CONF_* */
+	long		 pacing_ms;	/* "pacing_ms" not set */
+	long		 retention_s;	/* "retention_s" not set */
+};
+
+/*
  * One row per kind, indexed by enum cache_kind (row 0 is no kind). Its
  * name is cache_kind_str's (logs, metrics, bundles, --kind), its section
  * kind_section's: the list's (entry/kinds.h).
@@ -35,6 +53,7 @@ struct kind_row {
 	 */
 	size_t			 entry_bytes;
 	unsigned		 map_share_pct;
+	struct kind_conf	 conf;		/* its section of the configuration */
 };
 extern const struct kind_row	kind_table[CACHE_KIND_MAX];
 

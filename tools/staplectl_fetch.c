@@ -396,12 +396,28 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 	return CTL_OK;
 }
 
+/* Each kind's section, as a sentence lists them: "ocsp, rim, pccs and amd_kds". */
+static void
+put_sections(FILE *f)
+{
+	int	k;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		fprintf(f, "%s%s", k == KIND_FIRST ? "" : k + 1 ==
+		    CACHE_KIND_MAX ? " and " : ", ", kind_section[k]);
+}
+
 static void
 fetch_usage(FILE *f)
 {
+	int	k;
+
 	fprintf(f, "usage: staplectl [-f config] fetch --manifest FILE --out "
-	    "BUNDLE\n    [--ocsp-upstream URL]... [--rim-upstream URL]...\n"
-	    "    [--pccs-upstream URL]... [--kds-upstream URL]...\n"
+	    "BUNDLE");
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		fprintf(f, "%s[--%s-upstream URL]...", k % 2 == 1 ? "\n    " :
+		    " ", kind_name(k));
+	fprintf(f, "\n"
 	    "    [--hash sha1,sha256,sha384]\n"
 	    "fetches everything a manifest lists (RIMs first, then the OCSP "
 	    "answers for\ntheir signing chains and the manifest's CertIDs, "
@@ -410,10 +426,12 @@ fetch_usage(FILE *f)
 	    "default). Each entry is\nasked once per run; a transient failure "
 	    "(connect, timeout, 5xx) is asked again\ntwice with backoff. Exit "
 	    "1 when any entry was not stored."
-	    "\nFlags win over the -f file's ocsp, rim, pccs and amd_kds "
-	    "upstreams; defaults:\n" CONFIG_DEFAULT_OCSP_UPSTREAM ", "
-	    CONFIG_DEFAULT_RIM_UPSTREAM ",\n" CONFIG_DEFAULT_PCCS_UPSTREAM ", "
-	    CONFIG_DEFAULT_KDS_UPSTREAM ".\n");
+	    "\nFlags win over the -f file's ");
+	put_sections(f);
+	fprintf(f, " upstreams; defaults:\n");
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		fprintf(f, "%s%s", kind_table[k].conf.upstream, k + 1 ==
+		    CACHE_KIND_MAX ? ".\n" : k % 2 == 0 ? ",\n" : ", ");
 }
 
 /* The upstreams fetch and prefetch ask, per service, in order. */

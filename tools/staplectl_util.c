@@ -610,7 +610,7 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 		return CTL_REJECTED;
 	}
 	/* As stapled: configured anchors replace the pinned roots. */
-	if (ctl->conf.ocsp.nanchors == 0) {
+	if (ctl->conf.svc[CACHE_KIND_OCSP].nanchors == 0) {
 		if (ocsp_trust_add_builtin_anchors(t->ocsp) <= 0) {
 			ctl_warnx("the built-in anchors do not load");
 			return CTL_REJECTED;
@@ -619,8 +619,8 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 			stack_add_pem(t->anchors, nvidia_anchors[i].pem,
 			    strlen(nvidia_anchors[i].pem));
 	}
-	for (i = 0; i < ctl->conf.ocsp.nanchors; i++)
-		if ((rc = trust_file(t, ctl->conf.ocsp.anchors[i], 1)) != CTL_OK)
+	for (i = 0; i < ctl->conf.svc[CACHE_KIND_OCSP].nanchors; i++)
+		if ((rc = trust_file(t, ctl->conf.svc[CACHE_KIND_OCSP].anchors[i], 1)) != CTL_OK)
 			return rc;
 	if (ocsp_trust_add_builtin_pool(t->ocsp) < 0) {
 		ctl_warnx("the built-in intermediates do not load");
@@ -629,8 +629,8 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 	for (i = 0; i < nvidia_pool_count; i++)
 		stack_add_pem(t->pool, nvidia_pool[i].pem,
 		    strlen(nvidia_pool[i].pem));
-	for (i = 0; i < ctl->conf.ocsp.nintermediates; i++)
-		if ((rc = trust_file(t, ctl->conf.ocsp.intermediates[i], 0)) !=
+	for (i = 0; i < ctl->conf.svc[CACHE_KIND_OCSP].nintermediates; i++)
+		if ((rc = trust_file(t, ctl->conf.svc[CACHE_KIND_OCSP].intermediates[i], 0)) !=
 		    CTL_OK)
 			return rc;
 	if (with_cache && ctl->cache != NULL &&
@@ -651,17 +651,17 @@ ctl_rim_trust(struct ctl *ctl)
 
 	if ((rt = rim_trust_new()) == NULL)
 		return NULL;
-	if (ctl->conf.rim.nanchors == 0 && rim_trust_add_builtin(rt) == -1)
+	if (ctl->conf.svc[CACHE_KIND_RIM].nanchors == 0 && rim_trust_add_builtin(rt) == -1)
 		goto fail;
-	for (i = 0; i < ctl->conf.rim.nanchors; i++) {
-		if (ctl_read_file(ctl->conf.rim.anchors[i], CTL_MAX_CONFIG_BYTES,
+	for (i = 0; i < ctl->conf.svc[CACHE_KIND_RIM].nanchors; i++) {
+		if (ctl_read_file(ctl->conf.svc[CACHE_KIND_RIM].anchors[i], CTL_MAX_CONFIG_BYTES,
 		    &buf, &len, err, sizeof(err)) == -1) {
 			ctl_warnx("rim.anchors: %s", err);
 			goto fail;
 		}
 		if (rim_trust_add_anchors_pem(rt, (char *)buf, len) <= 0) {
 			ctl_warnx("rim.anchors: %s: no PEM certificate",
-			    ctl->conf.rim.anchors[i]);
+			    ctl->conf.svc[CACHE_KIND_RIM].anchors[i]);
 			free(buf);
 			goto fail;
 		}

@@ -48,8 +48,10 @@ usage(FILE *f)
 	    "  -h, --help                this text\n"
 	    "  -V, --version             print the version\n",
 	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR,
-	    CONFIG_DEFAULT_OCSP_UPSTREAM, CONFIG_DEFAULT_RIM_UPSTREAM,
-	    CONFIG_DEFAULT_PCCS_UPSTREAM, CONFIG_DEFAULT_KDS_UPSTREAM);
+	    kind_table[CACHE_KIND_OCSP].conf.upstream,
+	    kind_table[CACHE_KIND_RIM].conf.upstream,
+	    kind_table[CACHE_KIND_PCCS].conf.upstream,
+	    kind_table[CACHE_KIND_KDS].conf.upstream);
 }
 
 static int
@@ -282,20 +284,20 @@ load_config(const struct cli *c, int *listen_default, char *err,
 		*listen_default = cfg->listen == deflist;
 	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
 		goto oom;
-	if (set_upstreams(&cfg->ocsp, "--ocsp-upstream", c->upstreams,
+	if (set_upstreams(&cfg->svc[CACHE_KIND_OCSP], "--ocsp-upstream", c->upstreams,
 	    c->nupstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->rim, "--rim-upstream", c->rim_upstreams,
+	    set_upstreams(&cfg->svc[CACHE_KIND_RIM], "--rim-upstream", c->rim_upstreams,
 	    c->nrim_upstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->pccs, "--pccs-upstream", c->pccs_upstreams,
+	    set_upstreams(&cfg->svc[CACHE_KIND_PCCS], "--pccs-upstream", c->pccs_upstreams,
 	    c->npccs_upstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->amd_kds, "--kds-upstream", c->kds_upstreams,
+	    set_upstreams(&cfg->svc[CACHE_KIND_KDS], "--kds-upstream", c->kds_upstreams,
 	    c->nkds_upstreams, err, errlen) == -1)
 		goto fail;
-	if (c->nanchors > 0 && config_set_strlist(&cfg->ocsp.anchors,
-	    &cfg->ocsp.nanchors, c->anchors, c->nanchors) == -1)
+	if (c->nanchors > 0 && config_set_strlist(&cfg->svc[CACHE_KIND_OCSP].anchors,
+	    &cfg->svc[CACHE_KIND_OCSP].nanchors, c->anchors, c->nanchors) == -1)
 		goto oom;
-	if (c->nintermediates > 0 && config_set_strlist(&cfg->ocsp.intermediates,
-	    &cfg->ocsp.nintermediates, c->intermediates, c->nintermediates) == -1)
+	if (c->nintermediates > 0 && config_set_strlist(&cfg->svc[CACHE_KIND_OCSP].intermediates,
+	    &cfg->svc[CACHE_KIND_OCSP].nintermediates, c->intermediates, c->nintermediates) == -1)
 		goto oom;
 	if (config_validate(cfg, err, errlen) == -1)
 		goto fail;

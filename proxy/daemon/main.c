@@ -73,8 +73,8 @@ on_term(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon			*d = arg;
 	const struct config		*cfg = gen_config(d->gen);
-	const struct config_service	*svcs[] = { &cfg->ocsp, &cfg->rim,
-					    &cfg->pccs, &cfg->amd_kds };
+	const struct config_service	*svcs[] = { &cfg->svc[CACHE_KIND_OCSP], &cfg->svc[CACHE_KIND_RIM],
+					    &cfg->svc[CACHE_KIND_PCCS], &cfg->svc[CACHE_KIND_KDS] };
 	long				 grace = 0;
 	size_t				 i;
 

@@ -152,7 +152,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
-	    "upstream(s))", gen_config(d->gen)->ocsp.nupstreams);
+	    "upstream(s))", gen_config(d->gen)->svc[CACHE_KIND_OCSP].nupstreams);
 	log_info("SIGHUP: configuration reloaded; upstreams: %s",
 	    upstreams_line(d->gen, line, sizeof(line)));
 	reload_record(d, 1, msg);

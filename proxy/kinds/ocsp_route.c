@@ -59,7 +59,7 @@ trust_file(struct ocsp_trust *t, const char *path, int anchors, char *err,
 static void *
 ocsp_trust_create(const struct config *cfg, char *err, size_t errlen)
 {
-	const struct config_service	*c = &cfg->ocsp;
+	const struct config_service	*c = &cfg->svc[CACHE_KIND_OCSP];
 	struct ocsp_trust		*t;
 	size_t				 i;
 

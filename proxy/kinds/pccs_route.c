@@ -47,9 +47,9 @@ pccs_trust_create(const struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (cfg->pccs.api_key_file == NULL)
+	if (cfg->svc[CACHE_KIND_PCCS].api_key_file == NULL)
 		return t;
-	if ((key = file_read(cfg->pccs.api_key_file, PCCS_API_KEY_FILE_MAX, &n,
+	if ((key = file_read(cfg->svc[CACHE_KIND_PCCS].api_key_file, PCCS_API_KEY_FILE_MAX, &n,
 	    ferr, sizeof(ferr))) == NULL) {
 		snprintf(err, errlen, "pccs.api_key_file: %s", ferr);
 		goto fail;
@@ -60,7 +60,7 @@ pccs_trust_create(const struct config *cfg, char *err, size_t errlen)
 	if (n == 0 || n > PCCS_API_KEY_MAX || strspn((char *)key,
 	    "0123456789abcdefABCDEF") != n) {
 		snprintf(err, errlen, "pccs.api_key_file: %s: expected one line "
-		    "of hex (the Intel PCS subscription key)", cfg->pccs.api_key_file);
+		    "of hex (the Intel PCS subscription key)", cfg->svc[CACHE_KIND_PCCS].api_key_file);
 		goto fail;
 	}
 	snprintf(t->header, sizeof(t->header), "Ocp-Apim-Subscription-Key: %s",

@@ -39,19 +39,19 @@ rim_trust_create(const struct config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	/* Like OCSP: configured anchors replace the pinned CoRIM signing root. */
-	if (cfg->rim.nanchors == 0 && rim_trust_add_builtin(t) == -1) {
+	if (cfg->svc[CACHE_KIND_RIM].nanchors == 0 && rim_trust_add_builtin(t) == -1) {
 		snprintf(err, errlen, "rim: the built-in CoRIM signing root does not load");
 		goto fail;
 	}
-	for (i = 0; i < cfg->rim.nanchors; i++) {
-		if ((pem = file_read(cfg->rim.anchors[i], RIM_ANCHOR_MAX_BYTES,
+	for (i = 0; i < cfg->svc[CACHE_KIND_RIM].nanchors; i++) {
+		if ((pem = file_read(cfg->svc[CACHE_KIND_RIM].anchors[i], RIM_ANCHOR_MAX_BYTES,
 		    &len, ferr, sizeof(ferr))) == NULL) {
 			snprintf(err, errlen, "rim.anchors: %s", ferr);
 			goto fail;
 		}
 		if (rim_trust_add_anchors_pem(t, (const char *)pem, len) <= 0) {
 			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
-			    "certificates", cfg->rim.anchors[i]);
+			    "certificates", cfg->svc[CACHE_KIND_RIM].anchors[i]);
 			free(pem);
 			goto fail;
 		}

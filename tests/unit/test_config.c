@@ -61,26 +61,26 @@ test_defaults(void **state)
 	assert_int_equal(cfg.keepalive_timeout_s, 60);
 	assert_int_equal(cfg.lookup_threads, 0);
 	assert_int_equal(cfg.lookup_offload, CONFIG_OFFLOAD_DISK);
-	assert_int_equal(cfg.ocsp.nupstreams, 1);
-	assert_string_equal(cfg.ocsp.upstreams[0].url,
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com");
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "ocsp.ndis.nvidia.com");
-	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
-	assert_int_equal(cfg.ocsp.nanchors, 0);
-	assert_int_equal(cfg.ocsp.nintermediates, 0);
-	assert_int_equal(cfg.ocsp.npaths, 0);
-	assert_int_equal(cfg.ocsp.mode, CONFIG_MODE_CACHE_FIRST);
-	assert_int_equal(cfg.ocsp.hedge_ms, 500);
-	assert_int_equal(cfg.ocsp.connect_timeout_ms, 2000);
-	assert_int_equal(cfg.ocsp.timeout_ms, 10000);
-	assert_int_equal(cfg.ocsp.client_budget_ms, 5000);
-	assert_int_equal(cfg.ocsp.skew_s, 60);
-	assert_true(cfg.ocsp.refresh.fraction == 0.5);
-	assert_true(cfg.ocsp.refresh.jitter == 0.1);
-	assert_int_equal(cfg.ocsp.refresh.min_interval_s, 10);
-	assert_int_equal(cfg.ocsp.refresh.max_interval_s, 43200);
-	assert_int_equal(cfg.ocsp.idle_expire_s, 2592000);
-	assert_true(cfg.ocsp.rate_limit_per_s == 20);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "ocsp.ndis.nvidia.com");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].verify_nonce, 1);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nintermediates, 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].npaths, 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].mode, CONFIG_MODE_CACHE_FIRST);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].hedge_ms, 500);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].connect_timeout_ms, 2000);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].timeout_ms, 10000);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].client_budget_ms, 5000);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].skew_s, 60);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].refresh.fraction == 0.5);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].refresh.jitter == 0.1);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].refresh.min_interval_s, 10);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].refresh.max_interval_s, 43200);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].idle_expire_s, 2592000);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].rate_limit_per_s == 20);
 	assert_string_equal(config_mode_str[CONFIG_MODE_CACHE_FIRST], "cache_first");
 	assert_string_equal(config_mode_str[CONFIG_MODE_UPSTREAM_FIRST],
 	    "upstream_first");
@@ -88,7 +88,7 @@ test_defaults(void **state)
 	config_free(&cfg);
 	assert_null(cfg.listen);
 	assert_null(cfg.cache_dir);
-	assert_null(cfg.ocsp.upstreams);
+	assert_null(cfg.svc[CACHE_KIND_OCSP].upstreams);
 	config_free(&cfg);	/* twice is harmless: it zeroed the struct */
 	config_free(NULL);
 }
@@ -101,7 +101,7 @@ test_empty_object(void **state)
 	(void)state;
 	assert_int_equal(load(&cfg, "{}"), 0);
 	assert_string_equal(cfg.listen[0], "127.0.0.1:8090");
-	assert_int_equal(cfg.ocsp.nupstreams, 1);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 1);
 	config_free(&cfg);
 }
 
@@ -166,34 +166,34 @@ test_full(void **state)
 	assert_int_equal(cfg.keepalive_timeout_s, 120);
 	assert_int_equal(cfg.lookup_threads, 4);
 	assert_int_equal(cfg.lookup_offload, CONFIG_OFFLOAD_ALWAYS);
-	assert_int_equal(cfg.ocsp.nupstreams, 2);
-	assert_string_equal(cfg.ocsp.upstreams[0].url,
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 2);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].url,
 	    "https://ocsp.ndis.nvidia.com/");
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "nvidia");
-	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
-	assert_string_equal(cfg.ocsp.upstreams[1].url,
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "nvidia");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].verify_nonce, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].url,
 	    "http://127.0.0.1:8888/ocsp");
-	assert_string_equal(cfg.ocsp.upstreams[1].name, "127.0.0.1:8888");
-	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 0);
-	assert_int_equal(cfg.ocsp.nanchors, 1);
-	assert_string_equal(cfg.ocsp.anchors[0], "/etc/stapled/root.pem");
-	assert_int_equal(cfg.ocsp.nintermediates, 1);
-	assert_string_equal(cfg.ocsp.intermediates[0], "/etc/stapled/ca.pem");
-	assert_int_equal(cfg.ocsp.npaths, 2);
-	assert_string_equal(cfg.ocsp.paths[0], "/nvidia/ocsp");
-	assert_string_equal(cfg.ocsp.paths[1], "/v2");
-	assert_int_equal(cfg.ocsp.mode, CONFIG_MODE_UPSTREAM_FIRST);
-	assert_int_equal(cfg.ocsp.hedge_ms, 0);
-	assert_int_equal(cfg.ocsp.connect_timeout_ms, 1500);
-	assert_int_equal(cfg.ocsp.timeout_ms, 8000);
-	assert_int_equal(cfg.ocsp.client_budget_ms, 25000);
-	assert_int_equal(cfg.ocsp.skew_s, 300);
-	assert_true(cfg.ocsp.refresh.fraction == 0.75);
-	assert_true(cfg.ocsp.refresh.jitter == 0);
-	assert_int_equal(cfg.ocsp.refresh.min_interval_s, 30);
-	assert_int_equal(cfg.ocsp.refresh.max_interval_s, 3600);
-	assert_int_equal(cfg.ocsp.idle_expire_s, 86400);
-	assert_true(cfg.ocsp.rate_limit_per_s == 2.5);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].name, "127.0.0.1:8888");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].verify_nonce, 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].anchors[0], "/etc/stapled/root.pem");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nintermediates, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].intermediates[0], "/etc/stapled/ca.pem");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].npaths, 2);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].paths[0], "/nvidia/ocsp");
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].paths[1], "/v2");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].mode, CONFIG_MODE_UPSTREAM_FIRST);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].hedge_ms, 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].connect_timeout_ms, 1500);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].timeout_ms, 8000);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].client_budget_ms, 25000);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].skew_s, 300);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].refresh.fraction == 0.75);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].refresh.jitter == 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].refresh.min_interval_s, 30);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].refresh.max_interval_s, 3600);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].idle_expire_s, 86400);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].rate_limit_per_s == 2.5);
 	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
 	config_free(&cfg);
 }
@@ -209,11 +209,11 @@ test_string_and_list_forms(void **state)
 	    "\"anchors\": \"/a.pem\"}}"), 0);
 	assert_int_equal(cfg.nlisten, 1);
 	assert_string_equal(cfg.listen[0], "[::]:9000");
-	assert_int_equal(cfg.ocsp.nupstreams, 1);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "mirror.example:8080");
-	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
-	assert_int_equal(cfg.ocsp.nanchors, 1);
-	assert_string_equal(cfg.ocsp.anchors[0], "/a.pem");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "mirror.example:8080");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].verify_nonce, 1);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].anchors[0], "/a.pem");
 	config_free(&cfg);
 
 	/* Lists replace the defaults; an empty anchor list means built-in roots. */
@@ -222,11 +222,11 @@ test_string_and_list_forms(void **state)
 	    "\"https://[2001:db8::1]:8443/ocsp\"], \"anchors\": []}}"), 0);
 	assert_int_equal(cfg.nlisten, 2);
 	assert_string_equal(cfg.listen[1], "localhost:2");
-	assert_int_equal(cfg.ocsp.nupstreams, 2);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
-	assert_string_equal(cfg.ocsp.upstreams[1].name, "[2001:db8::1]:8443");
-	assert_int_equal(cfg.ocsp.nanchors, 0);
-	assert_null(cfg.ocsp.anchors);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 2);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "a.example");
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].name, "[2001:db8::1]:8443");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 0);
+	assert_null(cfg.svc[CACHE_KIND_OCSP].anchors);
 	config_free(&cfg);
 }
 
@@ -276,13 +276,13 @@ test_upstream_objects(void **state)
 	    "{\"url\": \"https://a.example/other\", \"name\": \"a-2\", "
 	    "\"verify_nonce\": false}, "
 	    "{\"verify_nonce\": true, \"url\": \"HTTPS://B.example\"}]}}"), 0);
-	assert_int_equal(cfg.ocsp.nupstreams, 3);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
-	assert_int_equal(cfg.ocsp.upstreams[0].verify_nonce, 1);
-	assert_string_equal(cfg.ocsp.upstreams[1].name, "a-2");
-	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 0);
-	assert_string_equal(cfg.ocsp.upstreams[2].name, "B.example");
-	assert_int_equal(cfg.ocsp.upstreams[2].verify_nonce, 1);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 3);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "a.example");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].verify_nonce, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].name, "a-2");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].verify_nonce, 0);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[2].name, "B.example");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[2].verify_nonce, 1);
 	config_free(&cfg);
 
 	load_fails("{\"ocsp\": {\"upstreams\": [{\"name\": \"x\"}]}}",
@@ -376,17 +376,17 @@ test_sibling_services(void **state)
 
 	(void)state;
 	config_defaults(&cfg);
-	assert_string_equal(cfg.rim.upstreams[0].url, CONFIG_DEFAULT_RIM_UPSTREAM);
-	assert_int_equal(cfg.rim.retention_s, 30L * 24 * 3600);
-	assert_int_equal(cfg.amd_kds.pacing_ms, 10000);
+	assert_string_equal(cfg.svc[CACHE_KIND_RIM].upstreams[0].url, "https://rim.attestation.nvidia.com");
+	assert_int_equal(cfg.svc[CACHE_KIND_RIM].retention_s, 30L * 24 * 3600);
+	assert_int_equal(cfg.svc[CACHE_KIND_KDS].pacing_ms, 10000);
 	assert_int_equal(config_load_buffer(&cfg, "t.json", js, strlen(js), msg,
 	    sizeof(msg)), 0);
-	assert_int_equal(cfg.rim.retention_s, 86400);
-	assert_int_equal(cfg.pccs.nupstreams, 2);
-	assert_true(cfg.pccs.shuffle);
-	assert_string_equal(cfg.pccs.api_key_file, "/etc/stapled/pcs.key");
-	assert_int_equal(cfg.amd_kds.negative_ttl_s, 30);
-	assert_string_equal(cfg.amd_kds.upstreams[0].url,
+	assert_int_equal(cfg.svc[CACHE_KIND_RIM].retention_s, 86400);
+	assert_int_equal(cfg.svc[CACHE_KIND_PCCS].nupstreams, 2);
+	assert_true(cfg.svc[CACHE_KIND_PCCS].shuffle);
+	assert_string_equal(cfg.svc[CACHE_KIND_PCCS].api_key_file, "/etc/stapled/pcs.key");
+	assert_int_equal(cfg.svc[CACHE_KIND_KDS].negative_ttl_s, 30);
+	assert_string_equal(cfg.svc[CACHE_KIND_KDS].upstreams[0].url,
 	    "https://kdsintf.amd.com/vcek/v1");
 	assert_int_equal(config_validate(&cfg, msg, sizeof(msg)), 0);
 	config_free(&cfg);
@@ -639,36 +639,36 @@ test_setters(void **state)
 
 	(void)state;
 	config_defaults(&cfg);
-	assert_int_equal(config_set_upstreams(&cfg.ocsp, one, 1), 0);
-	assert_int_equal(cfg.ocsp.nupstreams, 1);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "a.example");
-	assert_int_equal(config_set_upstreams(&cfg.ocsp, two, 2), 0);
-	assert_int_equal(cfg.ocsp.nupstreams, 2);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "b.example:81");
-	assert_string_equal(cfg.ocsp.upstreams[1].url, "https://c.example");
-	assert_int_equal(cfg.ocsp.upstreams[1].verify_nonce, 1);
+	assert_int_equal(config_set_upstreams(&cfg.svc[CACHE_KIND_OCSP], one, 1), 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 1);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "a.example");
+	assert_int_equal(config_set_upstreams(&cfg.svc[CACHE_KIND_OCSP], two, 2), 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 2);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "b.example:81");
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].url, "https://c.example");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[1].verify_nonce, 1);
 
 	/* A failed call leaves the previous list in place. */
 	errno = 0;
-	assert_int_equal(config_set_upstreams(&cfg.ocsp, bad, 2), -1);
+	assert_int_equal(config_set_upstreams(&cfg.svc[CACHE_KIND_OCSP], bad, 2), -1);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(config_set_upstreams(&cfg.ocsp, dup, 2), -1);
+	assert_int_equal(config_set_upstreams(&cfg.svc[CACHE_KIND_OCSP], dup, 2), -1);
 	assert_int_equal(errno, EEXIST);
 	errno = 0;
-	assert_int_equal(config_set_upstreams(&cfg.ocsp, one, 0), -1);
+	assert_int_equal(config_set_upstreams(&cfg.svc[CACHE_KIND_OCSP], one, 0), -1);
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(cfg.ocsp.nupstreams, 2);
-	assert_string_equal(cfg.ocsp.upstreams[0].name, "b.example:81");
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nupstreams, 2);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].upstreams[0].name, "b.example:81");
 
-	assert_int_equal(config_set_strlist(&cfg.ocsp.anchors,
-	    &cfg.ocsp.nanchors, two, 2), 0);
-	assert_int_equal(cfg.ocsp.nanchors, 2);
-	assert_ptr_not_equal(cfg.ocsp.anchors[0], two[0]);
-	assert_string_equal(cfg.ocsp.anchors[0], two[0]);
-	assert_int_equal(config_set_strlist(&cfg.ocsp.anchors,
-	    &cfg.ocsp.nanchors, one, 1), 0);
-	assert_int_equal(cfg.ocsp.nanchors, 1);
+	assert_int_equal(config_set_strlist(&cfg.svc[CACHE_KIND_OCSP].anchors,
+	    &cfg.svc[CACHE_KIND_OCSP].nanchors, two, 2), 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 2);
+	assert_ptr_not_equal(cfg.svc[CACHE_KIND_OCSP].anchors[0], two[0]);
+	assert_string_equal(cfg.svc[CACHE_KIND_OCSP].anchors[0], two[0]);
+	assert_int_equal(config_set_strlist(&cfg.svc[CACHE_KIND_OCSP].anchors,
+	    &cfg.svc[CACHE_KIND_OCSP].nanchors, one, 1), 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].nanchors, 1);
 
 	assert_int_equal(config_set_str(&cfg.cache_dir, "/tmp/x"), 0);
 	assert_string_equal(cfg.cache_dir, "/tmp/x");
@@ -868,10 +868,10 @@ test_service_defaults(void **state)
 
 	(void)state;
 	config_defaults(&cfg);
-	assert_ptr_equal(config_service(&cfg, CACHE_KIND_OCSP), &cfg.ocsp);
-	assert_ptr_equal(config_service(&cfg, CACHE_KIND_RIM), &cfg.rim);
-	assert_ptr_equal(config_service(&cfg, CACHE_KIND_PCCS), &cfg.pccs);
-	assert_ptr_equal(config_service(&cfg, CACHE_KIND_KDS), &cfg.amd_kds);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_OCSP), &cfg.svc[CACHE_KIND_OCSP]);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_RIM), &cfg.svc[CACHE_KIND_RIM]);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_PCCS), &cfg.svc[CACHE_KIND_PCCS]);
+	assert_ptr_equal(config_service(&cfg, CACHE_KIND_KDS), &cfg.svc[CACHE_KIND_KDS]);
 	assert_null(config_service(&cfg, CACHE_KIND_MAX));
 	assert_null(config_service(&cfg, 0));
 	for (svc = CACHE_KIND_OCSP; svc < CACHE_KIND_MAX; svc++) {
@@ -902,10 +902,10 @@ test_service_defaults(void **state)
 		assert_null(s->api_key_file);
 	}
 	/* retention_s 0 means the default; any other value is itself. */
-	cfg.rim.retention_s = 0;
-	assert_int_equal(config_retention_s(&cfg.rim), 30L * 24 * 3600);
-	cfg.rim.retention_s = 60;
-	assert_int_equal(config_retention_s(&cfg.rim), 60);
+	cfg.svc[CACHE_KIND_RIM].retention_s = 0;
+	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM]), 30L * 24 * 3600);
+	cfg.svc[CACHE_KIND_RIM].retention_s = 60;
+	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM]), 60);
 	config_free(&cfg);
 }
 
@@ -949,26 +949,26 @@ test_upstream_bounds(void **state)
 
 	(void)state;
 	config_defaults(&cfg);
-	assert_int_equal(cfg.ocsp.max_upstream_inflight,
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].max_upstream_inflight,
 	    CONFIG_DEFAULT_UPSTREAM_INFLIGHT);
-	assert_int_equal(cfg.amd_kds.max_upstream_inflight, 32);
-	assert_true(cfg.rim.client_miss_rate_per_s == 100.0);
+	assert_int_equal(cfg.svc[CACHE_KIND_KDS].max_upstream_inflight, 32);
+	assert_true(cfg.svc[CACHE_KIND_RIM].client_miss_rate_per_s == 100.0);
 	assert_int_equal(cfg.ntrusted_proxies, 0);
 	config_free(&cfg);
 
 	assert_int_equal(load(&cfg, "{\"rim\": {\"max_upstream_inflight\": 4, "
 	    "\"client_miss_rate_per_s\": 0.5}, \"trusted_proxies\": "
 	    "[\"127.0.0.1\", \"10.0.0.0/8\", \"fd00::/8\"]}"), 0);
-	assert_int_equal(cfg.rim.max_upstream_inflight, 4);
-	assert_int_equal(cfg.ocsp.max_upstream_inflight, 32);
-	assert_true(cfg.rim.client_miss_rate_per_s == 0.5);
+	assert_int_equal(cfg.svc[CACHE_KIND_RIM].max_upstream_inflight, 4);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].max_upstream_inflight, 32);
+	assert_true(cfg.svc[CACHE_KIND_RIM].client_miss_rate_per_s == 0.5);
 	assert_int_equal(cfg.ntrusted_proxies, 3);
 	assert_string_equal(cfg.trusted_proxies[1], "10.0.0.0/8");
 	config_free(&cfg);
 	assert_int_equal(load(&cfg, "{\"trusted_proxies\": \"::1\", "
 	    "\"ocsp\": {\"client_miss_rate_per_s\": 0}}"), 0);
 	assert_int_equal(cfg.ntrusted_proxies, 1);
-	assert_true(cfg.ocsp.client_miss_rate_per_s == 0);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].client_miss_rate_per_s == 0);
 	config_free(&cfg);
 
 	load_fails("{\"ocsp\": {\"max_upstream_inflight\": 0}}",
@@ -980,16 +980,16 @@ test_upstream_bounds(void **state)
 
 	/* a client is a prefix; new entries per second per service */
 	config_defaults(&cfg);
-	assert_int_equal(cfg.ocsp.client_ipv6_prefix, 64);
-	assert_int_equal(cfg.amd_kds.client_ipv4_prefix, 32);
-	assert_true(cfg.rim.new_entry_rate_per_s == 100.0);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].client_ipv6_prefix, 64);
+	assert_int_equal(cfg.svc[CACHE_KIND_KDS].client_ipv4_prefix, 32);
+	assert_true(cfg.svc[CACHE_KIND_RIM].new_entry_rate_per_s == 100.0);
 	config_free(&cfg);
 	assert_int_equal(load(&cfg, "{\"ocsp\": {\"client_ipv6_prefix\": 48, "
 	    "\"client_ipv4_prefix\": 24, \"new_entry_rate_per_s\": 0}}"), 0);
-	assert_int_equal(cfg.ocsp.client_ipv6_prefix, 48);
-	assert_int_equal(cfg.ocsp.client_ipv4_prefix, 24);
-	assert_true(cfg.ocsp.new_entry_rate_per_s == 0);
-	assert_int_equal(cfg.rim.client_ipv6_prefix, 64);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].client_ipv6_prefix, 48);
+	assert_int_equal(cfg.svc[CACHE_KIND_OCSP].client_ipv4_prefix, 24);
+	assert_true(cfg.svc[CACHE_KIND_OCSP].new_entry_rate_per_s == 0);
+	assert_int_equal(cfg.svc[CACHE_KIND_RIM].client_ipv6_prefix, 64);
 	config_free(&cfg);
 	load_fails("{\"ocsp\": {\"client_ipv6_prefix\": 129}}",
 	    NAME ":1:33: ocsp.client_ipv6_prefix: must be an integer between "
@@ -1163,8 +1163,8 @@ test_upstream_tls_check(void **state)
 	assert_true((fd = mkstemp(path)) != -1);
 	assert_int_equal(write(fd, "not PEM\n", 8), 8);
 	close(fd);
-	assert_int_equal(config_set_str(&cfg.rim.upstream_tls.ca_file, path), 0);
-	cfg.rim.upstream_tls.given = 1;
+	assert_int_equal(config_set_str(&cfg.svc[CACHE_KIND_RIM].upstream_tls.ca_file, path), 0);
+	cfg.svc[CACHE_KIND_RIM].upstream_tls.given = 1;
 	assert_int_equal(config_upstream_tls_check(&cfg, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "rim.upstream_tls.ca_file test_config_tls."));
 	assert_non_null(strstr(err, "holds no certificate"));

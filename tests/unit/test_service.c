@@ -354,9 +354,9 @@ gen_up(struct fx *f, int with_writer, void (*edit)(struct config *))
 
 	assert_non_null(cfg = calloc(1, sizeof(*cfg)));
 	config_defaults(cfg);
-	cfg->amd_kds.pacing_ms = 0;
-	cfg->amd_kds.client_miss_rate_per_s = 0;
-	cfg->ocsp.client_miss_rate_per_s = 0;
+	cfg->svc[CACHE_KIND_KDS].pacing_ms = 0;
+	cfg->svc[CACHE_KIND_KDS].client_miss_rate_per_s = 0;
+	cfg->svc[CACHE_KIND_OCSP].client_miss_rate_per_s = 0;
 	if (edit != NULL)
 		edit(cfg);
 	if (with_writer)
@@ -634,7 +634,7 @@ test_negative(void **state)
 static void
 neg_off(struct config *cfg)
 {
-	cfg->amd_kds.negative_ttl_s = 0;
+	cfg->svc[CACHE_KIND_KDS].negative_ttl_s = 0;
 }
 
 /* negative_ttl_s 0: a 404 is asked again every time. */
@@ -654,7 +654,7 @@ test_negative_off(void **state)
 static void
 neg_short(struct config *cfg)
 {
-	cfg->amd_kds.negative_ttl_s = 1;
+	cfg->svc[CACHE_KIND_KDS].negative_ttl_s = 1;
 }
 
 /* A remembered 404 lasts negative_ttl_s; then the upstream is asked again. */
@@ -785,7 +785,7 @@ test_expired_not_served(void **state)
 static void
 upstream_first(struct config *cfg)
 {
-	cfg->amd_kds.mode = CONFIG_MODE_UPSTREAM_FIRST;
+	cfg->svc[CACHE_KIND_KDS].mode = CONFIG_MODE_UPSTREAM_FIRST;
 }
 
 /* upstream_first: asks upstream although stored; the stored entry stands in when it fails. */
@@ -845,7 +845,7 @@ test_landed(void **state)
 static void
 short_budget(struct config *cfg)
 {
-	cfg->amd_kds.client_budget_ms = 50;
+	cfg->svc[CACHE_KIND_KDS].client_budget_ms = 50;
 }
 
 /* The client's budget ends its wait; the fetch goes on and fills the store. */

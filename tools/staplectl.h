@@ -324,8 +324,19 @@ void	ctl_entries_free(struct bundle_entry *e, struct ctl_check *chk,
 	    size_t n);
 
 /*
+ * The upstreams fetch and prefetch ask, per kind, in order: its
+ * --NAME-upstream flags, else its section's upstreams. The URLs are
+ * borrowed (the command line's, the configuration's).
+ */
+struct ctl_ups {
+	char	*url[CACHE_KIND_MAX][CTL_MAX_LIST];
+	size_t	 n[CACHE_KIND_MAX];
+};
+
+/*
  * fetch and prefetch: the pccs and kds paths of a manifest (root; mname
- * names it in messages), each upstream in order until one verifies.
+ * names it in messages), each of the kind's upstreams in ups in order
+ * until one verifies.
  */
 struct ctl_fetched {
 	struct bundle_entry	*e;	/* owned bodies */
@@ -333,8 +344,8 @@ struct ctl_fetched {
 	size_t			 n, cap, failed;
 };
 int	ctl_fetch_collateral(struct ctl *, struct ctl_trust *,
-	    struct json_t *manifest, const char *mname, char **pccs_ups,
-	    size_t np, char **kds_ups, size_t nk, struct ctl_fetched *);
+	    struct json_t *manifest, const char *mname,
+	    const struct ctl_ups *ups, struct ctl_fetched *);
 void	ctl_fetched_free(struct ctl_fetched *);
 /* The cache key of a manifest's pccs or kds path (kind says which); 0, or -1. */
 int	ctl_collateral_key(enum cache_kind, const char *path,

@@ -348,7 +348,7 @@ ctl_collateral_key(enum cache_kind kind, const char *path,
 /* Ask each upstream in order until one answer verifies; it joins f. */
 static void
 fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
-    enum cache_kind kind, const char *path, char **ups, size_t nups)
+    enum cache_kind kind, const char *path, char *const *ups, size_t nups)
 {
 	struct bundle_entry	*e;
 	struct ctl_http		 r;
@@ -424,9 +424,12 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 
 int
 ctl_fetch_collateral(struct ctl *ctl, struct ctl_trust *t, json_t *root,
-    const char *mname, char **pups, size_t np, char **kups, size_t nk,
-    struct ctl_fetched *f)
+    const char *mname, const struct ctl_ups *ups, struct ctl_fetched *f)
 {
+	char *const		*pups = ups->url[CACHE_KIND_PCCS];
+	char *const		*kups = ups->url[CACHE_KIND_KDS];
+	size_t			 np = ups->n[CACHE_KIND_PCCS];
+	size_t			 nk = ups->n[CACHE_KIND_KDS];
 	struct pccs_req		 pr;
 	struct kds_req		 kr;
 	json_t			*arr, *v;

@@ -134,7 +134,7 @@ fetch_failed(enum haul_outcome *o, char cause[FETCH_CAUSE_BYTES],
 static void
 fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     enum cache_kind kind, const uint8_t *key, size_t klen,
-    const uint8_t *req, size_t reqlen, char **ups, size_t nups)
+    const uint8_t *req, size_t reqlen, char *const *ups, size_t nups)
 {
 	struct bundle_entry	*e;
 	struct ctl_check	*c;
@@ -218,7 +218,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 /* A record as it is, with a fresh nonce. */
 static void
 fetch_renonced(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
-    const struct listed *l, char **ups, size_t nups)
+    const struct listed *l, char *const *ups, size_t nups)
 {
 	struct ocsp_req	 req;
 	const char	*why;
@@ -246,7 +246,7 @@ fetch_renonced(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 static void
 fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
     const struct manifest_in *in, size_t i, unsigned hashes,
-    size_t *unknown, char **ups, size_t nups)
+    size_t *unknown, char *const *ups, size_t nups)
 {
 	STACK_OF(X509)		*cands[2] = { t->anchors, t->pool };
 	const struct listed	*l = &in->ocsp[i];
@@ -299,7 +299,7 @@ fetch_restated(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
  */
 static void
 fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
-    const struct manifest_in *in, unsigned hashes, char **ups, size_t nups)
+    const struct manifest_in *in, unsigned hashes, char *const *ups, size_t nups)
 {
 	const struct listed	*l;
 	size_t			 i, unknown = 0;
@@ -333,10 +333,13 @@ fetch_listed(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
  */
 static int
 fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
-    const struct manifest_in *more, unsigned hashes, char **ocsp_ups,
-    size_t nocsp, char **rim_ups, size_t nrim, struct haul *h,
-    const char *cmd)
+    const struct manifest_in *more, unsigned hashes, const struct ctl_ups *u,
+    struct haul *h, const char *cmd)
 {
+	char *const		*ocsp_ups = u->url[CACHE_KIND_OCSP];
+	char *const		*rim_ups = u->url[CACHE_KIND_RIM];
+	size_t			 nocsp = u->n[CACHE_KIND_OCSP];
+	size_t			 nrim = u->n[CACHE_KIND_RIM];
 	struct rim_trust	*rt;
 	struct rim_result	 r;
 	struct evidence_certid	*ids = NULL;
@@ -434,25 +437,14 @@ fetch_usage(FILE *f)
 		    CACHE_KIND_MAX ? ".\n" : k % 2 == 0 ? ",\n" : ", ");
 }
 
-/* The upstreams fetch and prefetch ask, per service, in order. */
-struct fetch_ups {
-	char	*ocsp[CTL_MAX_LIST], *rim[CTL_MAX_LIST];
-	char	*pccs[CTL_MAX_LIST], *kds[CTL_MAX_LIST];
-	size_t	 nocsp, nrim, npccs, nkds;
-};
+/* getopt_long's value for --NAME-upstream: FETCH_OPT_UPSTREAM plus the kind. */
+#define FETCH_OPT_UPSTREAM	0x100
 
-/* One --*-upstream flag (ch 'O', 'R', 'P' or 'K'): CTL_OK or CTL_USAGE (said). */
+/* One --NAME-upstream flag of kind: CTL_OK or CTL_USAGE (said). */
 static int
-fetch_ups_add(struct fetch_ups *u, int ch, char *url)
+fetch_ups_add(struct ctl_ups *u, enum cache_kind kind, char *url)
 {
-	char	**list;
-	size_t	 *n;
-
-	list = ch == 'O' ? u->ocsp : ch == 'R' ? u->rim : ch == 'P' ? u->pccs :
-	    u->kds;
-	n = ch == 'O' ? &u->nocsp : ch == 'R' ? &u->nrim : ch == 'P' ?
-	    &u->npccs : &u->nkds;
-	if (*n >= CTL_MAX_LIST) {
+	if (u->n[kind] >= CTL_MAX_LIST) {
 		ctl_warnx("too many upstreams");
 		return CTL_USAGE;
 	}
@@ -461,56 +453,55 @@ fetch_ups_add(struct fetch_ups *u, int ch, char *url)
 		ctl_warnx("%s: not an http or https URL", url);
 		return CTL_USAGE;
 	}
-	list[(*n)++] = url;
+	u->url[kind][u->n[kind]++] = url;
 	return CTL_OK;
 }
 
-/* Each service without a flag: the configuration's upstreams; CTL_OK or CTL_USAGE (said why). */
+/* Each kind without a flag: the configuration's upstreams; CTL_OK or CTL_USAGE (said why). */
 static int
-fetch_ups_defaults(struct ctl *ctl, struct fetch_ups *u)
+fetch_ups_defaults(struct ctl *ctl, struct ctl_ups *u)
 {
-	if (ups_default(u->ocsp, &u->nocsp, &ctl->conf, CACHE_KIND_OCSP) !=
-	    CTL_OK ||
-	    ups_default(u->rim, &u->nrim, &ctl->conf, CACHE_KIND_RIM) != CTL_OK ||
-	    ups_default(u->pccs, &u->npccs, &ctl->conf, CACHE_KIND_PCCS) !=
-	    CTL_OK ||
-	    ups_default(u->kds, &u->nkds, &ctl->conf, CACHE_KIND_KDS) != CTL_OK)
-		return CTL_USAGE;
+	int	k;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		if (ups_default(u->url[k], &u->n[k], &ctl->conf, k) != CTL_OK)
+			return CTL_USAGE;
 	return CTL_OK;
 }
 
 /* fetch's command line. -1 to go on, else the exit code (usage said). */
 static int
 fetch_opts(int argc, char **argv, const char **mpath, const char **outpath,
-    struct fetch_ups *u, unsigned *hashes)
+    struct ctl_ups *u, unsigned *hashes)
 {
+#define UPSTREAM_OPT_(id, byte, name, section, row)			\
+		{ name "-upstream", required_argument, NULL,		\
+		    FETCH_OPT_UPSTREAM + byte },
 	static const struct option	opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "out", required_argument, NULL, 'o' },
-		{ "ocsp-upstream", required_argument, NULL, 'O' },
-		{ "rim-upstream", required_argument, NULL, 'R' },
-		{ "pccs-upstream", required_argument, NULL, 'P' },
-		{ "kds-upstream", required_argument, NULL, 'K' },
+		KIND_LIST(UPSTREAM_OPT_)
 		{ "hash", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+#undef UPSTREAM_OPT_
 	int	ch;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ch > FETCH_OPT_UPSTREAM &&
+		    ch < FETCH_OPT_UPSTREAM + CACHE_KIND_MAX) {
+			if (fetch_ups_add(u, ch - FETCH_OPT_UPSTREAM, optarg) !=
+			    CTL_OK)
+				return CTL_USAGE;
+			continue;
+		}
 		switch (ch) {
 		case 'm':
 			*mpath = optarg;
 			break;
 		case 'o':
 			*outpath = optarg;
-			break;
-		case 'O':
-		case 'R':
-		case 'P':
-		case 'K':
-			if (fetch_ups_add(u, ch, optarg) != CTL_OK)
-				return CTL_USAGE;
 			break;
 		case 'H':
 			if (hash_opt(optarg, hashes) != CTL_OK)
@@ -536,7 +527,7 @@ struct fetch_run {
 	struct ctl_trust	 t;
 	struct ctl_fetched	 cf;
 	struct haul		 h;
-	struct fetch_ups	 u;
+	struct ctl_ups		 u;
 };
 
 /* Frees what the run gathered and its trust; r itself is the caller's. */
@@ -569,11 +560,10 @@ fetch_run(struct ctl *ctl, struct fetch_run *r, struct evidence_manifest *m,
 		return CTL_USAGE;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rv = fetch_all(ctl, &r->t, m, more, hashes, r->u.ocsp, r->u.nocsp,
-	    r->u.rim, r->u.nrim, &r->h, what);
+	rv = fetch_all(ctl, &r->t, m, more, hashes, &r->u, &r->h, what);
 	if (rv == CTL_OK)
-		rv = ctl_fetch_collateral(ctl, &r->t, coll, cname, r->u.pccs,
-		    r->u.npccs, r->u.kds, r->u.nkds, &r->cf);
+		rv = ctl_fetch_collateral(ctl, &r->t, coll, cname, &r->u,
+		    &r->cf);
 	if (rv == CTL_OK)
 		rv = haul_take(&r->h, &r->cf);
 	curl_global_cleanup();
@@ -701,18 +691,33 @@ prefetch_store(struct ctl *ctl, struct haul *h)
 	return rv;
 }
 
+/* prefetch's usage into buf, each kind's section named. */
+#define PREFETCH_USAGE_BYTES	1024
+static void
+prefetch_usage(char *buf, size_t len)
+{
+	size_t	off;
+	int	k;
+
+	off = (size_t)snprintf(buf, len, "usage: staplectl [-C dir] "
+	    "[-f config] prefetch (--evidence FILE | --chain CHAINFILE | "
+	    "--rim-id ID |\n    --quote QUOTE | --snp-report REPORT "
+	    "[--product Milan|Genoa|Turin])...\n"
+	    "    [--hash sha1,sha256,sha384]\nfetches "
+	    "what the evidence, quotes and SNP reports need from the "
+	    "configured\nupstreams (");
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s.upstreams,%s",
+		    kind_section[k], k + 1 == CACHE_KIND_MAX ? "\n" : " ");
+	if (off < len)
+		snprintf(buf + off, len - off, "else the vendors') into the "
+		    "cache directly.\n");
+}
+
 int
 cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 {
-	static const char	 usage[] = "usage: staplectl [-C dir] [-f config] "
-	    "prefetch (--evidence FILE | --chain CHAINFILE | --rim-id ID |\n"
-	    "    --quote QUOTE | --snp-report REPORT [--product Milan|Genoa|Turin])"
-	    "...\n"
-	    "    [--hash sha1,sha256,sha384]\nfetches "
-	    "what the evidence, quotes and SNP reports need from the "
-	    "configured\nupstreams (ocsp.upstreams, rim.upstreams, "
-	    "pccs.upstreams, amd_kds.upstreams,\nelse the vendors') into the "
-	    "cache directly.\n";
+	char			 usage[PREFETCH_USAGE_BYTES];
 	struct evidence_manifest *m = NULL;
 	struct tee_inputs	 tee;
 	struct fetch_run	 r;
@@ -724,6 +729,7 @@ cmd_prefetch(struct ctl *ctl, int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	memset(&tee, 0, sizeof(tee));
+	prefetch_usage(usage, sizeof(usage));
 	if ((rv = input_opts(argc, argv, usage, files, &nfiles, NULL,
 	    &tee, &hashes)) != 0)
 		return rv == -1 ? CTL_OK : rv;

@@ -52,14 +52,14 @@ long
 config_max_entries(const struct config_service *s, enum cache_kind kind,
     size_t map_bytes)
 {
-	const struct kind_row	*k;
+	const struct kind	*k;
 	double			 n;
 
 	if (s->max_entries != CONFIG_MAX_ENTRIES_AUTO)
 		return s->max_entries;
 	if ((int)kind < KIND_FIRST || kind >= CACHE_KIND_MAX)
 		return 0;
-	k = &kind_table[kind];
+	k = kind_table[kind];
 	n = (double)map_bytes * CONFIG_MAP_FILL_PCT / 100 * k->map_share_pct /
 	    100 / (double)k->entry_bytes;
 	return n < 1 ? 1 : n > CONFIG_MAX_MAX_ENTRIES ? CONFIG_MAX_MAX_ENTRIES :

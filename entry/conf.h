@@ -51,7 +51,7 @@
 /*
  * The services are the kinds (entry/kinds.h): struct config's svc[k] is
  * the section kind_section[k] names; its defaults that differ by kind
- * are kind_table[k].conf's (the vendor's upstream among them).
+ * are kind_table[k]->conf's (the vendor's upstream among them).
  */
 
 enum config_mode { CONFIG_MODE_CACHE_FIRST = 0, CONFIG_MODE_UPSTREAM_FIRST = 1 };

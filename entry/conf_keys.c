@@ -322,7 +322,7 @@ key_in(const struct cfg_key *k, int sec)
 	if (!(k->in & CFG_IN(sec)))
 		return 0;
 	return sec == CFG_ROOT || k->kinds == 0 ||
-	    (kind_table[sec].conf.keys & k->kinds) == k->kinds;
+	    (kind_table[sec]->conf.keys & k->kinds) == k->kinds;
 }
 
 /* The key of t that section `sec` accepts under this name, or NULL. */
@@ -360,7 +360,7 @@ key_default(const struct cfg_key *k, void *base, int sec)
 
 	/* A service's own default, from its kind's row. */
 	if ((k->flags & CFG_KIND_DEF) && sec != CFG_ROOT) {
-		kd = (const char *)&kind_table[sec].conf + k->kdef;
+		kd = (const char *)&kind_table[sec]->conf + k->kdef;
 		if (k->type == CFG_T_LONG)
 			memcpy(&def_l, kd, sizeof(def_l));
 		else

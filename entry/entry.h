@@ -37,12 +37,18 @@ extern const char *const entry_verdict_str[ENTRY_VERDICT_MAX];
 /* A response header of the answer being judged, or NULL; name is case-insensitive. */
 typedef const char *entry_header_fn(const void *arg, const char *name);
 
-/* An upstream's 2xx answer as it arrived. */
+/*
+ * An upstream's 2xx answer as it arrived (header its headers' accessor),
+ * or an answer read back (header NULL; kept its kept headers, the
+ * "Name: value\r\n" lines stored with it, or NULL).
+ */
 struct entry_answer {
 	const uint8_t		*body;
 	size_t			 body_len;
 	entry_header_fn		*header;
 	const void		*header_arg;
+	const uint8_t		*kept;
+	size_t			 kept_len;
 };
 
 /*

@@ -11,8 +11,26 @@
 #include "attest/amd.h"
 #include "attest/amd_chains.h"
 #include "attest/util.h"
+#include "entry/judge.h"
 #include "entry/kds.h"
+#include "entry/kind.h"
 #include "entry/query.h"
+
+/*
+ * What an entry takes of the map: a VCEK of 1.4 KB (the chain, 4.6 KB,
+ * is one per product). One per chip: 10 % of the map.
+ */
+#define KDS_ENTRY_BYTES		(6 * 1024)
+#define KDS_MAP_SHARE_PCT	10
+/* AMD's KDS, asked when the section names no upstreams. */
+#define KDS_UPSTREAM		"https://kdsintf.amd.com"
+/* AMD KDS throttles identical requests to about one per 10 s. */
+#define KDS_PACING_MS		10000
+
+/* KDS sends Content-Type only; verifiers need nothing else from it. */
+const char *const kds_keep_headers[] = { "Content-Type", NULL };
+/* dstack and others configure "https://kdsintf.amd.com/vcek/v1": its host is meant. */
+const char *const kds_base_suffixes[] = { "/vcek/v1", "/vlek/v1", NULL };
 
 #define KDS_PREFIX_LEN		9	/* "/vcek/v1/", "/vlek/v1/" */
 #define KDS_HWID_HEX		(2 * AMD_HWID_MAX_BYTES)	/* Milan, Genoa: CHIP_ID */
@@ -378,3 +396,60 @@ kds_admit(const struct kds_req *r, const struct entry_answer *a,
 	out->verdict = ENTRY_STORE;
 	return out->verdict;
 }
+
+/*
+ * The KDS kind's admit: kds_admit, a VCEK against its product's
+ * cert_chain as r->find finds it, else the compiled-in one. No
+ * newer-than-stored rule. The typed request is q->typed's, or parsed
+ * from the record's request and key.
+ */
+static enum entry_verdict
+kds_kind_admit(const struct entry_rules *r, const struct entry_query *q,
+    const struct entry_answer *a, const struct entry_stored *stored,
+    time_t now, struct entry_judgement *out)
+{
+	struct kds_req		*kr = &out->kds.req;
+	struct kds_admit	*ad = &out->kds.ad;
+	struct kds_req		 cr;
+	struct kds_chain	 chain = { NULL, 0 };
+	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem = NULL;
+	size_t			 klen;
+	const char		*from = "the built-in";
+
+	if (q->typed != NULL)
+		*kr = *(const struct kds_req *)q->typed;
+	else if (kds_parse_entry(q->request, q->request_len, q->key, q->klen,
+	    kr, out->reason, sizeof(out->reason)) == -1)
+		return out->verdict = ENTRY_REFUSE;
+	if (kr->what == KDS_VEK && r->find != NULL) {
+		kds_chain_req(kr, &cr);
+		if (kds_key(&cr, key, &klen) == 0 &&
+		    (pem = r->find(r->find_arg, CACHE_KIND_KDS, key, klen,
+		    &chain.len, &from)) != NULL)
+			chain.pem = pem;
+	}
+	out->verdict = kds_admit(kr, a, stored, kr->what == KDS_VEK ? &chain :
+	    NULL, now, ad);
+	free(pem);
+	if (out->verdict == ENTRY_STORE)
+		out->meta = ad->meta;
+	else if (kr->what != KDS_VEK || !q->read_back)
+		entry_judged(out, out->verdict, "%s", ad->reason);
+	else
+		entry_judged(out, out->verdict, "%s (against %s cert_chain)",
+		    ad->reason, ad->builtin_chain ? "the built-in" : from);
+	return out->verdict;
+}
+
+const struct kind kind_kds = {
+	.admit = kds_kind_admit,
+	.min_skew_s = AMD_SKEW_S,
+	.keep_headers = kds_keep_headers,
+	.base_suffixes = kds_base_suffixes,
+	.entry_bytes = KDS_ENTRY_BYTES,
+	.map_share_pct = KDS_MAP_SHARE_PCT,
+	.conf = {
+		.upstream = KDS_UPSTREAM,
+		.pacing_ms = KDS_PACING_MS,
+	},
+};

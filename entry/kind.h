@@ -29,33 +29,42 @@ struct kind_conf {
 };
 
 /*
- * One row per kind, indexed by enum cache_kind (row 0 is no kind). Its
- * name is cache_kind_str's (logs, metrics, bundles, --kind), its section
- * kind_section's: the list's (entry/kinds.h).
+ * A kind's operations and facts: one row each, in the kind's own entry
+ * file (entry/ocsp.c's kind_ocsp ...), indexed by enum cache_kind in
+ * kind_table. Its name is cache_kind_str's (logs, metrics, bundles,
+ * --kind), its section kind_section's: the list's (entry/kinds.h).
  */
-struct kind_row {
+struct kind {
+	/* Whether an answer may be stored: entry/judge.h's entry_admit_fn. */
+	entry_admit_fn		*admit;
 	/*
 	 * The least clock skew an entry is served with: the vendor's
 	 * verifier admits an object up to this far ahead of now (0: only
-	 * the configured skew_s).
+	 * the configured skew_s). entry_servable reads it.
 	 */
 	long			 min_skew_s;
 	/* Response headers kept with an entry and served again (NULL-terminated, or NULL). */
 	const char *const	*keep_headers;
 	/* Suffixes an upstream URL may end in that mean its host (entry_base_url). */
 	const char *const	*base_suffixes;
-	/* A record read back judged again by the kind's rule (entry_judge). */
-	entry_judge_fn		*judge;
 	/*
 	 * What one entry takes of the map, B-tree pages and the free list's
 	 * share included, and the share of the map the kind's entries may
-	 * take by default: config_max_entries.
+	 * take by default: config_max_entries. The shares of all kinds
+	 * make 100.
 	 */
 	size_t			 entry_bytes;
 	unsigned		 map_share_pct;
 	struct kind_conf	 conf;		/* its section of the configuration */
 };
-extern const struct kind_row	kind_table[CACHE_KIND_MAX];
+
+/* Each kind's row, by its byte (kind_table[0] is NULL): made from the list. */
+extern const struct kind *const kind_table[CACHE_KIND_MAX];
+
+#define KIND_ROW_DECL_(id, byte, name, section, row)	\
+	extern const struct kind kind_##row;
+KIND_LIST(KIND_ROW_DECL_)
+#undef KIND_ROW_DECL_
 
 /*
  * Whether a stored entry of `kind` may be served at now, with the

@@ -6,9 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attest/ocsp_req.h"
 #include "attest/ocsp_verify.h"
+#include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/ocsp.h"
+
+/*
+ * What an answer takes of the map, measured: a 1 GiB map holds about
+ * 350,000 NVIDIA answers (a million take some 3 GiB). OCSP answers are
+ * the many (one per GPU and NVSwitch certificate chain element): 70 %
+ * of the map by default.
+ */
+#define OCSP_ENTRY_BYTES	3072
+#define OCSP_MAP_SHARE_PCT	70
+/* NVIDIA's responder, asked when the section names no upstreams. */
+#define OCSP_UPSTREAM		"https://ocsp.ndis.nvidia.com"
 
 /*
  * RFC 6960 4.2.1 statuses that are about the request, not the responder,
@@ -137,3 +152,54 @@ entry_ocsp_admit(struct ocsp_trust *t, const struct entry_ocsp_question *q,
 	return judged(out, ENTRY_REFUSE, "%s: %s", r->verdict < OCSP_VERDICT_MAX ?
 	    ocsp_verdict_str[r->verdict] : "parse", r->detail);
 }
+
+/*
+ * The OCSP kind's admit: entry_ocsp_admit with the section's skew and
+ * the OCSP trust store. A record read back has no nonce checked and its
+ * request capped as a client's is; its unverifiable and definitive
+ * answers are refusals worded for the operator (the daemon relays them,
+ * never stores them).
+ */
+static enum entry_verdict
+ocsp_kind_admit(const struct entry_rules *r, const struct entry_query *q,
+    const struct entry_answer *a, const struct entry_stored *stored,
+    time_t now, struct entry_judgement *out)
+{
+	struct entry_ocsp_question	 oq = { q->key, q->klen, q->request,
+					    q->request_len, q->check_nonce,
+					    entry_rules_section(r, CACHE_KIND_OCSP)->skew_s };
+	struct entry_ocsp_admission	*ad = &out->ocsp;
+
+	if (q->read_back && q->request_len > OCSP_MAX_REQUEST_BYTES)
+		return entry_judged(out, ENTRY_REFUSE, "request: too large");
+	if (r->trust[CACHE_KIND_OCSP] == NULL)
+		return entry_judged(out, ENTRY_REFUSE, "ocsp: no trust store");
+	out->verdict = entry_ocsp_admit(r->trust[CACHE_KIND_OCSP], &oq, a,
+	    stored, now, ad);
+	if (out->verdict == ENTRY_STORE) {
+		out->meta = ad->meta;
+		out->keep_stored = ad->keep_stored;
+		return out->verdict;
+	}
+	if (q->read_back && out->verdict == ENTRY_PASS)
+		return entry_judged(out, ENTRY_PASS, "unverifiable: %s (add the "
+		    "issuing CA with ocsp.intermediates or a cert line)",
+		    ad->reason);
+	if (q->read_back && out->verdict == ENTRY_DEFINITIVE)
+		return entry_judged(out, ENTRY_DEFINITIVE, "status: "
+		    "responseStatus %s: an unsigned answer about the request, "
+		    "never stored", ad->reason);
+	return entry_judged(out, out->verdict, "%s", ad->reason);
+}
+
+const struct kind kind_ocsp = {
+	.admit = ocsp_kind_admit,
+	.min_skew_s = 0,
+	.entry_bytes = OCSP_ENTRY_BYTES,
+	.map_share_pct = OCSP_MAP_SHARE_PCT,
+	.conf = {
+		.upstream = OCSP_UPSTREAM,
+		.keys = KIND_CONF_ANCHORS | KIND_CONF_INTERMEDIATES |
+		    KIND_CONF_PATHS,
+	},
+};

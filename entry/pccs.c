@@ -12,8 +12,39 @@
 #include <openssl/evp.h>
 
 #include "attest/util.h"
+#include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/pccs.h"
 #include "entry/query.h"
+
+/*
+ * What an entry takes of the map: a PCK certificate with its issuer
+ * chain (the most numerous PCCS entry; TCB info is 14 KB), in whole
+ * 4 KiB overflow pages past 2 KiB. One per host: 15 % of the map.
+ */
+#define PCCS_ENTRY_BYTES	(8 * 1024)
+#define PCCS_MAP_SHARE_PCT	15
+/* Intel's PCS, asked when the section names no upstreams. */
+#define PCCS_UPSTREAM		"https://api.trustedservices.intel.com"
+
+/* PCS answers carry the issuer chains their verifiers read. */
+const char *const pccs_keep_headers[] = {
+	"Content-Type",
+	"TCB-Info-Issuer-Chain",
+	"SGX-TCB-Info-Issuer-Chain",
+	"SGX-Enclave-Identity-Issuer-Chain",
+	"TCB-Evaluation-Data-Numbers-Issuer-Chain",
+	"SGX-PCK-CRL-Issuer-Chain",
+	"SGX-PCK-Certificate-Issuer-Chain",
+	"SGX-PCK-Certificate-CA-Type",
+	"SGX-TCBm",
+	"SGX-FMSPC",
+	NULL
+};
+
+const char *const pccs_base_suffixes[] = {
+	"/sgx/certification/v4", "/tdx/certification/v4", NULL
+};
 
 #define PCCS_V4_PREFIX_LEN	22	/* "/sgx/certification/v4/" */
 #define PCCS_SHA256_BYTES	32
@@ -715,3 +746,51 @@ pccs_admit_kept(const struct pccs_req *r, const uint8_t *body, size_t len,
 	free(chain);
 	return v;
 }
+
+/*
+ * The PCCS kind's admit: pccs_admit for an upstream's answer (an answer
+ * older than `stored` refused), pccs_admit_kept for one read back with
+ * its kept headers (a stored entry with a newer answer sets
+ * keep_stored: that is no failure). The typed request is q->typed's, or
+ * parsed from the record's request and key.
+ */
+static enum entry_verdict
+pccs_kind_admit(const struct entry_rules *r, const struct entry_query *q,
+    const struct entry_answer *a, const struct entry_stored *stored,
+    time_t now, struct entry_judgement *out)
+{
+	struct pccs_req		*pr = &out->pccs.req;
+	struct pccs_admitted	*ad = &out->pccs.ad;
+
+	(void)r;
+	if (q->typed != NULL)
+		*pr = *(const struct pccs_req *)q->typed;
+	else if (pccs_parse_entry(q->request, q->request_len, q->key, q->klen,
+	    pr, out->reason, sizeof(out->reason)) == -1)
+		return out->verdict = ENTRY_REFUSE;
+	if (q->read_back) {
+		out->verdict = pccs_admit_kept(pr, a->body, a->body_len,
+		    a->kept, a->kept_len, NULL, now, ad);
+		out->keep_stored = out->verdict == ENTRY_STORE &&
+		    pccs_older_than_stored(pr, &ad->r, stored);
+	} else
+		out->verdict = pccs_admit(pr, a, stored, now, ad);
+	if (out->verdict == ENTRY_STORE)
+		out->meta = ad->meta;
+	else if (out->verdict == ENTRY_REFUSE)
+		entry_judged(out, ENTRY_REFUSE, "%s", ad->why);
+	return out->verdict;
+}
+
+const struct kind kind_pccs = {
+	.admit = pccs_kind_admit,
+	.min_skew_s = INTEL_SKEW_S,
+	.keep_headers = pccs_keep_headers,
+	.base_suffixes = pccs_base_suffixes,
+	.entry_bytes = PCCS_ENTRY_BYTES,
+	.map_share_pct = PCCS_MAP_SHARE_PCT,
+	.conf = {
+		.upstream = PCCS_UPSTREAM,
+		.keys = KIND_CONF_API_KEY,
+	},
+};

@@ -10,7 +10,20 @@
 #include "attest/rim.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/rim.h"
+
+/* RIMs are served with the vendors' skew, as Intel's and AMD's objects are. */
+#define RIM_MIN_SKEW_S		300
+/*
+ * What a RIM takes of the map: a document of 28 KB in whole 4 KiB
+ * overflow pages. A few per driver and VBIOS: 5 % of the map.
+ */
+#define RIM_ENTRY_BYTES		(32 * 1024)
+#define RIM_MAP_SHARE_PCT	5
+/* NVIDIA's RIM service, asked when the section names no upstreams. */
+#define RIM_UPSTREAM		"https://rim.attestation.nvidia.com"
 
 static enum entry_verdict	 refused(struct entry_rim_admission *,
 				    const char *, ...)
@@ -100,3 +113,40 @@ entry_rim_admission_free(struct entry_rim_admission *out)
 		return;
 	rim_result_free(&out->result);
 }
+
+/*
+ * The RIM kind's admit: entry_rim_admit, valid for the section's
+ * retention from its fetch. The chain's CAs the OCSP pool's rule admits
+ * are marked in out->rim.learn; the caller learns them.
+ */
+static enum entry_verdict
+rim_kind_admit(const struct entry_rules *r, const struct entry_query *q,
+    const struct entry_answer *a, const struct entry_stored *stored,
+    time_t now, struct entry_judgement *out)
+{
+	struct entry_rim_question	 rq = { q->key, q->klen,
+	    config_retention_s(entry_rules_section(r,
+	    CACHE_KIND_RIM)), q->fetched_at };
+
+	if (r->trust[CACHE_KIND_RIM] == NULL)
+		return entry_judged(out, ENTRY_REFUSE, "rim: no trust store");
+	out->verdict = entry_rim_admit(r->trust[CACHE_KIND_RIM],
+	    r->trust[CACHE_KIND_OCSP], &rq, a, stored, now, &out->rim);
+	if (out->verdict != ENTRY_STORE)
+		return entry_judged(out, out->verdict, "%s", out->rim.reason);
+	out->meta = out->rim.meta;
+	out->keep_stored = out->rim.keep_stored;
+	return out->verdict;
+}
+
+const struct kind kind_rim = {
+	.admit = rim_kind_admit,
+	.min_skew_s = RIM_MIN_SKEW_S,
+	.entry_bytes = RIM_ENTRY_BYTES,
+	.map_share_pct = RIM_MAP_SHARE_PCT,
+	.conf = {
+		.upstream = RIM_UPSTREAM,
+		.keys = KIND_CONF_ANCHORS | KIND_CONF_RETENTION,
+		.retention_s = CONFIG_DEFAULT_RIM_RETENTION_S,
+	},
+};

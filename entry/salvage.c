@@ -57,7 +57,7 @@ rim_learn(const struct entry_rules *r, const struct entry_rim_admission *ad)
 
 	for (i = 0; i < ch->n; i++) {
 		if (!ad->learn[i] ||
-		    ocsp_trust_add_pool_der(r->ocsp, ch->der[i], ch->len[i]) == -1)
+		    ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], ch->der[i], ch->len[i]) == -1)
 			continue;
 		if (r->pool != NULL)
 			(void)entry_pool_put(r->pool, ch->der[i], ch->len[i]);
@@ -148,7 +148,7 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 		der[n] = v;
 		len[n++] = p->len;
 	}
-	if (n > 0 && ocsp_trust_chaining_cas(r->ocsp, der, len, n, ok) == -1)
+	if (n > 0 && ocsp_trust_chaining_cas(r->trust[CACHE_KIND_OCSP], der, len, n, ok) == -1)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		if (!ok[i])
@@ -159,7 +159,7 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 			goto out;
 		}
 		if (rc == 1) {
-			(void)ocsp_trust_add_pool_der(r->ocsp, der[i], len[i]);
+			(void)ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], der[i], len[i]);
 			cnt->pool++;
 		}
 	}

@@ -36,7 +36,7 @@ struct entry_salvage_count {
  * meta is refused), CACHE_F_IMPORTED, the source, the served counters
  * and fetched_at from `old` (source "salvage" without one), no schedule
  * (the refresh walk takes it up). An admitted RIM's chain CAs that the
- * pool's rule admits join r->ocsp and r->pool. A VCEK is checked
+ * pool's rule admits join r->trust[CACHE_KIND_OCSP] and r->pool. A VCEK is checked
  * against the cert_chain r->find finds. Returns 1 admitted, or 0
  * refused (why says why; past nextUpdate sets *expired).
  */

@@ -181,7 +181,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	}
 	for (i = 0; i < c->nupstreams; i++) {
 		if ((s->urls[i] = entry_base_url(c->upstreams[i].url,
-		    kind_table[ops->kind].base_suffixes)) == NULL) {
+		    kind_table[ops->kind]->base_suffixes)) == NULL) {
 			free(ups);
 			snprintf(err, errlen, "out of memory");
 			return -1;
@@ -696,7 +696,7 @@ svc_job_check(struct flight *f, const struct fetch_res *res, void *arg,
 	j->verdict = v;
 	if (v == ENTRY_STORE) {
 		fetch_res_answer(res, &ans);
-		hlen = entry_keep_headers(kind_table[s->ops->kind].keep_headers,
+		hlen = entry_keep_headers(kind_table[s->ops->kind]->keep_headers,
 		    &ans, headers, sizeof(headers));
 		if (hlen >= 0)
 			store(j, f, res, &a, headers, (size_t)hlen, now);

@@ -126,6 +126,9 @@ int	ctl_run_guarded(struct ctl *, ctl_cmd_fn *, const char *name, int argc,
 int	ctl_trust_load(struct ctl *, struct ctl_trust *, int with_cache);
 int	ctl_trust_add_pool_der(struct ctl_trust *, const uint8_t *, size_t);
 void	ctl_trust_free(struct ctl_trust *);
+/* t's trust stores (t may be NULL: none) into rules r, by kind; the RIM kind's is ctl_rim_trust's, the caller's. */
+struct entry_rules;
+void	ctl_trust_rules(struct entry_rules *r, const struct ctl_trust *t);
 /* The RIM anchors: rim.anchors, or the pinned CoRIM root. NULL: said why. */
 struct rim_trust *ctl_rim_trust(struct ctl *);
 

@@ -674,7 +674,9 @@ check_salvage(struct ctl *ctl, const char *damage)
 	}
 	if (ctl_trust_load(ctl, &t, 0) != CTL_OK)
 		goto out;
-	entry_rules_init(&rules, &ctl->conf, t.ocsp, ctl_rim_trust(ctl));
+	entry_rules_init(&rules, &ctl->conf);
+	ctl_trust_rules(&rules, &t);
+	rules.trust[CACHE_KIND_RIM] = ctl_rim_trust(ctl);
 	if (cache_move_aside(ctl->cache_dir, aside, sizeof(aside)) == -1) {
 		ctl_warnx("cache %s is damaged (%s), and moving it aside "
 		    "failed: %s", ctl->cache_dir, damage, strerror(errno));
@@ -708,7 +710,7 @@ check_salvage(struct ctl *ctl, const char *damage)
 	rv = CTL_OK;
  out:
 	cache_close(fresh);
-	rim_trust_free(rules.rim);
+	rim_trust_free(rules.trust[CACHE_KIND_RIM]);
 	ctl_trust_free(&t);
 	close(lock);
 	return rv;

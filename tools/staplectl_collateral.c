@@ -305,14 +305,14 @@ kept_of(const struct ctl_http *r, enum cache_kind kind, size_t *outlen,
     const char **why)
 {
 	struct fetched_headers	 h = { r, NULL };
-	struct entry_answer	 a = { NULL, 0, fetched_header, &h };
+	struct entry_answer	 a = { NULL, 0, fetched_header, &h, NULL, 0 };
 	char			*out;
 	int			 n;
 
 	*why = "out of memory";
 	if ((out = malloc(ENTRY_KEPT_HEADERS_MAX_BYTES)) == NULL)
 		return NULL;
-	n = entry_keep_headers(kind_table[kind].keep_headers, &a, out,
+	n = entry_keep_headers(kind_table[kind]->keep_headers, &a, out,
 	    ENTRY_KEPT_HEADERS_MAX_BYTES);
 	free(h.last);
 	if (n < 0) {
@@ -371,7 +371,7 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	e->request_len = strlen(path);
 	for (i = 0; i < nups; i++) {
 		if ((base = entry_base_url(ups[i],
-		    kind_table[kind].base_suffixes)) == NULL)
+		    kind_table[kind]->base_suffixes)) == NULL)
 			goto failed;
 		if (kind == CACHE_KIND_PCCS && strstr(base, INTEL_PCS_HOST) &&
 		    strcmp(path, "/sgx/certification/v4/rootcacrl") == 0)

@@ -433,7 +433,7 @@ fetch_usage(FILE *f)
 	put_sections(f);
 	fprintf(f, " upstreams; defaults:\n");
 	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
-		fprintf(f, "%s%s", kind_table[k].conf.upstream, k + 1 ==
+		fprintf(f, "%s%s", kind_table[k]->conf.upstream, k + 1 ==
 		    CACHE_KIND_MAX ? ".\n" : k % 2 == 0 ? ",\n" : ", ");
 }
 

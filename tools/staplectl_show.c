@@ -271,7 +271,8 @@ ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *en
 {
 	struct entry_ocsp_question	 q = { ent->key, ent->klen, req, reqlen,
 					    0, ctl->conf.svc[CACHE_KIND_OCSP].skew_s };
-	struct entry_answer		 a = { resp, resplen, NULL, NULL };
+	struct entry_answer		 a = { resp, resplen, NULL, NULL,
+					    NULL, 0 };
 
 	if (entry_ocsp_admit(t->ocsp, &q, &a, NULL, ctl->now, ad) ==
 	    ENTRY_STORE)

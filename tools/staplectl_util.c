@@ -674,6 +674,12 @@ ctl_rim_trust(struct ctl *ctl)
 }
 
 void
+ctl_trust_rules(struct entry_rules *r, const struct ctl_trust *t)
+{
+	r->trust[CACHE_KIND_OCSP] = t != NULL ? t->ocsp : NULL;
+}
+
+void
 ctl_trust_free(struct ctl_trust *t)
 {
 	if (t == NULL)

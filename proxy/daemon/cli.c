@@ -48,10 +48,10 @@ usage(FILE *f)
 	    "  -h, --help                this text\n"
 	    "  -V, --version             print the version\n",
 	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR,
-	    kind_table[CACHE_KIND_OCSP].conf.upstream,
-	    kind_table[CACHE_KIND_RIM].conf.upstream,
-	    kind_table[CACHE_KIND_PCCS].conf.upstream,
-	    kind_table[CACHE_KIND_KDS].conf.upstream);
+	    kind_table[CACHE_KIND_OCSP]->conf.upstream,
+	    kind_table[CACHE_KIND_RIM]->conf.upstream,
+	    kind_table[CACHE_KIND_PCCS]->conf.upstream,
+	    kind_table[CACHE_KIND_KDS]->conf.upstream);
 }
 
 static int

@@ -123,9 +123,11 @@ salvage_spawn(struct store_salvage *s, struct gen *gen, const char *aside)
 {
 	const struct config		*cfg = gen_config(gen);
 	struct entry_rules		 rules;
+	int				 k;
 
-	entry_rules_init(&rules, cfg, svc_trust(gen_svc(gen, CACHE_KIND_OCSP)),
-	    svc_trust(gen_svc(gen, CACHE_KIND_RIM)));
+	entry_rules_init(&rules, cfg);
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		rules.trust[k] = svc_trust(gen_svc(gen, k));
 	snprintf(s->aside, sizeof(s->aside), "%s", aside);
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	if ((s->pid = entry_salvage_spawn(aside, cfg->cache_dir, cfg->map_size,

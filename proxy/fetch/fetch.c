@@ -396,6 +396,8 @@ fetch_res_answer(const struct fetch_res *res, struct entry_answer *a)
 	a->body_len = res->body_len;
 	a->header = answer_header;
 	a->header_arg = res;
+	a->kept = NULL;
+	a->kept_len = 0;
 }
 
 struct fetch_ctx *

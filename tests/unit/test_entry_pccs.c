@@ -74,7 +74,7 @@ admit(const char *path, const struct answer *a, const struct entry_stored *st,
 {
 	struct pccs_req		 r;
 	struct entry_answer	 ea = { (const uint8_t *)a->body.p, a->body.len,
-				    answer_header, a };
+				    answer_header, a, NULL, 0 };
 	const char		*why;
 
 	assert_int_equal(pccs_parse_canon(path, &r, &why), 0);

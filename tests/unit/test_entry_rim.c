@@ -59,7 +59,7 @@ static struct entry_answer
 answer_of(const char *json)
 {
 	struct entry_answer	a = { (const uint8_t *)json, strlen(json), NULL,
-				    NULL };
+				    NULL, NULL, 0 };
 
 	return a;
 }

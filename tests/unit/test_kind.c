@@ -61,11 +61,11 @@ test_sections_and_names(void **state)
 	assert_int_equal(kind_by_name(""), 0);
 	assert_int_equal(kind_by_name(NULL), 0);
 	/* Only the collateral kinds keep headers and name API suffixes. */
-	assert_null(kind_table[CACHE_KIND_OCSP].keep_headers);
-	assert_null(kind_table[CACHE_KIND_RIM].base_suffixes);
-	assert_string_equal(kind_table[CACHE_KIND_PCCS].keep_headers[1],
+	assert_null(kind_table[CACHE_KIND_OCSP]->keep_headers);
+	assert_null(kind_table[CACHE_KIND_RIM]->base_suffixes);
+	assert_string_equal(kind_table[CACHE_KIND_PCCS]->keep_headers[1],
 	    "TCB-Info-Issuer-Chain");
-	assert_string_equal(kind_table[CACHE_KIND_KDS].base_suffixes[0],
+	assert_string_equal(kind_table[CACHE_KIND_KDS]->base_suffixes[0],
 	    "/vcek/v1");
 }
 
@@ -97,6 +97,27 @@ test_servable_expiry(void **state)
 	}
 }
 
+/* Every kind's row is whole: an admit, an upstream, an entry size; the map shares make 100. */
+static void
+test_rows_whole(void **state)
+{
+	unsigned	pct = 0;
+	int		k;
+
+	(void)state;
+	assert_null(kind_table[0]);
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		assert_non_null(kind_table[k]);
+		assert_non_null(kind_table[k]->admit);
+		assert_non_null(kind_table[k]->conf.upstream);
+		assert_true(strncmp(kind_table[k]->conf.upstream, "https://",
+		    8) == 0);
+		assert_true(kind_table[k]->entry_bytes > 0);
+		pct += kind_table[k]->map_share_pct;
+	}
+	assert_int_equal(pct, 100);
+}
+
 /* OCSP takes the configured skew as it is; the others at least the vendors'. */
 static void
 test_servable_skew(void **state)
@@ -105,9 +126,9 @@ test_servable_skew(void **state)
 	assert_false(servable(CACHE_KIND_OCSP, 0, NOW + 1, NOW + 100));
 	assert_true(servable(CACHE_KIND_OCSP, 60, NOW + 60, NOW + 100));
 	assert_false(servable(CACHE_KIND_OCSP, 60, NOW + 61, NOW + 100));
-	assert_int_equal(kind_table[CACHE_KIND_PCCS].min_skew_s, INTEL_SKEW_S);
-	assert_int_equal(kind_table[CACHE_KIND_KDS].min_skew_s, AMD_SKEW_S);
-	assert_int_equal(kind_table[CACHE_KIND_OCSP].min_skew_s, 0);
+	assert_int_equal(kind_table[CACHE_KIND_PCCS]->min_skew_s, INTEL_SKEW_S);
+	assert_int_equal(kind_table[CACHE_KIND_KDS]->min_skew_s, AMD_SKEW_S);
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->min_skew_s, 0);
 	assert_true(servable(CACHE_KIND_PCCS, 0, NOW + INTEL_SKEW_S, NOW + 9999));
 	assert_false(servable(CACHE_KIND_PCCS, 0, NOW + INTEL_SKEW_S + 1,
 	    NOW + 9999));
@@ -168,7 +189,7 @@ test_judge_rows(void **state)
 	memset(&r, 0, sizeof(r));
 	memset(&x, 0, sizeof(x));
 	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
-		assert_non_null(kind_table[k].judge);
+		assert_non_null(kind_table[k]->admit);
 	x.key = key;
 	x.klen = sizeof(key);
 	assert_int_equal(entry_judge(0, &r, &x, NULL, 0, &j), 0);
@@ -200,6 +221,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind_named),
 		cmocka_unit_test(test_sections_and_names),
+		cmocka_unit_test(test_rows_whole),
 		cmocka_unit_test(test_servable_expiry),
 		cmocka_unit_test(test_servable_skew),
 		cmocka_unit_test(test_base_url),

@@ -351,7 +351,7 @@ test_readmit(void **state)
 	char				 path[400], dir2[400], why[256];
 
 	memset(&rules, 0, sizeof(rules));
-	assert_non_null(rules.ocsp = ocsp_trust_new());
+	assert_non_null(rules.trust[CACHE_KIND_OCSP] = ocsp_trust_new());
 	kds_ent(&chain, "/vcek/v1/Milan/cert_chain", NULL, "cert_chain_milan");
 	kds_ent(&vcek, "/vcek/v1/Milan/" MILAN_HWID, MILAN_QUERY,
 	    "vcek_milan.der");
@@ -427,7 +427,7 @@ test_readmit(void **state)
 	free(chain.resp);
 	free(vcek.resp);
 	free(swapped.resp);
-	ocsp_trust_free(rules.ocsp);
+	ocsp_trust_free(rules.trust[CACHE_KIND_OCSP]);
 }
 
 /*
@@ -482,16 +482,16 @@ test_pool(void **state)
 
 	/* What the pool's rule admits of the chain, asked directly. */
 	memset(&rules, 0, sizeof(rules));
-	assert_non_null(rules.ocsp = ocsp_trust_new());
-	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
-	assert_true(ocsp_trust_chaining_cas(rules.ocsp, der, len, n, ok) >= 0);
+	assert_non_null(rules.trust[CACHE_KIND_OCSP] = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.trust[CACHE_KIND_OCSP]) > 0);
+	assert_true(ocsp_trust_chaining_cas(rules.trust[CACHE_KIND_OCSP], der, len, n, ok) >= 0);
 	for (i = 0; i < n; i++)
 		admitted += ok[i];
 	assert_true(admitted >= 1 && (size_t)admitted < n);
-	ocsp_trust_free(rules.ocsp);
+	ocsp_trust_free(rules.trust[CACHE_KIND_OCSP]);
 
-	assert_non_null(rules.ocsp = ocsp_trust_new());
-	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
+	assert_non_null(rules.trust[CACHE_KIND_OCSP] = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.trust[CACHE_KIND_OCSP]) > 0);
 	data_path(f, path, sizeof(path));
 	snprintf(dir2, sizeof(dir2), "%s/new", f->tmp);
 	to = store_open_ok(dir2, 0, 0);
@@ -511,7 +511,7 @@ test_pool(void **state)
 		}
 	}
 	cache_close(to);
-	ocsp_trust_free(rules.ocsp);
+	ocsp_trust_free(rules.trust[CACHE_KIND_OCSP]);
 	for (i = 0; i < n; i++)
 		free(d[i]);
 }
@@ -550,12 +550,11 @@ test_rim(void **state)
 	data_path(f, path, sizeof(path));
 
 	memset(&rules, 0, sizeof(rules));
-	assert_non_null(rules.ocsp = ocsp_trust_new());
-	assert_true(ocsp_trust_add_builtin_anchors(rules.ocsp) > 0);
-	assert_non_null(rules.rim = rim_trust_new());
-	assert_int_equal(rim_trust_add_builtin(rules.rim), 0);
-	rules.rim_retention_s = RIM_RETENTION_S;
-	snprintf(dir2, sizeof(dir2), "%s/new", f->tmp);
+	assert_non_null(rules.trust[CACHE_KIND_OCSP] = ocsp_trust_new());
+	assert_true(ocsp_trust_add_builtin_anchors(rules.trust[CACHE_KIND_OCSP]) > 0);
+	assert_non_null(rules.trust[CACHE_KIND_RIM] = rim_trust_new());
+	assert_int_equal(rim_trust_add_builtin(rules.trust[CACHE_KIND_RIM]), 0);
+		snprintf(dir2, sizeof(dir2), "%s/new", f->tmp);
 	to = store_open_ok(dir2, 0, 0);
 	assert_int_equal(entry_salvage(path, to, &rules, NOW_2026, &cnt, why,
 	    sizeof(why)), 0);
@@ -577,8 +576,8 @@ test_rim(void **state)
 	assert_int_equal(cnt.carried, 0);
 	assert_int_equal(cnt.expired, 1);
 	cache_close(to);
-	rim_trust_free(rules.rim);
-	ocsp_trust_free(rules.ocsp);
+	rim_trust_free(rules.trust[CACHE_KIND_RIM]);
+	ocsp_trust_free(rules.trust[CACHE_KIND_OCSP]);
 	free(json);
 }
 

@@ -43,6 +43,14 @@ struct kind {
 	 * the configured skew_s). entry_servable reads it.
 	 */
 	long			 min_skew_s;
+	/*
+	 * How an entry is asked of an upstream, by its canonical request:
+	 * POSTed to the upstream's URL with Content-Type post_type, or
+	 * (post_type NULL) a GET of the URL with the request, a path,
+	 * appended. accept is the Accept header sent (NULL: none).
+	 */
+	const char		*post_type;
+	const char		*accept;
 	/* Response headers kept with an entry and served again (NULL-terminated, or NULL). */
 	const char *const	*keep_headers;
 	/* Suffixes an upstream URL may end in that mean its host (entry_base_url). */

@@ -195,6 +195,9 @@ ocsp_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 const struct kind kind_ocsp = {
 	.admit = ocsp_kind_admit,
 	.min_skew_s = 0,
+	/* RFC 6960 A.1: a POSTed OCSPRequest */
+	.post_type = "application/ocsp-request",
+	.accept = "application/ocsp-response",
 	.entry_bytes = OCSP_ENTRY_BYTES,
 	.map_share_pct = OCSP_MAP_SHARE_PCT,
 	.conf = {

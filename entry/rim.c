@@ -142,6 +142,7 @@ rim_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 const struct kind kind_rim = {
 	.admit = rim_kind_admit,
 	.min_skew_s = RIM_MIN_SKEW_S,
+	.accept = "application/json",
 	.entry_bytes = RIM_ENTRY_BYTES,
 	.map_share_pct = RIM_MAP_SHARE_PCT,
 	.conf = {

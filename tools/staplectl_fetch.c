@@ -94,16 +94,25 @@ fetch_try(const char *url, const struct config_upstream_tls *tls,
 	}
 }
 
-/* The URL to ask upstream `up` for this entry. */
+/*
+ * The URL to ask upstream `up` for an entry of kind with this canonical
+ * request: up itself when the kind POSTs it, else up and the request's
+ * path, one '/' between.
+ */
 static void
 fetch_url(char *url, size_t len, const char *up, enum cache_kind kind,
-    const uint8_t *key, size_t klen)
+    const uint8_t *req, size_t reqlen)
 {
-	if (kind == CACHE_KIND_RIM)
-		snprintf(url, len, "%s%s%.*s", up, up[strlen(up) - 1] == '/' ?
-		    "v1/rim/" : "/v1/rim/", (int)klen, (const char *)key);
-	else
+	size_t	n = strlen(up);
+
+	if (kind_table[kind]->post_type != NULL) {
 		snprintf(url, len, "%s", up);
+		return;
+	}
+	if (n > 0 && up[n - 1] == '/' && reqlen > 0 && req[0] == '/')
+		n--;
+	snprintf(url, len, "%.*s%.*s", (int)n, up, (int)reqlen,
+	    (const char *)req);
 }
 
 /*
@@ -144,7 +153,7 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 	char			 url[2048], err[2600], cause[FETCH_CAUSE_BYTES];
 	char			 hex[CTL_KEY_NAME_BYTES];
 	size_t			 i;
-	int			 r;
+	int			 r, post = kind_table[kind]->post_type != NULL;
 
 	progress_step(&h->prog, 1);
 	if (haul_asked(h, kind, key, klen))
@@ -169,11 +178,10 @@ fetch_one(struct ctl *ctl, struct ctl_trust *t, struct haul *h,
 		if ((us = haul_up(h, ups[i])) != NULL &&
 		    us->streak >= FETCH_DOWN_AFTER)
 			continue;
-		fetch_url(url, sizeof(url), ups[i], kind, key, klen);
-		r = fetch_try(url, config_upstream_tls(&ctl->conf, kind),
-		    kind == CACHE_KIND_OCSP ? req : NULL, reqlen,
-		    kind == CACHE_KIND_OCSP ? "application/ocsp-response" :
-		    "application/json", &b, err, sizeof(err));
+		fetch_url(url, sizeof(url), ups[i], kind, req, reqlen);
+		r = fetch_try(url, config_upstream_tls(&ctl->conf, kind), post ?
+		    req : NULL, post ? reqlen : 0, kind_table[kind]->accept, &b,
+		    err, sizeof(err));
 		if (us != NULL)
 			us->streak = r == -1 ? us->streak + 1 : 0;
 		if (r != 0) {
@@ -344,15 +352,21 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 	struct rim_result	 r;
 	struct evidence_certid	*ids = NULL;
 	const uint8_t		*cder[EVIDENCE_MAX_CHAIN_CERTS];
-	char			 err[512];
+	char			 err[512], path[ENTRY_RIM_PATH_BYTES];
 	size_t			 i, j, nids, first_rim = h->n, end_rim;
 
 	/* The total grows as RIM chains and restated records add CertIDs. */
 	progress_start(&h->prog, cmd, "entries", PROGRESS_ITEMS, m->nrim_ids +
 	    m->ncertids + (more != NULL ? more->nocsp : 0), ctl->quiet);
-	for (i = 0; i < m->nrim_ids; i++)
+	for (i = 0; i < m->nrim_ids; i++) {
+		/* A manifest's ids were checked: a failure is not reached. */
+		if (entry_rim_path(m->rim_ids[i], strlen(m->rim_ids[i]),
+		    path) == -1)
+			continue;
 		fetch_one(ctl, t, h, CACHE_KIND_RIM, (const uint8_t *)m->rim_ids[i],
-		    strlen(m->rim_ids[i]), (const uint8_t *)"", 0, rim_ups, nrim);
+		    strlen(m->rim_ids[i]), (const uint8_t *)path, strlen(path),
+		    rim_ups, nrim);
+	}
 	if ((rt = ctl_rim_trust(ctl)) == NULL)
 		return CTL_REJECTED;
 	/* Only the RIMs: the loop appends their chains' OCSP answers. */
@@ -362,11 +376,6 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 
 		memcpy(id, h->e[i].key, h->e[i].klen);
 		id[h->e[i].klen] = '\0';
-		if (entry_rim_path(id, h->e[i].klen, err) == -1)
-			continue;	/* a manifest's ids were checked: not reached */
-		free(h->e[i].request);
-		h->e[i].request = (uint8_t *)strdup(err);
-		h->e[i].request_len = strlen(err);
 		memset(&r, 0, sizeof(r));
 		if (rim_verify(rt, id, h->e[i].response, h->e[i].response_len,
 		    ctl->now, &r) == 0 && r.chain.n <= EVIDENCE_MAX_CHAIN_CERTS) {

@@ -397,6 +397,24 @@ kds_admit(const struct kds_req *r, const struct entry_answer *a,
 	return out->verdict;
 }
 
+/* The KDS kind's request_key: the key of a canonical path (kds_parse_canon, kds_key). */
+static int
+kds_request_key(const uint8_t *req, size_t len,
+    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	struct kds_req	 r;
+	char		 path[KDS_PATH_MAX];
+	const char	*why;
+
+	if (len == 0 || len >= sizeof(path) || memchr(req, '\0', len) != NULL)
+		return -1;
+	memcpy(path, req, len);
+	path[len] = '\0';
+	if (kds_parse_canon(path, &r, &why) == -1)
+		return -1;
+	return kds_key(&r, key, klen);
+}
+
 /*
  * The KDS kind's admit: kds_admit, a VCEK against its product's
  * cert_chain as r->find finds it, else the compiled-in one. No
@@ -443,6 +461,7 @@ kds_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 
 const struct kind kind_kds = {
 	.admit = kds_kind_admit,
+	.request_key = kds_request_key,
 	.min_skew_s = AMD_SKEW_S,
 	.keep_headers = kds_keep_headers,
 	.base_suffixes = kds_base_suffixes,

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cache/record.h"
+#include "cache/store.h"
 #include "entry/judge.h"
 #include "entry/kinds.h"
 
@@ -37,6 +38,16 @@ struct kind_conf {
 struct kind {
 	/* Whether an answer may be stored: entry/judge.h's entry_admit_fn. */
 	entry_admit_fn		*admit;
+	/*
+	 * The cache key of a canonical upstream request, as an entry is
+	 * stored and refreshed with it (an OCSPRequest, a path; len bytes,
+	 * not NUL-terminated), into key and *klen. 0, or -1 when it cannot
+	 * be the kind's. Whether the request is well formed beyond that is
+	 * admit's to say.
+	 */
+	int			(*request_key)(const uint8_t *req, size_t len,
+				    uint8_t key[CACHE_KEY_MAX_BYTES],
+				    size_t *klen);
 	/*
 	 * The least clock skew an entry is served with: the vendor's
 	 * verifier admits an object up to this far ahead of now (0: only

@@ -153,6 +153,20 @@ entry_ocsp_admit(struct ocsp_trust *t, const struct entry_ocsp_question *q,
 	    ocsp_verdict_str[r->verdict] : "parse", r->detail);
 }
 
+/* The OCSP kind's request_key: the key of the CertIDs an OCSPRequest asks about. */
+static int
+ocsp_request_key(const uint8_t *req, size_t len,
+    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	struct ocsp_req	 r;
+	const char	*why;
+
+	if (entry_ocsp_request(req, len, &r, key, &why) == -1)
+		return -1;
+	*klen = OCSP_KEY_BYTES;
+	return 0;
+}
+
 /*
  * The OCSP kind's admit: entry_ocsp_admit with the section's skew and
  * the OCSP trust store. A record read back has no nonce checked and its
@@ -194,6 +208,7 @@ ocsp_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 
 const struct kind kind_ocsp = {
 	.admit = ocsp_kind_admit,
+	.request_key = ocsp_request_key,
 	.min_skew_s = 0,
 	/* RFC 6960 A.1: a POSTed OCSPRequest */
 	.post_type = "application/ocsp-request",

@@ -747,6 +747,22 @@ pccs_admit_kept(const struct pccs_req *r, const uint8_t *body, size_t len,
 	return v;
 }
 
+/* The PCCS kind's request_key: pccs_key of the path. */
+static int
+pccs_request_key(const uint8_t *req, size_t len,
+    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	char	*path;
+	int	 rv;
+
+	if (len == 0 || memchr(req, '\0', len) != NULL ||
+	    (path = strndup((const char *)req, len)) == NULL)
+		return -1;
+	rv = pccs_key(path, key, klen);
+	free(path);
+	return rv;
+}
+
 /*
  * The PCCS kind's admit: pccs_admit for an upstream's answer (an answer
  * older than `stored` refused), pccs_admit_kept for one read back with
@@ -784,6 +800,7 @@ pccs_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 
 const struct kind kind_pccs = {
 	.admit = pccs_kind_admit,
+	.request_key = pccs_request_key,
 	.min_skew_s = INTEL_SKEW_S,
 	.keep_headers = pccs_keep_headers,
 	.base_suffixes = pccs_base_suffixes,

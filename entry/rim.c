@@ -114,6 +114,22 @@ entry_rim_admission_free(struct entry_rim_admission *out)
 	rim_result_free(&out->result);
 }
 
+/* The RIM kind's request_key: the id of ENTRY_RIM_PATH_PREFIX + id, a valid RIM id. */
+static int
+rim_request_key(const uint8_t *req, size_t len,
+    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
+{
+	size_t	plen = sizeof(ENTRY_RIM_PATH_PREFIX) - 1;
+
+	if (len <= plen || memcmp(req, ENTRY_RIM_PATH_PREFIX, plen) != 0 ||
+	    !rim_id_validn((const char *)req + plen, len - plen) ||
+	    len - plen > CACHE_KEY_MAX_BYTES)
+		return -1;
+	memcpy(key, req + plen, len - plen);
+	*klen = len - plen;
+	return 0;
+}
+
 /*
  * The RIM kind's admit: entry_rim_admit, valid for the section's
  * retention from its fetch. The chain's CAs the OCSP pool's rule admits
@@ -141,6 +157,7 @@ rim_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 
 const struct kind kind_rim = {
 	.admit = rim_kind_admit,
+	.request_key = rim_request_key,
 	.min_skew_s = RIM_MIN_SKEW_S,
 	.accept = "application/json",
 	.entry_bytes = RIM_ENTRY_BYTES,

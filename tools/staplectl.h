@@ -350,8 +350,5 @@ int	ctl_fetch_collateral(struct ctl *, struct ctl_trust *,
 	    struct json_t *manifest, const char *mname,
 	    const struct ctl_ups *ups, struct ctl_fetched *);
 void	ctl_fetched_free(struct ctl_fetched *);
-/* The cache key of a manifest's pccs or kds path (kind says which); 0, or -1. */
-int	ctl_collateral_key(enum cache_kind, const char *path,
-	    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen);
 
 #endif

@@ -324,27 +324,6 @@ kept_of(const struct ctl_http *r, enum cache_kind kind, size_t *outlen,
 	return (uint8_t *)out;
 }
 
-/* The cache key of a canonical KDS path (manifests hold only those). */
-static int
-kds_path_key(const char *path, uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
-{
-	struct kds_req	 r;
-	const char	*why;
-
-	if (kds_parse_canon(path, &r, &why) == -1)
-		return -1;
-	return kds_key(&r, key, klen);
-}
-
-int
-ctl_collateral_key(enum cache_kind kind, const char *path,
-    uint8_t key[CACHE_KEY_MAX_BYTES], size_t *klen)
-{
-	if (kind == CACHE_KIND_PCCS)
-		return pccs_key(path, key, klen);
-	return kds_path_key(path, key, klen);
-}
-
 /* Ask each upstream in order until one answer verifies; it joins f. */
 static void
 fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
@@ -365,7 +344,8 @@ fetch_path(struct ctl *ctl, struct ctl_trust *t, struct ctl_fetched *f,
 	e->kind = kind;
 	snprintf(e->kind_name, sizeof(e->kind_name), "%s", cache_kind_str[kind]);
 	e->status = -1;
-	if (ctl_collateral_key(kind, path, e->key, &e->klen) == -1 ||
+	if (kind_table[kind]->request_key((const uint8_t *)path, strlen(path),
+	    e->key, &e->klen) == -1 ||
 	    (e->request = (uint8_t *)strdup(path)) == NULL)
 		goto failed;
 	e->request_len = strlen(path);

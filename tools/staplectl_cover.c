@@ -101,7 +101,8 @@ cover_paths(struct cover *c, json_t *coll, enum cache_kind kind)
 
 	json_array_foreach(json_object_get(coll, cache_kind_str[kind]), i, v) {
 		if ((s = json_string_value(v)) == NULL ||
-		    ctl_collateral_key(kind, s, key, &klen) == -1)
+		    kind_table[kind]->request_key((const uint8_t *)s, strlen(s),
+		    key, &klen) == -1)
 			continue;	/* fetch says why */
 		if (cover_add(c, kind, key, klen, s) == -1)
 			return -1;

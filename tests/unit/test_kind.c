@@ -109,6 +109,7 @@ test_rows_whole(void **state)
 	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
 		assert_non_null(kind_table[k]);
 		assert_non_null(kind_table[k]->admit);
+		assert_non_null(kind_table[k]->request_key);
 		assert_non_null(kind_table[k]->conf.upstream);
 		assert_true(strncmp(kind_table[k]->conf.upstream, "https://",
 		    8) == 0);
@@ -116,6 +117,40 @@ test_rows_whole(void **state)
 		pct += kind_table[k]->map_share_pct;
 	}
 	assert_int_equal(pct, 100);
+}
+
+/* The key of a canonical request: a RIM's id, a PCCS path, a KDS canonical path; anything else of the kind's refused. */
+static void
+test_request_key(void **state)
+{
+	static const char	 rim[] = "/v1/rim/NV_GPU_DRIVER_GH100_550.144.03";
+	static const char	 pccs[] = "/sgx/certification/v4/rootcacrl";
+	static const char	 kds[] = "/vcek/v1/Milan/cert_chain";
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 klen;
+
+	(void)state;
+	assert_int_equal(kind_table[CACHE_KIND_RIM]->request_key(
+	    (const uint8_t *)rim, strlen(rim), key, &klen), 0);
+	assert_int_equal(klen, strlen(rim) - strlen("/v1/rim/"));
+	assert_memory_equal(key, rim + strlen("/v1/rim/"), klen);
+	assert_int_equal(kind_table[CACHE_KIND_RIM]->request_key(
+	    (const uint8_t *)"/v1/rim/../etc", 14, key, &klen), -1);
+	assert_int_equal(kind_table[CACHE_KIND_RIM]->request_key(
+	    (const uint8_t *)pccs, strlen(pccs), key, &klen), -1);
+	assert_int_equal(kind_table[CACHE_KIND_PCCS]->request_key(
+	    (const uint8_t *)pccs, strlen(pccs), key, &klen), 0);
+	assert_int_equal(klen, strlen(pccs));
+	assert_memory_equal(key, pccs, klen);
+	assert_int_equal(kind_table[CACHE_KIND_KDS]->request_key(
+	    (const uint8_t *)kds, strlen(kds), key, &klen), 0);
+	assert_int_equal(klen, strlen(kds));
+	assert_memory_equal(key, kds, klen);
+	assert_int_equal(kind_table[CACHE_KIND_KDS]->request_key(
+	    (const uint8_t *)"/vcek/v1/Milan/cert_chain?", 26, key, &klen), -1);
+	/* An OCSP request is DER: a path is none. */
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->request_key(
+	    (const uint8_t *)kds, strlen(kds), key, &klen), -1);
 }
 
 /* OCSP takes the configured skew as it is; the others at least the vendors'. */
@@ -222,6 +257,7 @@ main(void)
 		cmocka_unit_test(test_every_kind_named),
 		cmocka_unit_test(test_sections_and_names),
 		cmocka_unit_test(test_rows_whole),
+		cmocka_unit_test(test_request_key),
 		cmocka_unit_test(test_servable_expiry),
 		cmocka_unit_test(test_servable_skew),
 		cmocka_unit_test(test_base_url),

@@ -29,6 +29,9 @@ struct kind_conf {
 	long		 retention_s;	/* "retention_s" not set */
 };
 
+/* The most certificates one answer teaches (struct kind's teaches). */
+#define KIND_TEACH_MAX		16
+
 /*
  * A kind's operations and facts: one row each, in the kind's own entry
  * file (entry/ocsp.c's kind_ocsp ...), indexed by enum cache_kind in
@@ -48,6 +51,22 @@ struct kind {
 	int			(*request_key)(const uint8_t *req, size_t len,
 				    uint8_t key[CACHE_KEY_MAX_BYTES],
 				    size_t *klen);
+	/*
+	 * The CA certificates an admitted answer teaches the OCSP pool, or
+	 * NULL: the RIM kind's chain CAs that the pool's rule admits, which
+	 * the RIM route learns. Fills der[i] and len[i] (borrowed from j),
+	 * at most KIND_TEACH_MAX; returns how many. A salvage judges the
+	 * kinds that teach before the others, whose answers may need what
+	 * they taught.
+	 */
+	size_t			(*teaches)(const struct entry_judgement *j,
+				    const uint8_t **der, size_t *len);
+	/*
+	 * 1: an entry's validity runs from its fetch, which only its stored
+	 * meta knows (RIM): a record read back without its meta cannot be
+	 * judged, and is never kept longer than it was stored for.
+	 */
+	int			 dated_by_fetch;
 	/*
 	 * The least clock skew an entry is served with: the vendor's
 	 * verifier admits an object up to this far ahead of now (0: only

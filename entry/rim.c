@@ -14,6 +14,9 @@
 #include "entry/kind.h"
 #include "entry/rim.h"
 
+_Static_assert(RIM_MAX_CERTS <= KIND_TEACH_MAX,
+    "a RIM's chain teaches more than KIND_TEACH_MAX certificates");
+
 /* RIMs are served with the vendors' skew, as Intel's and AMD's objects are. */
 #define RIM_MIN_SKEW_S		300
 /*
@@ -155,8 +158,26 @@ rim_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 	return out->verdict;
 }
 
+/* The RIM kind's teaches: the chain's CAs marked in j->rim.learn. */
+static size_t
+rim_kind_teaches(const struct entry_judgement *j, const uint8_t **der,
+    size_t *len)
+{
+	const struct rim_certs	*ch = &j->rim.result.chain;
+	size_t			 i, n = 0;
+
+	for (i = 0; i < ch->n && i < RIM_MAX_CERTS; i++)
+		if (j->rim.learn[i]) {
+			der[n] = ch->der[i];
+			len[n++] = ch->len[i];
+		}
+	return n;
+}
+
 const struct kind kind_rim = {
 	.admit = rim_kind_admit,
+	.teaches = rim_kind_teaches,
+	.dated_by_fetch = 1,
 	.request_key = rim_request_key,
 	.min_skew_s = RIM_MIN_SKEW_S,
 	.accept = "application/json",

@@ -48,19 +48,21 @@ refuse(char *why, size_t whylen, const char *fmt, ...)
 	return 0;
 }
 
-/* The chain CAs an admitted RIM teaches the OCSP pool, as the RIM route learns them. */
+/* What an admitted answer teaches joins the OCSP pool and r->pool, as the daemon learns it. */
 static void
-rim_learn(const struct entry_rules *r, const struct entry_rim_admission *ad)
+salv_learn(const struct entry_rules *r, const struct kind *k,
+    const struct entry_judgement *j)
 {
-	const struct rim_certs	*ch = &ad->result.chain;
-	size_t			 i;
+	const uint8_t	*der[KIND_TEACH_MAX];
+	size_t		 len[KIND_TEACH_MAX], i, n;
 
-	for (i = 0; i < ch->n; i++) {
-		if (!ad->learn[i] ||
-		    ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], ch->der[i], ch->len[i]) == -1)
+	n = k->teaches(j, der, len);
+	for (i = 0; i < n; i++) {
+		if (ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], der[i],
+		    len[i]) == -1)
 			continue;
 		if (r->pool != NULL)
-			(void)entry_pool_put(r->pool, ch->der[i], ch->len[i]);
+			(void)entry_pool_put(r->pool, der[i], len[i]);
 	}
 }
 
@@ -74,25 +76,26 @@ entry_salvage_admit(const struct entry_rules *r, enum cache_kind kind,
 				    body->request_len, body->response,
 				    body->response_len, body->headers,
 				    body->headers_len, 0 };
+	const struct kind	*k = kind_name(kind) != NULL ?
+				    kind_table[kind] : NULL;
 	struct entry_judgement	 j;
 	int			 ok;
 
 	*expired = 0;
 	memset(out, 0, sizeof(*out));
-	/* A RIM's validity runs from its fetch, which only its meta knew. */
-	if (kind == CACHE_KIND_RIM && old == NULL)
-		return refuse(why, whylen, "rim: its fetch time was lost with "
-		    "its meta");
+	/* Its validity runs from its fetch, which only its meta knew. */
+	if (k != NULL && k->dated_by_fetch && old == NULL)
+		return refuse(why, whylen, "%s: its fetch time was lost with "
+		    "its meta", kind_name(kind));
 	if (old != NULL)
 		x.fetched_at = old->this_update;
 	/* The body's own times decide: the meta found may be an older copy. */
 	ok = entry_judge(kind, r, &x, NULL, now, &j);
-	if (ok && kind == CACHE_KIND_RIM) {
-		/* The rule counts from now: never longer than it was stored for. */
-		if (old->next_update < j.meta.next_update)
-			j.meta.next_update = old->next_update;
-		rim_learn(r, &j.rim);
-	}
+	/* The rule counts from now: never longer than it was stored for. */
+	if (ok && k->dated_by_fetch && old->next_update < j.meta.next_update)
+		j.meta.next_update = old->next_update;
+	if (ok && k->teaches != NULL)
+		salv_learn(r, k, &j);
 	*out = j.meta;
 	entry_judgement_free(&j);
 	if (!ok)
@@ -122,7 +125,7 @@ entry_salvage_admit(const struct entry_rules *r, enum cache_kind kind,
 
 /*
  * The pool records: those the pool's rule admits (a CA certificate that
- * parses and chains to an anchor) join rules->ocsp and the new store,
+ * parses and chains to an anchor) join the OCSP trust and the new store,
  * under the name of their DER (entry_pool_put). 0, or -1 (out of memory,
  * or the store refused a write: why).
  */
@@ -148,7 +151,8 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 		der[n] = v;
 		len[n++] = p->len;
 	}
-	if (n > 0 && ocsp_trust_chaining_cas(r->trust[CACHE_KIND_OCSP], der, len, n, ok) == -1)
+	if (n > 0 && ocsp_trust_chaining_cas(r->trust[CACHE_KIND_OCSP], der,
+	    len, n, ok) == -1)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		if (!ok[i])
@@ -159,7 +163,8 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 			goto out;
 		}
 		if (rc == 1) {
-			(void)ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], der[i], len[i]);
+			(void)ocsp_trust_add_pool_der(
+			    r->trust[CACHE_KIND_OCSP], der[i], len[i]);
 			cnt->pool++;
 		}
 	}
@@ -416,13 +421,24 @@ salv_group(const struct cache_scan *s, size_t i, size_t end,
 }
 
 /*
- * Every group in two passes: the RIMs (rim 1), whose chains' CAs the
- * OCSP answers about them need, then the other kinds (rim 0).
+ * 1 when entries of kind teach the OCSP pool (struct kind's teaches): RIMs,
+ * whose chains' CAs the OCSP answers about them need. A kind the list
+ * does not name teaches nothing.
+ */
+static int
+kind_teaches(unsigned kind)
+{
+	return kind_name((int)kind) != NULL && kind_table[kind]->teaches != NULL;
+}
+
+/*
+ * Every group in two passes: the kinds that teach (teach 1), then the
+ * other kinds (teach 0).
  */
 static int
 salv_pass(const struct cache_scan *s, struct cache *to,
     const struct entry_rules *r, time_t now, struct salv_batch *b,
-    int rim, struct entry_salvage_count *cnt, char *why, size_t whylen)
+    int teach, struct entry_salvage_count *cnt, char *why, size_t whylen)
 {
 	size_t	i, end;
 	int	rv = 0;
@@ -433,7 +449,7 @@ salv_pass(const struct cache_scan *s, struct cache *to,
 			continue;
 		}
 		end = group_end(s, i);
-		if ((s->rec[i].kind == CACHE_KIND_RIM) != rim)
+		if (kind_teaches(s->rec[i].kind) != teach)
 			continue;
 		cnt->found++;
 		(void)salv_group(s, i, end, r, now, b, cnt);

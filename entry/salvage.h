@@ -31,12 +31,13 @@ struct entry_salvage_count {
  * Judge one stored record again by its kind's rule (entry_judge, no
  * stored entry): kind and key, its body (request, response, kept
  * headers) and its meta (NULL when the meta was lost). On success *out
- * is the meta to store: kind, status and times from the body (a RIM's
- * fetch time and, at most, its nextUpdate from `old`: a RIM without its
- * meta is refused), CACHE_F_IMPORTED, the source, the served counters
- * and fetched_at from `old` (source "salvage" without one), no schedule
- * (the refresh walk takes it up). An admitted RIM's chain CAs that the
- * pool's rule admits join r->trust[CACHE_KIND_OCSP] and r->pool. A VCEK is checked
+ * is the meta to store: kind, status and times from the body (for a
+ * kind dated by its fetch, a RIM, the fetch time and, at most, the
+ * nextUpdate from `old`: one without its meta is refused),
+ * CACHE_F_IMPORTED, the source, the served counters and fetched_at from
+ * `old` (source "salvage" without one), no schedule (the refresh walk
+ * takes it up). What an admitted answer teaches (struct kind's learn: a
+ * RIM's chain CAs) joins r's OCSP trust and r->pool. A VCEK is checked
  * against the cert_chain r->find finds. Returns 1 admitted, or 0
  * refused (why says why; past nextUpdate sets *expired).
  */
@@ -48,11 +49,12 @@ int	entry_salvage_admit(const struct entry_rules *,
 
 /*
  * Salvage the damaged file at `path` into the store `to` (open for
- * writing): its pool certificates that parse and chain as the pool's rule
- * says (ocsp_trust_chaining_cas; they join rules->ocsp too, and are
- * stored under their DER's name), then every entry entry_salvage_admit admits, RIMs
- * first (the CAs of their chains, learned, let the OCSP answers about
- * them verify), in write transactions of a few hundred. Nothing is read through LMDB: a
+ * writing): its pool certificates that parse and chain as the pool's
+ * rule says (ocsp_trust_chaining_cas; they join the rules' OCSP trust
+ * too, and are stored under their DER's name), then every entry
+ * entry_salvage_admit admits, the kinds that teach first (the CAs of the
+ * RIMs' chains, learned, let the OCSP answers about them verify), in
+ * write transactions of a few hundred. Nothing is read through LMDB: a
  * damaged file cannot crash this. 0 with *cnt, or -1 with why (the file
  * cannot be read, or the store refused a write).
  */

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest/ocsp_verify.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/kind.h"
 #include "entry/pool.h"
 #include "proxy/gen.h"
+#include "proxy/kinds/route.h"
 #include "proxy/log.h"
 #include "proxy/refresh/refresh.h"
 #include "proxy/service.h"
@@ -27,14 +28,6 @@ struct gen {
 	struct svc	*svcs[CACHE_KIND_MAX];
 };
 
-/* The kind of each service: one row per kind (proxy/kinds/). */
-static const struct svc_ops *const gen_kinds[CACHE_KIND_MAX] = {
-	[CACHE_KIND_OCSP] = &ocsp_ops,
-	[CACHE_KIND_RIM] = &rim_ops,
-	[CACHE_KIND_PCCS] = &pccs_ops,
-	[CACHE_KIND_KDS] = &kds_ops,
-};
-
 void
 gen_ref(struct gen *g)
 {
@@ -48,7 +41,7 @@ gen_unref(struct gen *g)
 
 	if (g == NULL || --g->refs > 0)
 		return;
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++)
 		svc_free(g->svcs[i]);
 	free(g->trusted);
 	config_free(g->cfg);
@@ -100,23 +93,29 @@ gen_svc(struct gen *g, enum cache_kind id)
 }
 
 static int
-gen_pool_one(const char *name, const uint8_t *der, size_t len, void *trust)
+gen_pool_one(const char *name, const uint8_t *der, size_t len, void *arg)
 {
+	struct svc	*s = arg;
+
 	(void)name;
 	/* Duplicates are skipped; a record that does not parse is ignored. */
-	(void)ocsp_trust_add_pool_der(trust, der, len);
+	(void)svc_ops(s)->pool_add(svc_trust(s), der, len);
 	return 0;
 }
 
 void
 gen_learn_pool(struct gen *g)
 {
-	void	*trust = svc_trust(g->svcs[CACHE_KIND_OCSP]);
+	struct svc	*s;
+	size_t		 i;
 
-	if (g->cache != NULL && trust != NULL &&
-	    entry_pool_walk(g->cache, gen_pool_one, trust) == -1)
-		log_warn("ocsp: reading the learned intermediates: %s",
-		    cache_strerror(g->cache));
+	for (i = KIND_FIRST; g->cache != NULL && i < CACHE_KIND_MAX; i++) {
+		s = g->svcs[i];
+		if (svc_ops(s)->pool_add != NULL && svc_trust(s) != NULL &&
+		    entry_pool_walk(g->cache, gen_pool_one, s) == -1)
+			log_warn("%s: reading the learned intermediates: %s",
+			    svc_ops(s)->name, cache_strerror(g->cache));
+	}
 }
 
 /* trusted_proxies, parsed once per generation. */
@@ -166,8 +165,8 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 		gen_unref(g);
 		return NULL;
 	}
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++)
-		if ((g->svcs[i] = svc_new(g, gen_kinds[i],
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++)
+		if ((g->svcs[i] = svc_new(g, route_table[i]->ops,
 		    config_service(cfg, i), fctx, err, errlen)) == NULL) {
 			gen_unref(g);
 			return NULL;
@@ -188,7 +187,7 @@ gen_log_caps(struct gen *g)
 	int	n;
 
 	line[0] = '\0';
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++) {
 		n = snprintf(line + off, sizeof(line) - off, "%s%s %ld%s",
 		    off > 0 ? ", " : "", svc_ops(g->svcs[i])->name,
 		    svc_max_entries(g->svcs[i]), svc_conf(g->svcs[i])->max_entries ==
@@ -209,7 +208,7 @@ gen_install_refresh(struct gen *g)
 	const struct config_service	*c;
 	size_t				 i;
 
-	for (i = CACHE_KIND_OCSP; i < CACHE_KIND_MAX; i++) {
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++) {
 		c = svc_conf(g->svcs[i]);
 		memset(&kc, 0, sizeof(kc));
 		kc.sched.fraction = c->refresh.fraction;

@@ -65,7 +65,8 @@ struct svc		*gen_svc(struct gen *, enum cache_kind);
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
  * records "pool/<sha256>", written by staplectl and the RIM route) to the
- * OCSP service's trust. Done at creation; call again to pick up new ones.
+ * pool of each kind that keeps one (svc_ops.pool_add). Done at creation;
+ * call again to pick up new ones.
  * A store that cannot be read is logged; nothing is returned.
  */
 void			 gen_learn_pool(struct gen *);

@@ -13,7 +13,6 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "attest/rim.h"
 #include "cache/clock.h"
 #include "cache/reader.h"
 #include "cache/store.h"
@@ -197,9 +196,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	pc.shuffle = c->shuffle;
 	pc.pacing_ms = (int)c->pacing_ms;
 	pc.max_inflight = (size_t)c->max_upstream_inflight;
-	/* RIM envelopes up to RIM_MAX_JSON_BYTES; every other kind 1 MiB */
-	if (ops->kind == CACHE_KIND_RIM)
-		pc.max_response_bytes = RIM_MAX_JSON_BYTES;
+	pc.max_response_bytes = ops->max_response_bytes;
 	tls = config_upstream_tls(gen_config(g), ops->kind);
 	pc.ca_file = tls->ca_file;
 	pc.cert_file = tls->cert_file;

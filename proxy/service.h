@@ -73,6 +73,16 @@ struct svc_ops {
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
 	void			 (*trust_free)(void *);
+	/*
+	 * Add a CA certificate learned from evidence, RIMs and bundles (the
+	 * store's pool, entry/pool.h) to the trust's pool of intermediates:
+	 * 0, or -1 when der is no certificate the pool takes. NULL: the kind
+	 * keeps no pool.
+	 */
+	int			 (*pool_add)(void *trust, const uint8_t *der,
+				    size_t len);
+	/* The longest upstream body taken; 0: the fetch's default (1 MiB). */
+	size_t			 max_response_bytes;
 	/* Verify a 2xx answer to `call`; on ENTRY_STORE fill a->meta's times and status. */
 	enum entry_verdict	 (*verify)(struct svc *, const struct svc_call *call,
 				    const struct fetch_res *, time_t now,
@@ -157,11 +167,5 @@ void			 svc_serve_final_as_sent(struct svc *, struct http_req *,
 			    const uint8_t *body, size_t len);
 void			 svc_serve_failed_text(struct svc *, struct http_req *,
 			    const struct svc_call *, const char *why);
-
-/* The OCSP, RIM ... kind tables (proxy/kinds/ocsp_route.c, ...). */
-extern const struct svc_ops	ocsp_ops;
-extern const struct svc_ops	rim_ops;
-extern const struct svc_ops	pccs_ops;
-extern const struct svc_ops	kds_ops;
 
 #endif

@@ -17,7 +17,7 @@
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/kds_route.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define KDS_PACED_RETRY_S "10"	/* KDS allows about one identical request per 10 s */
@@ -142,7 +142,7 @@ kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	return 0;
 }
 
-const struct svc_ops	kds_ops = {
+static const struct svc_ops	kds_ops = {
 	.name = "kds",
 	.retry_after_s = KDS_PACED_RETRY_S,
 	.kind = CACHE_KIND_KDS,
@@ -153,7 +153,7 @@ const struct svc_ops	kds_ops = {
 	.refresh_call = kds_refresh_call,
 };
 
-int
+static int
 kds_is_path(const char *path)
 {
 	return strncmp(path, "/vcek/", 6) == 0 || strncmp(path, "/vlek/", 6) == 0;
@@ -170,8 +170,9 @@ refuse(struct http_req *req, int status, const char *why)
 	http_reply(req, status, status == 404 ? "Not Found" : "Bad Request");
 }
 
-void
-kds_handle(struct svc *s, struct http_req *req, const char *path,
+/* GET: `path` percent-decoded, `query` raw (may be NULL). */
+static void
+kds_get(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
 	struct kds_req	r;
@@ -191,3 +192,21 @@ kds_handle(struct svc *s, struct http_req *req, const char *path,
 	call_for(&c, canon);
 	svc_handle(s, req, &c);
 }
+
+/* route_handle_fn: GET and HEAD under /vcek/ and /vlek/. */
+static int
+kds_handle(struct svc *s, struct http_req *req, const char *path,
+    const char *query)
+{
+	if ((http_req_method(req) != HTTP_GET &&
+	    http_req_method(req) != HTTP_HEAD) || !kds_is_path(path))
+		return -1;
+	kds_get(s, req, path, query);
+	return 0;
+}
+
+const struct route	kds_route = {
+	.ops = &kds_ops,
+	.handle = kds_handle,
+	.upstream_help = "AMD KDS or a mirror",
+};

@@ -21,7 +21,7 @@
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/ocsp_route.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define OCSP_NONCE_BYTES	16	/* what NVAT and openssl ocsp send */
@@ -92,6 +92,12 @@ static void
 ocsp_trust_destroy(void *t)
 {
 	ocsp_trust_free(t);
+}
+
+static int
+ocsp_pool_add(void *t, const uint8_t *der, size_t len)
+{
+	return ocsp_trust_add_pool_der(t, der, len) == -1 ? -1 : 0;
 }
 
 /* ---- verify ------------------------------------------------------------ */
@@ -238,11 +244,12 @@ ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	return 0;
 }
 
-const struct svc_ops	ocsp_ops = {
+static const struct svc_ops	ocsp_ops = {
 	.name = "ocsp",
 	.kind = CACHE_KIND_OCSP,
 	.trust_new = ocsp_trust_create,
 	.trust_free = ocsp_trust_destroy,
+	.pool_add = ocsp_pool_add,
 	.verify = ocsp_check,
 	.serve = ocsp_serve,
 	.serve_final = ocsp_serve_final,
@@ -252,7 +259,8 @@ const struct svc_ops	ocsp_ops = {
 
 /* ---- the routes ---------------------------------------------------------- */
 
-int
+/* Whether `path` is one of the POST paths ("/", "/ocsp", configured ones). */
+static int
 ocsp_is_post_path(const struct svc *s, const char *path)
 {
 	const struct config_service	*c = svc_conf(s);
@@ -310,7 +318,8 @@ handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
 	svc_handle(s, req, &c);
 }
 
-void
+/* POST with a DER body. */
+static void
 ocsp_handle_post(struct svc *s, struct http_req *req)
 {
 	const uint8_t	*body;
@@ -404,7 +413,14 @@ get_rest(const struct svc *s, const char *path, int *prefixed)
 	return *p == '\0' ? NULL : p;
 }
 
-int
+/*
+ * GET on `path`. Under an OCSP GET prefix ("/ocsp/", or a configured path
+ * and '/') the rest must be the base64 of a DER request: malformedRequest
+ * when it is not, 400 when it is empty. At the root, "/" and base64 of a
+ * DER SEQUENCE is an OCSP request too. Returns 0 when answered, -1 when
+ * path is not an OCSP GET at all.
+ */
+static int
 ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 {
 	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];
@@ -425,3 +441,30 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 		handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
 	return 0;
 }
+
+/* route_handle_fn: POST on the POST paths, GET and HEAD by RFC 6960 A.1. */
+static int
+ocsp_handle(struct svc *s, struct http_req *req, const char *path,
+    const char *query)
+{
+	(void)query;
+	switch (http_req_method(req)) {
+	case HTTP_POST:
+		if (!ocsp_is_post_path(s, path))
+			return -1;
+		ocsp_handle_post(s, req);
+		return 0;
+	case HTTP_GET:
+	case HTTP_HEAD:
+		return ocsp_handle_get(s, req, path);
+	default:
+		return -1;
+	}
+}
+
+const struct route	ocsp_route = {
+	.ops = &ocsp_ops,
+	.handle = ocsp_handle,
+	.last = 1,
+	.upstream_help = "OCSP responder, in failover order",
+};

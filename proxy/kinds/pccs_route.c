@@ -22,7 +22,7 @@
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/pccs_route.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define PCCS_API_KEY_FILE_MAX	4096	/* a key file is one line */
@@ -259,7 +259,7 @@ pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	return 0;
 }
 
-const struct svc_ops	pccs_ops = {
+static const struct svc_ops	pccs_ops = {
 	.name = "pccs",
 	.retry_after_s = "5",
 	.kind = CACHE_KIND_PCCS,
@@ -272,7 +272,8 @@ const struct svc_ops	pccs_ops = {
 	.refresh_call = pccs_refresh_call,
 };
 
-int
+/* Whether the path belongs to this route (any version: v3 gets 410). */
+static int
 pccs_is_path(const char *path)
 {
 	return strncmp(path, "/sgx/certification/", 19) == 0 ||
@@ -289,8 +290,9 @@ answer_text(struct http_req *req, int status, const char *reason,
 	http_reply(req, status, reason);
 }
 
-void
-pccs_handle(struct svc *s, struct http_req *req, const char *path,
+/* GET: `path` percent-decoded, `query` raw (may be NULL). */
+static void
+pccs_get(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
 	struct pccs_req	 r;
@@ -321,3 +323,21 @@ pccs_handle(struct svc *s, struct http_req *req, const char *path,
 	call_for(s, &c, canon, &r, r.variant);
 	svc_handle(s, req, &c);
 }
+
+/* route_handle_fn: GET and HEAD under /sgx/certification/ and /tdx/certification/. */
+static int
+pccs_handle(struct svc *s, struct http_req *req, const char *path,
+    const char *query)
+{
+	if ((http_req_method(req) != HTTP_GET &&
+	    http_req_method(req) != HTTP_HEAD) || !pccs_is_path(path))
+		return -1;
+	pccs_get(s, req, path, query);
+	return 0;
+}
+
+const struct route	pccs_route = {
+	.ops = &pccs_ops,
+	.handle = pccs_handle,
+	.upstream_help = "Intel PCS or a PCCS",
+};

@@ -21,7 +21,7 @@
 #include "proxy/http/httpcache.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/rim_route.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define RIM_ANCHOR_MAX_BYTES	(1 << 20)
@@ -208,11 +208,12 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	return 0;
 }
 
-const struct svc_ops	rim_ops = {
+static const struct svc_ops	rim_ops = {
 	.name = "rim",
 	.kind = CACHE_KIND_RIM,
 	.trust_new = rim_trust_create,
 	.trust_free = rim_trust_destroy,
+	.max_response_bytes = RIM_MAX_JSON_BYTES,	/* a RIM's JSON envelope */
 	.verify = rim_check,
 	.serve = rim_serve,
 	.serve_final = rim_serve_final,
@@ -220,7 +221,8 @@ const struct svc_ops	rim_ops = {
 	.refresh_call = rim_refresh_call,
 };
 
-void
+/* GET /v1/rim/{id}: `id` is the percent-decoded path after ENTRY_RIM_PATH_PREFIX. */
+static void
 rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 {
 	struct svc_call	c;
@@ -243,3 +245,25 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	c.route = METRICS_ROUTE_RIM;
 	svc_handle(s, req, &c);
 }
+
+/* route_handle_fn: GET and HEAD on the RIM service's own path (entry/rim.h). */
+static int
+rim_handle(struct svc *s, struct http_req *req, const char *path,
+    const char *query)
+{
+	size_t	n = strlen(ENTRY_RIM_PATH_PREFIX);
+
+	(void)query;
+	if ((http_req_method(req) != HTTP_GET &&
+	    http_req_method(req) != HTTP_HEAD) ||
+	    strncmp(path, ENTRY_RIM_PATH_PREFIX, n) != 0)
+		return -1;
+	rim_handle_get(s, req, path + n);
+	return 0;
+}
+
+const struct route	rim_route = {
+	.ops = &rim_ops,
+	.handle = rim_handle,
+	.upstream_help = "NVIDIA RIM service",
+};

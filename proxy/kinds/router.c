@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Routing: the path and method of a request pick its kind (OCSP, RIM, PCCS, KDS) or an operations endpoint. */
+/* Routing: the path and method of a request pick an operations endpoint or a kind, each kind asked in turn through its row of route_table. */
 #include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
 
 #include <stdlib.h>
@@ -8,14 +8,12 @@
 
 #include <event2/buffer.h>
 
+#include "entry/kind.h"
 #include "proxy/http/http.h"
-#include "proxy/kinds/kds_route.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
-#include "proxy/kinds/ocsp_route.h"
-#include "proxy/kinds/pccs_route.h"
 #include "proxy/refresh/refresh.h"
-#include "proxy/kinds/rim_route.h"
+#include "proxy/kinds/route.h"
 #include "proxy/kinds/router.h"
 #include "proxy/service.h"
 #include "proxy/status.h"
@@ -83,7 +81,7 @@ reply_metrics(struct router *rt, struct http_req *req)
 	size_t			 id;
 
 	refresh_stats(rt->refresh, &rs);
-	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
+	for (id = KIND_FIRST; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(rt->gen, id));
 	metrics_render(http_resp_body(req), &rs, pools, CACHE_KIND_MAX, time(NULL));
 	http_resp_header(req, "Content-Type",
@@ -105,7 +103,7 @@ reply_ready(struct router *rt, struct http_req *req)
 	size_t			 id;
 
 	refresh_stats(rt->refresh, &rs);
-	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
+	for (id = KIND_FIRST; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(rt->gen, id));
 	status_summarize(&sum, &rs, pools, CACHE_KIND_MAX, time(NULL));
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
@@ -139,38 +137,49 @@ is_ops(const char *path)
 	    strcmp(path, "/metrics") == 0;
 }
 
+/*
+ * Where a request no kind takes is counted: the first metrics route of
+ * the kind asked last, whose paths are the catch-all.
+ */
+static enum metrics_route
+unclaimed_route(void)
+{
+	size_t	k, r;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		if (route_table[k]->last)
+			break;
+	for (r = 0; r < METRICS_ROUTE_MAX; r++)
+		if (metrics_route_kind(r) == k)
+			return r;
+	return 0;
+}
+
 /* 405 with Allow: the ops endpoints take GET and HEAD, the other paths POST too. */
 static void
 method_not_allowed(struct http_req *req, int ops)
 {
-	metrics.requests[METRICS_ROUTE_OCSP_POST][METRICS_RES_HTTP_ERROR]++;
+	metrics.requests[unclaimed_route()][METRICS_RES_HTTP_ERROR]++;
 	http_not_allowed(req, ops ? "GET, HEAD" : HTTP_ALLOW);
 }
 
 /* ---- the kinds ---------------------------------------------------------------- */
 
-/* GET or HEAD: PCCS, KDS, RIM by prefix; then an OCSP GET, or 404. */
+/* Each kind in turn, those asked last after the others; 404 when none takes it. */
 static void
-dispatch_get(struct router *rt, struct http_req *req, const char *p)
+dispatch_kinds(struct router *rt, struct http_req *req, const char *p)
 {
 	const char	*query = http_req_query(req);
+	size_t		 k;
+	int		 last;
 
-	if (pccs_is_path(p)) {
-		pccs_handle(gen_svc(rt->gen, CACHE_KIND_PCCS), req, p, query);
-		return;
-	}
-	if (kds_is_path(p)) {
-		kds_handle(gen_svc(rt->gen, CACHE_KIND_KDS), req, p, query);
-		return;
-	}
-	if (strncmp(p, RIM_ROUTE_PREFIX, strlen(RIM_ROUTE_PREFIX)) == 0) {
-		rim_handle_get(gen_svc(rt->gen, CACHE_KIND_RIM), req,
-		    p + strlen(RIM_ROUTE_PREFIX));
-		return;
-	}
-	/* RFC 6960 A.1: GET {url}/{url-encoding of base64(DER)}; nothing else. */
-	if (ocsp_handle_get(gen_svc(rt->gen, CACHE_KIND_OCSP), req, p) == -1)
-		http_error(req, 404, "Not Found");
+	for (last = 0; last <= 1; last++)
+		for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+			if (route_table[k]->last == last &&
+			    route_table[k]->handle(gen_svc(rt->gen, k), req, p,
+			    query) == 0)
+				return;
+	http_error(req, 404, "Not Found");
 }
 
 void
@@ -178,7 +187,6 @@ router_dispatch(struct http_req *req, void *arg)
 {
 	struct router	*rt = arg;
 	const char	*p = http_req_path(req);
-	struct svc	*ocsp;
 
 	/* Doubled slashes in front of the route are a known client quirk. */
 	for (; p[0] == '/' && p[1] == '/'; p++)
@@ -202,15 +210,9 @@ router_dispatch(struct http_req *req, void *arg)
 	}
 	switch (http_req_method(req)) {
 	case HTTP_POST:
-		ocsp = gen_svc(rt->gen, CACHE_KIND_OCSP);
-		if (ocsp_is_post_path(ocsp, p))
-			ocsp_handle_post(ocsp, req);
-		else
-			http_error(req, 404, "Not Found");
-		break;
 	case HTTP_GET:
 	case HTTP_HEAD:
-		dispatch_get(rt, req, p);
+		dispatch_kinds(rt, req, p);
 		break;
 	default:
 		method_not_allowed(req, 0);

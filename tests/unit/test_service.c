@@ -24,11 +24,10 @@
 #include "entry/conf.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/http/http.h"
-#include "proxy/kinds/kds_route.h"
 #include "proxy/metrics.h"
 #include "proxy/metrics_page.h"
-#include "proxy/kinds/ocsp_route.h"
 #include "proxy/refresh/refresh.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #include "refresh_fixture.h"
@@ -73,6 +72,13 @@ http_req_header(const struct http_req *req, const char *name)
 	if (strcasecmp(name, "Content-Type") == 0)
 		return req->content_type;
 	return NULL;
+}
+
+/* A request with a body is a POST. */
+enum http_method
+http_req_method(const struct http_req *req)
+{
+	return req->body != NULL ? HTTP_POST : HTTP_GET;
 }
 
 const uint8_t *
@@ -422,7 +428,8 @@ ask_kds(struct fx *f, const char *path)
 {
 	struct http_req	*req = new_req(f);
 
-	kds_handle(gen_svc(f->gen, CACHE_KIND_KDS), req, path, NULL);
+	(void)route_table[CACHE_KIND_KDS]->handle(gen_svc(f->gen, CACHE_KIND_KDS),
+	    req, path, NULL);
 	return req;
 }
 
@@ -716,7 +723,8 @@ test_failed_ocsp(void **state)
 	req->content_type = "application/ocsp-request";
 	req->body = der;
 	req->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), req);
+	assert_int_equal(route_table[CACHE_KIND_OCSP]->handle(gen_svc(f->gen,
+	    CACHE_KIND_OCSP), req, "/", NULL), 0);
 	assert_int_equal(njobs, 1);
 	assert_string_equal(jobs[0].method, "POST");
 	assert_int_equal(jobs[0].body_len, len);
@@ -744,7 +752,8 @@ test_definitive_ocsp(void **state)
 	req->content_type = "application/ocsp-request";
 	req->body = der;
 	req->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), req);
+	assert_int_equal(route_table[CACHE_KIND_OCSP]->handle(gen_svc(f->gen,
+	    CACHE_KIND_OCSP), req, "/", NULL), 0);
 	assert_int_equal(answer(&jobs[0], 200, OCSP_RESP_UNAUTHORIZED,
 	    sizeof(OCSP_RESP_UNAUTHORIZED), NULL), FETCH_ACCEPT);
 	assert_int_equal(req->result, METRICS_RES_DEFINITIVE);
@@ -753,7 +762,8 @@ test_definitive_ocsp(void **state)
 	again->content_type = "application/ocsp-request";
 	again->body = der;
 	again->body_len = len;
-	ocsp_handle_post(gen_svc(f->gen, CACHE_KIND_OCSP), again);
+	assert_int_equal(route_table[CACHE_KIND_OCSP]->handle(gen_svc(f->gen,
+	    CACHE_KIND_OCSP), again, "/", NULL), 0);
 	assert_int_equal(njobs, 1);
 	assert_int_equal(again->result, METRICS_RES_DEFINITIVE);
 	assert_body(again, OCSP_RESP_UNAUTHORIZED, sizeof(OCSP_RESP_UNAUTHORIZED));

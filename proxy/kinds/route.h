@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One kind on the wire: the row its route file (proxy/kinds/<kind>_route.c) exports, and the table of rows by kind from which the router and the daemon take their per-kind lists. */
+#ifndef PROXY_ROUTE_H
+#define PROXY_ROUTE_H
+
+#include "entry/kinds.h"
+
+struct http_req;
+struct svc;
+struct svc_ops;
+
+/*
+ * Answer req when its method and path are the kind's. path is
+ * percent-decoded, with doubled leading slashes gone; query is raw, NULL
+ * when the URL has none. Returns 0 when req was answered (exactly once),
+ * -1 when the request is not the kind's (req untouched: the router asks
+ * the next kind, or answers 404).
+ */
+typedef int route_handle_fn(struct svc *, struct http_req *,
+    const char *path, const char *query);
+
+/*
+ * A kind's row, exported by its route file as <row>_route (the ROW of
+ * the list of kinds, entry/kinds.h) and listed in route_table. Everything in it is static and read-only.
+ */
+struct route {
+	const struct svc_ops	*ops;		/* its half of the service */
+	route_handle_fn		*handle;
+	/*
+	 * 1: asked after every other kind, as its paths are whatever no
+	 * other kind claims (an OCSP GET at the root). Requests no kind
+	 * takes in a method none serves count on its first metrics route.
+	 */
+	int			 last;
+	/* stapled's --<name>-upstream flag: what the upstream is ("AMD KDS or a mirror"). */
+	const char		*upstream_help;
+};
+
+/*
+ * The rows by enum cache_kind, each kind in turn from KIND_FIRST; row 0
+ * (no kind) is NULL. Made from the list of kinds (entry/kinds.h) in
+ * proxy/kinds/route_table.c.
+ */
+extern const struct route *const route_table[CACHE_KIND_MAX];
+
+#endif

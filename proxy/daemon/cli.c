@@ -11,19 +11,104 @@
 #include <sys/statvfs.h>
 
 #include "entry/conf.h"
+#include "entry/kind.h"
 #include "proxy/daemon/cli.h"
 #include "proxy/daemon/daemon.h"
+#include "proxy/kinds/route.h"
+
+/* The flags of one kind: which list a value goes to. */
+enum cli_kind_flag { CLI_UPSTREAM, CLI_ANCHOR, CLI_INTERMEDIATES, CLI_KIND_FLAGS };
+static const char *const cli_kind_flag_str[CLI_KIND_FLAGS] = {
+	[CLI_UPSTREAM] = "upstream",
+	[CLI_ANCHOR] = "anchor",
+	[CLI_INTERMEDIATES] = "intermediates",
+};
+#define CLI_FLAG_BYTES		64	/* "--" and a kind's flag */
+#define CLI_HELP_COLUMN		28	/* where a flag's help starts */
+#define CLI_LINE_MAX		80
+
+/* The help of a kind's flag, NULL when the kind has none. */
+static const char *
+kind_flag_help(const struct route *r, int flag)
+{
+	switch (flag) {
+	case CLI_UPSTREAM:
+		return r->upstream_help;
+	case CLI_ANCHOR:
+		return r->anchor_help;
+	default:
+		return r->intermediates_help;
+	}
+}
+
+/* "[--ocsp-upstream URL]..." for every kind's flag, wrapped under "usage:". */
+static void
+usage_kinds(FILE *f)
+{
+	char	one[CLI_FLAG_BYTES + 16];
+	size_t	k, col = 15;
+	int	flag, n;
+
+	fprintf(f, "               [--cache-dir DIR]");
+	col += 17;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		for (flag = 0; flag < CLI_KIND_FLAGS; flag++) {
+			if (kind_flag_help(route_table[k], flag) == NULL)
+				continue;
+			n = snprintf(one, sizeof(one), " [--%s-%s %s]...",
+			    kind_name(k), cli_kind_flag_str[flag],
+			    flag == CLI_UPSTREAM ? "URL" : "PEMFILE");
+			if (col + (size_t)n > CLI_LINE_MAX) {
+				fprintf(f, "\n              ");
+				col = 14;
+			}
+			fputs(one, f);
+			col += (size_t)n;
+		}
+	fputc('\n', f);
+}
+
+/* "  --ocsp-upstream URL       OCSP responder ... (repeatable; default URL)" for every kind. */
+static void
+usage_kinds_help(FILE *f)
+{
+	const char	*help, *url;
+	char		 flagtext[CLI_FLAG_BYTES];
+	size_t		 k;
+	int		 flag, n;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		for (flag = 0; flag < CLI_KIND_FLAGS; flag++) {
+			if ((help = kind_flag_help(route_table[k], flag)) == NULL)
+				continue;
+			n = snprintf(flagtext, sizeof(flagtext), "  --%s-%s %s",
+			    kind_name(k), cli_kind_flag_str[flag],
+			    flag == CLI_UPSTREAM ? "URL" : "PEMFILE");
+			fprintf(f, "%-*s%s", CLI_HELP_COLUMN - 1, flagtext,
+			    n < CLI_HELP_COLUMN - 1 ? " " : "  ");
+			if (flag != CLI_UPSTREAM) {
+				fprintf(f, "%s\n", help);
+				continue;
+			}
+			url = kind_table[k]->conf.upstream;
+			/* The URL on a line of its own when "default" would pass the edge. */
+			if (CLI_HELP_COLUMN + strlen(help) +
+			    strlen(" (repeatable; default ") > CLI_LINE_MAX)
+				fprintf(f, "%s (repeatable;\n%*sdefault %s)\n", help,
+				    CLI_HELP_COLUMN, "", url);
+			else
+				fprintf(f, "%s (repeatable; default %s)\n", help, url);
+		}
+}
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: stapled [-f config.json] [-n] [-d] [-v] [--listen HOST:PORT]...\n"
-	    "               [--admin-listen HOST:PORT]...\n"
-	    "               [--cache-dir DIR] [--ocsp-upstream URL]...\n"
-	    "               [--ocsp-anchor PEMFILE]... [--ocsp-intermediates PEMFILE]...\n"
-	    "               [--rim-upstream URL]... [--pccs-upstream URL]...\n"
-	    "               [--kds-upstream URL]...\n"
+	    "               [--admin-listen HOST:PORT]...\n");
+	usage_kinds(f);
+	fprintf(f,
 	    "               [--listen-tls HOST:PORT --tls-cert PEMFILE --tls-key PEMFILE\n"
 	    "                [--tls-client-ca PEMFILE]]\n"
 	    "\n"
@@ -37,21 +122,12 @@ usage(FILE *f)
 	    "  --tls-cert PEMFILE        its certificate (then the chain)\n"
 	    "  --tls-key PEMFILE         its private key\n"
 	    "  --tls-client-ca PEMFILE   require client certificates issued by these CAs\n"
-	    "  --cache-dir DIR           LMDB cache directory (default %s)\n"
-	    "  --ocsp-upstream URL       OCSP responder, in failover order (repeatable;\n"
-	    "                            default %s)\n"
-	    "  --ocsp-anchor PEMFILE     trust anchors, replacing the built-in NVIDIA roots\n"
-	    "  --ocsp-intermediates PEMFILE  untrusted CA certificates for chain building\n"
-	    "  --rim-upstream URL        NVIDIA RIM service (repeatable; default %s)\n"
-	    "  --pccs-upstream URL       Intel PCS or a PCCS (repeatable; default %s)\n"
-	    "  --kds-upstream URL        AMD KDS or a mirror (repeatable; default %s)\n"
+	    "  --cache-dir DIR           LMDB cache directory (default %s)\n",
+	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR);
+	usage_kinds_help(f);
+	fprintf(f,
 	    "  -h, --help                this text\n"
-	    "  -V, --version             print the version\n",
-	    CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_CACHE_DIR,
-	    kind_table[CACHE_KIND_OCSP]->conf.upstream,
-	    kind_table[CACHE_KIND_RIM]->conf.upstream,
-	    kind_table[CACHE_KIND_PCCS]->conf.upstream,
-	    kind_table[CACHE_KIND_KDS]->conf.upstream);
+	    "  -V, --version             print the version\n");
 }
 
 static int
@@ -67,8 +143,10 @@ push(char **list, size_t *n, char *v)
 }
 
 /* The long options' values for getopt_long. */
-enum { O_LISTEN = 256, O_CACHE, O_UP, O_ANCHOR, O_INTER, O_RIM, O_PCCS,
-    O_KDS, O_ADMIN, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
+enum { O_LISTEN = 256, O_CACHE, O_ADMIN, O_LISTEN_TLS, O_TLS_CERT, O_TLS_KEY,
+    O_TLS_CA, O_KIND };	/* O_KIND + kind * CLI_KIND_FLAGS + flag: a kind's flag */
+#define CLI_FIXED_OPTS		10	/* the options of opts_fixed, not the kinds' */
+#define CLI_OPTS_MAX		(CLI_FIXED_OPTS + CACHE_KIND_MAX * CLI_KIND_FLAGS + 1)
 
 /* --listen-tls, --tls-cert, --tls-key, --tls-client-ca. 0 or -1. */
 static int
@@ -101,19 +179,30 @@ cli_tls_check(const struct cli *c)
 	return -1;
 }
 
-int
-parse_cli(int argc, char **argv, struct cli *c)
+/* A kind's flag value into its list. 0 or -1. */
+static int
+push_kind(struct cli *c, int opt, char *v)
 {
-	static const struct option	opts[] = {
+	struct cli_kind	*ck = &c->kinds[(opt - O_KIND) / CLI_KIND_FLAGS];
+
+	switch ((opt - O_KIND) % CLI_KIND_FLAGS) {
+	case CLI_UPSTREAM:
+		return push(ck->upstreams, &ck->nupstreams, v);
+	case CLI_ANCHOR:
+		return push(ck->anchors, &ck->nanchors, v);
+	default:
+		return push(ck->intermediates, &ck->nintermediates, v);
+	}
+}
+
+/* The fixed options, then each kind's flags (names in `names`), then the end. */
+static void
+cli_options(struct option *opts, char names[][CLI_FLAG_BYTES])
+{
+	static const struct option	fixed[CLI_FIXED_OPTS] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "admin-listen", required_argument, NULL, O_ADMIN },
 		{ "cache-dir", required_argument, NULL, O_CACHE },
-		{ "ocsp-upstream", required_argument, NULL, O_UP },
-		{ "ocsp-anchor", required_argument, NULL, O_ANCHOR },
-		{ "ocsp-intermediates", required_argument, NULL, O_INTER },
-		{ "rim-upstream", required_argument, NULL, O_RIM },
-		{ "pccs-upstream", required_argument, NULL, O_PCCS },
-		{ "kds-upstream", required_argument, NULL, O_KDS },
 		{ "listen-tls", required_argument, NULL, O_LISTEN_TLS },
 		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
 		{ "tls-key", required_argument, NULL, O_TLS_KEY },
@@ -122,8 +211,36 @@ parse_cli(int argc, char **argv, struct cli *c)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int	ch, rv = 0;
+	size_t	n = 0, k;
+	int	flag;
 
+	while (fixed[n].name != NULL) {
+		opts[n] = fixed[n];
+		n++;
+	}
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		for (flag = 0; flag < CLI_KIND_FLAGS; flag++) {
+			if (kind_flag_help(route_table[k], flag) == NULL)
+				continue;
+			snprintf(names[n], CLI_FLAG_BYTES, "%s-%s", kind_name(k),
+			    cli_kind_flag_str[flag]);
+			opts[n].name = names[n];
+			opts[n].has_arg = required_argument;
+			opts[n].flag = NULL;
+			opts[n].val = O_KIND + (int)k * CLI_KIND_FLAGS + flag;
+			n++;
+		}
+	memset(&opts[n], 0, sizeof(opts[n]));
+}
+
+int
+parse_cli(int argc, char **argv, struct cli *c)
+{
+	static struct option	opts[CLI_OPTS_MAX];
+	static char		names[CLI_OPTS_MAX][CLI_FLAG_BYTES];
+	int			ch, rv = 0;
+
+	cli_options(opts, names);
 	c->log_level = -1;
 	while ((ch = getopt_long(argc, argv, "f:ndvhV", opts, NULL)) != -1) {
 		switch (ch) {
@@ -155,24 +272,6 @@ parse_cli(int argc, char **argv, struct cli *c)
 		case O_CACHE:
 			c->cache_dir = optarg;
 			break;
-		case O_UP:
-			rv |= push(c->upstreams, &c->nupstreams, optarg);
-			break;
-		case O_ANCHOR:
-			rv |= push(c->anchors, &c->nanchors, optarg);
-			break;
-		case O_INTER:
-			rv |= push(c->intermediates, &c->nintermediates, optarg);
-			break;
-		case O_RIM:
-			rv |= push(c->rim_upstreams, &c->nrim_upstreams, optarg);
-			break;
-		case O_PCCS:
-			rv |= push(c->pccs_upstreams, &c->npccs_upstreams, optarg);
-			break;
-		case O_KDS:
-			rv |= push(c->kds_upstreams, &c->nkds_upstreams, optarg);
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -180,6 +279,11 @@ parse_cli(int argc, char **argv, struct cli *c)
 			printf("stapled %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
+			if (ch >= O_KIND && ch < O_KIND + CACHE_KIND_MAX *
+			    CLI_KIND_FLAGS) {
+				rv |= push_kind(c, ch, optarg);
+				break;
+			}
 			usage(stderr);
 			return -1;
 		}
@@ -216,6 +320,30 @@ set_upstreams(struct config_service *svc, const char *flag, char *const *urls,
 		}
 	snprintf(err, errlen, "%s: %s", flag, strerror(errno));
 	return -1;
+}
+
+/*
+ * One kind's flags over its section: 0, -1 with err, or -2 when out of
+ * memory.
+ */
+static int
+set_kind(struct config *cfg, size_t k, const struct cli_kind *ck, char *err,
+    size_t errlen)
+{
+	struct config_service	*svc = &cfg->svc[k];
+	char			 flag[CLI_FLAG_BYTES];
+
+	snprintf(flag, sizeof(flag), "--%s-upstream", kind_name(k));
+	if (set_upstreams(svc, flag, ck->upstreams, ck->nupstreams, err,
+	    errlen) == -1)
+		return -1;
+	if (ck->nanchors > 0 && config_set_strlist(&svc->anchors,
+	    &svc->nanchors, ck->anchors, ck->nanchors) == -1)
+		return -2;
+	if (ck->nintermediates > 0 && config_set_strlist(&svc->intermediates,
+	    &svc->nintermediates, ck->intermediates, ck->nintermediates) == -1)
+		return -2;
+	return 0;
 }
 
 /*
@@ -262,6 +390,8 @@ load_config(const struct cli *c, int *listen_default, char *err,
 {
 	struct config	*cfg;
 	char		**deflist;
+	size_t		  k;
+	int		  rv = 0;
 
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -284,21 +414,13 @@ load_config(const struct cli *c, int *listen_default, char *err,
 		*listen_default = cfg->listen == deflist;
 	if (c->cache_dir != NULL && config_set_str(&cfg->cache_dir, c->cache_dir) == -1)
 		goto oom;
-	if (set_upstreams(&cfg->svc[CACHE_KIND_OCSP], "--ocsp-upstream", c->upstreams,
-	    c->nupstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->svc[CACHE_KIND_RIM], "--rim-upstream", c->rim_upstreams,
-	    c->nrim_upstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->svc[CACHE_KIND_PCCS], "--pccs-upstream", c->pccs_upstreams,
-	    c->npccs_upstreams, err, errlen) == -1 ||
-	    set_upstreams(&cfg->svc[CACHE_KIND_KDS], "--kds-upstream", c->kds_upstreams,
-	    c->nkds_upstreams, err, errlen) == -1)
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		if ((rv = set_kind(cfg, k, &c->kinds[k], err, errlen)) != 0)
+			break;
+	if (rv == -2)
+		goto oom;
+	if (rv == -1)
 		goto fail;
-	if (c->nanchors > 0 && config_set_strlist(&cfg->svc[CACHE_KIND_OCSP].anchors,
-	    &cfg->svc[CACHE_KIND_OCSP].nanchors, c->anchors, c->nanchors) == -1)
-		goto oom;
-	if (c->nintermediates > 0 && config_set_strlist(&cfg->svc[CACHE_KIND_OCSP].intermediates,
-	    &cfg->svc[CACHE_KIND_OCSP].nintermediates, c->intermediates, c->nintermediates) == -1)
-		goto oom;
 	if (config_validate(cfg, err, errlen) == -1)
 		goto fail;
 	return cfg;

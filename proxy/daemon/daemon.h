@@ -57,6 +57,16 @@ struct router;
 struct gen;
 struct store_salvage;
 
+/* One kind's flags: --<name>-upstream, and where its row has them --<name>-anchor, --<name>-intermediates. */
+struct cli_kind {
+	char		*upstreams[MAX_FLAG_VALUES];
+	size_t		 nupstreams;
+	char		*anchors[MAX_FLAG_VALUES];
+	size_t		 nanchors;
+	char		*intermediates[MAX_FLAG_VALUES];
+	size_t		 nintermediates;
+};
+
 /* Command-line values, kept to re-apply over the file on SIGHUP: flags win. */
 struct cli {
 	const char	*config_path;
@@ -70,18 +80,7 @@ struct cli {
 	size_t		 nlisten_tls;
 	struct config_tls tls;		/* --tls-cert, --tls-key, --tls-client-ca */
 	const char	*cache_dir;
-	char		*upstreams[MAX_FLAG_VALUES];
-	size_t		 nupstreams;
-	char		*anchors[MAX_FLAG_VALUES];
-	size_t		 nanchors;
-	char		*intermediates[MAX_FLAG_VALUES];
-	size_t		 nintermediates;
-	char		*rim_upstreams[MAX_FLAG_VALUES];
-	size_t		 nrim_upstreams;
-	char		*pccs_upstreams[MAX_FLAG_VALUES];
-	size_t		 npccs_upstreams;
-	char		*kds_upstreams[MAX_FLAG_VALUES];
-	size_t		 nkds_upstreams;
+	struct cli_kind	 kinds[CACHE_KIND_MAX];	/* by enum cache_kind */
 };
 
 /*

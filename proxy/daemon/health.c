@@ -14,6 +14,7 @@
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
+#include "entry/kind.h"
 #include "proxy/daemon/daemon.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/daemon/health.h"
@@ -36,7 +37,7 @@ upstreams_line(struct gen *gen, char *buf, size_t len)
 	int	n;
 
 	buf[0] = '\0';
-	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX && off < len; id++) {
+	for (id = KIND_FIRST; id < CACHE_KIND_MAX && off < len; id++) {
 		struct fetch_pool	*pool = svc_pool(gen_svc(gen, id));
 
 		if (pool == NULL)
@@ -112,7 +113,7 @@ record_health(evutil_socket_t fd, short what, void *arg)
 	    "recorded", (json_int_t)time(NULL), "refresh_backlog",
 	    (json_int_t)rs.backlog, "refresh_inflight", (json_int_t)rs.inflight);
 	svcs = json_object();
-	for (id = CACHE_KIND_OCSP; root != NULL && svcs != NULL && id < CACHE_KIND_MAX; id++) {
+	for (id = KIND_FIRST; root != NULL && svcs != NULL && id < CACHE_KIND_MAX; id++) {
 		pool = svc_pool(gen_svc(d->gen, id));
 		n = fetch_pool_health(pool, fh, HEALTH_MAX_UPSTREAMS);
 		ups = json_array();
@@ -169,7 +170,7 @@ send_status(struct daemon *d, const char *head)
 	if (!notify_enabled())
 		return;
 	refresh_stats(d->refresh, &rs);
-	for (id = CACHE_KIND_OCSP; id < CACHE_KIND_MAX; id++)
+	for (id = KIND_FIRST; id < CACHE_KIND_MAX; id++)
 		pools[id] = svc_pool(gen_svc(d->gen, id));
 	status_summarize(&sum, &rs, pools, CACHE_KIND_MAX, time(NULL));
 	status_line(&sum, line, sizeof(line));

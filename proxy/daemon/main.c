@@ -15,6 +15,7 @@
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
+#include "entry/kind.h"
 #include "proxy/access_log.h"
 #include "proxy/daemon/cli.h"
 #include "proxy/daemon/conf_vet.h"
@@ -72,11 +73,9 @@ static void
 on_term(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon			*d = arg;
-	const struct config		*cfg = gen_config(d->gen);
-	const struct config_service	*svcs[] = { &cfg->svc[CACHE_KIND_OCSP], &cfg->svc[CACHE_KIND_RIM],
-					    &cfg->svc[CACHE_KIND_PCCS], &cfg->svc[CACHE_KIND_KDS] };
+	const struct config_service	*c;
 	long				 grace = 0;
-	size_t				 i;
+	size_t				 k;
 
 	(void)what;
 	if (d->stopping) {
@@ -96,11 +95,12 @@ on_term(evutil_socket_t sig, short what, void *arg)
 	refresh_stop(d->refresh);
 	evtimer_del(d->health_ev);
 	/* Clients are answered within their budget; fetches within their timeouts. */
-	for (i = 0; i < sizeof(svcs) / sizeof(svcs[0]); i++) {
-		if (svcs[i]->client_budget_ms > grace)
-			grace = svcs[i]->client_budget_ms;
-		if (svcs[i]->timeout_ms > grace)
-			grace = svcs[i]->timeout_ms;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		c = svc_conf(gen_svc(d->gen, k));
+		if (c->client_budget_ms > grace)
+			grace = c->client_budget_ms;
+		if (c->timeout_ms > grace)
+			grace = c->timeout_ms;
 	}
 	d->shutdown_deadline_ms = mono_ms() + grace + 1000;
 	shutdown_poll(-1, 0, d);

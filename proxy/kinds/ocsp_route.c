@@ -467,4 +467,6 @@ const struct route	ocsp_route = {
 	.handle = ocsp_handle,
 	.last = 1,
 	.upstream_help = "OCSP responder, in failover order",
+	.anchor_help = "trust anchors, replacing the built-in NVIDIA roots",
+	.intermediates_help = "untrusted CA certificates for chain building",
 };

@@ -34,6 +34,12 @@ struct route {
 	int			 last;
 	/* stapled's --<name>-upstream flag: what the upstream is ("AMD KDS or a mirror"). */
 	const char		*upstream_help;
+	/*
+	 * Non-NULL: stapled takes --<name>-anchor and --<name>-intermediates
+	 * (the section's anchors and intermediates), helped with these.
+	 */
+	const char		*anchor_help;
+	const char		*intermediates_help;
 };
 
 /*

@@ -109,7 +109,8 @@ access_log_reply(struct access_log *al, const struct http_req *req,
 	note = http_req_log_note(req);
 	log_info("access: %s %s %s %d %zu %s%s%s %.3f ms%s%s", peer,
 	    m <= HTTP_OTHER ? method_str[m] : "OTHER", path, status, bytes,
-	    n != NULL ? metrics_route_str[n->route] : "-", n != NULL ? "/" : "",
+	    n != NULL && metrics_route_str(n->route) != NULL ?
+	    metrics_route_str(n->route) : "-", n != NULL ? "/" : "",
 	    n != NULL ? metrics_result_str[n->result] : "",
 	    (double)(metrics_now_us() - parsed) / 1000.0,
 	    note != NULL ? " " : "", note != NULL ? note : "");

@@ -30,13 +30,8 @@ const char *const metrics_result_str[METRICS_RES_MAX] = {
 	[METRICS_RES_HTTP_ERROR] = "http_error",
 };
 
-const char *const metrics_route_str[METRICS_ROUTE_MAX] = {
-	[METRICS_ROUTE_OCSP_POST] = "ocsp_post",
-	[METRICS_ROUTE_OCSP_GET] = "ocsp_get",
-	[METRICS_ROUTE_RIM] = "rim",
-	[METRICS_ROUTE_PCCS] = "pccs",
-	[METRICS_ROUTE_KDS] = "kds",
-};
+/* The kinds' descriptions: labels only, set once per kind, never counted in. */
+static const struct metrics_kind	*kinds[CACHE_KIND_MAX];
 
 const char *const metrics_tls_fail_str[METRICS_TLS_FAIL_MAX] = {
 	[METRICS_TLS_PLAIN_HTTP] = "plain_http",
@@ -66,14 +61,6 @@ metrics_tls_listener(const char *name)
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	return l->handshake_failures;
 }
-
-static const enum cache_kind route_kind[METRICS_ROUTE_MAX] = {
-	[METRICS_ROUTE_OCSP_POST] = CACHE_KIND_OCSP,
-	[METRICS_ROUTE_OCSP_GET] = CACHE_KIND_OCSP,
-	[METRICS_ROUTE_RIM] = CACHE_KIND_RIM,
-	[METRICS_ROUTE_PCCS] = CACHE_KIND_PCCS,
-	[METRICS_ROUTE_KDS] = CACHE_KIND_KDS,
-};
 
 /*
  * Bucket upper bounds in seconds, ascending; +Inf follows. Hits are
@@ -108,18 +95,40 @@ static const struct {
 	[METRICS_HIST_VERIFY] = { verify_bounds, NBOUNDS(verify_bounds) },
 };
 
-enum cache_kind
-metrics_route_kind(enum metrics_route route)
+void
+metrics_describe(enum cache_kind kind, const struct metrics_kind *mk)
 {
-	return route < METRICS_ROUTE_MAX ? route_kind[route] : CACHE_KIND_OCSP;
+	if ((unsigned)kind < CACHE_KIND_MAX)
+		kinds[kind] = mk;
 }
 
-/* OCSP clients read a response status (RFC 6960 2.3); the others an HTTP 503. */
-enum metrics_result
-metrics_failed_result(enum metrics_route route)
+const struct metrics_kind *
+metrics_kind(enum cache_kind kind)
 {
-	return metrics_route_kind(route) == CACHE_KIND_OCSP ?
-	    METRICS_RES_TRYLATER : METRICS_RES_UNAVAILABLE;
+	return (unsigned)kind < CACHE_KIND_MAX ? kinds[kind] : NULL;
+}
+
+enum cache_kind
+metrics_route_kind(unsigned route)
+{
+	return route < METRICS_ROUTE_MAX ? route / METRICS_KIND_ROUTES : 0;
+}
+
+const char *
+metrics_route_str(unsigned route)
+{
+	const struct metrics_kind	*mk = metrics_kind(metrics_route_kind(route));
+
+	return mk != NULL ? mk->routes[route % METRICS_KIND_ROUTES] : NULL;
+}
+
+/* A kind that says nothing is answered a 503, as HTTP clients read it. */
+enum metrics_result
+metrics_failed_result(unsigned route)
+{
+	const struct metrics_kind	*mk = metrics_kind(metrics_route_kind(route));
+
+	return mk != NULL ? mk->failed : METRICS_RES_UNAVAILABLE;
 }
 
 int64_t

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "attest/ocsp_verify.h"
 #include "cache/record.h"
 #include "entry/kinds.h"
 
@@ -29,10 +28,30 @@ enum metrics_result {
 };
 extern const char *const metrics_result_str[METRICS_RES_MAX];
 
-enum metrics_route {
-	METRICS_ROUTE_OCSP_POST, METRICS_ROUTE_OCSP_GET, METRICS_ROUTE_RIM, METRICS_ROUTE_PCCS, METRICS_ROUTE_KDS, METRICS_ROUTE_MAX
+/*
+ * A route is a way clients ask for one kind (OCSP's POST and GET): the
+ * index of requests[] and of access log lines is METRICS_ROUTE(kind, i),
+ * i below METRICS_KIND_ROUTES; its label is the kind's description's
+ * (metrics_describe).
+ */
+#define METRICS_KIND_ROUTES	2
+#define METRICS_ROUTE(kind, i)	((unsigned)(kind) * METRICS_KIND_ROUTES + (unsigned)(i))
+#define METRICS_ROUTE_MAX	(CACHE_KIND_MAX * METRICS_KIND_ROUTES)
+/* Reasons a kind counts its refused answers by (verify_failures), reason 0 unused. */
+#define METRICS_VERIFY_REASONS	32
+
+/* What the metrics show of one kind; static, read-only, set by metrics_describe. */
+struct metrics_kind {
+	const char		*routes[METRICS_KIND_ROUTES];	/* labels ("ocsp_post"), NULL past the last */
+	enum metrics_result	 failed;	/* nothing valid to serve: TRYLATER or UNAVAILABLE */
+	int			 malformed;	/* its routes answer METRICS_RES_MALFORMED */
+	/*
+	 * Labels of verify_failures[kind][1 .. nverify_reasons - 1], or
+	 * NULL when the kind counts none.
+	 */
+	const char *const	*verify_reasons;
+	size_t			 nverify_reasons;
 };
-extern const char *const metrics_route_str[METRICS_ROUTE_MAX];
 
 /*
  * A histogram in seconds over one of the bucket sets below; counts per
@@ -95,8 +114,9 @@ enum metrics_saturation {
 
 struct metrics {
 	unsigned long	requests[METRICS_ROUTE_MAX][METRICS_RES_MAX];
-	unsigned long	verify_failures[OCSP_VERDICT_MAX];
-	unsigned long	rejected[8];	/* upstream answers refused, by cache kind */
+	/* by cache kind and its reason (struct metrics_kind) */
+	unsigned long	verify_failures[CACHE_KIND_MAX][METRICS_VERIFY_REASONS];
+	unsigned long	rejected[CACHE_KIND_MAX];	/* upstream answers refused, by cache kind */
 	unsigned long	store_errors;
 	unsigned long	store_map_full;	/* of store_errors: the map was full */
 	/* by where found: STORE a damaged store moved aside; else a record */
@@ -108,10 +128,10 @@ struct metrics {
 	unsigned long	lookups_loop;	/* hits' lookups on the event loop, with lookup_threads */
 	unsigned long	lookups_thread;	/* ... and on the lookup threads */
 	unsigned long	entries_purged;	/* expired entries deleted by the purge */
-	unsigned long	evictions[8];	/* by cache kind: deleted for max_entries */
-	unsigned long	store_capped[8];	/* by cache kind: not stored, nothing evictable */
-	unsigned long	store_limited[8];	/* by cache kind: not stored, over new_entry_rate_per_s */
-	unsigned long	full_evictions[8];	/* by cache kind: not in use, deleted for a full map */
+	unsigned long	evictions[CACHE_KIND_MAX];	/* by cache kind: deleted for max_entries */
+	unsigned long	store_capped[CACHE_KIND_MAX];	/* by cache kind: not stored, nothing evictable */
+	unsigned long	store_limited[CACHE_KIND_MAX];	/* by cache kind: not stored, over new_entry_rate_per_s */
+	unsigned long	full_evictions[CACHE_KIND_MAX];	/* by cache kind: not in use, deleted for a full map */
 	unsigned long	http_errors;	/* requests refused before routing (400, 411, 413, 431, 505) */
 	unsigned long	http_conns;	/* open on the public listeners (http.c) */
 	unsigned long	http_max_conns;	/* their budget: max_connections, resolved */
@@ -147,10 +167,19 @@ unsigned long	*metrics_tls_listener(const char *name);
  */
 void	metrics_mark_start(void);
 
+/*
+ * Describe `kind` (its service's svc_init does): mk is static and stays
+ * borrowed. Until then the kind's routes have no label and are not shown.
+ */
+void	metrics_describe(enum cache_kind kind, const struct metrics_kind *mk);
+/* The description of kind, or NULL when none was given. */
+const struct metrics_kind *metrics_kind(enum cache_kind kind);
+/* The label of a route ("ocsp_get"), or NULL when no kind described it. */
+const char	*metrics_route_str(unsigned route);
 /* The cache kind (service) a route serves. */
-enum cache_kind	metrics_route_kind(enum metrics_route);
+enum cache_kind	metrics_route_kind(unsigned route);
 /* What a route answers when nothing valid can be served: TRYLATER or UNAVAILABLE. */
-enum metrics_result metrics_failed_result(enum metrics_route);
+enum metrics_result metrics_failed_result(unsigned route);
 /* Monotonic microseconds, the clock of the histograms. */
 int64_t	metrics_now_us(void);
 

@@ -29,7 +29,7 @@
 static struct metrics_note notes[METRICS_ROUTE_MAX][METRICS_RES_MAX];
 
 void
-metrics_note(struct http_req *req, enum metrics_route route,
+metrics_note(struct http_req *req, unsigned route,
     enum metrics_result result)
 {
 	struct metrics_note	*n;
@@ -62,14 +62,16 @@ metrics_on_reply(const struct http_req *req)
 
 /* Whether route can answer with result: only the names a route's clients see. */
 static int
-route_has(enum metrics_route route, enum metrics_result result)
+route_has(unsigned route, enum metrics_result result)
 {
-	int	ocsp = metrics_route_kind(route) == CACHE_KIND_OCSP;
+	const struct metrics_kind	*mk = metrics_kind(metrics_route_kind(route));
 
-	if (result == METRICS_RES_TRYLATER || result == METRICS_RES_MALFORMED)
-		return ocsp;
-	if (result == METRICS_RES_UNAVAILABLE)
-		return !ocsp;
+	if (metrics_route_str(route) == NULL)
+		return 0;
+	if (result == METRICS_RES_TRYLATER || result == METRICS_RES_UNAVAILABLE)
+		return result == mk->failed;
+	if (result == METRICS_RES_MALFORMED)
+		return mk->malformed;
 	return 1;
 }
 
@@ -243,7 +245,10 @@ render_kind_hists(struct evbuffer *b, const char *name, const char *help,
 static void
 render_counters(struct evbuffer *b)
 {
-	int	r, k;
+	const struct metrics_kind	*mk;
+	unsigned			 r;
+	size_t				 i;
+	int				 k;
 
 	evbuffer_add_printf(b,
 	    "# HELP stapled_requests_total Client requests by route and result.\n"
@@ -253,15 +258,18 @@ render_counters(struct evbuffer *b)
 			if (route_has(r, k))
 				evbuffer_add_printf(b,
 			    "stapled_requests_total{route=\"%s\",result=\"%s\"} %lu\n",
-			    metrics_route_str[r], metrics_result_str[k],
+			    metrics_route_str(r), metrics_result_str[k],
 			    metrics.requests[r][k]);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_verify_failures_total Upstream answers refused by verification.\n"
 	    "# TYPE stapled_verify_failures_total counter\n");
-	for (k = 1; k < OCSP_VERDICT_MAX; k++)
-		evbuffer_add_printf(b,
-		    "stapled_verify_failures_total{kind=\"ocsp\",reason=\"%s\"} %lu\n",
-		    ocsp_verdict_str[k], metrics.verify_failures[k]);
+	for (k = 1; k < CACHE_KIND_MAX; k++)
+		for (mk = metrics_kind(k), i = 1; mk != NULL &&
+		    i < mk->nverify_reasons && i < METRICS_VERIFY_REASONS; i++)
+			evbuffer_add_printf(b,
+			    "stapled_verify_failures_total{kind=\"%s\",reason=\"%s\"} %lu\n",
+			    cache_kind_str[k], mk->verify_reasons[i],
+			    metrics.verify_failures[k][i]);
 	evbuffer_add_printf(b,
 	    "# HELP stapled_rejected_total Upstream answers refused before storing, by kind.\n"
 	    "# TYPE stapled_rejected_total counter\n");

@@ -19,10 +19,10 @@ struct refresh_stats;
  * hit's latency goes into hit_latency when the answer is queued.
  */
 struct metrics_note {
-	enum metrics_route	route;
+	unsigned		route;	/* METRICS_ROUTE(kind, i) */
 	enum metrics_result	result;
 };
-void	metrics_note(struct http_req *, enum metrics_route, enum metrics_result);
+void	metrics_note(struct http_req *, unsigned route, enum metrics_result);
 /* req's note, or NULL when none was made (refused before routing, /metrics). */
 const struct metrics_note *metrics_note_get(const struct http_req *);
 /* For http_reply's callback: a noted hit's latency since it was parsed. */

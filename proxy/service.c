@@ -163,6 +163,7 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	s->gen = g;
 	s->ops = ops;
 	s->conf = c;
+	metrics_describe(ops->kind, &ops->metrics);
 	flight_set_init(&s->flights);
 	s->max_entries = config_max_entries(c, ops->kind, gen_cache(g) != NULL ?
 	    cache_map_bytes(gen_cache(g)) : gen_config(g)->map_size);
@@ -805,7 +806,7 @@ svc_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 /* The same for an answer that is not an entry's: final, limited, failed. */
 static void
-svc_count(const struct svc *s, struct http_req *req, enum metrics_route route,
+svc_count(const struct svc *s, struct http_req *req, unsigned route,
     enum metrics_result result, const struct svc_fwd *fwd)
 {
 	metrics_note(req, route, result);
@@ -918,7 +919,7 @@ static void
 pending_fail(struct pending *p, const char *why)
 {
 	struct svc		*s = p->svc;
-	enum metrics_route	 route;
+	unsigned		 route;
 
 	if (p->req == NULL)
 		return;

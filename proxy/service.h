@@ -52,7 +52,7 @@ struct svc_call {
 	const uint8_t		*keep;		/* stored with the entry to refresh it */
 	size_t			 keep_len;
 	int			 own_nonce;	/* OCSP: stapled chose the nonce */
-	enum metrics_route	 route;
+	unsigned		 route;		/* METRICS_ROUTE(kind, i) */
 	char			 variant[16];	/* how this client wants it ("hex", "der") */
 	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
 };
@@ -69,6 +69,7 @@ struct svc_ops {
 	const char		*name;		/* "ocsp": logs, metrics, config */
 	const char		*retry_after_s;	/* for svc_serve_failed_text */
 	enum cache_kind		 kind;
+	struct metrics_kind	 metrics;	/* its labels, described at svc_init */
 	/* Kept headers and upstream base suffixes: kind_table[kind]'s. */
 	/* Create and free the kind's trust state from its configuration. */
 	void			*(*trust_new)(const struct config *, char *err, size_t errlen);

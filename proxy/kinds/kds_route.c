@@ -20,6 +20,8 @@
 #include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
+#define KDS_ROUTE	METRICS_ROUTE(CACHE_KIND_KDS, 0)	/* as the metrics count it */
+
 #define KDS_PACED_RETRY_S "10"	/* KDS allows about one identical request per 10 s */
 
 /* The stored cert_chain of r's product (a copy), or NULL: admit then takes the compiled-in one. */
@@ -121,7 +123,7 @@ call_for(struct svc_call *c, const char *canon)
 	c->path = canon;
 	c->keep = (const uint8_t *)canon;
 	c->keep_len = n;
-	c->route = METRICS_ROUTE_KDS;
+	c->route = KDS_ROUTE;
 }
 
 static int
@@ -146,6 +148,7 @@ static const struct svc_ops	kds_ops = {
 	.name = "kds",
 	.retry_after_s = KDS_PACED_RETRY_S,
 	.kind = CACHE_KIND_KDS,
+	.metrics = { .routes = { "kds" }, .failed = METRICS_RES_UNAVAILABLE },
 	.verify = kds_check,
 	.serve = kds_serve,
 	.serve_final = svc_serve_final_as_sent,
@@ -163,7 +166,7 @@ kds_is_path(const char *path)
 static void
 refuse(struct http_req *req, int status, const char *why)
 {
-	metrics.requests[METRICS_ROUTE_KDS][METRICS_RES_HTTP_ERROR]++;
+	metrics.requests[KDS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 	http_resp_header(req, "Content-Type", "text/plain; charset=utf-8");
 	httpcache_no_store(req);
 	evbuffer_add_printf(http_resp_body(req), "%s\n", why);

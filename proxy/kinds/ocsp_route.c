@@ -30,6 +30,11 @@
 #define OCSP_GET_PREFIX		"/ocsp/"
 #define OCSP_DER_SEQUENCE	0x30	/* the tag an OCSPRequest starts with */
 #define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
+/* The two routes, as the metrics count them. */
+#define OCSP_ROUTE_POST		METRICS_ROUTE(CACHE_KIND_OCSP, 0)
+#define OCSP_ROUTE_GET		METRICS_ROUTE(CACHE_KIND_OCSP, 1)
+_Static_assert(OCSP_VERDICT_MAX <= METRICS_VERIFY_REASONS,
+    "metrics.verify_failures holds every verdict");
 
 static uint8_t	unverifiable_seen[UNVERIFIABLE_LOG_SLOTS][20];
 static size_t	nunverifiable_seen;
@@ -141,7 +146,7 @@ ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 			    "signed", res->upstream, ocsp_cert_status_str[r->cert_status]);
 		return ENTRY_STORE;
 	case ENTRY_PASS:
-		metrics.verify_failures[OCSP_UNVERIFIABLE]++;
+		metrics.verify_failures[CACHE_KIND_OCSP][OCSP_UNVERIFIABLE]++;
 		log_unverifiable(r, res->upstream);
 		return ENTRY_PASS;
 	case ENTRY_DEFINITIVE:
@@ -149,7 +154,8 @@ ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		return ENTRY_DEFINITIVE;
 	default:
 		if (ad.verified)
-			metrics.verify_failures[r->verdict < OCSP_VERDICT_MAX ?
+			metrics.verify_failures[CACHE_KIND_OCSP][r->verdict <
+			    OCSP_VERDICT_MAX ?
 			    r->verdict : OCSP_ERR_PARSE]++;
 		snprintf(why, whylen, "%s", ad.reason);
 		return ENTRY_REFUSE;
@@ -179,7 +185,7 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	(void)headers;
 	(void)headers_len;
 	/* GET: RFC 5019 caching headers (or no-store); POST is never cacheable. */
-	if (c->route == METRICS_ROUTE_OCSP_GET) {
+	if (c->route == OCSP_ROUTE_GET) {
 		http_resp_header(req, "Content-Type", "application/ocsp-response");
 		evbuffer_add(http_resp_body(req), der, len);
 		return httpcache_answer(req, m, now) == 304 ?
@@ -240,13 +246,18 @@ ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	c->keep = b->request;
 	c->keep_len = b->request_len;
 	c->own_nonce = 1;
-	c->route = METRICS_ROUTE_OCSP_POST;
+	c->route = OCSP_ROUTE_POST;
 	return 0;
 }
 
 static const struct svc_ops	ocsp_ops = {
 	.name = "ocsp",
 	.kind = CACHE_KIND_OCSP,
+	/* RFC 6960 2.3: OCSP clients read a response status, tryLater. */
+	.metrics = { .routes = { "ocsp_post", "ocsp_get" },
+	    .failed = METRICS_RES_TRYLATER, .malformed = 1,
+	    .verify_reasons = ocsp_verdict_str,
+	    .nverify_reasons = OCSP_VERDICT_MAX },
 	.trust_new = ocsp_trust_create,
 	.trust_free = ocsp_trust_destroy,
 	.pool_add = ocsp_pool_add,
@@ -276,7 +287,7 @@ ocsp_is_post_path(const struct svc *s, const char *path)
 }
 
 static void
-reply_malformed(struct http_req *req, enum metrics_route route)
+reply_malformed(struct http_req *req, unsigned route)
 {
 	metrics.requests[route][METRICS_RES_MALFORMED]++;
 	reply_der(req, 200, OCSP_RESP_MALFORMED, sizeof(OCSP_RESP_MALFORMED), "no-store");
@@ -284,7 +295,7 @@ reply_malformed(struct http_req *req, enum metrics_route route)
 
 static void
 reply_http_error(struct http_req *req, int code, const char *reason,
-    enum metrics_route route)
+    unsigned route)
 {
 	metrics.requests[route][METRICS_RES_HTTP_ERROR]++;
 	http_error(req, code, reason);
@@ -293,7 +304,7 @@ reply_http_error(struct http_req *req, int code, const char *reason,
 /* The client's request goes upstream verbatim, nonce included: the first caller gets a nonce match. */
 static void
 handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
-    size_t len, enum metrics_route route)
+    size_t len, unsigned route)
 {
 	struct svc_call	c;
 	struct ocsp_req	r;
@@ -330,18 +341,18 @@ ocsp_handle_post(struct svc *s, struct http_req *req)
 	ct = http_req_header(req, "Content-Type");
 	if (ct == NULL || strncasecmp(ct, "application/ocsp-request", 24) != 0 ||
 	    (ct[24] != '\0' && ct[24] != ';' && ct[24] != ' ')) {
-		reply_http_error(req, 415, "Unsupported Media Type", METRICS_ROUTE_OCSP_POST);
+		reply_http_error(req, 415, "Unsupported Media Type", OCSP_ROUTE_POST);
 		return;
 	}
 	if (len > OCSP_MAX_REQUEST_BYTES) {
-		reply_http_error(req, 413, "Payload Too Large", METRICS_ROUTE_OCSP_POST);
+		reply_http_error(req, 413, "Payload Too Large", OCSP_ROUTE_POST);
 		return;
 	}
 	if (len == 0) {
-		reply_malformed(req, METRICS_ROUTE_OCSP_POST);
+		reply_malformed(req, OCSP_ROUTE_POST);
 		return;
 	}
-	handle_der(s, req, body, len, METRICS_ROUTE_OCSP_POST);
+	handle_der(s, req, body, len, OCSP_ROUTE_POST);
 }
 
 /*
@@ -428,7 +439,7 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 	int		 prefixed, len;
 
 	if ((b64 = get_rest(s, path, &prefixed)) == NULL) {
-		reply_http_error(req, 400, "Bad Request", METRICS_ROUTE_OCSP_GET);
+		reply_http_error(req, 400, "Bad Request", OCSP_ROUTE_GET);
 		return 0;
 	}
 	len = get_decode(b64, der);
@@ -436,9 +447,9 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 	if (!prefixed && (len < 1 || der[0] != OCSP_DER_SEQUENCE))
 		return -1;
 	if (len < 0)
-		reply_malformed(req, METRICS_ROUTE_OCSP_GET);
+		reply_malformed(req, OCSP_ROUTE_GET);
 	else
-		handle_der(s, req, der, (size_t)len, METRICS_ROUTE_OCSP_GET);
+		handle_der(s, req, der, (size_t)len, OCSP_ROUTE_GET);
 	return 0;
 }
 

@@ -25,6 +25,8 @@
 #include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
+#define PCCS_ROUTE	METRICS_ROUTE(CACHE_KIND_PCCS, 0)	/* as the metrics count it */
+
 #define PCCS_API_KEY_FILE_MAX	4096	/* a key file is one line */
 #define PCCS_API_KEY_MAX	256
 
@@ -229,7 +231,7 @@ call_for(struct svc *s, struct svc_call *c, const char *canon,
 	c->path = canon;
 	c->keep = (const uint8_t *)canon;
 	c->keep_len = strlen(canon);
-	c->route = METRICS_ROUTE_PCCS;
+	c->route = PCCS_ROUTE;
 	snprintf(c->variant, sizeof(c->variant), "%s", variant ? variant : "");
 	/* Intel wants the key for PCK certificates only; no one else sees it. */
 	if (t != NULL && t->have_key && pccs_wants_api_key(r))
@@ -263,6 +265,7 @@ static const struct svc_ops	pccs_ops = {
 	.name = "pccs",
 	.retry_after_s = "5",
 	.kind = CACHE_KIND_PCCS,
+	.metrics = { .routes = { "pccs" }, .failed = METRICS_RES_UNAVAILABLE },
 	.trust_new = pccs_trust_create,
 	.trust_free = pccs_trust_destroy,
 	.verify = pccs_check,
@@ -303,20 +306,20 @@ pccs_get(struct svc *s, struct http_req *req, const char *path,
 	case PCCS_PARSE_OK:
 		break;
 	case PCCS_PARSE_GONE:
-		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_FINAL]++;
+		metrics.requests[PCCS_ROUTE][METRICS_RES_FINAL]++;
 		answer_text(req, 410, "Gone", why);
 		return;
 	case PCCS_PARSE_NOT_FOUND:
-		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
+		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		http_error(req, 404, "Not Found");
 		return;
 	default:
-		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
+		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		answer_text(req, 400, "Bad Request", why);
 		return;
 	}
 	if (pccs_canon(&r, canon, sizeof(canon)) == -1) {
-		metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_HTTP_ERROR]++;
+		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		answer_text(req, 400, "Bad Request", "the request is too long");
 		return;
 	}

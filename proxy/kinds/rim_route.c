@@ -24,6 +24,8 @@
 #include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
+#define RIM_ROUTE	METRICS_ROUTE(CACHE_KIND_RIM, 0)	/* as the metrics count it */
+
 #define RIM_ANCHOR_MAX_BYTES	(1 << 20)
 
 static void *
@@ -204,13 +206,14 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	c->accept = "application/json";
 	c->keep = b->request;
 	c->keep_len = b->request_len;
-	c->route = METRICS_ROUTE_RIM;
+	c->route = RIM_ROUTE;
 	return 0;
 }
 
 static const struct svc_ops	rim_ops = {
 	.name = "rim",
 	.kind = CACHE_KIND_RIM,
+	.metrics = { .routes = { "rim" }, .failed = METRICS_RES_UNAVAILABLE },
 	.trust_new = rim_trust_create,
 	.trust_free = rim_trust_destroy,
 	.max_response_bytes = RIM_MAX_JSON_BYTES,	/* a RIM's JSON envelope */
@@ -230,7 +233,7 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	size_t		n = strlen(id);
 
 	if (entry_rim_path(id, n, path) == -1) {
-		metrics.requests[METRICS_ROUTE_RIM][METRICS_RES_HTTP_ERROR]++;
+		metrics.requests[RIM_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		http_error(req, 400, "Bad Request");
 		return;
 	}
@@ -242,7 +245,7 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	c.accept = "application/json";
 	c.keep = (const uint8_t *)path;
 	c.keep_len = strlen(path);
-	c.route = METRICS_ROUTE_RIM;
+	c.route = RIM_ROUTE;
 	svc_handle(s, req, &c);
 }
 

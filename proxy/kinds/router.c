@@ -141,18 +141,15 @@ is_ops(const char *path)
  * Where a request no kind takes is counted: the first metrics route of
  * the kind asked last, whose paths are the catch-all.
  */
-static enum metrics_route
+static unsigned
 unclaimed_route(void)
 {
-	size_t	k, r;
+	size_t	k;
 
 	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
 		if (route_table[k]->last)
-			break;
-	for (r = 0; r < METRICS_ROUTE_MAX; r++)
-		if (metrics_route_kind(r) == k)
-			return r;
-	return 0;
+			return METRICS_ROUTE(k, 0);
+	return METRICS_ROUTE(KIND_FIRST, 0);
 }
 
 /* 405 with Allow: the ops endpoints take GET and HEAD, the other paths POST too. */

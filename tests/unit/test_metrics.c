@@ -172,17 +172,48 @@ test_hist(void **state)
 	assert_int_equal(h.bucket[10], 1);
 }
 
-/* OCSP clients read tryLater; RIM, PCCS and KDS clients a 503. */
+/*
+ * The kinds described as their routes describe them (test_service checks
+ * the routes' own descriptions): two routes with tryLater and malformed
+ * for OCSP, one with a 503 for the others.
+ */
+static const char *const reasons[] = { "ok", "bad_signature", "expired" };
+static const struct metrics_kind mk_ocsp = { { "ocsp_post", "ocsp_get" },
+    METRICS_RES_TRYLATER, 1, reasons, 3 };
+static const struct metrics_kind mk_rim = { { "rim", NULL },
+    METRICS_RES_UNAVAILABLE, 0, NULL, 0 };
+static const struct metrics_kind mk_pccs = { { "pccs", NULL },
+    METRICS_RES_UNAVAILABLE, 0, NULL, 0 };
+static const struct metrics_kind mk_kds = { { "kds", NULL },
+    METRICS_RES_UNAVAILABLE, 0, NULL, 0 };
+#define ROUTE_OCSP_GET	METRICS_ROUTE(CACHE_KIND_OCSP, 1)
+#define ROUTE_PCCS	METRICS_ROUTE(CACHE_KIND_PCCS, 0)
+
+static int
+describe(void **state)
+{
+	(void)state;
+	metrics_describe(CACHE_KIND_OCSP, &mk_ocsp);
+	metrics_describe(CACHE_KIND_RIM, &mk_rim);
+	metrics_describe(CACHE_KIND_PCCS, &mk_pccs);
+	metrics_describe(CACHE_KIND_KDS, &mk_kds);
+	return 0;
+}
+
+/* A route's kind, label and failure answer come from its kind's description. */
 static void
 test_failed_result(void **state)
 {
 	(void)state;
-	assert_int_equal(metrics_failed_result(METRICS_ROUTE_OCSP_POST), METRICS_RES_TRYLATER);
-	assert_int_equal(metrics_failed_result(METRICS_ROUTE_OCSP_GET), METRICS_RES_TRYLATER);
-	assert_int_equal(metrics_failed_result(METRICS_ROUTE_RIM), METRICS_RES_UNAVAILABLE);
-	assert_int_equal(metrics_failed_result(METRICS_ROUTE_PCCS), METRICS_RES_UNAVAILABLE);
-	assert_int_equal(metrics_failed_result(METRICS_ROUTE_KDS), METRICS_RES_UNAVAILABLE);
-	assert_int_equal(metrics_route_kind(METRICS_ROUTE_KDS), CACHE_KIND_KDS);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE(CACHE_KIND_OCSP, 0)),
+	    METRICS_RES_TRYLATER);
+	assert_int_equal(metrics_failed_result(ROUTE_OCSP_GET), METRICS_RES_TRYLATER);
+	assert_int_equal(metrics_failed_result(ROUTE_PCCS), METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_route_kind(METRICS_ROUTE(CACHE_KIND_KDS, 0)),
+	    CACHE_KIND_KDS);
+	assert_string_equal(metrics_route_str(ROUTE_OCSP_GET), "ocsp_get");
+	assert_null(metrics_route_str(METRICS_ROUTE(CACHE_KIND_RIM, 1)));
+	assert_null(metrics_route_str(METRICS_ROUTE_MAX));
 }
 
 /* A noted hit's latency is observed when the answer is queued; a miss's is not. */
@@ -195,18 +226,18 @@ test_note(void **state)
 	memset(&metrics.hit_latency, 0, sizeof(metrics.hit_latency));
 	assert_null(metrics_note_get(&r));
 	r.parsed_us = metrics_now_us() - 1000;
-	metrics_note(&r, METRICS_ROUTE_OCSP_GET, METRICS_RES_HIT);
-	assert_int_equal(metrics_note_get(&r)->route, METRICS_ROUTE_OCSP_GET);
+	metrics_note(&r, ROUTE_OCSP_GET, METRICS_RES_HIT);
+	assert_int_equal(metrics_note_get(&r)->route, ROUTE_OCSP_GET);
 	assert_int_equal(metrics_note_get(&r)->result, METRICS_RES_HIT);
 	metrics_on_reply(&r);
 	assert_int_equal(metrics.hit_latency[CACHE_KIND_OCSP].count, 1);
 	assert_true(metrics.hit_latency[CACHE_KIND_OCSP].sum >= 0.001);
-	metrics_note(&r, METRICS_ROUTE_PCCS, METRICS_RES_MISS);
+	metrics_note(&r, ROUTE_PCCS, METRICS_RES_MISS);
 	metrics_on_reply(&r);
 	assert_int_equal(metrics.hit_latency[CACHE_KIND_PCCS].count, 0);
 	/* never parsed (a refusal while reading): nothing observed */
 	r.parsed_us = 0;
-	metrics_note(&r, METRICS_ROUTE_PCCS, METRICS_RES_HIT);
+	metrics_note(&r, ROUTE_PCCS, METRICS_RES_HIT);
 	metrics_on_reply(&r);
 	assert_int_equal(metrics.hit_latency[CACHE_KIND_PCCS].count, 0);
 }
@@ -273,7 +304,7 @@ test_page(void **state)
 	rs.entries[CACHE_KIND_PCCS] = 2;
 	rs.expired_by_kind[CACHE_KIND_PCCS] = 2;
 	metrics_hist_observe(&pool.latency, METRICS_HIST_UPSTREAM, 0.02);
-	metrics.requests[METRICS_ROUTE_PCCS][METRICS_RES_UNAVAILABLE] = 3;
+	metrics.requests[ROUTE_PCCS][METRICS_RES_UNAVAILABLE] = 3;
 	metrics_mark_start();
 	s = page(&rs, &pool, now);
 	snprintf(build, sizeof(build), "stapled_build_info{version=\"%s\","
@@ -289,6 +320,14 @@ test_page(void **state)
 	assert_null(strstr(s, "route=\"kds\",result=\"malformed\""));
 	assert_null(strstr(s, "route=\"ocsp_post\",result=\"unavailable\""));
 	assert_true(has_line(s, "stapled_requests_total{route=\"ocsp_get\",result=\"trylater\"} 0"));
+	assert_null(strstr(s, "route=\"rim\",result=\"trylater\""));
+	/* a kind's refusals by its reasons, reason 0 ("ok") left out */
+	metrics.verify_failures[CACHE_KIND_OCSP][2] = 4;
+	free(s);
+	s = page(&rs, &pool, now);
+	assert_true(has_line(s, "stapled_verify_failures_total{kind=\"ocsp\",reason=\"expired\"} 4"));
+	assert_null(strstr(s, "reason=\"ok\""));
+	assert_null(strstr(s, "stapled_verify_failures_total{kind=\"rim\""));
 	/* the oldest entry, only for services that have one */
 	assert_true(has_line(s, "stapled_oldest_entry_remaining_seconds{service=\"ocsp\"} 100"));
 	assert_null(strstr(s, "stapled_oldest_entry_remaining_seconds{service=\"pccs\"}"));
@@ -330,5 +369,5 @@ main(void)
 		cmocka_unit_test(test_tls_listener),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, describe, NULL);
 }

@@ -163,7 +163,7 @@ http_error(struct http_req *req, int status, const char *reason)
 }
 
 void
-metrics_note(struct http_req *req, enum metrics_route route,
+metrics_note(struct http_req *req, unsigned route,
     enum metrics_result result)
 {
 	(void)route;
@@ -1008,10 +1008,42 @@ test_refresh_kept(void **state)
 	refresh_stop(f->refresh);
 }
 
+/*
+ * Each kind's services describe its routes to the metrics: the labels the
+ * page and the access log print, and what a route answers on failure.
+ */
+static void
+test_route_labels(void **state)
+{
+	struct fx	*f = *state;
+
+	gen_up(f, 0, NULL);
+	assert_string_equal(metrics_route_str(METRICS_ROUTE(CACHE_KIND_OCSP, 0)),
+	    "ocsp_post");
+	assert_string_equal(metrics_route_str(METRICS_ROUTE(CACHE_KIND_OCSP, 1)),
+	    "ocsp_get");
+	assert_string_equal(metrics_route_str(METRICS_ROUTE(CACHE_KIND_RIM, 0)),
+	    "rim");
+	assert_string_equal(metrics_route_str(METRICS_ROUTE(CACHE_KIND_PCCS, 0)),
+	    "pccs");
+	assert_string_equal(metrics_route_str(METRICS_ROUTE(CACHE_KIND_KDS, 0)),
+	    "kds");
+	assert_null(metrics_route_str(METRICS_ROUTE(CACHE_KIND_KDS, 1)));
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE(CACHE_KIND_OCSP, 1)),
+	    METRICS_RES_TRYLATER);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE(CACHE_KIND_RIM, 0)),
+	    METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE(CACHE_KIND_PCCS, 0)),
+	    METRICS_RES_UNAVAILABLE);
+	assert_int_equal(metrics_failed_result(METRICS_ROUTE(CACHE_KIND_KDS, 0)),
+	    METRICS_RES_UNAVAILABLE);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_route_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_miss_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_not_stored, setup, teardown),

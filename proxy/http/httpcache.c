@@ -23,11 +23,12 @@
 #define HTTPCACHE_DATE_BYTES	64
 
 long
-httpcache_max_age(const struct cache_meta *m, time_t now)
+httpcache_max_age(const struct cache_meta *m, enum httpcache_horizon horizon,
+    time_t now)
 {
 	int64_t	end = m->next_update;
 
-	if (m->kind != CACHE_KIND_OCSP) {
+	if (horizon == HTTPCACHE_TO_REFRESH) {
 		if (m->flags & CACHE_F_NO_REFRESH) {
 			if (end > (int64_t)now + HTTPCACHE_NO_REFRESH_MAX_AGE_S)
 				end = (int64_t)now + HTTPCACHE_NO_REFRESH_MAX_AGE_S;
@@ -93,11 +94,12 @@ if_none_match(const char *inm, const char *etag)
 }
 
 int
-httpcache_answer(struct http_req *req, const struct cache_meta *m, time_t now)
+httpcache_answer(struct http_req *req, const struct cache_meta *m,
+    enum httpcache_horizon horizon, time_t now)
 {
 	char		 etag[HTTPCACHE_ETAG_BYTES], cc[128], date[HTTPCACHE_DATE_BYTES];
 	const char	*inm;
-	long		 max_age = httpcache_max_age(m, now);
+	long		 max_age = httpcache_max_age(m, horizon, now);
 	int64_t		 modified = m->this_update > 0 ? m->this_update : m->fetched_at;
 
 	if (m->next_update <= (int64_t)now || etag_of(req, etag, sizeof(etag)) == -1) {

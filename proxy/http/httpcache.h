@@ -22,16 +22,26 @@ struct http_req;
  */
 #define HTTPCACHE_CLOCK_MARGIN_S	1
 
+/* How far an HTTP cache may keep a kind's answers (the kind's serve says). */
+enum httpcache_horizon {
+	/*
+	 * To the next planned refresh (next_refresh_at), so a new object
+	 * reaches clients behind a cache as soon as stapled has it, and at
+	 * most HTTPCACHE_NO_REFRESH_MAX_AGE_S for entries never refreshed
+	 * (CACHE_F_NO_REFRESH), HTTPCACHE_OVERDUE_MAX_AGE_S when overdue.
+	 */
+	HTTPCACHE_TO_REFRESH,
+	/* To next_update itself (RFC 5019 6.2: a signed OCSP answer is good to its nextUpdate). */
+	HTTPCACHE_TO_NEXT_UPDATE,
+};
+
 /*
  * Seconds an HTTP cache may keep the answer from this entry at `now`,
- * less HTTPCACHE_CLOCK_MARGIN_S: never past next_update; for OCSP, next_update itself (RFC 5019 6.2: a
- * signed answer is good to its nextUpdate); for the other kinds also never
- * past the next planned refresh (next_refresh_at), so a new object
- * reaches clients behind a cache as soon as stapled has it, and at most
- * HTTPCACHE_NO_REFRESH_MAX_AGE_S for entries never refreshed
- * (CACHE_F_NO_REFRESH). 0 when the entry has expired. Pure.
+ * less HTTPCACHE_CLOCK_MARGIN_S: never past next_update, and within the
+ * kind's horizon. 0 when the entry has expired. Pure.
  */
-long	httpcache_max_age(const struct cache_meta *, time_t now);
+long	httpcache_max_age(const struct cache_meta *, enum httpcache_horizon,
+	    time_t now);
 
 
 /*
@@ -40,7 +50,7 @@ long	httpcache_max_age(const struct cache_meta *, time_t now);
  * valid stored entry (m->next_update <= now: passed on unverified, or
  * unsigned and definitive; the meta is zeroed) gets Cache-Control:
  * no-store. An entry's answer gets
- * Cache-Control (public, max-age=httpcache_max_age, no-transform,
+ * Cache-Control (public, max-age=httpcache_max_age within the horizon, no-transform,
  * must-revalidate, stale-while-revalidate=0, stale-if-error=0: no cache
  * serves it stale, RFC 5861), ETag (the quoted hex SHA-256 of the served body,
  * strong), Last-Modified (the entry's this_update, never after now) and
@@ -50,7 +60,8 @@ long	httpcache_max_age(const struct cache_meta *, time_t now);
  * when the body cannot be hashed). For GET and HEAD only: a POST answer
  * is never cacheable (RFC 9111 does not key caches on request bodies).
  */
-int	httpcache_answer(struct http_req *, const struct cache_meta *, time_t now);
+int	httpcache_answer(struct http_req *, const struct cache_meta *,
+	    enum httpcache_horizon, time_t now);
 
 /* For answers no HTTP cache may keep (tryLater, 404, 503, unstored ones): Cache-Control: no-store. */
 void	httpcache_no_store(struct http_req *);

@@ -188,8 +188,8 @@ ocsp_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	if (c->route == OCSP_ROUTE_GET) {
 		http_resp_header(req, "Content-Type", "application/ocsp-response");
 		evbuffer_add(http_resp_body(req), der, len);
-		return httpcache_answer(req, m, now) == 304 ?
-		    METRICS_RES_NOT_MODIFIED : result;
+		return httpcache_answer(req, m, HTTPCACHE_TO_NEXT_UPDATE,
+		    now) == 304 ? METRICS_RES_NOT_MODIFIED : result;
 	}
 	reply_der(req, 200, der, len, result == METRICS_RES_UNVERIFIABLE ||
 	    result == METRICS_RES_DEFINITIVE ? "no-store" : NULL);

@@ -210,8 +210,8 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 			http_resp_header(req, "Content-Type", "application/octet-stream");
 		evbuffer_add(http_resp_body(req), body, len);
 	}
-	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
-	    result;
+	return httpcache_answer(req, m, HTTPCACHE_TO_REFRESH, now) == 304 ?
+	    METRICS_RES_NOT_MODIFIED : result;
 }
 
 /* ---- requests --------------------------------------------------------------- */

@@ -149,8 +149,8 @@ rim_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	(void)headers_len;
 	http_resp_header(req, "Content-Type", "application/json");
 	evbuffer_add(http_resp_body(req), body, len);
-	return httpcache_answer(req, m, now) == 304 ? METRICS_RES_NOT_MODIFIED :
-	    result;
+	return httpcache_answer(req, m, HTTPCACHE_TO_REFRESH, now) == 304 ?
+	    METRICS_RES_NOT_MODIFIED : result;
 }
 
 /* NVIDIA's 404 (no such RIM) is an answer about the id: passed on as sent. */

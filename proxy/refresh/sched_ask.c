@@ -300,7 +300,8 @@ ask_items(struct refresh_ask *a, const struct cache_ask *ask)
 	    sizeof(*a->items))) == NULL)
 		return -1;
 	for (i = 0; i < ask->nkeys; i++) {
-		for (found = 0, k = CACHE_KIND_OCSP; k < CACHE_KIND_MAX; k++) {
+		/* each kind in turn (0 is none) */
+		for (found = 0, k = 1; k < CACHE_KIND_MAX; k++) {
 			if ((ask->keys[i].kind != 0 && (int)ask->keys[i].kind != k) ||
 			    cache_get_meta(a->s->cache, k, ask->keys[i].key,
 			    ask->keys[i].klen, &m) != 1)

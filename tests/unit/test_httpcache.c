@@ -20,6 +20,9 @@
 #define NOW		1750000000	/* any fixed time */
 #define HOUR_S		3600
 #define FAKE_HEADERS	8
+/* The horizon each kind's route serves with: OCSP's RFC 5019 one, the others' to the refresh. */
+#define HORIZON(kind)	((kind) == CACHE_KIND_OCSP ? HTTPCACHE_TO_NEXT_UPDATE : \
+			    HTTPCACHE_TO_REFRESH)
 
 /* ---- fakes of proxy/http/http.c and proxy/log.c: one request, its answer recorded ---- */
 
@@ -95,7 +98,7 @@ answer(struct http_req *r, const struct cache_meta *m, const char *inm)
 	assert_non_null(r->body);
 	evbuffer_add(r->body, "abc", 3);
 	r->inm = inm;
-	status = httpcache_answer(r, m, NOW);
+	status = httpcache_answer(r, m, HORIZON(m->kind), NOW);
 	assert_int_equal(status, r->status);	/* returns what it sent */
 	evbuffer_free(r->body);
 	return status;
@@ -114,36 +117,36 @@ test_max_age(void **state)
 	m.kind = CACHE_KIND_OCSP;
 	m.next_update = NOW + 20 * HOUR_S;
 	m.next_refresh_at = NOW + HOUR_S;
-	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 20 * HOUR_S - 1);
 	/* Refreshed collateral: to the next planned refresh. */
 	m.kind = CACHE_KIND_PCCS;
-	assert_int_equal(httpcache_max_age(&m, NOW), HOUR_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), HOUR_S - 1);
 	m.next_refresh_at = NOW + 30 * HOUR_S;		/* after nextUpdate */
-	assert_int_equal(httpcache_max_age(&m, NOW), 20 * HOUR_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 20 * HOUR_S - 1);
 	m.next_refresh_at = NOW - 5;			/* overdue */
-	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
 	/* Parked (idle): its next_refresh_at is its nextUpdate, no plan. */
 	m.next_refresh_at = m.next_update;
 	m.flags = CACHE_F_PARKED;
-	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), HTTPCACHE_OVERDUE_MAX_AGE_S - 1);
 	m.flags = 0;
 	m.next_refresh_at = NOW - 5;
 	m.next_update = NOW + 10;
-	assert_int_equal(httpcache_max_age(&m, NOW), 9);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 9);
 	m.next_update = NOW + 1;			/* the margin */
-	assert_int_equal(httpcache_max_age(&m, NOW), 0);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 0);
 	/* Never refreshed (a VCEK valid for years): 24 h. */
 	m.kind = CACHE_KIND_KDS;
 	m.flags = CACHE_F_NO_REFRESH;
 	m.next_refresh_at = 0;
 	m.next_update = NOW + 7LL * 365 * 24 * HOUR_S;
-	assert_int_equal(httpcache_max_age(&m, NOW), HTTPCACHE_NO_REFRESH_MAX_AGE_S - 1);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), HTTPCACHE_NO_REFRESH_MAX_AGE_S - 1);
 	/* Expired, for any kind: 0. */
 	m.next_update = NOW;
-	assert_int_equal(httpcache_max_age(&m, NOW), 0);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 0);
 	m.kind = CACHE_KIND_OCSP;
 	m.next_update = NOW - 1;
-	assert_int_equal(httpcache_max_age(&m, NOW), 0);
+	assert_int_equal(httpcache_max_age(&m, HORIZON(m.kind), NOW), 0);
 }
 
 /*
@@ -173,7 +176,7 @@ test_never_past_expiry(void **state)
 		m.flags = flags[f];
 		m.next_update = NOW + offs[nu];
 		m.next_refresh_at = NOW + offs[nr];
-		ma = httpcache_max_age(&m, NOW);
+		ma = httpcache_max_age(&m, HORIZON(m.kind), NOW);
 		assert_true(ma >= 0);
 		assert_true(NOW + ma <= m.next_update - HTTPCACHE_CLOCK_MARGIN_S ||
 		    ma == 0);

@@ -35,6 +35,9 @@ struct refresh;
 struct svc;
 struct gen;
 
+/* Room for any kind's typed request in a call (struct svc_call's query). */
+#define SVC_QUERY_BYTES		1280
+
 /*
  * What a route hands to the service: the cache key and the upstream
  * exchange, both rebuilt from validated, typed fields of the client's
@@ -55,6 +58,18 @@ struct svc_call {
 	unsigned		 route;		/* METRICS_ROUTE(kind, i) */
 	char			 variant[16];	/* how this client wants it ("hex", "der") */
 	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
+	/*
+	 * The kind's typed request (entry/'s struct pccs_req, struct
+	 * kds_req ...) as its route parsed it, or as its refresh_call
+	 * rebuilt it from the stored request; unused by kinds whose key
+	 * says all. Copied with the call, so verify and serve read it
+	 * rather than parsing the path again. The route copies its struct
+	 * in and out (memcpy), checking at compile time that it fits.
+	 */
+	union {
+		max_align_t	 align;
+		unsigned char	 bytes[SVC_QUERY_BYTES];
+	}			 query;
 };
 
 /* Bytes to store; pointers valid while the fetch result is. */

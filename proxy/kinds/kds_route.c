@@ -23,6 +23,15 @@
 #define KDS_ROUTE	METRICS_ROUTE(CACHE_KIND_KDS, 0)	/* as the metrics count it */
 
 #define KDS_PACED_RETRY_S "10"	/* KDS allows about one identical request per 10 s */
+_Static_assert(sizeof(struct kds_req) <= SVC_QUERY_BYTES,
+    "a KDS request travels in struct svc_call");
+
+/* The typed request the call carries (call_for put it there). */
+static void
+call_req(const struct svc_call *c, struct kds_req *r)
+{
+	memcpy(r, c->query.bytes, sizeof(*r));
+}
 
 /* The stored cert_chain of r's product (a copy), or NULL: admit then takes the compiled-in one. */
 static uint8_t *
@@ -52,14 +61,10 @@ kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	struct kds_admit	 ad;
 	struct kds_chain	 chain = { NULL, 0 };
 	struct entry_answer	 ans;
-	const char		*perr;
 	uint8_t			*pem = NULL;
 
 	fetch_res_answer(res, &ans);
-	if (kds_parse_canon(c->path, &r, &perr) == -1) {
-		snprintf(why, whylen, "internal: own path does not parse");
-		return ENTRY_REFUSE;
-	}
+	call_req(c, &r);
 	if (r.what == KDS_VEK)
 		chain.pem = pem = stored_chain(s, &r, &chain.len);
 	/* KDS has no newer-than-stored rule: no stored entry to pass. */
@@ -83,12 +88,14 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     enum metrics_result result)
 {
 	const char		*ct = "application/octet-stream";
+	struct kds_req		 r;
 
 	(void)s;
+	call_req(c, &r);
 	/* KDS sends PEM chains and DER certificates and CRLs. */
-	if (strstr(c->path, "/cert_chain") != NULL)
+	if (r.what == KDS_CHAIN)
 		ct = "application/x-pem-file";
-	else if (strstr(c->path, "/crl") != NULL)
+	else if (r.what == KDS_CRL)
 		ct = "application/pkix-crl";
 	else if (headers_len == 0 || headers == NULL)
 		ct = "application/pkix-cert";
@@ -111,12 +118,14 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	    METRICS_RES_NOT_MODIFIED : result;
 }
 
+/* The call for r, whose canonical path (the key, the stored request) is canon. */
 static void
-call_for(struct svc_call *c, const char *canon)
+call_for(struct svc_call *c, const char *canon, const struct kds_req *r)
 {
 	size_t	n = strlen(canon);
 
 	memset(c, 0, sizeof(*c));
+	memcpy(c->query.bytes, r, sizeof(*r));
 	memcpy(c->key, canon, n);
 	c->klen = n;
 	c->method = "GET";
@@ -130,7 +139,9 @@ static int
 kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
-	char	*canon;
+	struct kds_req	 r;
+	const char	*why;
+	char		*canon;
 
 	(void)s;
 	(void)key;
@@ -140,7 +151,9 @@ kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	    (canon = strndup((const char *)b->request, b->request_len)) == NULL)
 		return -1;
 	*scratch = canon;
-	call_for(c, canon);
+	if (kds_parse_canon(canon, &r, &why) == -1)
+		return -1;
+	call_for(c, canon, &r);
 	return 0;
 }
 
@@ -192,7 +205,7 @@ kds_get(struct svc *s, struct http_req *req, const char *path,
 		refuse(req, 400, "request too long");	/* a parsed one always fits */
 		return;
 	}
-	call_for(&c, canon);
+	call_for(&c, canon, &r);
 	svc_handle(s, req, &c);
 }
 

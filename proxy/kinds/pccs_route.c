@@ -29,6 +29,15 @@
 
 #define PCCS_API_KEY_FILE_MAX	4096	/* a key file is one line */
 #define PCCS_API_KEY_MAX	256
+_Static_assert(sizeof(struct pccs_req) <= SVC_QUERY_BYTES,
+    "a PCCS request travels in struct svc_call");
+
+/* The typed request the call carries (call_for put it there). */
+static void
+call_req(const struct svc_call *c, struct pccs_req *r)
+{
+	memcpy(r, c->query.bytes, sizeof(*r));
+}
 
 /* ---- trust: the Intel SGX Root CA is compiled into attest/; the API key is ours ---- */
 
@@ -99,13 +108,9 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	struct cache_body	 b;
 	struct pccs_req		 r;
 	struct pccs_admitted	 ad;
-	const char		*perr;
 
 	fetch_res_answer(res, &ans);
-	if (pccs_parse_canon(c->path, &r, &perr) == -1) {
-		snprintf(why, whylen, "internal: unknown path");
-		return ENTRY_REFUSE;
-	}
+	call_req(c, &r);
 	/* Borrowed until the next cache call; pccs_admit makes none. */
 	memset(&st, 0, sizeof(st));
 	if (cache != NULL && r.what != PCCS_FMSPCS && cache_get(cache,
@@ -200,10 +205,12 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
     const uint8_t *headers, size_t headers_len, time_t now,
     enum metrics_result result)
 {
-	enum pccs_what	w = pccs_what_of(c->path);
-	int		crl = w == PCCS_PCK_CRL || w == PCCS_ROOT_CRL;
+	struct pccs_req	r;
+	int		crl;
 
 	(void)s;
+	call_req(c, &r);
+	crl = r.what == PCCS_PCK_CRL || r.what == PCCS_ROOT_CRL;
 	add_kept_headers(req, headers, headers_len, crl);
 	if (!crl || serve_crl(req, c->variant, body, len) == -1) {
 		if (headers == NULL || crl)
@@ -224,6 +231,7 @@ call_for(struct svc *s, struct svc_call *c, const char *canon,
 	const struct pccs_trust	*t = svc_trust(s);
 
 	memset(c, 0, sizeof(*c));
+	memcpy(c->query.bytes, r, sizeof(*r));
 	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */
 	if (pccs_key(canon, c->key, &c->klen) == -1)
 		c->klen = 0;

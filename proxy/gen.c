@@ -118,6 +118,22 @@ gen_learn_pool(struct gen *g)
 	}
 }
 
+int
+gen_pool_add(struct gen *g, const uint8_t *der, size_t len)
+{
+	struct svc	*s;
+	size_t		 i;
+	int		 rv = -1;
+
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++) {
+		s = g->svcs[i];
+		if (svc_ops(s)->pool_add != NULL && svc_trust(s) != NULL &&
+		    svc_ops(s)->pool_add(svc_trust(s), der, len) == 0)
+			rv = 0;
+	}
+	return rv;
+}
+
 /* trusted_proxies, parsed once per generation. */
 static int
 gen_parse_trusted(struct gen *g, char *err, size_t errlen)

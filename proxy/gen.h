@@ -71,6 +71,13 @@ struct svc		*gen_svc(struct gen *, enum cache_kind);
  */
 void			 gen_learn_pool(struct gen *);
 /*
+ * Add one CA certificate (DER) to the pool of each kind that keeps one
+ * (svc_ops.pool_add), in memory only (entry_pool_put keeps it in the
+ * store). 0 when a pool took it or held it already, -1 when none did.
+ */
+int			 gen_pool_add(struct gen *, const uint8_t *der,
+			    size_t len);
+/*
  * Make this generation's services the refreshers of their kinds
  * (refresh_set_kind: schedule, idle expiry, rates, half the service's
  * transfers, max_entries) and set the map's resident cap; logs the entry

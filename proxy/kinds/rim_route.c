@@ -72,21 +72,21 @@ rim_trust_destroy(void *t)
 }
 
 /*
- * The chain's CAs that entry_rim_admit found for the OCSP pool join it,
- * in memory and in the cache, before the RIM is answered: so the OCSP
- * answers for its signing chain, which a client asks next, verify.
+ * The chain's CAs that entry_rim_admit found for the pool join it, in
+ * memory (every kind's that keeps one) and in the cache, before the RIM
+ * is answered: so the OCSP answers for its signing chain, which a client
+ * asks next, verify.
  */
 static void
 learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 {
-	struct svc		*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
 	struct cache		*cache = gen_cache(svc_gen(s));
 	const struct rim_certs	*chain = &ad->result.chain;
 	size_t			 i;
 
 	for (i = 1; i < chain->n; i++) {
-		if (!ad->learn[i] || ocsp_trust_add_pool_der(svc_trust(ocsp),
-		    chain->der[i], chain->len[i]) == -1)
+		if (!ad->learn[i] || gen_pool_add(svc_gen(s), chain->der[i],
+		    chain->len[i]) == -1)
 			continue;
 		if (cache != NULL && !cache_read_only(cache) &&
 		    entry_pool_put(cache, chain->der[i],

@@ -8,6 +8,7 @@
 
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/pool.h"
 #include "proxy/gen.h"
@@ -26,6 +27,7 @@ struct gen {
 	struct config_cidr *trusted;	/* trusted_proxies, parsed */
 	size_t		 ntrusted;
 	struct svc	*svcs[CACHE_KIND_MAX];
+	struct entry_rules rules;	/* the kinds' admits read these (gen_rules) */
 };
 
 void
@@ -134,6 +136,30 @@ gen_pool_add(struct gen *g, const uint8_t *der, size_t len)
 	return rv;
 }
 
+/* entry_find_fn over the generation's store: another record's response, copied. */
+static uint8_t *
+gen_find(void *arg, enum cache_kind kind, const uint8_t *key, size_t klen,
+    size_t *len, const char **from)
+{
+	struct gen		*g = arg;
+	struct cache_body	 b;
+	uint8_t			*copy;
+
+	if (cache_get(g->cache, kind, key, klen, NULL, &b) != 1 ||
+	    b.response_len == 0 || (copy = malloc(b.response_len)) == NULL)
+		return NULL;
+	memcpy(copy, b.response, b.response_len);
+	*len = b.response_len;
+	*from = "the store's";
+	return copy;
+}
+
+const struct entry_rules *
+gen_rules(const struct gen *g)
+{
+	return &g->rules;
+}
+
 /* trusted_proxies, parsed once per generation. */
 static int
 gen_parse_trusted(struct gen *g, char *err, size_t errlen)
@@ -187,6 +213,13 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 			gen_unref(g);
 			return NULL;
 		}
+	entry_rules_init(&g->rules, g->cfg);
+	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++)
+		g->rules.trust[i] = svc_trust(g->svcs[i]);
+	if (g->cache != NULL) {
+		g->rules.find = gen_find;
+		g->rules.find_arg = g;
+	}
 	gen_learn_pool(g);
 	return g;
 }

@@ -71,6 +71,14 @@ struct svc		*gen_svc(struct gen *, enum cache_kind);
  */
 void			 gen_learn_pool(struct gen *);
 /*
+ * What the kinds' admits judge answers by in this generation: its
+ * configuration, each kind's trust store (svc_trust), and its store for
+ * another record a rule needs (a VCEK's cert_chain; none when checking
+ * a configuration). Borrowed; lives as long as the generation.
+ */
+struct entry_rules;
+const struct entry_rules *gen_rules(const struct gen *);
+/*
  * Add one CA certificate (DER) to the pool of each kind that keeps one
  * (svc_ops.pool_add), in memory only (entry_pool_put keeps it in the
  * store). 0 when a pool took it or held it already, -1 when none did.

@@ -18,6 +18,8 @@
 #include "cache/store.h"
 #include "cache/writer.h"
 #include "entry/conf.h"
+#include "entry/judge.h"
+#include "entry/kind.h"
 #include "proxy/http/cache_status.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/flight.h"
@@ -1203,6 +1205,28 @@ lookup_done(const struct cache_reader_res *res, void *arg)
 out:
 	svc_job_free(l->call);
 	free(l);
+}
+
+enum entry_verdict
+svc_admit(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
+    const struct entry_stored *stored, time_t now, struct entry_judgement *out)
+{
+	struct entry_query	q;
+	struct entry_answer	a;
+
+	memset(&q, 0, sizeof(q));
+	q.key = c->key;
+	q.klen = c->klen;
+	/* What was asked upstream: the POST body, else the canonical path kept. */
+	q.request = c->body_len > 0 ? c->body : c->keep;
+	q.request_len = c->body_len > 0 ? c->body_len : c->keep_len;
+	q.typed = c->typed ? c->query.bytes : NULL;
+	q.check_nonce = c->own_nonce && res->verify_nonce;
+	fetch_res_answer(res, &a);
+	/* The daemon reads no part of out a refused parse leaves. */
+	memset(out, 0, sizeof(*out));
+	return kind_table[s->ops->kind]->admit(gen_rules(s->gen), &q, &a,
+	    stored, now, out);
 }
 
 /*

@@ -70,6 +70,7 @@ struct svc_call {
 		max_align_t	 align;
 		unsigned char	 bytes[SVC_QUERY_BYTES];
 	}			 query;
+	int			 typed;		/* 1: query holds it */
 };
 
 /* Bytes to store; pointers valid while the fetch result is. */
@@ -169,6 +170,24 @@ void			 svc_handle(struct svc *, struct http_req *,
 int			 svc_refresh_start(void *arg, enum cache_kind kind,
 			    const uint8_t *key, size_t klen, refresh_done_fn *done,
 			    void *done_arg);
+
+/*
+ * The kind's admit (kind_table[kind]->admit), once, for an upstream's 2xx
+ * answer `res` to call c: the question is the call's key, what was asked
+ * (its POST body, else the canonical request it keeps), its typed
+ * request when it carries one, and the nonce check when stapled chose
+ * the nonce and the upstream echoes nonces; the rules are the
+ * generation's (gen_rules). stored: the entry the answer would replace,
+ * for kinds whose rule reads it, else NULL. out is zeroed first.
+ * Returns out->verdict; call entry_judgement_free(out) in every case.
+ * For a route's verify, which adds what only the wire does (metrics,
+ * logs, learning).
+ */
+struct entry_judgement;
+enum entry_verdict	 svc_admit(struct svc *, const struct svc_call *c,
+			    const struct fetch_res *res,
+			    const struct entry_stored *stored, time_t now,
+			    struct entry_judgement *out);
 
 /* Client requests waiting for an upstream, for a graceful shutdown. */
 size_t			 svc_pending(void);

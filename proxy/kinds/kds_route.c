@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* AMD KDS on the wire: client requests to entry/kds.c's canonical paths, answers judged by kds_admit, entries served. */
+/* AMD KDS on the wire: client requests to entry/kds.c's canonical paths, answers judged by the KDS kind's admit, entries served. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,11 +13,12 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
 #include "entry/kds.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
-#include "proxy/metrics.h"
 #include "proxy/kinds/route.h"
+#include "proxy/metrics.h"
 #include "proxy/service.h"
 
 #define KDS_ROUTE	METRICS_ROUTE(CACHE_KIND_KDS, 0)	/* as the metrics count it */
@@ -33,52 +34,27 @@ call_req(const struct svc_call *c, struct kds_req *r)
 	memcpy(r, c->query.bytes, sizeof(*r));
 }
 
-/* The stored cert_chain of r's product (a copy), or NULL: admit then takes the compiled-in one. */
-static uint8_t *
-stored_chain(struct svc *s, const struct kds_req *r, size_t *len)
-{
-	struct cache		*cache = gen_cache(svc_gen(s));
-	struct cache_body	 b;
-	struct kds_req		 cr;
-	uint8_t			 key[CACHE_KEY_MAX_BYTES], *pem;
-	size_t			 klen;
-
-	kds_chain_req(r, &cr);
-	if (cache == NULL || kds_key(&cr, key, &klen) == -1 ||
-	    cache_get(cache, CACHE_KIND_KDS, key, klen, NULL, &b) != 1 ||
-	    b.response_len == 0 || (pem = malloc(b.response_len)) == NULL)
-		return NULL;
-	memcpy(pem, b.response, b.response_len);
-	*len = b.response_len;
-	return pem;
-}
-
+/* The KDS kind's admit (svc_admit): a VCEK against its product's cert_chain in the store (gen_rules), else the compiled-in one. */
 static enum entry_verdict
 kds_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	struct kds_req		 r;
-	struct kds_admit	 ad;
-	struct kds_chain	 chain = { NULL, 0 };
-	struct entry_answer	 ans;
-	uint8_t			*pem = NULL;
+	struct entry_judgement	 j;
+	enum entry_verdict	 v = ENTRY_REFUSE;
 
-	fetch_res_answer(res, &ans);
-	call_req(c, &r);
-	if (r.what == KDS_VEK)
-		chain.pem = pem = stored_chain(s, &r, &chain.len);
 	/* KDS has no newer-than-stored rule: no stored entry to pass. */
-	kds_admit(&r, &ans, NULL, &chain, now, &ad);
-	free(pem);
-	if (ad.verdict != ENTRY_STORE) {
-		snprintf(why, whylen, "%s", ad.reason);
-		return ENTRY_REFUSE;
+	if (svc_admit(s, c, res, NULL, now, &j) != ENTRY_STORE) {
+		snprintf(why, whylen, "%s", j.reason);
+		goto out;
 	}
-	a->meta.this_update = ad.meta.this_update;
-	a->meta.produced_at = ad.meta.produced_at;
-	a->meta.next_update = ad.meta.next_update;
-	a->meta.flags |= ad.meta.flags;
-	return ENTRY_STORE;
+	a->meta.this_update = j.meta.this_update;
+	a->meta.produced_at = j.meta.produced_at;
+	a->meta.next_update = j.meta.next_update;
+	a->meta.flags |= j.meta.flags;
+	v = ENTRY_STORE;
+ out:
+	entry_judgement_free(&j);
+	return v;
 }
 
 static enum metrics_result
@@ -126,6 +102,7 @@ call_for(struct svc_call *c, const char *canon, const struct kds_req *r)
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->query.bytes, r, sizeof(*r));
+	c->typed = 1;
 	memcpy(c->key, canon, n);
 	c->klen = n;
 	c->method = "GET";

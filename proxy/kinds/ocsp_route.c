@@ -15,13 +15,14 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
 #include "entry/ocsp.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
+#include "proxy/kinds/route.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define OCSP_NONCE_BYTES	16	/* what NVAT and openssl ocsp send */
@@ -124,42 +125,40 @@ log_unverifiable(const struct ocsp_result *r, const char *upstream)
 	    log_hex(hex, sizeof(hex), r->issuer_key_hash, n), r->detail);
 }
 
-/* The wire half of entry_ocsp_admit (entry/ocsp.c): metrics and logs. */
+/* The OCSP kind's admit (svc_admit), with what only the wire adds: metrics and logs. */
 static enum entry_verdict
 ocsp_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	struct entry_ocsp_question	 q = { c->key, c->klen, c->body,
-					    c->body_len, 0, svc_conf(s)->skew_s };
-	struct entry_answer		 ans;
-	struct entry_ocsp_admission	 ad;
-	const struct ocsp_result	*r = &ad.result;
+	struct entry_judgement		 j;
+	const struct ocsp_result	*r = &j.ocsp.result;
+	enum entry_verdict		 v;
 
-	fetch_res_answer(res, &ans);
-	q.check_nonce = c->own_nonce && res->verify_nonce;
 	/* cache_put keeps a newer stored entry itself, in its write transaction. */
-	switch (entry_ocsp_admit(svc_trust(s), &q, &ans, NULL, now, &ad)) {
+	switch ((v = svc_admit(s, c, res, NULL, now, &j))) {
 	case ENTRY_STORE:
-		a->meta = ad.meta;
+		a->meta = j.meta;
 		if (r->cert_status != OCSP_CERT_GOOD)
 			log_info("ocsp: %s: signed answer says %s: stored and served as "
 			    "signed", res->upstream, ocsp_cert_status_str[r->cert_status]);
-		return ENTRY_STORE;
+		break;
 	case ENTRY_PASS:
 		metrics.verify_failures[CACHE_KIND_OCSP][OCSP_UNVERIFIABLE]++;
 		log_unverifiable(r, res->upstream);
-		return ENTRY_PASS;
+		break;
 	case ENTRY_DEFINITIVE:
-		snprintf(why, whylen, "%s", ad.reason);
-		return ENTRY_DEFINITIVE;
+		snprintf(why, whylen, "%s", j.reason);
+		break;
 	default:
-		if (ad.verified)
+		if (j.ocsp.verified)
 			metrics.verify_failures[CACHE_KIND_OCSP][r->verdict <
-			    OCSP_VERDICT_MAX ?
-			    r->verdict : OCSP_ERR_PARSE]++;
-		snprintf(why, whylen, "%s", ad.reason);
-		return ENTRY_REFUSE;
+			    OCSP_VERDICT_MAX ? r->verdict : OCSP_ERR_PARSE]++;
+		snprintf(why, whylen, "%s", j.reason);
+		v = ENTRY_REFUSE;
+		break;
 	}
+	entry_judgement_free(&j);
+	return v;
 }
 
 /* ---- answers -------------------------------------------------------------- */

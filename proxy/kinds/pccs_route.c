@@ -16,13 +16,14 @@
 #include "attest/intel.h"
 #include "cache/store.h"
 #include "entry/conf.h"
+#include "entry/judge.h"
 #include "entry/pccs.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
+#include "proxy/kinds/route.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define PCCS_ROUTE	METRICS_ROUTE(CACHE_KIND_PCCS, 0)	/* as the metrics count it */
@@ -103,15 +104,14 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
 	struct cache		*cache = gen_cache(svc_gen(s));
-	struct entry_answer	 ans;
 	struct entry_stored	 st, *stored = NULL;
+	struct entry_judgement	 j;
 	struct cache_body	 b;
 	struct pccs_req		 r;
-	struct pccs_admitted	 ad;
+	enum entry_verdict	 v;
 
-	fetch_res_answer(res, &ans);
 	call_req(c, &r);
-	/* Borrowed until the next cache call; pccs_admit makes none. */
+	/* Borrowed until the next cache call; the admit makes none. */
 	memset(&st, 0, sizeof(st));
 	if (cache != NULL && r.what != PCCS_FMSPCS && cache_get(cache,
 	    CACHE_KIND_PCCS, c->key, c->klen, &st.meta, &b) == 1) {
@@ -121,21 +121,23 @@ pccs_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		st.headers_len = b.headers_len;
 		stored = &st;
 	}
-	switch (pccs_admit(&r, &ans, stored, now, &ad)) {
+	switch ((v = svc_admit(s, c, res, stored, now, &j))) {
 	case ENTRY_PASS:
-		return ENTRY_PASS;
+		break;
 	case ENTRY_STORE:
+		a->meta.this_update = j.meta.this_update;
+		a->meta.next_update = j.meta.next_update;
+		a->meta.produced_at = j.meta.produced_at;
+		a->meta.status = j.meta.status;
+		a->meta.flags |= j.meta.flags;
 		break;
 	default:
-		snprintf(why, whylen, "%s", ad.why);
-		return ENTRY_REFUSE;
+		snprintf(why, whylen, "%s", j.reason);
+		v = ENTRY_REFUSE;
+		break;
 	}
-	a->meta.this_update = ad.meta.this_update;
-	a->meta.next_update = ad.meta.next_update;
-	a->meta.produced_at = ad.meta.produced_at;
-	a->meta.status = ad.meta.status;
-	a->meta.flags |= ad.meta.flags;
-	return ENTRY_STORE;
+	entry_judgement_free(&j);
+	return v;
 }
 
 /* ---- answers ------------------------------------------------------------- */
@@ -232,6 +234,7 @@ call_for(struct svc *s, struct svc_call *c, const char *canon,
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->query.bytes, r, sizeof(*r));
+	c->typed = 1;
 	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */
 	if (pccs_key(canon, c->key, &c->klen) == -1)
 		c->klen = 0;

@@ -14,14 +14,15 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/judge.h"
 #include "entry/pool.h"
 #include "entry/rim.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
+#include "proxy/kinds/route.h"
 #include "proxy/log.h"
 #include "proxy/metrics.h"
-#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 
 #define RIM_ROUTE	METRICS_ROUTE(CACHE_KIND_RIM, 0)	/* as the metrics count it */
@@ -96,33 +97,27 @@ learn_chain(struct svc *s, const struct entry_rim_admission *ad)
 	}
 }
 
-/* The wire half of entry_rim_admit (entry/rim.c): learning the chain, logs. */
+/* The RIM kind's admit (svc_admit), with what only the wire adds: learning the chain, logs. */
 static enum entry_verdict
 rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
 {
-	struct entry_rim_question	 q = { c->key, c->klen,
-					    config_retention_s(svc_conf(s)), 0 };
-	struct entry_answer		 ans;
-	struct entry_rim_admission	 ad;
-	struct svc			*ocsp = gen_svc(svc_gen(s), CACHE_KIND_OCSP);
-	enum entry_verdict		 v = ENTRY_REFUSE;
+	struct entry_judgement	 j;
+	enum entry_verdict	 v = ENTRY_REFUSE;
 
-	fetch_res_answer(res, &ans);
 	/* cache_put keeps a newer stored entry itself, in its write transaction. */
-	if (entry_rim_admit(svc_trust(s), svc_trust(ocsp), &q, &ans, NULL, now,
-	    &ad) != ENTRY_STORE) {
-		snprintf(why, whylen, "%s", ad.reason);
+	if (svc_admit(s, c, res, NULL, now, &j) != ENTRY_STORE) {
+		snprintf(why, whylen, "%s", j.reason);
 		goto out;
 	}
-	learn_chain(s, &ad);
-	if (ad.result.signer_expired)
+	learn_chain(s, &j.rim);
+	if (j.rim.result.signer_expired)
 		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
-		    "as a claim)", ad.id, ad.result.signer_serial);
-	a->meta = ad.meta;
+		    "as a claim)", j.rim.id, j.rim.result.signer_serial);
+	a->meta = j.meta;
 	v = ENTRY_STORE;
  out:
-	entry_rim_admission_free(&ad);
+	entry_judgement_free(&j);
 	return v;
 }
 

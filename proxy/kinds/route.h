@@ -5,6 +5,22 @@
 
 #include "entry/kinds.h"
 
+/*
+ * A kind on the wire is one file, proxy/kinds/<row>_route.c, that
+ * defines two things:
+ *   - its struct svc_ops (proxy/service.h): its trust store, its verify
+ *     (the kind's admit through svc_admit, plus what only the wire adds),
+ *     how it serves an entry and a failure, how a refresh rebuilds its
+ *     call, and its metrics labels;
+ *   - its struct route below, <row>_route: the ops, the handler that
+ *     claims its paths and turns a request into a struct svc_call (key,
+ *     upstream exchange, typed request), and its command-line help.
+ * The router, the generation's services, the metrics, stapled's flags
+ * and the daemon's per-kind loops all read route_table, which the list
+ * of kinds (entry/kinds.h) makes: nothing else in proxy/ names a kind.
+ * Makefile.am lists the file in libkinds.a and in test_service.
+ */
+
 struct http_req;
 struct svc;
 struct svc_ops;

@@ -64,7 +64,7 @@ struct svc		*gen_svc(struct gen *, enum cache_kind);
 
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
- * records "pool/<sha256>", written by staplectl and the RIM route) to the
+ * records "pool/<sha256>", written by staplectl and by svc_admit) to the
  * pool of each kind that keeps one (svc_ops.pool_add). Done at creation;
  * call again to pick up new ones.
  * A store that cannot be read is logged; nothing is returned.

@@ -20,6 +20,7 @@
 #include "entry/conf.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
+#include "entry/pool.h"
 #include "proxy/http/cache_status.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/flight.h"
@@ -1207,6 +1208,31 @@ out:
 	free(l);
 }
 
+/*
+ * What an admitted answer teaches (struct kind's teaches: a RIM's chain
+ * CAs) joins every kind's pool and the store's before the answer is
+ * served: so the OCSP answers for a RIM's signing chain, which a client
+ * asks next, verify.
+ */
+static void
+svc_learn(struct svc *s, const struct entry_judgement *j)
+{
+	const struct kind	*k = kind_table[s->ops->kind];
+	struct cache		*cache = gen_cache(s->gen);
+	const uint8_t		*der[KIND_TEACH_MAX];
+	size_t			 len[KIND_TEACH_MAX], i, n;
+
+	n = k->teaches != NULL ? k->teaches(j, der, len) : 0;
+	for (i = 0; i < n; i++) {
+		if (gen_pool_add(s->gen, der[i], len[i]) == -1)
+			continue;
+		if (cache != NULL && !cache_read_only(cache) &&
+		    entry_pool_put(cache, der[i], len[i]) == -1)
+			log_warn("%s: keeping a chain certificate: %s",
+			    s->ops->name, cache_strerror(cache));
+	}
+}
+
 enum entry_verdict
 svc_admit(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     const struct entry_stored *stored, time_t now, struct entry_judgement *out)
@@ -1225,8 +1251,10 @@ svc_admit(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 	fetch_res_answer(res, &a);
 	/* The daemon reads no part of out a refused parse leaves. */
 	memset(out, 0, sizeof(*out));
-	return kind_table[s->ops->kind]->admit(gen_rules(s->gen), &q, &a,
-	    stored, now, out);
+	if (kind_table[s->ops->kind]->admit(gen_rules(s->gen), &q, &a,
+	    stored, now, out) == ENTRY_STORE)
+		svc_learn(s, out);
+	return out->verdict;
 }
 
 /*

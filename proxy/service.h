@@ -178,10 +178,12 @@ int			 svc_refresh_start(void *arg, enum cache_kind kind,
  * request when it carries one, and the nonce check when stapled chose
  * the nonce and the upstream echoes nonces; the rules are the
  * generation's (gen_rules). stored: the entry the answer would replace,
- * for kinds whose rule reads it, else NULL. out is zeroed first.
+ * for kinds whose rule reads it, else NULL. out is zeroed first. On
+ * ENTRY_STORE, what the answer teaches (struct kind's teaches) joins
+ * every kind's pool (gen_pool_add) and the store's (entry_pool_put).
  * Returns out->verdict; call entry_judgement_free(out) in every case.
  * For a route's verify, which adds what only the wire does (metrics,
- * logs, learning).
+ * logs).
  */
 struct entry_judgement;
 enum entry_verdict	 svc_admit(struct svc *, const struct svc_call *c,

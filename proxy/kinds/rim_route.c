@@ -15,7 +15,6 @@
 #include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/judge.h"
-#include "entry/pool.h"
 #include "entry/rim.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
@@ -72,32 +71,7 @@ rim_trust_destroy(void *t)
 	rim_trust_free(t);
 }
 
-/*
- * The chain's CAs that entry_rim_admit found for the pool join it, in
- * memory (every kind's that keeps one) and in the cache, before the RIM
- * is answered: so the OCSP answers for its signing chain, which a client
- * asks next, verify.
- */
-static void
-learn_chain(struct svc *s, const struct entry_rim_admission *ad)
-{
-	struct cache		*cache = gen_cache(svc_gen(s));
-	const struct rim_certs	*chain = &ad->result.chain;
-	size_t			 i;
-
-	for (i = 1; i < chain->n; i++) {
-		if (!ad->learn[i] || gen_pool_add(svc_gen(s), chain->der[i],
-		    chain->len[i]) == -1)
-			continue;
-		if (cache != NULL && !cache_read_only(cache) &&
-		    entry_pool_put(cache, chain->der[i],
-		    chain->len[i]) == -1)
-			log_warn("rim: keeping a chain certificate: %s",
-			    cache_strerror(cache));
-	}
-}
-
-/* The RIM kind's admit (svc_admit), with what only the wire adds: learning the chain, logs. */
+/* The RIM kind's admit (svc_admit, which learns the chain's CAs), with what only the wire adds: logs. */
 static enum entry_verdict
 rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
     time_t now, struct svc_answer *a, char *why, size_t whylen)
@@ -110,7 +84,6 @@ rim_check(struct svc *s, const struct svc_call *c, const struct fetch_res *res,
 		snprintf(why, whylen, "%s", j.reason);
 		goto out;
 	}
-	learn_chain(s, &j.rim);
 	if (j.rim.result.signer_expired)
 		log_info("rim: %s: signer %s expired; stored (nvattest reports it "
 		    "as a claim)", j.rim.id, j.rim.result.signer_serial);

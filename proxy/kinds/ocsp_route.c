@@ -16,6 +16,7 @@
 #include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/ocsp.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
@@ -238,8 +239,8 @@ ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	*scratch = der;
 	c->method = "POST";
 	c->path = "";
-	c->content_type = "application/ocsp-request";
-	c->accept = "application/ocsp-response";
+	c->content_type = kind_ocsp.post_type;
+	c->accept = kind_ocsp.accept;
 	c->body = der;
 	c->body_len = len;
 	c->keep = b->request;
@@ -318,8 +319,8 @@ handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
 	c.klen = OCSP_KEY_BYTES;
 	c.method = "POST";
 	c.path = "";
-	c.content_type = "application/ocsp-request";
-	c.accept = "application/ocsp-response";
+	c.content_type = kind_ocsp.post_type;
+	c.accept = kind_ocsp.accept;
 	c.body = der;
 	c.body_len = len;
 	c.keep = der;

@@ -15,6 +15,7 @@
 #include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/rim.h"
 #include "proxy/file.h"
 #include "proxy/http/http.h"
@@ -171,7 +172,7 @@ rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
 	*scratch = path;
 	c->method = "GET";
 	c->path = path;
-	c->accept = "application/json";
+	c->accept = kind_rim.accept;
 	c->keep = b->request;
 	c->keep_len = b->request_len;
 	c->route = RIM_ROUTE;
@@ -210,7 +211,7 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 	c.klen = n;
 	c.method = "GET";
 	c.path = path;
-	c.accept = "application/json";
+	c.accept = kind_rim.accept;
 	c.keep = (const uint8_t *)path;
 	c.keep_len = strlen(path);
 	c.route = RIM_ROUTE;

@@ -12,7 +12,6 @@
 #include "entry/kind.h"
 #include "entry/pool.h"
 #include "proxy/gen.h"
-#include "proxy/kinds/route.h"
 #include "proxy/log.h"
 #include "proxy/refresh/refresh.h"
 #include "proxy/service.h"
@@ -184,8 +183,8 @@ gen_parse_trusted(struct gen *g, char *err, size_t errlen)
 }
 
 struct gen *
-gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
-    struct cache_writer *writer, struct cache_reader *reader,
+gen_new(struct config *cfg, const struct svc_ops *const ops[CACHE_KIND_MAX],
+    struct fetch_ctx *fctx, struct cache *cache, struct cache_writer *writer, struct cache_reader *reader,
     struct refresh *refresh, char *err, size_t errlen)
 {
 	struct gen	*g;
@@ -208,7 +207,7 @@ gen_new(struct config *cfg, struct fetch_ctx *fctx, struct cache *cache,
 		return NULL;
 	}
 	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++)
-		if ((g->svcs[i] = svc_new(g, route_table[i]->ops,
+		if ((g->svcs[i] = svc_new(g, ops[i],
 		    config_service(cfg, i), fctx, err, errlen)) == NULL) {
 			gen_unref(g);
 			return NULL;

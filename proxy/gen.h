@@ -16,6 +16,7 @@ struct fetch_ctx;
 struct gen;
 struct refresh;
 struct svc;
+struct svc_ops;
 
 /*
  * A generation holds what one configuration makes: the configuration
@@ -31,7 +32,9 @@ struct svc;
  */
 
 /*
- * A generation over cfg, which it takes (also on failure). fctx NULL
+ * A generation over cfg, which it takes (also on failure), with a
+ * service for each kind made of ops[k] (route_ops: the kinds' wing hands
+ * them down; static, never freed). fctx NULL
  * checks a configuration (stapled -n): no pools are made. cache NULL:
  * no store either (config_max_entries then sizes from cfg's map_size).
  * writer: the store's writer thread, or NULL to store on the loop.
@@ -43,7 +46,9 @@ struct svc;
  * trusted_proxies entry does not parse, a pool cannot be made, or memory
  * is short.
  */
-struct gen		*gen_new(struct config *cfg, struct fetch_ctx *fctx,
+struct gen		*gen_new(struct config *cfg,
+			    const struct svc_ops *const ops[CACHE_KIND_MAX],
+			    struct fetch_ctx *fctx,
 			    struct cache *cache, struct cache_writer *writer,
 			    struct cache_reader *reader, struct refresh *refresh,
 			    char *err, size_t errlen);

@@ -8,6 +8,7 @@
 #include "proxy/daemon/conf_vet.h"
 #include "proxy/daemon/daemon.h"
 #include "proxy/daemon/listen.h"
+#include "proxy/kinds/route.h"
 #include "proxy/service.h"
 #include "proxy/http/tls.h"
 
@@ -15,7 +16,8 @@ struct gen *
 conf_vet(const struct daemon *d, struct config *cfg, int listen_default,
     struct tls_server **tls, char *err, size_t errlen)
 {
-	struct gen	*g;
+	const struct svc_ops	*ops[CACHE_KIND_MAX];
+	struct gen		*g;
 
 	if (listen_vet(cfg, listen_default, d->passed, d->npassed, err,
 	    errlen) == -1 ||
@@ -26,7 +28,8 @@ conf_vet(const struct daemon *d, struct config *cfg, int listen_default,
 		return NULL;
 	}
 	/* gen_new owns cfg from here, on failure too. */
-	if ((g = gen_new(cfg, d->fetch, d->cache, d->writer, d->reader,
+	route_ops(ops);
+	if ((g = gen_new(cfg, ops, d->fetch, d->cache, d->writer, d->reader,
 	    d->refresh, err, errlen)) == NULL)
 		tls_servers_free(tls);
 	return g;

@@ -65,4 +65,11 @@ struct route {
  */
 extern const struct route *const route_table[CACHE_KIND_MAX];
 
+/*
+ * Each row's ops into ops[k] (ops[0] NULL): what gen_new makes the
+ * generation's services with. The services live below the kinds' wing,
+ * so they are handed the kinds rather than reaching up for the table.
+ */
+void	route_ops(const struct svc_ops *ops[CACHE_KIND_MAX]);
+
 #endif

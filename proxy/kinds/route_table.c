@@ -16,3 +16,13 @@ const struct route *const route_table[CACHE_KIND_MAX] = {
 	KIND_LIST(ROUTE_ROW_)
 #undef ROUTE_ROW_
 };
+
+void
+route_ops(const struct svc_ops *ops[CACHE_KIND_MAX])
+{
+	int	k;
+
+	ops[0] = NULL;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		ops[k] = route_table[k]->ops;
+}

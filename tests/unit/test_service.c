@@ -355,8 +355,9 @@ static int	fake_ctx;	/* a fetch context that is never looked into */
 static void
 gen_up(struct fx *f, int with_writer, void (*edit)(struct config *))
 {
-	struct config	*cfg;
-	char		 err[256];
+	const struct svc_ops	*ops[CACHE_KIND_MAX];
+	struct config		*cfg;
+	char			 err[256];
 
 	assert_non_null(cfg = calloc(1, sizeof(*cfg)));
 	config_defaults(cfg);
@@ -368,7 +369,8 @@ gen_up(struct fx *f, int with_writer, void (*edit)(struct config *))
 	if (with_writer)
 		assert_non_null(f->writer = cache_writer_start(f->sf->c, err,
 		    sizeof(err)));
-	f->gen = gen_new(cfg, (struct fetch_ctx *)&fake_ctx, f->sf->c, f->writer,
+	route_ops(ops);
+	f->gen = gen_new(cfg, ops, (struct fetch_ctx *)&fake_ctx, f->sf->c, f->writer,
 	    NULL, f->refresh, err, sizeof(err));
 	if (f->gen == NULL)
 		fail_msg("gen_new: %s", err);

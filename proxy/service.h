@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "cache/store.h"
@@ -58,6 +59,7 @@ struct svc_call {
 	unsigned		 route;		/* METRICS_ROUTE(kind, i) */
 	char			 variant[16];	/* how this client wants it ("hex", "der") */
 	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
+	int			 typed;		/* 1: query holds the typed request */
 	/*
 	 * The kind's typed request (entry/'s struct pccs_req, struct
 	 * kds_req ...) as its route parsed it, or as its refresh_call
@@ -69,9 +71,18 @@ struct svc_call {
 	union {
 		max_align_t	 align;
 		unsigned char	 bytes[SVC_QUERY_BYTES];
-	}			 query;
-	int			 typed;		/* 1: query holds it */
+	}			 query;	/* last: svc_call_init leaves it */
 };
+
+/*
+ * A call with every field zero but the typed request's room, which only
+ * a call with typed set reads: a hit does not clear its 1,280 bytes.
+ */
+static inline void
+svc_call_init(struct svc_call *c)
+{
+	memset(c, 0, offsetof(struct svc_call, query));
+}
 
 /* Bytes to store; pointers valid while the fetch result is. */
 struct svc_answer {

@@ -100,7 +100,7 @@ call_for(struct svc_call *c, const char *canon, const struct kds_req *r)
 {
 	size_t	n = strlen(canon);
 
-	memset(c, 0, sizeof(*c));
+	svc_call_init(c);
 	memcpy(c->query.bytes, r, sizeof(*r));
 	c->typed = 1;
 	memcpy(c->key, canon, n);

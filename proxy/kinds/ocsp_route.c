@@ -310,7 +310,7 @@ handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
 	struct ocsp_req	r;
 	const char	*why;
 
-	memset(&c, 0, sizeof(c));
+	svc_call_init(&c);
 	if (entry_ocsp_request(der, len, &r, c.key, &why) == -1) {
 		log_debug("ocsp: malformed request (%zu bytes): %s", len, why);
 		reply_malformed(req, route);

@@ -232,7 +232,7 @@ call_for(struct svc *s, struct svc_call *c, const char *canon,
 {
 	const struct pccs_trust	*t = svc_trust(s);
 
-	memset(c, 0, sizeof(*c));
+	svc_call_init(c);
 	memcpy(c->query.bytes, r, sizeof(*r));
 	c->typed = 1;
 	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */

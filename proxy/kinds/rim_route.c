@@ -206,7 +206,7 @@ rim_handle_get(struct svc *s, struct http_req *req, const char *id)
 		http_error(req, 400, "Bad Request");
 		return;
 	}
-	memset(&c, 0, sizeof(c));
+	svc_call_init(&c);
 	memcpy(c.key, id, n);
 	c.klen = n;
 	c.method = "GET";

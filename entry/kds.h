@@ -92,7 +92,7 @@ struct kds_admit {
 /*
  * Whether `answer` (a 2xx body) may be stored under r, at `now`: it
  * verifies to the pinned ARK of r's product AND answers the question r
- * asks (docs/collateral.md, "What a KDS answer must be"):
+ * asks (docs/collateral.md, "What a KDS answer must answer"):
  *   cert_chain: the ARK is r's product's pinned ARK, the first certificate
  *     is that product's ASK (/vcek) or ASVK (/vlek);
  *   crl: issued and signed by r's product's pinned ARK (a VCEK and a VLEK

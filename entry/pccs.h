@@ -126,9 +126,9 @@ enum entry_verdict	pccs_admit_kept(const struct pccs_req *r, const uint8_t *body
 			    struct pccs_admitted *out);
 
 /*
- * A verified answer answers the question r asks (the signature alone does
- * not say so; docs/collateral.md, "What an answer must answer"). 0, or -1
- * with the reason in why.
+ * A verified answer answers the question r asks (the signature alone
+ * does not say so; docs/collateral.md, "What an Intel answer must
+ * answer"). 0, or -1 with the reason in why.
  */
 int	pccs_binds(const struct pccs_req *r, const struct intel_result *v,
 	    char *why, size_t whylen);

@@ -4,7 +4,8 @@
 # for byte; every whole configuration passes stapled -n, nginx -t, varnishd -C or promtool,
 # with Debian's directories and placeholder certificates; stapled.conf(5)'s first example
 # and the packaged stapled.json serve under a passed socket, as the package's socket unit
-# passes it. The markers: tests/integration/doc_blocks.py.
+# passes it. The markers: tests/integration/doc_blocks.py. Every section the code and
+# the docs cite by title or number exists: tests/integration/doc_cites.py.
 . "$top_srcdir/tests/integration/lib.sh"
 
 it_init t_docs
@@ -21,6 +22,12 @@ check "each quoted example is its file, each configuration block has a marker" [
 sed -n 's/^FAIL - /#   /p; /^# blocks/p' "$T/blocks.out"
 check "the docs quote the examples (markers found)" \
     grep -q '^# blocks marked example: [1-9]' "$T/blocks.out"
+
+# ---- every section the code and the docs cite exists -----------------------------
+python3 "$top_srcdir/tests/integration/doc_cites.py" "$top_srcdir" >"$T/cites.out" 2>&1
+check "every document section cited by the code and the docs exists" [ $? -eq 0 ]
+sed -n 's/^FAIL - /#   /p' "$T/cites.out"
+check "citations were found to check" grep -q '^# citations checked: [1-9]' "$T/cites.out"
 
 # ---- a root with the directories Debian has, and placeholder certificates -------
 # Absolute paths in a configuration move under $R. /var/cache exists on every

@@ -281,7 +281,7 @@ conn_close(struct conn *c)
 	if (c->in_process)
 		c->dead = 1;
 	else
-		conn_free(c);
+		http_conn_free(c);
 }
 
 /*
@@ -333,7 +333,7 @@ conn_send_tls(struct conn *c)
 		event_add(c->wev, NULL);
 		return 0;
 	case TLS_IO_WANT_READ:
-		c->tls_wr_want_rd = 1;	/* conn_read_cb re-runs the write */
+		c->tls_wr_want_rd = 1;	/* http_conn_read_cb re-runs the write */
 		conn_update_read(c);
 		return 0;
 	default:
@@ -360,7 +360,7 @@ conn_send(struct conn *c)
  * Write what the socket takes. Then, unless it closes, parse on: below
  * HTTP_MAX_QUEUED_OUT_BYTES the next pipelined request may be answered.
  * Called within conn_process (which parses on itself) or from the loop
- * (conn_write_cb), never on the stack of a late answer (conn_write_later).
+ * (http_conn_write_cb), never on the stack of a late answer (conn_write_later).
  */
 static void
 conn_write(struct conn *c)
@@ -385,7 +385,7 @@ conn_write(struct conn *c)
 /*
  * An answer given outside conn_process (an upstream's completion, a lookup
  * thread's, a budget timer): the loop sends it and runs the next pipelined
- * request from conn_write_cb, not on the stack of whoever answered, which
+ * request from http_conn_write_cb, not on the stack of whoever answered, which
  * may be iterating over its own waiters.
  */
 static void
@@ -823,7 +823,7 @@ conn_trim_later(struct http *h)
 }
 
 void
-conn_free(struct conn *c)
+http_conn_free(struct conn *c)
 {
 	if (c == NULL)
 		return;
@@ -850,8 +850,8 @@ conn_free(struct conn *c)
 	if (c->req.out_body != NULL)
 		evbuffer_free(c->req.out_body);
 	evutil_closesocket(c->fd);
-	spares_refill(c->http);		/* before a listener takes the descriptor */
-	listeners_update(c->http);	/* below the budget again */
+	http_spares_refill(c->http);		/* before a listener takes the descriptor */
+	http_listeners_update(c->http);	/* below the budget again */
 	conn_trim_later(c->http);
 	free(c->bufs);
 	free(c);
@@ -930,7 +930,7 @@ conn_update_read(struct conn *c)
  * leave.
  */
 void
-conn_arm(struct conn *c)
+http_conn_arm(struct conn *c)
 {
 	struct http	*h = c->http;
 	struct timeval	 tv = { 0, 0 };
@@ -986,14 +986,14 @@ conn_linger(struct conn *c)
 
 	conn_bufs_put(c);
 	if (c->eof) {
-		conn_free(c);	/* nothing more can come */
+		http_conn_free(c);	/* nothing more can come */
 		return;
 	}
 	tls_conn_free(c->tls);	/* close_notify; what follows is dropped unread */
 	c->tls = NULL;
 	c->tls_rd_want_wr = c->tls_wr_want_rd = 0;
 	if (shutdown(c->fd, SHUT_WR) == -1) {
-		conn_free(c);
+		http_conn_free(c);
 		return;
 	}
 	c->lingering = 1;
@@ -1017,7 +1017,7 @@ conn_discard(struct conn *c)
 	if ((n = conn_recv(c, buf, sizeof(buf))) == -1)
 		return;
 	if (n == -2 || (n == 0 && c->lingering)) {
-		conn_free(c);
+		http_conn_free(c);
 		return;
 	}
 	if (n == 0) {
@@ -1026,7 +1026,7 @@ conn_discard(struct conn *c)
 		return;
 	}
 	if (c->lingering && (c->linger_bytes += (size_t)n) >= HTTP_LINGER_MAX_BYTES)
-		conn_free(c);
+		http_conn_free(c);
 }
 
 static void
@@ -1077,7 +1077,7 @@ conn_process(struct conn *c)
 	}
 	c->in_process = 0;
 	if (c->dead) {
-		conn_free(c);
+		http_conn_free(c);
 		return;
 	}
 	/* Half-closed: every whole request it sent is answered; then close. */
@@ -1092,7 +1092,7 @@ conn_process(struct conn *c)
 	else if (!c->pending && c->small_reads > HTTP_PACE_READS)
 		conn_pace(c);
 	conn_update_read(c);
-	conn_arm(c);
+	http_conn_arm(c);
 }
 
 /*
@@ -1121,7 +1121,7 @@ conn_recv_tls(struct conn *c, char *buf, size_t len)
 	case TLS_IO_WANT_READ:
 		return -1;
 	case TLS_IO_WANT_WRITE:
-		c->tls_rd_want_wr = 1;	/* conn_write_cb re-runs the read */
+		c->tls_rd_want_wr = 1;	/* http_conn_write_cb re-runs the read */
 		event_add(c->wev, NULL);
 		return -1;
 	case TLS_IO_CLOSED:
@@ -1146,7 +1146,7 @@ conn_recv(struct conn *c, char *buf, size_t len)
 }
 
 void
-conn_read_cb(evutil_socket_t fd, short what, void *arg)
+http_conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 	ssize_t		 n;
@@ -1167,11 +1167,11 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (conn_bufs_get(c) == -1) {
 		log_err("http: out of memory for a request");
-		conn_free(c);
+		http_conn_free(c);
 		return;
 	}
 	if ((n = conn_recv(c, c->in + c->inlen, HTTP_IN_BYTES - c->inlen)) == -2) {
-		conn_free(c);	/* tells a waiting answer that its client left */
+		http_conn_free(c);	/* tells a waiting answer that its client left */
 		return;
 	}
 	if (n < 0) {
@@ -1196,7 +1196,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-conn_write_cb(evutil_socket_t fd, short what, void *arg)
+http_conn_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
@@ -1209,16 +1209,16 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	conn_write(c);
 }
 
-/* The phase's deadline passed (conn_arm). */
+/* The phase's deadline passed (http_conn_arm). */
 void
-conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+http_conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
 	(void)fd;
 	(void)what;
 	if (c->lingering) {
-		conn_free(c);	/* HTTP_LINGER_MS passed */
+		http_conn_free(c);	/* HTTP_LINGER_MS passed */
 		return;
 	}
 	if (c->pending)
@@ -1229,7 +1229,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_fail(c, 408, "Request Timeout");
 		return;
 	}
-	conn_free(c);
+	http_conn_free(c);
 }
 
 /*
@@ -1252,7 +1252,7 @@ http_may_warn(struct http *h, unsigned long *unreported)
 }
 
 int
-lis_admin(const struct listener *l)
+http_lis_admin(const struct listener *l)
 {
 	return (l->flags & HTTP_LISTEN_ADMIN) != 0;
 }
@@ -1276,7 +1276,7 @@ listeners_set(struct http *h, int admin, int want)
 	size_t	i;
 
 	for (i = 0; i < h->nlis; i++) {
-		if (lis_admin(&h->lis[i]) != admin)
+		if (http_lis_admin(&h->lis[i]) != admin)
 			continue;
 		if (want)
 			evconnlistener_enable(h->lis[i].lev);
@@ -1293,7 +1293,7 @@ listeners_set(struct http *h, int admin, int want)
  * public port never shuts out /healthz, /readyz and /metrics.
  */
 void
-listeners_update(struct http *h)
+http_listeners_update(struct http *h)
 {
 	unsigned long	unreported;
 	int		want, adm;
@@ -1316,30 +1316,30 @@ listeners_update(struct http *h)
 }
 
 void
-backoff_cb(evutil_socket_t fd, short what, void *arg)
+http_backoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http	*h = arg;
 
 	(void)fd;
 	(void)what;
 	h->backoff = 0;
-	listeners_update(h);
+	http_listeners_update(h);
 }
 
 void
-adm_backoff_cb(evutil_socket_t fd, short what, void *arg)
+http_adm_backoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http	*h = arg;
 
 	(void)fd;
 	(void)what;
 	h->adm_backoff = 0;
-	listeners_update(h);
+	http_listeners_update(h);
 }
 
 /* Hold HTTP_ADMIN_SPARE_FDS descriptors while an admin listener exists. */
 void
-spares_refill(struct http *h)
+http_spares_refill(struct http *h)
 {
 	int	fd;
 

@@ -27,9 +27,9 @@
  */
 #define HTTP_ADMIN_SPARE_FDS	4
 
-/* Where a connection is; each phase has its own deadline (conn_arm). */
+/* Where a connection is; each phase has its own deadline (http_conn_arm). */
 enum http_phase {
-	HTTP_PH_NONE,	/* not armed yet, or re-arm at the next conn_arm */
+	HTTP_PH_NONE,	/* not armed yet, or re-arm at the next http_conn_arm */
 	HTTP_PH_HEADER,	/* the request line and headers: header_timeout_s */
 	HTTP_PH_BODY,	/* the body, after the headers: body_timeout_s */
 	HTTP_PH_PENDING,	/* being answered: no deadline of ours */
@@ -147,7 +147,7 @@ struct http {
 	size_t			 nspare;
 	int			 want_spare;	/* an admin listener exists */
 	int			 sndbuf;	/* SO_SNDBUF to set; 0: none */
-	struct event		*trim_ev;	/* gives the heap back (conn_free) */
+	struct event		*trim_ev;	/* gives the heap back (http_conn_free) */
 	struct conn_bufs	*spare_bufs;	/* the last request's buffers, for the next (conn_bufs_put) */
 	size_t			 closed_untrimmed;	/* connections closed since */
 	long			 header_s, body_s, keepalive_s;
@@ -159,18 +159,18 @@ struct http {
 };
 
 /* Connections (http.c). */
-void	conn_free(struct conn *);
-void	conn_arm(struct conn *);
-void	conn_read_cb(evutil_socket_t, short, void *);
-void	conn_write_cb(evutil_socket_t, short, void *);
-void	conn_timer_cb(evutil_socket_t, short, void *);
+void	http_conn_free(struct conn *);
+void	http_conn_arm(struct conn *);
+void	http_conn_read_cb(evutil_socket_t, short, void *);
+void	http_conn_write_cb(evutil_socket_t, short, void *);
+void	http_conn_timer_cb(evutil_socket_t, short, void *);
 
 /* The listeners' budgets (http.c). */
 int	http_may_warn(struct http *, unsigned long *unreported);
-int	lis_admin(const struct listener *);
-void	listeners_update(struct http *);
-void	backoff_cb(evutil_socket_t, short, void *);
-void	adm_backoff_cb(evutil_socket_t, short, void *);
-void	spares_refill(struct http *);
+int	http_lis_admin(const struct listener *);
+void	http_listeners_update(struct http *);
+void	http_backoff_cb(evutil_socket_t, short, void *);
+void	http_adm_backoff_cb(evutil_socket_t, short, void *);
+void	http_spares_refill(struct http *);
 
 #endif

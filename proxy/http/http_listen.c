@@ -53,7 +53,7 @@ accept_spare(struct http *h, struct listener *l)
 	fd = accept4(evconnlistener_get_fd(l->lev), (struct sockaddr *)&ss, &len,
 	    SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		spares_refill(h);
+		http_spares_refill(h);
 		return errno == EAGAIN || errno == EWOULDBLOCK ||
 		    errno == ECONNABORTED || errno == EINTR ? 0 : -1;
 	}
@@ -82,14 +82,14 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 	size_t		 i;
 
 	for (i = 0; i < h->nlis; i++)
-		if (h->lis[i].lev == lev && lis_admin(&h->lis[i])) {
+		if (h->lis[i].lev == lev && http_lis_admin(&h->lis[i])) {
 			if ((err == EMFILE || err == ENFILE) &&
 			    accept_spare(h, &h->lis[i]) == 0)
 				return;
 			if (!h->adm_backoff) {
 				h->adm_backoff = 1;
 				evtimer_add(h->adm_backoff_ev, &atv);
-				listeners_update(h);
+				http_listeners_update(h);
 			}
 			return;
 		}
@@ -97,7 +97,7 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 		return;
 	h->backoff = 1;
 	evtimer_add(h->backoff_ev, &tv);
-	listeners_update(h);
+	http_listeners_update(h);
 	if (http_may_warn(h, &unreported))
 		log_warn("http: accept: %s (%zu connections open): not accepting "
 		    "for %d ms (%lu pause(s) unreported before this)",
@@ -124,7 +124,7 @@ conn_new(struct http *h, const struct listener *l, evutil_socket_t fd,
 	}
 	c->http = h;
 	c->lis = l;
-	c->admin = lis_admin(l);
+	c->admin = http_lis_admin(l);
 	c->fd = fd;
 	c->req.conn = c;
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
@@ -135,17 +135,19 @@ conn_new(struct http *h, const struct listener *l, evutil_socket_t fd,
 	if ((c->out = evbuffer_new()) == NULL ||
 	    (c->req.out_headers = evbuffer_new()) == NULL ||
 	    (c->req.out_body = evbuffer_new()) == NULL ||
-	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c)) == NULL ||
-	    (c->wev = event_new(h->base, fd, EV_WRITE, conn_write_cb, c)) == NULL ||
-	    (c->timer = evtimer_new(h->base, conn_timer_cb, c)) == NULL ||
+	    (c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST,
+	    http_conn_read_cb, c)) == NULL ||
+	    (c->wev = event_new(h->base, fd, EV_WRITE, http_conn_write_cb,
+	    c)) == NULL ||
+	    (c->timer = evtimer_new(h->base, http_conn_timer_cb, c)) == NULL ||
 	    (l->tls != NULL && (c->tls = tls_conn_new(l->tls, fd)) == NULL)) {
 		log_err("http: out of memory for a connection");
-		conn_free(c);
+		http_conn_free(c);
 		return;
 	}
 	event_add(c->rev, NULL);
-	conn_arm(c);			/* the first request's header deadline */
-	listeners_update(h);		/* at the budget: pause */
+	http_conn_arm(c);			/* the first request's header deadline */
+	http_listeners_update(h);		/* at the budget: pause */
 }
 
 static void
@@ -225,7 +227,7 @@ served_by_adopted(struct http *h, const struct http_listen *spec,
 		h->lis[i].flags |= spec->flags;
 		if (spec->flags & HTTP_LISTEN_ADMIN) {
 			h->want_spare = 1;
-			spares_refill(h);
+			http_spares_refill(h);
 		}
 		log_info("listen %s: served by the passed socket %s%s", spec->addr,
 		    h->lis[i].name, (spec->flags & HTTP_LISTEN_ADMIN) ?
@@ -279,11 +281,11 @@ http_add_listener(struct http *h, const struct http_listen *spec, char *err,
 		return -1;
 	}
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
-	if (!(lis_admin(l) ? h->adm_enabled : h->lis_enabled))
+	if (!(http_lis_admin(l) ? h->adm_enabled : h->lis_enabled))
 		evconnlistener_disable(l->lev);
-	if (lis_admin(l)) {
+	if (http_lis_admin(l)) {
 		h->want_spare = 1;
-		spares_refill(h);
+		http_spares_refill(h);
 	}
 	h->nlis++;
 	log_info("listening on %s%s%s%s", l->name, l->adopted ?
@@ -311,8 +313,9 @@ http_new(struct event_base *base, http_handler_cb *handler, void *arg)
 	h->body_s = CONFIG_DEFAULT_BODY_TIMEOUT_S;
 	h->keepalive_s = CONFIG_DEFAULT_KEEPALIVE_TIMEOUT_S;
 	h->lis_enabled = 1;
-	if ((h->backoff_ev = evtimer_new(base, backoff_cb, h)) == NULL ||
-	    (h->adm_backoff_ev = evtimer_new(base, adm_backoff_cb, h)) == NULL ||
+	if ((h->backoff_ev = evtimer_new(base, http_backoff_cb, h)) == NULL ||
+	    (h->adm_backoff_ev = evtimer_new(base, http_adm_backoff_cb,
+	    h)) == NULL ||
 	    (h->trim_ev = evtimer_new(base, trim_cb, h)) == NULL) {
 		http_free(h);
 		return NULL;
@@ -330,7 +333,7 @@ http_set_config(struct http *h, const struct config *cfg)
 	h->header_s = cfg->header_timeout_s;
 	h->body_s = cfg->body_timeout_s;
 	h->keepalive_s = cfg->keepalive_timeout_s;
-	listeners_update(h);
+	http_listeners_update(h);
 }
 
 /* No more accepts: the spare descriptors closed, every listener freed. */
@@ -360,7 +363,7 @@ http_stop_accepting(struct http *h)
 		if (c->lingering)
 			continue;	/* ends at its bound, or at http_free */
 		if (!c->pending && evbuffer_get_length(c->out) == 0)
-			conn_free(c);
+			http_conn_free(c);
 		else
 			c->close_after = 1;
 	}
@@ -375,7 +378,7 @@ http_free(struct http *h)
 		return;
 	accepting_end(h);
 	while ((c = TAILQ_FIRST(&h->conns)) != NULL)
-		conn_free(c);
+		http_conn_free(c);
 	loop_event_free(h->backoff_ev);
 	loop_event_free(h->adm_backoff_ev);
 	loop_event_free(h->trim_ev);

@@ -320,6 +320,22 @@ ocsp_trust_pool_count(struct ocsp_trust *t)
 	return (size_t)sk_X509_num(t->pool);
 }
 
+STACK_OF(X509) *
+ocsp_trust_anchors(struct ocsp_trust *t)
+{
+	if (t == NULL || trust_builtin(t) == -1)
+		return NULL;
+	return t->anchors;
+}
+
+STACK_OF(X509) *
+ocsp_trust_pool(struct ocsp_trust *t)
+{
+	if (t == NULL || trust_builtin(t) == -1)
+		return NULL;
+	return t->pool;
+}
+
 /* Does x chain to an anchor with `untrusted` at hand, dates not checked? */
 static int
 ca_chains(struct ocsp_trust *t, X509_STORE_CTX *ctx, X509 *x,

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <openssl/x509.h>
+
 #include "attest/ocsp_req.h"
 
 /* Trust: pinned anchors plus an untrusted pool used only to build chains. */
@@ -39,6 +41,14 @@ int	ocsp_trust_add_builtin_pool(struct ocsp_trust *);
 int	ocsp_trust_add_pool_der(struct ocsp_trust *, const uint8_t *der, size_t len);
 size_t	ocsp_trust_anchor_count(struct ocsp_trust *);
 size_t	ocsp_trust_pool_count(struct ocsp_trust *);
+/*
+ * The anchors and the pool themselves, the compiled-in ones parsed
+ * first: borrowed, valid and growing (the pool appends only) while t
+ * lives, for a caller that builds or names chains itself. NULL when out
+ * of memory.
+ */
+STACK_OF(X509)	*ocsp_trust_anchors(struct ocsp_trust *);
+STACK_OF(X509)	*ocsp_trust_pool(struct ocsp_trust *);
 /*
  * How many verifications found their responder judged sound before and
  * checked only the answer's own signature (see ocsp_verify).

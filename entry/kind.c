@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kind table, made from the list: each kind's row (its own entry file's), by enum cache_kind; and the serving rule every kind shares. */
+/* The kind table, made from the list: each kind's row (its own entry file's), by enum cache_kind; every kind's trust in one loop; and the serving rule every kind shares. */
+#include <stddef.h>
+
+#include "entry/conf.h"
 #include "entry/kind.h"
 
 #define KIND_ROW_(id, byte, name, section, row)	[byte] = &kind_##row,
@@ -16,4 +19,36 @@ entry_servable(const struct cache_meta *m, enum cache_kind kind, long skew_s,
 	    skew_s < kind_table[kind]->min_skew_s)
 		skew_s = kind_table[kind]->min_skew_s;
 	return m->next_update > now && m->this_update <= now + skew_s;
+}
+
+int
+kind_trust_new(const struct config *cfg, void *trust[CACHE_KIND_MAX],
+    char *err, size_t errlen)
+{
+	int	k, rc;
+
+	for (k = 0; k < CACHE_KIND_MAX; k++)
+		trust[k] = NULL;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		if (kind_table[k]->trust_new == NULL)
+			continue;
+		if ((rc = kind_table[k]->trust_new(&cfg->svc[k], &trust[k],
+		    err, errlen)) != 0) {
+			kind_trust_free(trust);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void
+kind_trust_free(void *trust[CACHE_KIND_MAX])
+{
+	int	k;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		if (trust[k] != NULL && kind_table[k]->trust_free != NULL)
+			kind_table[k]->trust_free(trust[k]);
+		trust[k] = NULL;
+	}
 }

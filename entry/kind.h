@@ -29,6 +29,14 @@ struct kind_conf {
 	long		 retention_s;	/* "retention_s" not set */
 };
 
+struct config;
+struct config_service;
+
+/* Why a kind's trust does not load (struct kind's trust_new). */
+#define KIND_TRUST_EFAIL	-1	/* out of memory, or the built-in roots */
+#define KIND_TRUST_ENOFILE	-2	/* a file named cannot be read */
+#define KIND_TRUST_EBAD		-3	/* a file holds what the rule refuses */
+
 /* The most certificates one answer teaches (struct kind's teaches). */
 #define KIND_TEACH_MAX		16
 
@@ -41,6 +49,27 @@ struct kind_conf {
 struct kind {
 	/* Whether an answer may be stored: entry/judge.h's entry_admit_fn. */
 	entry_admit_fn		*admit;
+	/*
+	 * The kind's trust store (struct entry_rules' trust[k], of the
+	 * kind's own type) from its section c, into *trust: the built-in
+	 * roots unless "anchors" names files, which replace them, and the
+	 * files of "intermediates" added to its pool. 0, or a
+	 * KIND_TRUST_E* with err set ("ocsp: the built-in anchors do not
+	 * load", "rim.anchors: PATH: ...", a file read's message). NULL in
+	 * the row: the kind's roots are compiled into attest/ and it keeps
+	 * no store. trust_free accepts NULL.
+	 */
+	int			(*trust_new)(const struct config_service *c,
+				    void **trust, char *err, size_t errlen);
+	void			 (*trust_free)(void *trust);
+	/*
+	 * Add a CA certificate learned from evidence, RIMs and bundles (the
+	 * store's pool, entry/pool.h) to the trust's pool of intermediates:
+	 * 0 (added, or known), or -1 when der is no certificate the pool
+	 * takes. NULL: the kind keeps no pool.
+	 */
+	int			(*pool_add)(void *trust, const uint8_t *der,
+				    size_t len);
 	/*
 	 * The cache key of a canonical upstream request, as an entry is
 	 * stored and refreshed with it (an OCSPRequest, a path; len bytes,
@@ -103,6 +132,17 @@ extern const struct kind *const kind_table[CACHE_KIND_MAX];
 	extern const struct kind kind_##row;
 KIND_LIST(KIND_ROW_DECL_)
 #undef KIND_ROW_DECL_
+
+/*
+ * Every kind's trust (struct kind's trust_new) from cfg's sections into
+ * trust[k] (NULL for a kind that keeps none): 0, or trust_new's
+ * KIND_TRUST_E* with err set and every trust freed when one does not
+ * load. kind_trust_free frees them
+ * and sets each to NULL.
+ */
+int		 kind_trust_new(const struct config *cfg,
+		    void *trust[CACHE_KIND_MAX], char *err, size_t errlen);
+void		 kind_trust_free(void *trust[CACHE_KIND_MAX]);
 
 /*
  * Whether a stored entry of `kind` may be served at now, with the

@@ -4,12 +4,14 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attest/ocsp_req.h"
 #include "attest/ocsp_verify.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/file.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/ocsp.h"
@@ -206,8 +208,88 @@ ocsp_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 	return entry_judged(out, out->verdict, "%s", ad->reason);
 }
 
+/* ---- trust: the NVIDIA roots and pool, or the section's files ---------- */
+
+#define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
+
+/*
+ * One configured PEM file into the anchors or the pool: 0, or a
+ * KIND_TRUST_E* with err naming it and saying what is wrong. An anchors
+ * file must hold a certificate; an intermediates file may hold none.
+ */
+static int
+ocsp_trust_file(struct ocsp_trust *t, const char *path, int anchors,
+    char *err, size_t errlen)
+{
+	uint8_t		*pem;
+	size_t		 len;
+	const char	*why;
+	int		 n;
+
+	if ((pem = file_read(path, OCSP_TRUST_FILE_MAX_BYTES, &len, err,
+	    errlen)) == NULL)
+		return KIND_TRUST_ENOFILE;
+	if ((n = ocsp_trust_add_pem(t, anchors, (const char *)pem, len,
+	    &why)) == -1)
+		snprintf(err, errlen, "%s: %s", path, why);
+	free(pem);
+	return n == -1 || (anchors && n == 0) ? KIND_TRUST_EBAD : 0;
+}
+
+static int
+ocsp_kind_trust_new(const struct config_service *c, void **trust, char *err,
+    size_t errlen)
+{
+	struct ocsp_trust	*t;
+	size_t			 i;
+	int			 rc = KIND_TRUST_EFAIL;
+
+	if ((t = ocsp_trust_new()) == NULL) {
+		snprintf(err, errlen, "ocsp: cannot create the trust store");
+		return rc;
+	}
+	/* --ocsp-anchor replaces the pinned roots; intermediates add to the pool. */
+	if (c->nanchors == 0 && ocsp_trust_add_builtin_anchors(t) <= 0) {
+		snprintf(err, errlen, "ocsp: the built-in anchors do not load");
+		goto fail;
+	}
+	for (i = 0; i < c->nanchors; i++)
+		if ((rc = ocsp_trust_file(t, c->anchors[i], 1, err,
+		    errlen)) != 0)
+			goto fail;
+	if (ocsp_trust_add_builtin_pool(t) < 0) {
+		rc = KIND_TRUST_EFAIL;
+		snprintf(err, errlen, "ocsp: the built-in intermediates do not load");
+		goto fail;
+	}
+	for (i = 0; i < c->nintermediates; i++)
+		if ((rc = ocsp_trust_file(t, c->intermediates[i], 0, err,
+		    errlen)) != 0)
+			goto fail;
+	*trust = t;
+	return 0;
+fail:
+	ocsp_trust_free(t);
+	return rc;
+}
+
+static void
+ocsp_kind_trust_free(void *t)
+{
+	ocsp_trust_free(t);
+}
+
+static int
+ocsp_kind_pool_add(void *t, const uint8_t *der, size_t len)
+{
+	return ocsp_trust_add_pool_der(t, der, len) == -1 ? -1 : 0;
+}
+
 const struct kind kind_ocsp = {
 	.admit = ocsp_kind_admit,
+	.trust_new = ocsp_kind_trust_new,
+	.trust_free = ocsp_kind_trust_free,
+	.pool_add = ocsp_kind_pool_add,
 	.request_key = ocsp_request_key,
 	.min_skew_s = 0,
 	/* RFC 6960 A.1: a POSTed OCSPRequest */

@@ -4,12 +4,14 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/file.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/rim.h"
@@ -174,8 +176,62 @@ rim_kind_teaches(const struct entry_judgement *j, const uint8_t **der,
 	return n;
 }
 
+/* ---- trust: the CoRIM signing root, or the section's anchors ------------ */
+
+#define RIM_ANCHOR_MAX_BYTES	(1 << 20)	/* a PEM of anchors */
+
+static int
+rim_kind_trust_new(const struct config_service *c, void **trust, char *err,
+    size_t errlen)
+{
+	struct rim_trust	*t;
+	uint8_t			*pem;
+	size_t			 i, len;
+	char			 ferr[512];
+	int			 rc = KIND_TRUST_EFAIL;
+
+	if ((t = rim_trust_new()) == NULL) {
+		snprintf(err, errlen, "rim: cannot create the trust store");
+		return rc;
+	}
+	/* Like OCSP: configured anchors replace the pinned CoRIM signing root. */
+	if (c->nanchors == 0 && rim_trust_add_builtin(t) == -1) {
+		snprintf(err, errlen, "rim: the built-in CoRIM signing root does not load");
+		goto fail;
+	}
+	for (i = 0; i < c->nanchors; i++) {
+		if ((pem = file_read(c->anchors[i], RIM_ANCHOR_MAX_BYTES, &len,
+		    ferr, sizeof(ferr))) == NULL) {
+			snprintf(err, errlen, "rim.anchors: %s", ferr);
+			rc = KIND_TRUST_ENOFILE;
+			goto fail;
+		}
+		if (rim_trust_add_anchors_pem(t, (const char *)pem, len) <= 0) {
+			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
+			    "certificates", c->anchors[i]);
+			free(pem);
+			rc = KIND_TRUST_EBAD;
+			goto fail;
+		}
+		free(pem);
+	}
+	*trust = t;
+	return 0;
+fail:
+	rim_trust_free(t);
+	return rc;
+}
+
+static void
+rim_kind_trust_free(void *t)
+{
+	rim_trust_free(t);
+}
+
 const struct kind kind_rim = {
 	.admit = rim_kind_admit,
+	.trust_new = rim_kind_trust_new,
+	.trust_free = rim_kind_trust_free,
 	.teaches = rim_kind_teaches,
 	.dated_by_fetch = 1,
 	.request_key = rim_request_key,

@@ -100,7 +100,7 @@ gen_pool_one(const char *name, const uint8_t *der, size_t len, void *arg)
 
 	(void)name;
 	/* Duplicates are skipped; a record that does not parse is ignored. */
-	(void)svc_ops(s)->pool_add(svc_trust(s), der, len);
+	(void)kind_table[svc_ops(s)->kind]->pool_add(svc_trust(s), der, len);
 	return 0;
 }
 
@@ -112,7 +112,7 @@ gen_learn_pool(struct gen *g)
 
 	for (i = KIND_FIRST; g->cache != NULL && i < CACHE_KIND_MAX; i++) {
 		s = g->svcs[i];
-		if (svc_ops(s)->pool_add != NULL && svc_trust(s) != NULL &&
+		if (kind_table[i]->pool_add != NULL && svc_trust(s) != NULL &&
 		    entry_pool_walk(g->cache, gen_pool_one, s) == -1)
 			log_warn("%s: reading the learned intermediates: %s",
 			    svc_ops(s)->name, cache_strerror(g->cache));
@@ -128,8 +128,8 @@ gen_pool_add(struct gen *g, const uint8_t *der, size_t len)
 
 	for (i = KIND_FIRST; i < CACHE_KIND_MAX; i++) {
 		s = g->svcs[i];
-		if (svc_ops(s)->pool_add != NULL && svc_trust(s) != NULL &&
-		    svc_ops(s)->pool_add(svc_trust(s), der, len) == 0)
+		if (kind_table[i]->pool_add != NULL && svc_trust(s) != NULL &&
+		    kind_table[i]->pool_add(svc_trust(s), der, len) == 0)
 			rv = 0;
 	}
 	return rv;

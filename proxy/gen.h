@@ -70,7 +70,7 @@ struct svc		*gen_svc(struct gen *, enum cache_kind);
 /*
  * Add the intermediates learned from evidence, RIMs and bundles (aux
  * records "pool/<sha256>", written by staplectl and by svc_admit) to the
- * pool of each kind that keeps one (svc_ops.pool_add). Done at creation;
+ * pool of each kind that keeps one (struct kind's pool_add). Done at creation;
  * call again to pick up new ones.
  * A store that cannot be read is logged; nothing is returned.
  */
@@ -85,7 +85,7 @@ struct entry_rules;
 const struct entry_rules *gen_rules(const struct gen *);
 /*
  * Add one CA certificate (DER) to the pool of each kind that keeps one
- * (svc_ops.pool_add), in memory only (entry_pool_put keeps it in the
+ * (struct kind's pool_add), in memory only (entry_pool_put keeps it in the
  * store). 0 when a pool took it or held it already, -1 when none did.
  */
 int			 gen_pool_add(struct gen *, const uint8_t *der,

@@ -49,7 +49,8 @@ struct svc {
 	struct gen			*gen;
 	const struct svc_ops		*ops;
 	const struct config_service	*conf;
-	void				*trust;
+	void				*trust;	/* kind_table[kind]'s trust_new */
+	void				*key;	/* ops->key_new's */
 	struct fetch_pool		*pool;
 	struct flight_set		 flights;	/* its fetches, one per key */
 	char				**urls;	/* upstream bases, suffixes removed */
@@ -142,8 +143,10 @@ svc_free(struct svc *s)
 	if (s == NULL)
 		return;
 	fetch_pool_free(s->pool);
-	if (s->trust != NULL && s->ops->trust_free != NULL)
-		s->ops->trust_free(s->trust);
+	if (s->trust != NULL && kind_table[s->ops->kind]->trust_free != NULL)
+		kind_table[s->ops->kind]->trust_free(s->trust);
+	if (s->key != NULL && s->ops->key_free != NULL)
+		s->ops->key_free(s->key);
 	for (i = 0; s->urls != NULL && i < s->conf->nupstreams; i++)
 		free(s->urls[i]);
 	free(s->urls);
@@ -170,8 +173,11 @@ svc_init(struct gen *g, struct svc *s, const struct svc_ops *ops,
 	flight_set_init(&s->flights);
 	s->max_entries = config_max_entries(c, ops->kind, gen_cache(g) != NULL ?
 	    cache_map_bytes(gen_cache(g)) : gen_config(g)->map_size);
-	if (ops->trust_new != NULL &&
-	    (s->trust = ops->trust_new(gen_config(g), err, errlen)) == NULL)
+	if (kind_table[ops->kind]->trust_new != NULL &&
+	    kind_table[ops->kind]->trust_new(c, &s->trust, err, errlen) != 0)
+		return -1;
+	if (ops->key_new != NULL &&
+	    (s->key = ops->key_new(gen_config(g), err, errlen)) == NULL)
 		return -1;
 	if (fctx == NULL)
 		return 0;	/* checking a configuration: no pool */
@@ -249,6 +255,12 @@ void *
 svc_trust(const struct svc *s)
 {
 	return s->trust;
+}
+
+void *
+svc_key(const struct svc *s)
+{
+	return s->key;
 }
 
 struct fetch_pool *

@@ -98,17 +98,14 @@ struct svc_ops {
 	enum cache_kind		 kind;
 	struct metrics_kind	 metrics;	/* its labels, described at svc_init */
 	/* Kept headers and upstream base suffixes: kind_table[kind]'s. */
-	/* Create and free the kind's trust state from its configuration. */
-	void			*(*trust_new)(const struct config *, char *err, size_t errlen);
-	void			 (*trust_free)(void *);
 	/*
-	 * Add a CA certificate learned from evidence, RIMs and bundles (the
-	 * store's pool, entry/pool.h) to the trust's pool of intermediates:
-	 * 0, or -1 when der is no certificate the pool takes. NULL: the kind
-	 * keeps no pool.
+	 * Create and free what the route sends upstream from its section
+	 * beyond the kind's trust (kind_table[kind]'s trust_new, svc_trust):
+	 * the PCCS API key's header. NULL: none. key_new: NULL with err set
+	 * when it does not load.
 	 */
-	int			 (*pool_add)(void *trust, const uint8_t *der,
-				    size_t len);
+	void			*(*key_new)(const struct config *, char *err, size_t errlen);
+	void			 (*key_free)(void *);
 	/* The longest upstream body taken; 0: the fetch's default (1 MiB). */
 	size_t			 max_response_bytes;
 	/* Verify a 2xx answer to `call`; on ENTRY_STORE fill a->meta's times and status. */
@@ -145,7 +142,7 @@ struct svc_ops {
 
 /*
  * The kind's service in generation g (gen_new calls it): its trust from
- * the configuration (ops->trust_new), and unless fctx is NULL (checking a
+ * the configuration (kind_table[ops->kind]'s trust_new, and ops->key_new), and unless fctx is NULL (checking a
  * configuration) its upstream pool, negative cache and rate limits. NULL
  * with err set ("ocsp: ...", "out of memory") when any fails. Borrows g,
  * ops and c for its life.
@@ -157,7 +154,10 @@ struct svc		*svc_new(struct gen *g, const struct svc_ops *ops,
 void			 svc_free(struct svc *);
 
 const struct config_service *svc_conf(const struct svc *);
+/* The kind's trust (struct kind's trust_new), or NULL. */
 void			*svc_trust(const struct svc *);
+/* The route's key_new state, or NULL. */
+void			*svc_key(const struct svc *);
 struct fetch_pool	*svc_pool(const struct svc *);
 struct gen		*svc_gen(const struct svc *);
 const struct svc_ops	*svc_ops(const struct svc *);

@@ -43,10 +43,11 @@ struct ctl {
 	time_t		 now;
 };
 
-/* The OCSP trust store plus copies of its certificates, for chain building. */
+/* Every kind's trust store, and the OCSP one's certificates for chain building. */
 struct ctl_trust {
-	struct ocsp_trust	*ocsp;
-	STACK_OF(X509)		*anchors;
+	void			*trust[CACHE_KIND_MAX];	/* by kind: kind_trust_new's */
+	struct ocsp_trust	*ocsp;		/* trust[]'s OCSP store, borrowed */
+	STACK_OF(X509)		*anchors;	/* its anchors and pool, borrowed */
 	STACK_OF(X509)		*pool;
 	/* The entries checked alongside (a bundle's): KDS cert_chains for VCEKs. */
 	const struct bundle_entry *peers;
@@ -119,18 +120,24 @@ int	ctl_run_guarded(struct ctl *, ctl_cmd_fn *, const char *name, int argc,
 	    char **argv);
 
 /*
- * The daemon's trust: -f anchors or the built-in roots, the built-in
- * pool, -f intermediates, and (with_cache) the pool learned in the cache.
- * CTL_OK, or another code with the reason said.
+ * The daemon's trust, every kind's (kind_trust_new): -f anchors or the
+ * built-in roots, the built-in pool, -f intermediates, and (with_cache)
+ * the pool learned in the cache. CTL_OK; CTL_NOFILE when a file named
+ * cannot be read, CTL_USAGE when one holds what the rule refuses,
+ * CTL_REJECTED otherwise, each with the reason said.
  */
 int	ctl_trust_load(struct ctl *, struct ctl_trust *, int with_cache);
 int	ctl_trust_add_pool_der(struct ctl_trust *, const uint8_t *, size_t);
 void	ctl_trust_free(struct ctl_trust *);
-/* t's trust stores (t may be NULL: none) into rules r, by kind; the RIM kind's is ctl_rim_trust's, the caller's. */
+/* t's trust stores (t may be NULL: none) into rules r, by kind. */
 struct entry_rules;
 void	ctl_trust_rules(struct entry_rules *r, const struct ctl_trust *t);
-/* The RIM anchors: rim.anchors, or the pinned CoRIM root. NULL: said why. */
-struct rim_trust *ctl_rim_trust(struct ctl *);
+/*
+ * One kind's trust alone, from its section (struct kind's trust_new;
+ * the caller frees it with trust_free). NULL: said why, or the kind
+ * keeps none.
+ */
+void	*ctl_kind_trust(struct ctl *, enum cache_kind);
 
 /* 1 if the DER certificate is a CA (basicConstraints cA), else 0. */
 int	ctl_der_is_ca(const uint8_t *der, size_t len);
@@ -261,10 +268,9 @@ int	ctl_check_ocsp(struct ctl *, struct ctl_trust *,
 	    const struct cache_meta *stored, struct ctl_check *c);
 /*
  * One bundle entry (or a stored entry read into one) judged by its kind's
- * rule (entry_judge): against t's OCSP trust and peers (a VCEK's
+ * rule (entry_judge): against t's trust stores and peers (a VCEK's
  * cert_chain: the bundle's, else the cache's; t NULL: the cache's only)
- * and, with with_stored, the cache's entry under its key. The RIM trust
- * store is loaded for the call. Returns j->ok; call
+ * and, with with_stored, the cache's entry under its key. Returns j->ok; call
  * entry_judgement_free(j) in both cases.
  */
 struct entry_judgement;

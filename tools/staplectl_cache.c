@@ -676,7 +676,6 @@ check_salvage(struct ctl *ctl, const char *damage)
 		goto out;
 	entry_rules_init(&rules, &ctl->conf);
 	ctl_trust_rules(&rules, &t);
-	rules.trust[CACHE_KIND_RIM] = ctl_rim_trust(ctl);
 	if (cache_move_aside(ctl->cache_dir, aside, sizeof(aside)) == -1) {
 		ctl_warnx("cache %s is damaged (%s), and moving it aside "
 		    "failed: %s", ctl->cache_dir, damage, strerror(errno));
@@ -710,7 +709,6 @@ check_salvage(struct ctl *ctl, const char *damage)
 	rv = CTL_OK;
  out:
 	cache_close(fresh);
-	rim_trust_free(rules.trust[CACHE_KIND_RIM]);
 	ctl_trust_free(&t);
 	close(lock);
 	return rv;

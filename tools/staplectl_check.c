@@ -97,22 +97,12 @@ judge_against(struct ctl *ctl, struct ctl_trust *t,
 				    e->request_len, e->response,
 				    e->response_len, e->headers,
 				    e->headers_len, e->this_update };
-	int			 ok;
 
 	entry_rules_init(&r, &ctl->conf);
 	ctl_trust_rules(&r, t);
 	r.find = ctl_find;
 	r.find_arg = &f;
-	if (e->kind == CACHE_KIND_RIM && (r.trust[CACHE_KIND_RIM] =
-	    ctl_rim_trust(ctl)) == NULL) {
-		memset(j, 0, sizeof(*j));
-		snprintf(j->reason, sizeof(j->reason),
-		    "rim: the trust store does not load");
-		return 0;
-	}
-	ok = entry_judge(e->kind, &r, &x, stored, now, j);
-	rim_trust_free(r.trust[CACHE_KIND_RIM]);
-	return ok;
+	return entry_judge(e->kind, &r, &x, stored, now, j);
 }
 
 int

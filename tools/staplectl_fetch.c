@@ -367,8 +367,7 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		    strlen(m->rim_ids[i]), (const uint8_t *)path, strlen(path),
 		    rim_ups, nrim);
 	}
-	if ((rt = ctl_rim_trust(ctl)) == NULL)
-		return CTL_REJECTED;
+	rt = t->trust[CACHE_KIND_RIM];
 	/* Only the RIMs: the loop appends their chains' OCSP answers. */
 	end_rim = h->n;
 	for (i = first_rim; i < end_rim; i++) {
@@ -397,7 +396,6 @@ fetch_all(struct ctl *ctl, struct ctl_trust *t, struct evidence_manifest *m,
 		}
 		rim_result_free(&r);
 	}
-	rim_trust_free(rt);
 	/* The RIMs read: from here on fetch writes each answer as it verifies. */
 	haul_flush(h, t);
 	for (i = 0; i < m->ncertids; i++)

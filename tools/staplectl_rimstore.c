@@ -42,7 +42,7 @@ cmd_export_rim_store(struct ctl *ctl, int argc, char **argv)
 	if ((rv = ctl_open_cache(ctl, 1)) != CTL_OK ||
 	    (rv = ctl_collect(ctl, CACHE_KIND_RIM, &e, &n)) != CTL_OK)
 		return rv;
-	if ((rt = ctl_rim_trust(ctl)) == NULL) {
+	if ((rt = ctl_kind_trust(ctl, CACHE_KIND_RIM)) == NULL) {
 		free(e);
 		return CTL_REJECTED;
 	}

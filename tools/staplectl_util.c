@@ -28,11 +28,11 @@
 #include <openssl/x509v3.h>
 
 #include "attest/der.h"
-#include "attest/nvidia_certs.h"
 #include "attest/ocsp_verify.h"
 #include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/store.h"
+#include "entry/kind.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/progress.h"
@@ -511,80 +511,30 @@ ctl_open_cache(struct ctl *ctl, int readonly)
 
 /* ---- trust ------------------------------------------------------------------ */
 
+/* Why a kind's trust does not load (KIND_TRUST_E*), as an exit code. */
 static int
-stack_add_pem(STACK_OF(X509) *sk, const char *pem, size_t len)
+trust_rc(int why)
 {
-	BIO		*bio;
-	X509		*x;
-	const char	*why = NULL;
-	int		 n = 0;
-
-	if ((bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
-		return -1;
-	/* Stops at the end, or at the first block attest's rule refuses. */
-	while ((x = der_pem_x509(bio, &why)) != NULL) {
-		if (!sk_X509_push(sk, x)) {
-			X509_free(x);
-			n = -1;
-			break;
-		}
-		n++;
-	}
-	if (why != NULL)
-		n = -1;		/* a block attest's rule refuses */
-	ERR_clear_error();
-	BIO_free(bio);
-	return n;
-}
-
-/* A PEM file into the OCSP trust store and the copy beside it. */
-static int
-trust_file(struct ctl_trust *t, const char *path, int anchor)
-{
-	uint8_t	*buf;
-	size_t	 len;
-	char	 err[512];
-
-	if (ctl_read_file(path, CTL_MAX_CONFIG_BYTES * 16, &buf, &len, err,
-	    sizeof(err)) == -1) {
-		ctl_warnx("%s", err);
+	switch (why) {
+	case KIND_TRUST_ENOFILE:
 		return CTL_NOFILE;
-	}
-	if ((anchor ? ocsp_trust_add_anchors_pem(t->ocsp, (char *)buf, len) :
-	    ocsp_trust_add_pool_pem(t->ocsp, (char *)buf, len)) <= 0 ||
-	    stack_add_pem(anchor ? t->anchors : t->pool, (char *)buf, len) <= 0) {
-		ctl_warnx("%s: no PEM certificate, or one that is not a single "
-		    "strict DER certificate", path);
-		free(buf);
+	case KIND_TRUST_EBAD:
 		return CTL_USAGE;
+	default:
+		return CTL_REJECTED;
 	}
-	free(buf);
-	return CTL_OK;
 }
 
 int
 ctl_trust_add_pool_der(struct ctl_trust *t, const uint8_t *der, size_t len)
 {
-	X509		*x;
-	const char	*why;
-	int		 i;
+	int	k, rv = -1;
 
-	if ((x = der_x509(der, len, &why)) == NULL)
-		return -1;
-	if (ocsp_trust_add_pool_der(t->ocsp, der, len) < 0) {
-		X509_free(x);
-		return -1;
-	}
-	for (i = 0; i < sk_X509_num(t->pool); i++)
-		if (X509_cmp(sk_X509_value(t->pool, i), x) == 0) {
-			X509_free(x);	/* known: the copy stays single too */
-			return 0;
-		}
-	if (!sk_X509_push(t->pool, x)) {
-		X509_free(x);
-		return -1;
-	}
-	return 0;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		if (kind_table[k]->pool_add != NULL && t->trust[k] != NULL &&
+		    kind_table[k]->pool_add(t->trust[k], der, len) == 0)
+			rv = 0;
+	return rv;
 }
 
 static int
@@ -599,40 +549,23 @@ pool_cb(const char *name, const uint8_t *val, size_t len, void *arg)
 int
 ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 {
-	size_t	i;
+	char	err[512];
 	int	rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((t->ocsp = ocsp_trust_new()) == NULL ||
-	    (t->anchors = sk_X509_new_null()) == NULL ||
-	    (t->pool = sk_X509_new_null()) == NULL) {
+	/* As stapled: each kind's own (entry/kind.h), from its section. */
+	if ((rc = kind_trust_new(&ctl->conf, t->trust, err,
+	    sizeof(err))) != 0) {
+		ctl_warnx("%s", err);
+		return trust_rc(rc);
+	}
+	/* The OCSP chain tools read its store's certificates themselves. */
+	t->ocsp = t->trust[CACHE_KIND_OCSP];
+	if ((t->anchors = ocsp_trust_anchors(t->ocsp)) == NULL ||
+	    (t->pool = ocsp_trust_pool(t->ocsp)) == NULL) {
 		ctl_warnx("out of memory");
 		return CTL_REJECTED;
 	}
-	/* As stapled: configured anchors replace the pinned roots. */
-	if (ctl->conf.svc[CACHE_KIND_OCSP].nanchors == 0) {
-		if (ocsp_trust_add_builtin_anchors(t->ocsp) <= 0) {
-			ctl_warnx("the built-in anchors do not load");
-			return CTL_REJECTED;
-		}
-		for (i = 0; i < nvidia_anchors_count; i++)
-			stack_add_pem(t->anchors, nvidia_anchors[i].pem,
-			    strlen(nvidia_anchors[i].pem));
-	}
-	for (i = 0; i < ctl->conf.svc[CACHE_KIND_OCSP].nanchors; i++)
-		if ((rc = trust_file(t, ctl->conf.svc[CACHE_KIND_OCSP].anchors[i], 1)) != CTL_OK)
-			return rc;
-	if (ocsp_trust_add_builtin_pool(t->ocsp) < 0) {
-		ctl_warnx("the built-in intermediates do not load");
-		return CTL_REJECTED;
-	}
-	for (i = 0; i < nvidia_pool_count; i++)
-		stack_add_pem(t->pool, nvidia_pool[i].pem,
-		    strlen(nvidia_pool[i].pem));
-	for (i = 0; i < ctl->conf.svc[CACHE_KIND_OCSP].nintermediates; i++)
-		if ((rc = trust_file(t, ctl->conf.svc[CACHE_KIND_OCSP].intermediates[i], 0)) !=
-		    CTL_OK)
-			return rc;
 	if (with_cache && ctl->cache != NULL &&
 	    entry_pool_walk(ctl->cache, pool_cb, t) == -1) {
 		ctl_warnx("%s", cache_strerror(ctl->cache));
@@ -641,42 +574,29 @@ ctl_trust_load(struct ctl *ctl, struct ctl_trust *t, int with_cache)
 	return CTL_OK;
 }
 
-struct rim_trust *
-ctl_rim_trust(struct ctl *ctl)
+void *
+ctl_kind_trust(struct ctl *ctl, enum cache_kind k)
 {
-	struct rim_trust	*rt;
-	uint8_t			*buf;
-	size_t			 len, i;
-	char			 err[512];
+	void	*trust = NULL;
+	char	 err[512];
 
-	if ((rt = rim_trust_new()) == NULL)
+	if (kind_table[k]->trust_new == NULL)
 		return NULL;
-	if (ctl->conf.svc[CACHE_KIND_RIM].nanchors == 0 && rim_trust_add_builtin(rt) == -1)
-		goto fail;
-	for (i = 0; i < ctl->conf.svc[CACHE_KIND_RIM].nanchors; i++) {
-		if (ctl_read_file(ctl->conf.svc[CACHE_KIND_RIM].anchors[i], CTL_MAX_CONFIG_BYTES,
-		    &buf, &len, err, sizeof(err)) == -1) {
-			ctl_warnx("rim.anchors: %s", err);
-			goto fail;
-		}
-		if (rim_trust_add_anchors_pem(rt, (char *)buf, len) <= 0) {
-			ctl_warnx("rim.anchors: %s: no PEM certificate",
-			    ctl->conf.svc[CACHE_KIND_RIM].anchors[i]);
-			free(buf);
-			goto fail;
-		}
-		free(buf);
+	if (kind_table[k]->trust_new(&ctl->conf.svc[k], &trust, err,
+	    sizeof(err)) != 0) {
+		ctl_warnx("%s", err);
+		return NULL;
 	}
-	return rt;
- fail:
-	rim_trust_free(rt);
-	return NULL;
+	return trust;
 }
 
 void
 ctl_trust_rules(struct entry_rules *r, const struct ctl_trust *t)
 {
-	r->trust[CACHE_KIND_OCSP] = t != NULL ? t->ocsp : NULL;
+	int	k;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		r->trust[k] = t != NULL ? t->trust[k] : NULL;
 }
 
 void
@@ -684,9 +604,7 @@ ctl_trust_free(struct ctl_trust *t)
 {
 	if (t == NULL)
 		return;
-	ocsp_trust_free(t->ocsp);
-	sk_X509_pop_free(t->anchors, X509_free);
-	sk_X509_pop_free(t->pool, X509_free);
+	kind_trust_free(t->trust);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -18,7 +18,6 @@
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/ocsp.h"
-#include "proxy/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/kinds/route.h"
@@ -31,7 +30,6 @@
 /* RFC 6960 A.1: the OCSP GET prefix, besides the root and configured paths. */
 #define OCSP_GET_PREFIX		"/ocsp/"
 #define OCSP_DER_SEQUENCE	0x30	/* the tag an OCSPRequest starts with */
-#define OCSP_TRUST_FILE_MAX_BYTES (16 << 20)	/* a PEM of anchors or intermediates */
 /* The two routes, as the metrics count them. */
 #define OCSP_ROUTE_POST		METRICS_ROUTE(CACHE_KIND_OCSP, 0)
 #define OCSP_ROUTE_GET		METRICS_ROUTE(CACHE_KIND_OCSP, 1)
@@ -40,72 +38,6 @@ _Static_assert(OCSP_VERDICT_MAX <= METRICS_VERIFY_REASONS,
 
 static uint8_t	unverifiable_seen[UNVERIFIABLE_LOG_SLOTS][20];
 static size_t	nunverifiable_seen;
-
-/* ---- trust --------------------------------------------------------------- */
-
-/* One configured PEM file into the anchors or the pool; err names it and says what is wrong. */
-static int
-trust_file(struct ocsp_trust *t, const char *path, int anchors, char *err,
-    size_t errlen)
-{
-	uint8_t		*pem;
-	size_t		 len;
-	const char	*why;
-	int		 n;
-
-	if ((pem = file_read(path, OCSP_TRUST_FILE_MAX_BYTES, &len, err,
-	    errlen)) == NULL)
-		return -1;
-	if ((n = ocsp_trust_add_pem(t, anchors, (const char *)pem, len,
-	    &why)) == -1)
-		snprintf(err, errlen, "%s: %s", path, why);
-	free(pem);
-	return n;
-}
-
-static void *
-ocsp_trust_create(const struct config *cfg, char *err, size_t errlen)
-{
-	const struct config_service	*c = &cfg->svc[CACHE_KIND_OCSP];
-	struct ocsp_trust		*t;
-	size_t				 i;
-
-	if ((t = ocsp_trust_new()) == NULL) {
-		snprintf(err, errlen, "ocsp: cannot create the trust store");
-		return NULL;
-	}
-	/* --ocsp-anchor replaces the pinned roots; intermediates add to the pool. */
-	if (c->nanchors == 0 && ocsp_trust_add_builtin_anchors(t) <= 0) {
-		snprintf(err, errlen, "ocsp: the built-in anchors do not load");
-		goto fail;
-	}
-	for (i = 0; i < c->nanchors; i++)
-		if (trust_file(t, c->anchors[i], 1, err, errlen) <= 0)
-			goto fail;
-	if (ocsp_trust_add_builtin_pool(t) < 0) {
-		snprintf(err, errlen, "ocsp: the built-in intermediates do not load");
-		goto fail;
-	}
-	for (i = 0; i < c->nintermediates; i++)
-		if (trust_file(t, c->intermediates[i], 0, err, errlen) < 0)
-			goto fail;
-	return t;
-fail:
-	ocsp_trust_free(t);
-	return NULL;
-}
-
-static void
-ocsp_trust_destroy(void *t)
-{
-	ocsp_trust_free(t);
-}
-
-static int
-ocsp_pool_add(void *t, const uint8_t *der, size_t len)
-{
-	return ocsp_trust_add_pool_der(t, der, len) == -1 ? -1 : 0;
-}
 
 /* ---- verify ------------------------------------------------------------ */
 
@@ -258,9 +190,6 @@ static const struct svc_ops	ocsp_ops = {
 	    .failed = METRICS_RES_TRYLATER, .malformed = 1,
 	    .verify_reasons = ocsp_verdict_str,
 	    .nverify_reasons = OCSP_VERDICT_MAX },
-	.trust_new = ocsp_trust_create,
-	.trust_free = ocsp_trust_destroy,
-	.pool_add = ocsp_pool_add,
 	.verify = ocsp_check,
 	.serve = ocsp_serve,
 	.serve_final = ocsp_serve_final,

@@ -18,7 +18,7 @@
 #include "entry/conf.h"
 #include "entry/judge.h"
 #include "entry/pccs.h"
-#include "proxy/file.h"
+#include "entry/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/kinds/route.h"
@@ -40,7 +40,7 @@ call_req(const struct svc_call *c, struct pccs_req *r)
 	memcpy(r, c->query.bytes, sizeof(*r));
 }
 
-/* ---- trust: the Intel SGX Root CA is compiled into attest/; the API key is ours ---- */
+/* ---- key: the Intel SGX Root CA is compiled into attest/; the API key is the wire's ---- */
 
 struct pccs_trust {
 	char	header[sizeof("Ocp-Apim-Subscription-Key: ") + PCCS_API_KEY_MAX + 2];
@@ -48,7 +48,7 @@ struct pccs_trust {
 };
 
 static void *
-pccs_trust_create(const struct config *cfg, char *err, size_t errlen)
+pccs_key_create(const struct config *cfg, char *err, size_t errlen)
 {
 	struct pccs_trust	*t;
 	uint8_t			*key = NULL;
@@ -90,7 +90,7 @@ fail:
 }
 
 static void
-pccs_trust_destroy(void *t)
+pccs_key_destroy(void *t)
 {
 	if (t != NULL)
 		OPENSSL_cleanse(t, sizeof(struct pccs_trust));
@@ -230,7 +230,7 @@ static void
 call_for(struct svc *s, struct svc_call *c, const char *canon,
     const struct pccs_req *r, const char *variant)
 {
-	const struct pccs_trust	*t = svc_trust(s);
+	const struct pccs_trust	*t = svc_key(s);
 
 	svc_call_init(c);
 	memcpy(c->query.bytes, r, sizeof(*r));
@@ -277,8 +277,8 @@ static const struct svc_ops	pccs_ops = {
 	.retry_after_s = "5",
 	.kind = CACHE_KIND_PCCS,
 	.metrics = { .routes = { "pccs" }, .failed = METRICS_RES_UNAVAILABLE },
-	.trust_new = pccs_trust_create,
-	.trust_free = pccs_trust_destroy,
+	.key_new = pccs_key_create,
+	.key_free = pccs_key_destroy,
 	.verify = pccs_check,
 	.serve = pccs_serve,
 	.serve_final = svc_serve_final_as_sent,

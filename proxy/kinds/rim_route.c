@@ -17,7 +17,6 @@
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/rim.h"
-#include "proxy/file.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/kinds/route.h"
@@ -26,51 +25,6 @@
 #include "proxy/service.h"
 
 #define RIM_ROUTE	METRICS_ROUTE(CACHE_KIND_RIM, 0)	/* as the metrics count it */
-
-#define RIM_ANCHOR_MAX_BYTES	(1 << 20)
-
-static void *
-rim_trust_create(const struct config *cfg, char *err, size_t errlen)
-{
-	struct rim_trust	*t;
-	uint8_t			*pem;
-	size_t			 i, len;
-	char			 ferr[512];
-
-	if ((t = rim_trust_new()) == NULL) {
-		snprintf(err, errlen, "rim: cannot create the trust store");
-		return NULL;
-	}
-	/* Like OCSP: configured anchors replace the pinned CoRIM signing root. */
-	if (cfg->svc[CACHE_KIND_RIM].nanchors == 0 && rim_trust_add_builtin(t) == -1) {
-		snprintf(err, errlen, "rim: the built-in CoRIM signing root does not load");
-		goto fail;
-	}
-	for (i = 0; i < cfg->svc[CACHE_KIND_RIM].nanchors; i++) {
-		if ((pem = file_read(cfg->svc[CACHE_KIND_RIM].anchors[i], RIM_ANCHOR_MAX_BYTES,
-		    &len, ferr, sizeof(ferr))) == NULL) {
-			snprintf(err, errlen, "rim.anchors: %s", ferr);
-			goto fail;
-		}
-		if (rim_trust_add_anchors_pem(t, (const char *)pem, len) <= 0) {
-			snprintf(err, errlen, "rim.anchors: %s: not a PEM file of "
-			    "certificates", cfg->svc[CACHE_KIND_RIM].anchors[i]);
-			free(pem);
-			goto fail;
-		}
-		free(pem);
-	}
-	return t;
-fail:
-	rim_trust_free(t);
-	return NULL;
-}
-
-static void
-rim_trust_destroy(void *t)
-{
-	rim_trust_free(t);
-}
 
 /* The RIM kind's admit (svc_admit, which learns the chain's CAs), with what only the wire adds: logs. */
 static enum entry_verdict
@@ -183,8 +137,6 @@ static const struct svc_ops	rim_ops = {
 	.name = "rim",
 	.kind = CACHE_KIND_RIM,
 	.metrics = { .routes = { "rim" }, .failed = METRICS_RES_UNAVAILABLE },
-	.trust_new = rim_trust_create,
-	.trust_free = rim_trust_destroy,
 	.max_response_bytes = RIM_MAX_JSON_BYTES,	/* a RIM's JSON envelope */
 	.verify = rim_check,
 	.serve = rim_serve,

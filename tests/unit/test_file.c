@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for proxy/file.c: the daemon's capped whole-file reader and the messages it gives for a bad file. */
+/* Unit tests for entry/file.c: the capped whole-file reader and the messages it gives for a bad file. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/file.h"
+#include "entry/file.h"
 
 #define BIG_BYTES	20000	/* over the reader's first buffer */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's one way to read a file it is configured with (trust anchors, intermediates): whole, capped. */
-#ifndef PROXY_FILE_H
-#define PROXY_FILE_H
+/* One way to read a file the configuration names (trust anchors, intermediates, an API key): whole, capped. */
+#ifndef ENTRY_FILE_H
+#define ENTRY_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>

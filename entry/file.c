@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's one capped whole-file reader, for configured files (attest/ takes bytes only). */
-#include <config.h>	/* autoconf; "config.h" here would be proxy/config.h */
+/* The capped whole-file reader for files the configuration names (attest/ takes bytes only). */
+#include <config.h>	/* autoconf */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/file.h"
+#include "entry/file.h"
 
 #define FILE_FIRST_BYTES	8192	/* the first buffer; doubled as needed */
 

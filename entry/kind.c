@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kind table, made from the list: each kind's row (its own entry file's), by enum cache_kind; every kind's trust in one loop; and the serving rule every kind shares. */
+#include <ctype.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "entry/conf.h"
 #include "entry/kind.h"
@@ -51,4 +54,69 @@ kind_trust_free(void *trust[CACHE_KIND_MAX])
 			kind_table[k]->trust_free(trust[k]);
 		trust[k] = NULL;
 	}
+}
+
+/* A kind's byte, or 0 for a value that names no kind. */
+static int
+kind_known(enum cache_kind kind)
+{
+	return (int)kind >= KIND_FIRST && kind < CACHE_KIND_MAX;
+}
+
+void
+kind_subject(enum cache_kind kind, const uint8_t *key, size_t klen,
+    const uint8_t *req, size_t reqlen, char *buf, size_t len)
+{
+	size_t	i;
+
+	snprintf(buf, len, "-");
+	if (!kind_known(kind))
+		return;
+	if (kind_table[kind]->subject != NULL) {
+		kind_table[kind]->subject(key, klen, req, reqlen, buf, len);
+		return;
+	}
+	for (i = 0; i < klen; i++)
+		if (!isprint(key[i]))
+			return;
+	snprintf(buf, len, "%.*s", (int)klen, (const char *)key);
+}
+
+void
+kind_label(enum cache_kind kind, const uint8_t *req, size_t reqlen,
+    char *buf, size_t len)
+{
+	snprintf(buf, len, "-");
+	if (kind_known(kind) && kind_table[kind]->label != NULL &&
+	    req != NULL && reqlen > 0)
+		kind_table[kind]->label(req, reqlen, buf, len);
+}
+
+const char *
+kind_status_name(enum cache_kind kind, int status)
+{
+	const char *const	*n;
+	int			 i;
+
+	if (!kind_known(kind) || (n = kind_table[kind]->status_names) == NULL ||
+	    status < 0)
+		return NULL;
+	for (i = 0; n[i] != NULL; i++)
+		if (i == status)
+			return n[i];
+	return NULL;
+}
+
+int
+kind_status_by_name(enum cache_kind kind, const char *name)
+{
+	const char *const	*n;
+	int			 i;
+
+	if (!kind_known(kind) || (n = kind_table[kind]->status_names) == NULL)
+		return -1;
+	for (i = 0; n[i] != NULL; i++)
+		if (strcmp(n[i], name) == 0)
+			return i;
+	return -1;
 }

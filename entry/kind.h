@@ -123,6 +123,24 @@ struct kind {
 	size_t			 entry_bytes;
 	unsigned		 map_share_pct;
 	struct kind_conf	 conf;		/* its section of the configuration */
+	/*
+	 * How staplectl names an entry (kind_subject, kind_label) and its
+	 * status. subject: from its key and stored request (req NULL or
+	 * reqlen 0: none) into buf, NUL-terminated, "-" when it has none;
+	 * NULL: the key itself when printable (a RIM ID, a path). label:
+	 * a second name from the request, which list prints last and list
+	 * --json and show under label_field (OCSP's "certid_hash", the
+	 * CertIDs' hash algorithm); NULL: none ("-"). status_names: the
+	 * stored status's names by value, NULL-terminated, as lists and
+	 * bundles write it; NULL: its number.
+	 */
+	void			(*subject)(const uint8_t *key, size_t klen,
+				    const uint8_t *req, size_t reqlen,
+				    char *buf, size_t len);
+	const char		*label_field;
+	void			(*label)(const uint8_t *req, size_t reqlen,
+				    char *buf, size_t len);
+	const char *const	*status_names;
 };
 
 /* Each kind's row, by its byte (kind_table[0] is NULL): made from the list. */
@@ -132,6 +150,23 @@ extern const struct kind *const kind_table[CACHE_KIND_MAX];
 	extern const struct kind kind_##row;
 KIND_LIST(KIND_ROW_DECL_)
 #undef KIND_ROW_DECL_
+
+/*
+ * An entry's subject and label (struct kind's subject, label) into buf
+ * of len bytes (at least 2): "-" when it has none, or kind names no
+ * kind.
+ */
+void		 kind_subject(enum cache_kind kind, const uint8_t *key,
+		    size_t klen, const uint8_t *req, size_t reqlen, char *buf,
+		    size_t len);
+void		 kind_label(enum cache_kind kind, const uint8_t *req,
+		    size_t reqlen, char *buf, size_t len);
+/*
+ * The name of a stored status of kind (struct kind's status_names), or
+ * NULL when it has none; and the status a name is, or -1.
+ */
+const char	*kind_status_name(enum cache_kind kind, int status);
+int		 kind_status_by_name(enum cache_kind kind, const char *name);
 
 /*
  * Every kind's trust (struct kind's trust_new) from cfg's sections into

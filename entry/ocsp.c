@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/evidence.h"
 #include "attest/ocsp_req.h"
 #include "attest/ocsp_verify.h"
+#include "attest/util.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
 #include "entry/file.h"
@@ -279,6 +281,43 @@ ocsp_kind_trust_free(void *t)
 	ocsp_trust_free(t);
 }
 
+/* ---- names: what staplectl shows of an entry ----------------------------- */
+
+/* The stored status (struct cache_meta's), as RFC 6960 names it. */
+static const char *const ocsp_status_names[] = { "good", "revoked",
+    "unknown", NULL };
+
+/* "serial=HEX" of the request's first CertID; "-" when it does not parse or fit. */
+static void
+ocsp_kind_subject(const uint8_t *key, size_t klen, const uint8_t *req,
+    size_t reqlen, char *buf, size_t len)
+{
+	struct ocsp_req	 r;
+	const char	*why;
+
+	(void)key;
+	(void)klen;
+	snprintf(buf, len, "-");
+	if (req == NULL || reqlen == 0 ||
+	    ocsp_req_parse(req, reqlen, &r, &why) == -1)
+		return;
+	if (r.certids[0].serial_len * 2 + 8 > len)
+		return;
+	memcpy(buf, "serial=", 7);
+	util_hex(r.certids[0].serial, r.certids[0].serial_len, buf + 7);
+}
+
+/* The CertIDs' hash algorithm (evidence_req_hash_name); "-" when the request does not parse. */
+static void
+ocsp_kind_label(const uint8_t *req, size_t reqlen, char *buf, size_t len)
+{
+	struct ocsp_req	 r;
+	const char	*why;
+
+	if (ocsp_req_parse(req, reqlen, &r, &why) == 0)
+		evidence_req_hash_name(&r, buf, len);
+}
+
 static int
 ocsp_kind_pool_add(void *t, const uint8_t *der, size_t len)
 {
@@ -302,4 +341,8 @@ const struct kind kind_ocsp = {
 		.keys = KIND_CONF_ANCHORS | KIND_CONF_INTERMEDIATES |
 		    KIND_CONF_PATHS,
 	},
+	.subject = ocsp_kind_subject,
+	.label_field = "certid_hash",
+	.label = ocsp_kind_label,
+	.status_names = ocsp_status_names,
 };

@@ -28,14 +28,10 @@ struct bundle_writer {
 	int		 failed;
 };
 
-static const char *const ocsp_status_name[] = { "good", "revoked", "unknown" };
-
 const char *
 bundle_status_name(enum cache_kind kind, int status)
 {
-	if (kind == CACHE_KIND_OCSP && status >= 0 && status <= 2)
-		return ocsp_status_name[status];
-	return NULL;
+	return kind_status_name(kind, status);
 }
 
 /* ---- small codecs ---------------------------------------------------- */
@@ -234,7 +230,6 @@ rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 	const char	*s;
 	json_t		*v;
 	long		 n;
-	int		 k;
 
 	memset(e, 0, sizeof(*e));
 	e->line = r->line;
@@ -263,10 +258,8 @@ rd_entry(struct rd *r, json_t *o, struct bundle_entry *e)
 	if (json_is_integer(v))
 		e->status = (int)json_integer_value(v);
 	else if (json_is_string(v)) {
-		for (k = 0; k < 3; k++)
-			if (e->kind == CACHE_KIND_OCSP &&
-			    strcmp(json_string_value(v), ocsp_status_name[k]) == 0)
-				e->status = k;
+		e->status = kind_status_by_name(e->kind,
+		    json_string_value(v));
 		if (e->status == -1)
 			return rd_fail(r, "status: \"%s\" is not a status of "
 			    "kind %s", json_string_value(v), e->kind_name);

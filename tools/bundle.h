@@ -147,7 +147,7 @@ struct json_error_t;
 struct json_t *bundle_line_json(const char *line, size_t len,
 	    struct json_error_t *je);
 
-/* A status name for the kind (OCSP: "good"...), or NULL: written as a number. */
+/* A status name for the kind (its row's status_names, kind_status_name: OCSP "good"...), or NULL: written as a number. */
 const char *bundle_status_name(enum cache_kind, int status);
 
 /*

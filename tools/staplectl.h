@@ -153,6 +153,13 @@ int	ctl_pool_store(struct ctl *, const uint8_t *der, size_t len);
 int	ctl_learn_cas(struct ctl *, struct ctl_trust *,
 	    const uint8_t *const der[], const size_t len[], size_t n,
 	    int store);
+/*
+ * What an admitted answer of kind teaches (struct kind's teaches: a
+ * RIM's chain CAs), judged already, joins t's pool and the cache's.
+ */
+struct entry_judgement;
+void	ctl_learn_taught(struct ctl *, struct ctl_trust *, enum cache_kind,
+	    const struct entry_judgement *);
 /* The same for certificates already judged: those with ok[i] set join. */
 void	ctl_learn_admitted(struct ctl *, struct ctl_trust *,
 	    const uint8_t *const der[], const size_t len[], const int ok[],
@@ -220,12 +227,13 @@ typedef int ctl_chunk_fn(struct ctl *, const struct ctl_ent *, size_t n,
 int	ctl_walk_chunks(struct ctl *, enum cache_kind, ctl_chunk_fn *,
 	    void *arg);
 /* "ocsp" ... as kind, or 0. */
-/* The entry's subject for lists: OCSP "serial=HEX", else the key as text. */
+/* The entry's subject for lists: its kind's (kind_subject: OCSP "serial=HEX", else the key as text). */
 void	ctl_entry_subject(const struct ctl_ent *, const struct cache_body *,
 	    char *buf, size_t len);
 /*
- * An OCSP entry's CertID hash algorithm ("sha1", "sha256", "sha384", see
- * evidence_req_hash_name); "-" for other kinds or an unreadable request.
+ * The entry's label (kind_label, under its kind's label_field: an OCSP
+ * entry's CertID hash algorithm, "sha1", "sha256" ...); "-" for kinds
+ * without one or an unreadable request.
  */
 void	ctl_entry_hash(const struct ctl_ent *, const struct cache_body *,
 	    char *buf, size_t len);

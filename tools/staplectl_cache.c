@@ -17,9 +17,9 @@
 #include <jansson.h>
 
 #include "attest/evidence.h"
-#include "attest/ocsp_req.h"
 #include "attest/util.h"
 #include "cache/store.h"
+#include "entry/kind.h"
 #include "entry/pool.h"
 #include "entry/salvage.h"
 #include "tools/bundle.h"
@@ -123,40 +123,16 @@ void
 ctl_entry_subject(const struct ctl_ent *e, const struct cache_body *b,
     char *buf, size_t len)
 {
-	struct ocsp_req	 req;
-	const char	*why;
-	size_t		 i;
-
-	snprintf(buf, len, "-");
-	if (e->kind == CACHE_KIND_OCSP) {
-		if (b == NULL || b->request_len == 0 ||
-		    ocsp_req_parse(b->request, b->request_len, &req, &why) == -1)
-			return;
-		if (req.certids[0].serial_len * 2 + 8 > len)
-			return;
-		memcpy(buf, "serial=", 7);
-		util_hex(req.certids[0].serial,
-		    req.certids[0].serial_len, buf + 7);
-		return;
-	}
-	/* Other kinds are keyed by a printable name (a RIM ID, a path). */
-	for (i = 0; i < e->klen; i++)
-		if (!isprint(e->key[i]))
-			return;
-	snprintf(buf, len, "%.*s", (int)e->klen, (const char *)e->key);
+	kind_subject(e->kind, e->key, e->klen, b != NULL ? b->request : NULL,
+	    b != NULL ? b->request_len : 0, buf, len);
 }
 
 void
 ctl_entry_hash(const struct ctl_ent *e, const struct cache_body *b, char *buf,
     size_t len)
 {
-	struct ocsp_req	 req;
-	const char	*why;
-
-	snprintf(buf, len, "-");
-	if (e->kind == CACHE_KIND_OCSP && b != NULL && b->request_len > 0 &&
-	    ocsp_req_parse(b->request, b->request_len, &req, &why) == 0)
-		evidence_req_hash_name(&req, buf, len);
+	kind_label(e->kind, b != NULL ? b->request : NULL,
+	    b != NULL ? b->request_len : 0, buf, len);
 }
 
 /* ---- status ------------------------------------------------------------- */
@@ -511,8 +487,9 @@ list_entry(struct ctl *ctl, const struct ctl_ent *e, json_t *arr)
 		    entry_servable(m, e->kind, ctl_skew_s(ctl, e->kind), ctl->now),
 		    "source", m->source, "served",
 		    (json_int_t)m->served_count);
-		if (e->kind == CACHE_KIND_OCSP)
-			json_object_set_new(o, "certid_hash", json_string(hash));
+		if (kind_table[e->kind]->label_field != NULL)
+			json_object_set_new(o, kind_table[e->kind]->label_field,
+			    json_string(hash));
 		json_array_append_new(arr, o);
 		return;
 	}

@@ -12,10 +12,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#include "attest/amd.h"
-#include "attest/intel.h"
 #include "attest/ocsp_req.h"
-#include "attest/rim.h"
 #include "cache/record.h"
 #include "entry/kinds.h"
 #include "cache/store.h"
@@ -149,17 +146,13 @@ ctl_check_entry(struct ctl *ctl, struct ctl_trust *t,
     const struct bundle_entry *e, time_t now, struct ctl_check *c)
 {
 	struct entry_judgement	 j;
-	const struct rim_certs	*ch = &j.rim.result.chain;
 
 	memset(c, 0, sizeof(*c));
 	if (kind_name(e->kind) == NULL)
 		return ctl_reject(c, "kind \"%s\" is not known to this staplectl",
 		    e->kind_name);
 	if (ctl_judge(ctl, t, e, now, 1, &j)) {
-		if (e->kind == CACHE_KIND_RIM)
-			ctl_learn_admitted(ctl, t,
-			    (const uint8_t *const *)ch->der, ch->len,
-			    j.rim.learn, ch->n, 1);
+		ctl_learn_taught(ctl, t, e->kind, &j);
 		c->ok = 1;
 		c->meta = j.meta;
 		c->keep_stored = j.keep_stored;

@@ -20,6 +20,7 @@
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/entry.h"
+#include "entry/kind.h"
 #include "entry/ocsp.h"
 #include "tools/bundle.h"
 #include "tools/staplectl.h"
@@ -270,7 +271,7 @@ ocsp_verifies_now(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *en
     struct entry_ocsp_admission *ad)
 {
 	struct entry_ocsp_question	 q = { ent->key, ent->klen, req, reqlen,
-					    0, ctl->conf.svc[CACHE_KIND_OCSP].skew_s };
+					    0, ctl->conf.svc[ent->kind].skew_s };
 	struct entry_answer		 a = { resp, resplen, NULL, NULL,
 					    NULL, 0 };
 
@@ -357,9 +358,10 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 	ctl_entry_subject(ent, b, subj, sizeof(subj));
 	o = json_pack("{s:s, s:s, s:s}", "key", hex, "kind",
 	    cache_kind_str[ent->kind], "subject", subj);
-	if (ent->kind == CACHE_KIND_OCSP) {
+	if (kind_table[ent->kind]->label_field != NULL) {
 		ctl_entry_hash(ent, b, hash, sizeof(hash));
-		json_object_set_new(o, "certid_hash", json_string(hash));
+		json_object_set_new(o, kind_table[ent->kind]->label_field,
+		    json_string(hash));
 	}
 	show_meta(o, ent->kind, m, ctl_skew_s(ctl, ent->kind), ctl->now);
 	show_bodies(o, b);

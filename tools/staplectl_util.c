@@ -646,6 +646,23 @@ ctl_learn_admitted(struct ctl *ctl, struct ctl_trust *t,
 	}
 }
 
+void
+ctl_learn_taught(struct ctl *ctl, struct ctl_trust *t, enum cache_kind kind,
+    const struct entry_judgement *j)
+{
+	const uint8_t	*der[KIND_TEACH_MAX];
+	size_t		 len[KIND_TEACH_MAX], n, i;
+	int		 ok[KIND_TEACH_MAX];
+
+	if ((int)kind < KIND_FIRST || kind >= CACHE_KIND_MAX ||
+	    kind_table[kind]->teaches == NULL)
+		return;
+	n = kind_table[kind]->teaches(j, der, len);
+	for (i = 0; i < n; i++)
+		ok[i] = 1;
+	ctl_learn_admitted(ctl, t, der, len, ok, n, 1);
+}
+
 int
 ctl_learn_cas(struct ctl *ctl, struct ctl_trust *t, const uint8_t *const der[],
     const size_t len[], size_t n, int store)

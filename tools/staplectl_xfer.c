@@ -20,6 +20,7 @@
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kds.h"
+#include "entry/kind.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
 #include "tools/progress.h"
@@ -943,7 +944,9 @@ xfer_put(struct xfer *x, struct bundle_entry *e)
 	if (xfer_drain(x, 1) == -1)
 		return -1;
 	(void)ctl_check_entry(x->ctl, &x->t, e, x->ctl->now, &c);
-	if (e->kind == CACHE_KIND_RIM && verifiers_sync(x->v) == -1)
+	/* What the kind taught (a RIM's CAs) reaches the workers' pools. */
+	if (kind_name(e->kind) != NULL && kind_table[e->kind]->teaches != NULL &&
+	    verifiers_sync(x->v) == -1)
 		ctl_warnx("pool: out of memory");
 	return verifiers_put_given(x->v, e, &c, XFER_JUDGED);
 }

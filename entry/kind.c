@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "entry/conf.h"
@@ -119,4 +120,52 @@ kind_status_by_name(enum cache_kind kind, const char *name)
 		if (strcmp(n[i], name) == 0)
 			return i;
 	return -1;
+}
+
+int
+kind_pool_add(void *const trust[CACHE_KIND_MAX], const uint8_t *der,
+    size_t len)
+{
+	int	k, rv = -1;
+
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+		if (kind_table[k]->pool_add != NULL && trust[k] != NULL &&
+		    kind_table[k]->pool_add(trust[k], der, len) == 0)
+			rv = 0;
+	return rv;
+}
+
+int
+kind_pool_admits(void *const trust[CACHE_KIND_MAX],
+    const uint8_t *const der[], const size_t len[], size_t n, int ok[])
+{
+	int	*one, k, rv = 0;
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		ok[i] = 0;
+	if (n == 0)
+		return 0;
+	if ((one = calloc(n, sizeof(*one))) == NULL)
+		return -1;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++) {
+		if (kind_table[k]->pool_admits == NULL || trust[k] == NULL)
+			continue;
+		if (kind_table[k]->pool_admits(trust[k], der, len, n, one) ==
+		    -1) {
+			rv = -1;
+			break;
+		}
+		for (i = 0; i < n; i++)
+			ok[i] |= one[i];
+	}
+	free(one);
+	if (rv == -1) {
+		for (i = 0; i < n; i++)
+			ok[i] = 0;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		rv += ok[i];
+	return rv;
 }

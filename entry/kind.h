@@ -71,6 +71,15 @@ struct kind {
 	int			(*pool_add)(void *trust, const uint8_t *der,
 				    size_t len);
 	/*
+	 * The pool's admission rule (with pool_add): of the n DER
+	 * certificates, which may join the pool (attest/ocsp_verify.h's
+	 * ocsp_trust_chaining_cas for OCSP): ok[i] 1 or 0; how many are 1,
+	 * or -1 (out of memory, ok[] all 0). Adds nothing.
+	 */
+	int			(*pool_admits)(void *trust,
+				    const uint8_t *const der[],
+				    const size_t len[], size_t n, int ok[]);
+	/*
 	 * The cache key of a canonical upstream request, as an entry is
 	 * stored and refreshed with it (an OCSPRequest, a path; len bytes,
 	 * not NUL-terminated), into key and *klen. 0, or -1 when it cannot
@@ -150,6 +159,19 @@ extern const struct kind *const kind_table[CACHE_KIND_MAX];
 	extern const struct kind kind_##row;
 KIND_LIST(KIND_ROW_DECL_)
 #undef KIND_ROW_DECL_
+
+/*
+ * The pools of every kind that keeps one (struct kind's pool_add,
+ * pool_admits), by trust[k]. kind_pool_add: der joins each; 0 when one
+ * took it or held it, -1 when none did. kind_pool_admits: ok[i] 1 when
+ * some kind's rule admits der[i], else 0; how many are 1, or -1 (out of
+ * memory).
+ */
+int		 kind_pool_add(void *const trust[CACHE_KIND_MAX],
+		    const uint8_t *der, size_t len);
+int		 kind_pool_admits(void *const trust[CACHE_KIND_MAX],
+		    const uint8_t *const der[], const size_t len[], size_t n,
+		    int ok[]);
 
 /*
  * An entry's subject and label (struct kind's subject, label) into buf

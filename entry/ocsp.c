@@ -324,11 +324,19 @@ ocsp_kind_pool_add(void *t, const uint8_t *der, size_t len)
 	return ocsp_trust_add_pool_der(t, der, len) == -1 ? -1 : 0;
 }
 
+static int
+ocsp_kind_pool_admits(void *t, const uint8_t *const der[], const size_t len[],
+    size_t n, int ok[])
+{
+	return ocsp_trust_chaining_cas(t, der, len, n, ok);
+}
+
 const struct kind kind_ocsp = {
 	.admit = ocsp_kind_admit,
 	.trust_new = ocsp_kind_trust_new,
 	.trust_free = ocsp_kind_trust_free,
 	.pool_add = ocsp_kind_pool_add,
+	.pool_admits = ocsp_kind_pool_admits,
 	.request_key = ocsp_request_key,
 	.min_skew_s = 0,
 	/* RFC 6960 A.1: a POSTed OCSPRequest */

@@ -19,12 +19,8 @@
 
 #include "cache/scan.h"
 #include "entry/entry.h"
-#include "entry/kds.h"
 #include "entry/kind.h"
-#include "entry/ocsp.h"
-#include "entry/pccs.h"
 #include "entry/pool.h"
-#include "entry/rim.h"
 #include "entry/salvage.h"
 
 #define SALVAGE_BATCH		256	/* entries per write transaction */
@@ -48,7 +44,7 @@ refuse(char *why, size_t whylen, const char *fmt, ...)
 	return 0;
 }
 
-/* What an admitted answer teaches joins the OCSP pool and r->pool, as the daemon learns it. */
+/* What an admitted answer teaches joins the kinds' pools and r->pool, as the daemon learns it. */
 static void
 salv_learn(const struct entry_rules *r, const struct kind *k,
     const struct entry_judgement *j)
@@ -58,8 +54,7 @@ salv_learn(const struct entry_rules *r, const struct kind *k,
 
 	n = k->teaches(j, der, len);
 	for (i = 0; i < n; i++) {
-		if (ocsp_trust_add_pool_der(r->trust[CACHE_KIND_OCSP], der[i],
-		    len[i]) == -1)
+		if (kind_pool_add(r->trust, der[i], len[i]) == -1)
 			continue;
 		if (r->pool != NULL)
 			(void)entry_pool_put(r->pool, der[i], len[i]);
@@ -125,8 +120,8 @@ entry_salvage_admit(const struct entry_rules *r, enum cache_kind kind,
 
 /*
  * The pool records: those the pool's rule admits (a CA certificate that
- * parses and chains to an anchor) join the OCSP trust and the new store,
- * under the name of their DER (entry_pool_put). 0, or -1 (out of memory,
+ * parses and chains to an anchor: kind_pool_admits) join the kinds'
+ * pools and the new store, under the name of their DER (entry_pool_put). 0, or -1 (out of memory,
  * or the store refused a write: why).
  */
 static int
@@ -151,8 +146,7 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 		der[n] = v;
 		len[n++] = p->len;
 	}
-	if (n > 0 && ocsp_trust_chaining_cas(r->trust[CACHE_KIND_OCSP], der,
-	    len, n, ok) == -1)
+	if (n > 0 && kind_pool_admits(r->trust, der, len, n, ok) == -1)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		if (!ok[i])
@@ -163,8 +157,7 @@ salv_pool(const struct cache_scan *s, struct cache *to,
 			goto out;
 		}
 		if (rc == 1) {
-			(void)ocsp_trust_add_pool_der(
-			    r->trust[CACHE_KIND_OCSP], der[i], len[i]);
+			(void)kind_pool_add(r->trust, der[i], len[i]);
 			cnt->pool++;
 		}
 	}

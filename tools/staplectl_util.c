@@ -528,13 +528,7 @@ trust_rc(int why)
 int
 ctl_trust_add_pool_der(struct ctl_trust *t, const uint8_t *der, size_t len)
 {
-	int	k, rv = -1;
-
-	for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
-		if (kind_table[k]->pool_add != NULL && t->trust[k] != NULL &&
-		    kind_table[k]->pool_add(t->trust[k], der, len) == 0)
-			rv = 0;
-	return rv;
+	return kind_pool_add(t->trust, der, len);
 }
 
 static int
@@ -674,7 +668,7 @@ ctl_learn_cas(struct ctl *ctl, struct ctl_trust *t, const uint8_t *const der[],
 		return 0;
 	if ((ok = calloc(n, sizeof(*ok))) == NULL)
 		return -1;
-	if ((rv = ocsp_trust_chaining_cas(t->ocsp, der, len, n, ok)) > 0)
+	if ((rv = kind_pool_admits(t->trust, der, len, n, ok)) > 0)
 		ctl_learn_admitted(ctl, t, der, len, ok, n, store);
 	free(ok);
 	return rv;

@@ -1070,7 +1070,7 @@ xfer_store(struct xfer *x)
 		if (x->pend[i].o == OUT_IMPORTED && x->res[k++] == CACHE_PUT_KEPT)
 			x->pend[i].o = OUT_KEPT;
 	/* The bundle's CAs the pool's rule admits join the cache's. */
-	if (ocsp_trust_chaining_cas(x->t.ocsp, x->cder, x->clen, x->bd.ncerts,
+	if (kind_pool_admits(x->t.trust, x->cder, x->clen, x->bd.ncerts,
 	    x->cok) == -1)
 		ctl_warnx("pool: out of memory");
 	for (i = 0; i < x->bd.ncerts; i++) {

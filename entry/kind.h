@@ -150,6 +150,12 @@ struct kind {
 	void			(*label)(const uint8_t *req, size_t reqlen,
 				    char *buf, size_t len);
 	const char *const	*status_names;
+	/*
+	 * 1 when a key is text that names the entry as it stands (a valid
+	 * RIM ID), which staplectl prints as is; else 0, and it prints the
+	 * key in hex. NULL: never.
+	 */
+	int			(*key_is_text)(const uint8_t *key, size_t klen);
 };
 
 /* Each kind's row, by its byte (kind_table[0] is NULL): made from the list. */

@@ -228,12 +228,20 @@ rim_kind_trust_free(void *t)
 	rim_trust_free(t);
 }
 
+/* A RIM's key is its ID: text, when it is a valid one. */
+static int
+rim_kind_key_is_text(const uint8_t *key, size_t klen)
+{
+	return rim_id_validn((const char *)key, klen);
+}
+
 const struct kind kind_rim = {
 	.admit = rim_kind_admit,
 	.trust_new = rim_kind_trust_new,
 	.trust_free = rim_kind_trust_free,
 	.teaches = rim_kind_teaches,
 	.dated_by_fetch = 1,
+	.key_is_text = rim_kind_key_is_text,
 	.request_key = rim_request_key,
 	.min_skew_s = RIM_MIN_SKEW_S,
 	.accept = "application/json",

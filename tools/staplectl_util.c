@@ -29,7 +29,6 @@
 
 #include "attest/der.h"
 #include "attest/ocsp_verify.h"
-#include "attest/rim.h"
 #include "attest/util.h"
 #include "cache/store.h"
 #include "entry/kind.h"
@@ -744,8 +743,9 @@ void
 ctl_key_name(enum cache_kind kind, const uint8_t *key, size_t klen,
     char buf[CTL_KEY_NAME_BYTES])
 {
-	/* A RIM's key is its ID; one that is not a valid ID is shown as bytes. */
-	if (kind == CACHE_KIND_RIM && rim_id_validn((const char *)key, klen)) {
+	/* A key that is text as it stands (a RIM ID) is shown so, else as bytes. */
+	if (kind_name(kind) != NULL && kind_table[kind]->key_is_text != NULL &&
+	    kind_table[kind]->key_is_text(key, klen)) {
 		snprintf(buf, CTL_KEY_NAME_BYTES, "%.*s", (int)klen,
 		    (const char *)key);
 		return;

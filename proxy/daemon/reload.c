@@ -125,6 +125,27 @@ reload_apply(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* What staplectl reload prints: "configuration reloaded (upstreams: ocsp 2, rim 1, ...)", each kind's count. */
+static void
+reloaded_msg(const struct config *cfg, char *msg, size_t len)
+{
+	size_t	off;
+	int	k, n;
+
+	n = snprintf(msg, len, "configuration reloaded (upstreams:");
+	off = n > 0 && (size_t)n < len ? (size_t)n : 0;
+	for (k = KIND_FIRST; k < CACHE_KIND_MAX && off < len; k++) {
+		n = snprintf(msg + off, len - off, "%s %s %zu",
+		    k == KIND_FIRST ? "" : ",", cache_kind_str[k],
+		    cfg->svc[k].nupstreams);
+		if (n < 0)
+			return;
+		off += (size_t)n;
+	}
+	if (off < len)
+		snprintf(msg + off, len - off, ")");
+}
+
 /* SIGHUP: reload, telling the service manager (RELOADING=1 ... READY=1) and staplectl. */
 void
 on_hup(evutil_socket_t sig, short what, void *arg)
@@ -151,8 +172,7 @@ on_hup(evutil_socket_t sig, short what, void *arg)
 		send_status(d, "READY=1\n");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "configuration reloaded (%zu OCSP "
-	    "upstream(s))", gen_config(d->gen)->svc[CACHE_KIND_OCSP].nupstreams);
+	reloaded_msg(gen_config(d->gen), msg, sizeof(msg));
 	log_info("SIGHUP: configuration reloaded; upstreams: %s",
 	    upstreams_line(d->gen, line, sizeof(line)));
 	reload_record(d, 1, msg);

@@ -459,8 +459,24 @@ kds_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 	return out->verdict;
 }
 
+/* A cert_chain: the VCEKs of its product are checked against it. */
+static int
+kds_kind_read_by_others(const uint8_t *key, size_t klen)
+{
+	struct kds_req	 r;
+	const char	*why;
+	char		 path[CACHE_KEY_MAX_BYTES + 1];
+
+	if (klen >= sizeof(path) || memchr(key, '\0', klen) != NULL)
+		return 0;
+	memcpy(path, key, klen);
+	path[klen] = '\0';
+	return kds_parse_canon(path, &r, &why) == 0 && r.what == KDS_CHAIN;
+}
+
 const struct kind kind_kds = {
 	.admit = kds_kind_admit,
+	.read_by_others = kds_kind_read_by_others,
 	.request_key = kds_request_key,
 	.min_skew_s = AMD_SKEW_S,
 	.keep_headers = kds_keep_headers,

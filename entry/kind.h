@@ -100,6 +100,14 @@ struct kind {
 	size_t			(*teaches)(const struct entry_judgement *j,
 				    const uint8_t **der, size_t *len);
 	/*
+	 * 1 when other entries' admits read this one (through entry_rules'
+	 * find: a KDS cert_chain, which a VCEK is checked against), so a
+	 * reader of many (staplectl import) takes such entries first; else
+	 * 0. NULL: none is.
+	 */
+	int			(*read_by_others)(const uint8_t *key,
+				    size_t klen);
+	/*
 	 * 1: an entry's validity runs from its fetch, which only its stored
 	 * meta knows (RIM): a record read back without its meta cannot be
 	 * judged, and is never kept longer than it was stored for.

@@ -19,7 +19,6 @@
 #include "attest/ocsp_memo.h"
 #include "attest/util.h"
 #include "cache/store.h"
-#include "entry/kds.h"
 #include "entry/kind.h"
 #include "entry/pool.h"
 #include "tools/bundle.h"
@@ -547,23 +546,16 @@ xfer_grow(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* A KDS cert_chain entry, which the bundle's VCEKs are checked against. */
+/* An entry other entries are checked against (a KDS cert_chain, for the bundle's VCEKs): its kind's read_by_others. */
 static int
 xfer_is_chain(const struct bundle_entry *e)
 {
-	struct kds_req	 r;
-	const char	*why;
-	char		 path[CACHE_KEY_MAX_BYTES + 1];
-
-	if (e->kind != CACHE_KIND_KDS || e->klen >= sizeof(path))
-		return 0;
-	memcpy(path, e->key, e->klen);
-	path[e->klen] = '\0';
-	return strlen(path) == e->klen && kds_parse_canon(path, &r, &why) == 0 &&
-	    r.what == KDS_CHAIN;
+	return kind_name(e->kind) != NULL &&
+	    kind_table[e->kind]->read_by_others != NULL &&
+	    kind_table[e->kind]->read_by_others(e->key, e->klen);
 }
 
-/* The first read's entry: only a KDS cert_chain, the first of its key, is kept. */
+/* The first read's entry: only one others are checked against (xfer_is_chain), the first of its key, is kept. */
 static int
 xfer_keep_peer(struct xfer *x, struct bundle_entry *e)
 {

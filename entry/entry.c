@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "entry/entry.h"
 
@@ -96,4 +97,15 @@ entry_request_text(const uint8_t *req, size_t len, char *buf, size_t buflen)
 	memcpy(buf, req, len);
 	buf[len] = '\0';
 	return 0;
+}
+
+void
+entry_time_str(char buf[32], int64_t t)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, 32, "@%lld", (long long)t);
 }

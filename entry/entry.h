@@ -101,4 +101,10 @@ char		*entry_base_url(const char *url, const char *const *suffixes);
 int		 entry_request_text(const uint8_t *req, size_t len, char *buf,
 		    size_t buflen);
 
+/*
+ * t as RFC 3339 in UTC ("2025-01-02T03:04:05Z") into buf, or "@SECONDS"
+ * when it has no such date: how bundles and staplectl write times.
+ */
+void		 entry_time_str(char buf[32], int64_t t);
+
 #endif

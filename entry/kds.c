@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "attest/amd.h"
 #include "attest/amd_chains.h"
 #include "attest/util.h"
+#include "entry/entry.h"
 #include "entry/judge.h"
 #include "entry/kds.h"
 #include "entry/kind.h"
@@ -459,6 +462,45 @@ kds_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 	return out->verdict;
 }
 
+struct json_t *
+kds_tcb_json(const struct amd_tcb *t)
+{
+	json_t	*o = json_pack("{s:i, s:i, s:i, s:i}", "bl", t->bl, "tee", t->tee,
+	    "snp", t->snp, "ucode", t->ucode);
+
+	if (o != NULL && t->fmc >= 0)
+		json_object_set_new(o, "fmc", json_integer(t->fmc));
+	return o;
+}
+
+/* What the path asks for and the answer says, once admitted. */
+static void
+kds_kind_describe(const struct entry_judgement *j, int ok, json_t *o)
+{
+	const struct kds_req	*kr = &j->kds.req;
+	char			 hex[2 * AMD_HWID_MAX_BYTES + 1], t[32];
+
+	if (!ok)
+		return;
+	json_object_set_new(o, "product",
+	    json_string(amd_product_str[kr->product]));
+	json_object_set_new(o, "signer",
+	    json_string(amd_signer_str[kr->signer]));
+	json_object_set_new(o, "object", json_string(kds_what_str[kr->what]));
+	if (kr->what == KDS_VEK) {
+		util_hex(kr->id.hwid, kr->id.hwid_len, hex);
+		json_object_set_new(o, "hwid", json_string(hex));
+		json_object_set_new(o, "tcb", kds_tcb_json(&kr->id.tcb));
+	}
+	if (kr->what == KDS_CRL)
+		json_object_set_new(o, "crl_entries",
+		    json_integer(j->kds.ad.amd.crl_entries));
+	if (j->kds.ad.amd.not_after != 0) {
+		entry_time_str(t, j->kds.ad.amd.not_after);
+		json_object_set_new(o, "not_after", json_string(t));
+	}
+}
+
 /* A cert_chain: the VCEKs of its product are checked against it. */
 static int
 kds_kind_read_by_others(const uint8_t *key, size_t klen)
@@ -477,6 +519,7 @@ kds_kind_read_by_others(const uint8_t *key, size_t klen)
 const struct kind kind_kds = {
 	.admit = kds_kind_admit,
 	.read_by_others = kds_kind_read_by_others,
+	.describe = kds_kind_describe,
 	.request_key = kds_request_key,
 	.min_skew_s = AMD_SKEW_S,
 	.keep_headers = kds_keep_headers,

@@ -109,4 +109,11 @@ enum entry_verdict kds_admit(const struct kds_req *r,
 	    const struct entry_answer *answer, const struct entry_stored *stored,
 	    const struct kds_chain *chain, time_t now, struct kds_admit *out);
 
+/*
+ * A TCB as staplectl prints it: a new JSON object {"bl", "tee", "snp",
+ * "ucode"[, "fmc"]}, or NULL when out of memory.
+ */
+struct json_t;
+struct json_t	*kds_tcb_json(const struct amd_tcb *);
+
 #endif

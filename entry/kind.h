@@ -31,6 +31,7 @@ struct kind_conf {
 
 struct config;
 struct config_service;
+struct json_t;
 
 /* Why a kind's trust does not load (struct kind's trust_new). */
 #define KIND_TRUST_EFAIL	-1	/* out of memory, or the built-in roots */
@@ -164,6 +165,15 @@ struct kind {
 	 * key in hex. NULL: never.
 	 */
 	int			(*key_is_text)(const uint8_t *key, size_t klen);
+	/*
+	 * What staplectl show says of an entry admit judged (j; ok: it was
+	 * admitted): the facts of its typed request and answer, set into
+	 * the JSON object o (PCCS: intel_kind, tee, fmspc ...; KDS:
+	 * product, signer, object ...), which show prints under the kind's
+	 * name. NULL: show prints no such section.
+	 */
+	void			(*describe)(const struct entry_judgement *j,
+				    int ok, struct json_t *o);
 };
 
 /* Each kind's row, by its byte (kind_table[0] is NULL): made from the list. */

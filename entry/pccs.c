@@ -9,9 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
 #include <openssl/evp.h>
 
 #include "attest/util.h"
+#include "entry/entry.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
 #include "entry/pccs.h"
@@ -798,8 +800,50 @@ pccs_kind_admit(const struct entry_rules *r, const struct entry_query *q,
 	return out->verdict;
 }
 
+/* An RFC 3339 time into o under name; 0 (none) is left out. */
+static void
+pccs_put_time(json_t *o, const char *name, int64_t t)
+{
+	char	buf[32];
+
+	if (t == 0)
+		return;
+	entry_time_str(buf, t);
+	json_object_set_new(o, name, json_string(buf));
+}
+
+/* What Intel's answer says, once its signature checks (or it was admitted). */
+static void
+pccs_kind_describe(const struct entry_judgement *j, int ok, json_t *o)
+{
+	const struct pccs_req		*pr = &j->pccs.req;
+	const struct intel_result	*ir = &j->pccs.ad.r;
+
+	if ((ir->verdict != INTEL_OK && !ok) || pr->kind >= INTEL_KIND_MAX)
+		return;
+	json_object_set_new(o, "intel_kind",
+	    json_string(intel_kind_str[pr->kind]));
+	json_object_set_new(o, "tee", json_string(pr->tdx ? "tdx" : "sgx"));
+	if (ir->id[0] != '\0')
+		json_object_set_new(o, "id", json_string(ir->id));
+	if (ir->fmspc[0] != '\0')
+		json_object_set_new(o, "fmspc", json_string(ir->fmspc));
+	if (ir->ca[0] != '\0')
+		json_object_set_new(o, "ca", json_string(ir->ca));
+	if (ir->tcb_evaluation_data_number >= 0)
+		json_object_set_new(o, "tcb_evaluation_data_number",
+		    json_integer(ir->tcb_evaluation_data_number));
+	if (ir->crl_entries >= 0 && (pr->kind == INTEL_PCK_CRL ||
+	    pr->kind == INTEL_ROOT_CA_CRL))
+		json_object_set_new(o, "crl_entries",
+		    json_integer(ir->crl_entries));
+	pccs_put_time(o, "issued", ir->this_update);
+	pccs_put_time(o, "next_update", ir->next_update);
+}
+
 const struct kind kind_pccs = {
 	.admit = pccs_kind_admit,
+	.describe = pccs_kind_describe,
 	.request_key = pccs_request_key,
 	.min_skew_s = INTEL_SKEW_S,
 	.keep_headers = pccs_keep_headers,

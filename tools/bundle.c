@@ -17,6 +17,7 @@
 #include "attest/der.h"
 #include "attest/util.h"
 #include "cache/record.h"
+#include "entry/entry.h"
 #include "entry/kinds.h"
 #include "entry/kind.h"
 #include "tools/bundle.h"
@@ -50,12 +51,7 @@ bundle_unhex(const char *s, uint8_t *out, size_t outlen)
 void
 bundle_time_str(char buf[32], int64_t t)
 {
-	struct tm	tm;
-	time_t		tt = (time_t)t;
-
-	if (gmtime_r(&tt, &tm) == NULL ||
-	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, 32, "@%lld", (long long)t);
+	entry_time_str(buf, t);
 }
 
 /* Strict RFC 3339 in UTC with a Z, which is all this writer emits. */

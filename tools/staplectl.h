@@ -292,8 +292,6 @@ int	ctl_reject(struct ctl_check *c, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* staplectl_util.c: t as an RFC 3339 string member of o; nothing when t is 0. */
 void	ctl_put_time(struct json_t *o, const char *name, int64_t t);
-/* show: the decoded entry and whether it verifies now (a new JSON object). */
-struct json_t *ctl_collateral_show(struct ctl *, const struct ctl_ent *);
 /*
  * manifest and prefetch: "pccs", "kds" (canonical paths) and "tee" (what
  * each quote or SNP report said) into root, plus (with_cache) the cache's

@@ -51,106 +51,6 @@ header_value(const uint8_t *h, size_t len, const char *name)
 	return NULL;
 }
 
-/* ---- show ---------------------------------------------------------------- */
-
-
-static json_t *
-tcb_json(const struct amd_tcb *t)
-{
-	json_t	*o = json_pack("{s:i, s:i, s:i, s:i}", "bl", t->bl, "tee", t->tee,
-	    "snp", t->snp, "ucode", t->ucode);
-
-	if (t->fmc >= 0)
-		json_object_set_new(o, "fmc", json_integer(t->fmc));
-	return o;
-}
-
-struct json_t *
-ctl_collateral_show(struct ctl *ctl, const struct ctl_ent *ent)
-{
-	struct bundle_entry	 e;
-	struct cache_body	 b;
-	struct entry_judgement	 j;
-	const struct pccs_req	*pr = &j.pccs.req;
-	const struct kds_req	*kr = &j.kds.req;
-	const struct intel_result *ir = &j.pccs.ad.r;
-	char			 hex[2 * AMD_HWID_MAX_BYTES + 1];
-	json_t			*o = json_object();
-	int			 ok;
-
-	memset(&e, 0, sizeof(e));
-	memset(&j, 0, sizeof(j));
-	if (cache_get(ctl->cache, ent->kind, ent->key, ent->klen, NULL, &b) != 1)
-		return o;
-	e.kind = ent->kind;
-	memcpy(e.key, ent->key, ent->klen);
-	e.klen = ent->klen;
-	/* Copies: the checks below read the cache again. */
-	if ((e.request = malloc(b.request_len + 1)) == NULL ||
-	    (e.response = malloc(b.response_len + 1)) == NULL ||
-	    (e.headers = malloc(b.headers_len + 1)) == NULL)
-		goto out;
-	memcpy(e.request, b.request, b.request_len);
-	e.request_len = b.request_len;
-	memcpy(e.response, b.response, b.response_len);
-	e.response_len = b.response_len;
-	if (b.headers_len > 0)
-		memcpy(e.headers, b.headers, b.headers_len);
-	e.headers_len = b.headers_len;
-	if (e.request_len > 0)
-		json_object_set_new(o, "request", json_stringn((const char *)
-		    e.request, e.request_len));
-	/* The entry is the cache's own: no stored entry to weigh it against. */
-	ok = ctl_judge(ctl, NULL, &e, ctl->now, 0, &j);
-	if (ent->kind == CACHE_KIND_PCCS) {
-		if ((ir->verdict == INTEL_OK || ok) && pr->kind < INTEL_KIND_MAX) {
-			json_object_set_new(o, "intel_kind",
-			    json_string(intel_kind_str[pr->kind]));
-			json_object_set_new(o, "tee", json_string(pr->tdx ? "tdx" : "sgx"));
-			if (ir->id[0] != '\0')
-				json_object_set_new(o, "id", json_string(ir->id));
-			if (ir->fmspc[0] != '\0')
-				json_object_set_new(o, "fmspc", json_string(ir->fmspc));
-			if (ir->ca[0] != '\0')
-				json_object_set_new(o, "ca", json_string(ir->ca));
-			if (ir->tcb_evaluation_data_number >= 0)
-				json_object_set_new(o, "tcb_evaluation_data_number",
-				    json_integer(ir->tcb_evaluation_data_number));
-			if (ir->crl_entries >= 0 && (pr->kind == INTEL_PCK_CRL ||
-			    pr->kind == INTEL_ROOT_CA_CRL))
-				json_object_set_new(o, "crl_entries",
-				    json_integer(ir->crl_entries));
-			ctl_put_time(o, "issued", ir->this_update);
-			ctl_put_time(o, "next_update", ir->next_update);
-		}
-	} else {
-		if (ok) {
-			json_object_set_new(o, "product",
-			    json_string(amd_product_str[kr->product]));
-			json_object_set_new(o, "signer",
-			    json_string(amd_signer_str[kr->signer]));
-			json_object_set_new(o, "object",
-			    json_string(kds_what_str[kr->what]));
-			if (kr->what == KDS_VEK) {
-				util_hex(kr->id.hwid, kr->id.hwid_len, hex);
-				json_object_set_new(o, "hwid", json_string(hex));
-				json_object_set_new(o, "tcb", tcb_json(&kr->id.tcb));
-			}
-			if (kr->what == KDS_CRL)
-				json_object_set_new(o, "crl_entries",
-				    json_integer(j.kds.ad.amd.crl_entries));
-			ctl_put_time(o, "not_after", j.kds.ad.amd.not_after);
-		}
-	}
-	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : j.reason));
- out:
-	entry_judgement_free(&j);
-	free(e.request);
-	free(e.response);
-	free(e.headers);
-	return o;
-}
-
 /* ---- manifest -------------------------------------------------------------- */
 
 static int
@@ -246,7 +146,7 @@ ctl_manifest_collateral(struct ctl *ctl, struct json_t *root, char **quotes,
 		util_hex(s.chip_id, sizeof(s.chip_id), hex);
 		o = json_pack("{s:s, s:i, s:s, s:s, s:o}", "snp_report", reports[i],
 		    "version", s.version, "product", amd_product_str[s.product],
-		    "chip_id", hex, "reported_tcb", tcb_json(&s.tcb));
+		    "chip_id", hex, "reported_tcb", kds_tcb_json(&s.tcb));
 		if (s.have_cpuid) {
 			json_object_set_new(o, "cpuid_family", json_integer(s.family));
 			json_object_set_new(o, "cpuid_model", json_integer(s.model));

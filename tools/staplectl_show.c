@@ -346,6 +346,54 @@ show_ocsp(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 		    b->response, b->response_len, &ad)));
 }
 
+/*
+ * What the entry's kind says of it (struct kind's describe), judged as
+ * the cache's own, with its request and whether it verifies now (a new
+ * JSON object).
+ */
+static json_t *
+show_described(struct ctl *ctl, const struct ctl_ent *ent)
+{
+	struct bundle_entry	 e;
+	struct cache_body	 b;
+	struct entry_judgement	 j;
+	json_t			*o = json_object();
+	int			 ok;
+
+	memset(&e, 0, sizeof(e));
+	memset(&j, 0, sizeof(j));
+	if (cache_get(ctl->cache, ent->kind, ent->key, ent->klen, NULL, &b) != 1)
+		return o;
+	e.kind = ent->kind;
+	memcpy(e.key, ent->key, ent->klen);
+	e.klen = ent->klen;
+	/* Copies: the checks below read the cache again. */
+	if ((e.request = malloc(b.request_len + 1)) == NULL ||
+	    (e.response = malloc(b.response_len + 1)) == NULL ||
+	    (e.headers = malloc(b.headers_len + 1)) == NULL)
+		goto out;
+	memcpy(e.request, b.request, b.request_len);
+	e.request_len = b.request_len;
+	memcpy(e.response, b.response, b.response_len);
+	e.response_len = b.response_len;
+	if (b.headers_len > 0)
+		memcpy(e.headers, b.headers, b.headers_len);
+	e.headers_len = b.headers_len;
+	if (e.request_len > 0)
+		json_object_set_new(o, "request", json_stringn((const char *)
+		    e.request, e.request_len));
+	/* The entry is the cache's own: no stored entry to weigh it against. */
+	ok = ctl_judge(ctl, NULL, &e, ctl->now, 0, &j);
+	kind_table[ent->kind]->describe(&j, ok, o);
+	json_object_set_new(o, "verifies_now", json_string(ok ? "ok" : j.reason));
+ out:
+	entry_judgement_free(&j);
+	free(e.request);
+	free(e.response);
+	free(e.headers);
+	return o;
+}
+
 /* The whole description of one entry (a new JSON object). */
 static json_t *
 show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
@@ -367,9 +415,9 @@ show_entry(struct ctl *ctl, struct ctl_trust *t, const struct ctl_ent *ent,
 	show_bodies(o, b);
 	if (ent->kind == CACHE_KIND_OCSP)
 		show_ocsp(ctl, t, ent, o, b);
-	if (ent->kind == CACHE_KIND_PCCS || ent->kind == CACHE_KIND_KDS)
+	if (kind_table[ent->kind]->describe != NULL)
 		json_object_set_new(o, cache_kind_str[ent->kind],
-		    ctl_collateral_show(ctl, ent));
+		    show_described(ctl, ent));
 	return o;
 }
 

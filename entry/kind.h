@@ -43,7 +43,7 @@ struct json_t;
 
 /*
  * A kind's operations and facts: one row each, in the kind's own entry
- * file (entry/ocsp.c's kind_ocsp ...), indexed by enum cache_kind in
+ * file (entry/<kind>.c's kind_<row>), indexed by enum cache_kind in
  * kind_table. Its name is cache_kind_str's (logs, metrics, bundles,
  * --kind), its section kind_section's: the list's (entry/kinds.h).
  */

@@ -109,6 +109,14 @@ struct kind {
 	int			(*read_by_others)(const uint8_t *key,
 				    size_t klen);
 	/*
+	 * 1 when admit reads nothing but the answer, the kind's trust and
+	 * the stored entry's meta (never another entry, nor the store),
+	 * and teaches nothing: workers with a trust each may judge its
+	 * entries side by side (staplectl's verify and import, the OCSP
+	 * kind). 0: judged one at a time, in order.
+	 */
+	int			 judged_alone;
+	/*
 	 * 1: an entry's validity runs from its fetch, which only its stored
 	 * meta knows (RIM): a record read back without its meta cannot be
 	 * judged, and is never kept longer than it was stored for.

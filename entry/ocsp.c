@@ -337,6 +337,7 @@ const struct kind kind_ocsp = {
 	.trust_free = ocsp_kind_trust_free,
 	.pool_add = ocsp_kind_pool_add,
 	.pool_admits = ocsp_kind_pool_admits,
+	.judged_alone = 1,
 	.request_key = ocsp_request_key,
 	.min_skew_s = 0,
 	/* RFC 6960 A.1: a POSTed OCSPRequest */

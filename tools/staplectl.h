@@ -265,13 +265,14 @@ struct ctl_check {
 int	ctl_check_entry(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now, struct ctl_check *c);
 /*
- * ctl_check_entry for an OCSP entry, with the metadata of the entry the
- * cache holds under its key given (NULL: none) instead of looked up: its
- * rule reads nothing else of the stored entry (entry/ocsp.c). It touches
- * neither the cache nor anything but t, so threads can call it at once,
- * each with a trust of its own (tools/verifiers.h). Returns c->ok.
+ * ctl_check_entry for an entry of a kind judged alone (struct kind's
+ * judged_alone: OCSP), with the metadata of the entry the cache holds
+ * under its key given (NULL: none) instead of looked up: its rule reads
+ * nothing else of the stored entry. It touches neither the cache nor
+ * anything but t, so threads can call it at once, each with a trust of
+ * its own (tools/verifiers.h). Returns c->ok.
  */
-int	ctl_check_ocsp(struct ctl *, struct ctl_trust *,
+int	ctl_check_alone(struct ctl *, struct ctl_trust *,
 	    const struct bundle_entry *, time_t now,
 	    const struct cache_meta *stored, struct ctl_check *c);
 /*

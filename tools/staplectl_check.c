@@ -113,7 +113,7 @@ ctl_judge(struct ctl *ctl, struct ctl_trust *t, const struct bundle_entry *e,
 }
 
 int
-ctl_check_ocsp(struct ctl *ctl, struct ctl_trust *t,
+ctl_check_alone(struct ctl *ctl, struct ctl_trust *t,
     const struct bundle_entry *e, time_t now,
     const struct cache_meta *stored, struct ctl_check *c)
 {
@@ -121,8 +121,8 @@ ctl_check_ocsp(struct ctl *ctl, struct ctl_trust *t,
 	struct entry_stored	 st;
 
 	memset(c, 0, sizeof(*c));
-	if (e->kind != CACHE_KIND_OCSP)
-		return ctl_reject(c, "not an OCSP entry");
+	if (kind_name(e->kind) == NULL || !kind_table[e->kind]->judged_alone)
+		return ctl_reject(c, "not an entry judged alone");
 	memset(&st, 0, sizeof(st));
 	if (stored != NULL)
 		st.meta = *stored;

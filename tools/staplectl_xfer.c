@@ -929,7 +929,7 @@ xfer_put(struct xfer *x, struct bundle_entry *e)
 		    "%zu", first);
 		return verifiers_put_given(x->v, e, &c, XFER_DUP);
 	}
-	if (e->kind == CACHE_KIND_OCSP)
+	if (kind_name(e->kind) != NULL && kind_table[e->kind]->judged_alone)
 		return verifiers_put(x->v, e, x->ctl->cache != NULL &&
 		    cache_get_meta(x->ctl->cache, e->kind, e->key, e->klen,
 		    &old) == 1 ? &old : NULL);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* OCSP entries checked on worker threads, verdicts handed back in order (tools/verifiers.h). */
+/* Entries of the kinds judged alone (OCSP) checked on worker threads, verdicts handed back in order (tools/verifiers.h). */
 #include "config.h"
 
 #include <pthread.h>
@@ -84,7 +84,7 @@ worker_main(void *arg)
 		if (s->done)
 			continue;	/* a verdict given by the caller */
 		pthread_mutex_unlock(&v->mu);
-		ctl_check_ocsp(v->ctl, &w->t, &s->e, v->ctl->now,
+		ctl_check_alone(v->ctl, &w->t, &s->e, v->ctl->now,
 		    s->has_stored ? &s->stored : NULL, &s->c);
 		pthread_mutex_lock(&v->mu);
 		s->done = 1;
@@ -190,7 +190,7 @@ verifiers_put(struct verifiers *v, struct bundle_entry *e,
 		s->has_stored = 1;
 	}
 	if (v->nw == 0) {
-		ctl_check_ocsp(v->ctl, v->t, e, v->ctl->now, stored, &s->c);
+		ctl_check_alone(v->ctl, v->t, e, v->ctl->now, stored, &s->c);
 		put_slot(v, s, e, 1);
 		return 0;
 	}

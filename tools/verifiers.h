@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* verify's and import's OCSP entries checked on worker threads, each with a trust of its own, their verdicts handed back in the order the entries came. */
+/* verify's and import's entries of the kinds judged alone (OCSP) checked on worker threads, each with a trust of its own, their verdicts handed back in the order the entries came. */
 #ifndef TOOLS_VERIFIERS_H
 #define TOOLS_VERIFIERS_H
 
@@ -28,7 +28,7 @@
 #define VERIFIERS_MAX_THREADS	8
 #define VERIFIERS_DEPTH		64	/* entries in flight: their bytes */
 
-/* The tag of a verdict ctl_check_ocsp made; the caller's own are above it. */
+/* The tag of a verdict ctl_check_alone made; the caller's own are above it. */
 #define VERIFIERS_CHECKED	0
 
 struct verifiers;
@@ -47,7 +47,7 @@ int	verifiers_sync(struct verifiers *);
 /* 1 when no slot is free: take one first. */
 int	verifiers_full(const struct verifiers *);
 /*
- * An OCSP entry to check, with the metadata of the stored entry under
+ * An entry judged alone (ctl_check_alone) to check, with the metadata of the stored entry under
  * its key (NULL: none). Its bytes move into the ring (*e is zeroed).
  * Call only when not full. 0.
  */

@@ -201,5 +201,6 @@ kds_handle(struct svc *s, struct http_req *req, const char *path,
 const struct route	kds_route = {
 	.ops = &kds_ops,
 	.handle = kds_handle,
+	.methods = ROUTE_GET_HEAD,
 	.upstream_help = "AMD KDS or a mirror",
 };

@@ -405,6 +405,7 @@ ocsp_handle(struct svc *s, struct http_req *req, const char *path,
 const struct route	ocsp_route = {
 	.ops = &ocsp_ops,
 	.handle = ocsp_handle,
+	.methods = ROUTE_GET_HEAD | ROUTE_METHOD(HTTP_POST),
 	.last = 1,
 	.upstream_help = "OCSP responder, in failover order",
 	.anchor_help = "trust anchors, replacing the built-in NVIDIA roots",

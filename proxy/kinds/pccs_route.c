@@ -353,5 +353,6 @@ pccs_handle(struct svc *s, struct http_req *req, const char *path,
 const struct route	pccs_route = {
 	.ops = &pccs_ops,
 	.handle = pccs_handle,
+	.methods = ROUTE_GET_HEAD,
 	.upstream_help = "Intel PCS or a PCCS",
 };

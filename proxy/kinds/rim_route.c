@@ -189,5 +189,6 @@ rim_handle(struct svc *s, struct http_req *req, const char *path,
 const struct route	rim_route = {
 	.ops = &rim_ops,
 	.handle = rim_handle,
+	.methods = ROUTE_GET_HEAD,
 	.upstream_help = "NVIDIA RIM service",
 };

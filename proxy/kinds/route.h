@@ -4,6 +4,7 @@
 #define PROXY_ROUTE_H
 
 #include "entry/kinds.h"
+#include "proxy/http/http.h"
 
 /*
  * A kind on the wire is one file, proxy/kinds/<row>_route.c, that
@@ -22,6 +23,10 @@
  */
 
 struct http_req;
+
+/* A method's bit in struct route's methods. */
+#define ROUTE_METHOD(m)	(1u << (m))
+#define ROUTE_GET_HEAD	(ROUTE_METHOD(HTTP_GET) | ROUTE_METHOD(HTTP_HEAD))
 struct svc;
 struct svc_ops;
 
@@ -42,6 +47,12 @@ typedef int route_handle_fn(struct svc *, struct http_req *,
 struct route {
 	const struct svc_ops	*ops;		/* its half of the service */
 	route_handle_fn		*handle;
+	/*
+	 * The methods it serves, ROUTE_METHOD(HTTP_GET) | ...: a request in
+	 * another is never handed to it, so an OCSP POST (the most of the
+	 * traffic) asks no other kind.
+	 */
+	unsigned		 methods;
 	/*
 	 * 1: asked after every other kind, as its paths are whatever no
 	 * other kind claims (an OCSP GET at the root). Requests no kind

@@ -24,17 +24,25 @@ struct router {
 	struct cache	*cache;
 	int		 stopping;
 	int		 admin_only;	/* ops endpoints on admin listeners only */
+	/* The kinds in the order they are asked: those marked last after the others. */
+	int		 order[CACHE_KIND_MAX];
+	size_t		 norder;
 };
 
 struct router *
 router_new(struct refresh *refresh, struct cache *cache)
 {
 	struct router	*rt;
+	int		 k, last;
 
 	if ((rt = calloc(1, sizeof(*rt))) == NULL)
 		return NULL;
 	rt->refresh = refresh;
 	rt->cache = cache;
+	for (last = 0; last <= 1; last++)
+		for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
+			if (route_table[k]->last == last)
+				rt->order[rt->norder++] = k;
 	return rt;
 }
 
@@ -166,16 +174,17 @@ method_not_allowed(struct http_req *req, int ops)
 static void
 dispatch_kinds(struct router *rt, struct http_req *req, const char *p)
 {
-	const char	*query = http_req_query(req);
-	size_t		 k;
-	int		 last;
+	const struct route	*r;
+	const char		*query = http_req_query(req);
+	unsigned		 method = ROUTE_METHOD(http_req_method(req));
+	size_t			 i;
 
-	for (last = 0; last <= 1; last++)
-		for (k = KIND_FIRST; k < CACHE_KIND_MAX; k++)
-			if (route_table[k]->last == last &&
-			    route_table[k]->handle(gen_svc(rt->gen, k), req, p,
-			    query) == 0)
-				return;
+	for (i = 0; i < rt->norder; i++) {
+		r = route_table[rt->order[i]];
+		if ((r->methods & method) != 0 && r->handle(gen_svc(rt->gen,
+		    rt->order[i]), req, p, query) == 0)
+			return;
+	}
 	http_error(req, 404, "Not Found");
 }
 

@@ -516,7 +516,70 @@ kds_kind_read_by_others(const uint8_t *key, size_t klen)
 	return kds_parse_canon(path, &r, &why) == 0 && r.what == KDS_CHAIN;
 }
 
+_Static_assert(sizeof(struct kds_req) <= KIND_TYPED_BYTES,
+    "a KDS request fits a call's typed request");
+_Static_assert(KDS_PATH_MAX <= KIND_CANON_BYTES,
+    "a KDS path fits a call's canonical path");
+
+/* The call that GETs canon, the canonical path, which is also the key. */
+static void
+kds_call(const char *canon, struct kind_call *out)
+{
+	size_t	n = strlen(canon);
+
+	memcpy(out->key, canon, n);
+	out->klen = n;
+	out->method = "GET";
+	out->path = canon;
+	out->content_type = NULL;
+	out->accept = NULL;
+	out->body = NULL;
+	out->body_len = 0;
+	out->keep = (const uint8_t *)canon;
+	out->keep_len = n;
+	out->typed = 1;
+}
+
+/* The KDS kind's parse: kds_parse_request, asked as its kds_canon path. */
+static int
+kds_parse(const struct kind_ask *in, void *typed, char *canon,
+    struct kind_call *out, int *status, char *why, size_t whylen)
+{
+	const char	*w;
+
+	if (kds_parse_request(in->path, in->query, typed, &w, status) == -1) {
+		snprintf(why, whylen, "%s", w);
+		return -1;
+	}
+	if (kds_canon(typed, canon, KIND_CANON_BYTES) == -1) {
+		*status = 400;	/* a parsed request always fits */
+		snprintf(why, whylen, "request too long");
+		return -1;
+	}
+	kds_call(canon, out);
+	return 0;
+}
+
+/* The KDS kind's restore: a canonical path (kds_parse_canon), GET again. */
+static int
+kds_restore(const uint8_t *req, size_t len, void *typed, char *canon,
+    struct kind_call *out)
+{
+	const char	*why;
+
+	if (len == 0 || len >= KDS_PATH_MAX)
+		return -1;
+	memcpy(canon, req, len);
+	canon[len] = '\0';
+	if (kds_parse_canon(canon, typed, &why) == -1)
+		return -1;
+	kds_call(canon, out);
+	return 0;
+}
+
 const struct kind kind_kds = {
+	.parse = kds_parse,
+	.restore = kds_restore,
 	.admit = kds_kind_admit,
 	.read_by_others = kds_kind_read_by_others,
 	.describe = kds_kind_describe,

@@ -4,6 +4,7 @@
 #define ENTRY_KIND_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "cache/record.h"
@@ -38,6 +39,65 @@ struct json_t;
 #define KIND_TRUST_ENOFILE	-2	/* a file named cannot be read */
 #define KIND_TRUST_EBAD		-3	/* a file holds what the rule refuses */
 
+/* The room a kind's typed request takes (struct kind's parse and restore): every kind's fits. */
+#define KIND_TYPED_BYTES	1280
+/* The longest canonical path, with its NUL (a PCCS PCK certificate's). */
+#define KIND_CANON_BYTES	1200
+
+/* How a client asked: HEAD is asked as GET. */
+enum kind_method {
+	KIND_GET = 1,
+	KIND_POST,
+};
+
+/*
+ * A client's request as a kind's parse reads it: plain bytes, no HTTP
+ * library's types. Everything is borrowed for the call.
+ */
+struct kind_ask {
+	enum kind_method	 method;
+	const char		*path;		/* percent-decoded, doubled leading slashes gone */
+	const char		*query;		/* raw; NULL when the URL has none */
+	const char		*content_type;	/* the request's header, or NULL */
+	/* A POST's body; for OCSP also a GET's request, decoded from its URL. */
+	const uint8_t		*body;
+	size_t			 body_len;
+};
+
+/*
+ * What a parsed request asks of an upstream, the key its answer is
+ * stored under and what is stored with it to refresh it, all rebuilt
+ * from the typed request (never copied from the client unchecked):
+ *   key, klen      the cache key
+ *   method         "GET" or "POST"
+ *   path           appended to the upstream URL ("" for a POST)
+ *   content_type   POST: the kind's post_type
+ *   accept         the kind's accept
+ *   body, body_len POST: the request sent
+ *   keep, keep_len the canonical request, stored with the entry
+ *   typed          1: the typed request is read again (admit, serving)
+ * path and keep point into the canonical path's room or into the ask's
+ * body; the call is valid while both are. The fields are a list so that
+ * the daemon's call (proxy/service.h's struct svc_call) can hold them
+ * under their own names and hand them to parse without a copy.
+ */
+#define KIND_CALL_FIELDS						\
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];		\
+	size_t			 klen;					\
+	const char		*method;				\
+	const char		*path;					\
+	const char		*content_type;				\
+	const char		*accept;				\
+	const uint8_t		*body;					\
+	size_t			 body_len;				\
+	const uint8_t		*keep;					\
+	size_t			 keep_len;				\
+	int			 typed;
+
+struct kind_call {
+	KIND_CALL_FIELDS
+};
+
 /* The most certificates one answer teaches (struct kind's teaches). */
 #define KIND_TEACH_MAX		16
 
@@ -48,6 +108,32 @@ struct json_t;
  * --kind), its section kind_section's: the list's (entry/kinds.h).
  */
 struct kind {
+	/*
+	 * A client's request into the kind's typed request (typed: room of
+	 * KIND_TYPED_BYTES, aligned for any type: entry/pccs.h's struct
+	 * pccs_req, struct kds_req, the OCSP kind's struct ocsp_req, which
+	 * borrows the ask's body) and the call it makes upstream (out,
+	 * every field set; its path and keep may point into canon, room of
+	 * KIND_CANON_BYTES). The caller has claimed the path as the kind's.
+	 * 0, or -1 with the HTTP status the client is refused with in
+	 * *status (400: malformed, 404: nothing the kind serves, 410: gone,
+	 * 413: too large, 415: not the kind's media type) and why, for the
+	 * client or the log, in why (whylen bytes; "" when the status says
+	 * all). Nothing is allocated.
+	 */
+	int			(*parse)(const struct kind_ask *in, void *typed,
+				    char *canon, struct kind_call *out,
+				    int *status, char *why, size_t whylen);
+	/*
+	 * A stored canonical request (len bytes, not NUL-terminated) back
+	 * into the typed request and the call that asks it again (a
+	 * refresh), as parse made them: typed, canon and out as parse's.
+	 * 0, or -1 when it is not a canonical request of the kind. out may
+	 * borrow req.
+	 */
+	int			(*restore)(const uint8_t *req, size_t len,
+				    void *typed, char *canon,
+				    struct kind_call *out);
 	/* Whether an answer may be stored: entry/judge.h's entry_admit_fn. */
 	entry_admit_fn		*admit;
 	/*

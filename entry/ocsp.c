@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "attest/evidence.h"
 #include "attest/ocsp_req.h"
@@ -331,7 +332,86 @@ ocsp_kind_pool_admits(void *t, const uint8_t *const der[], const size_t len[],
 	return ocsp_trust_chaining_cas(t, der, len, n, ok);
 }
 
+_Static_assert(sizeof(struct ocsp_req) <= KIND_TYPED_BYTES,
+    "an OCSPRequest fits a call's typed request");
+
+/* The call that asks an upstream for the answer to `der`, a parsed OCSPRequest keyed in out->key. */
+static void
+ocsp_call(const uint8_t *der, size_t len, struct kind_call *out)
+{
+	out->klen = OCSP_KEY_BYTES;
+	out->method = "POST";
+	out->path = "";
+	out->content_type = kind_ocsp.post_type;
+	out->accept = kind_ocsp.accept;
+	out->body = der;
+	out->body_len = len;
+	out->keep = der;
+	out->keep_len = len;
+	out->typed = 0;
+}
+
+/*
+ * The OCSP kind's parse: the request is the ask's body (a POST's, or a
+ * GET's decoded from its URL), sent upstream as it came, nonce included.
+ * A POST must say it is an OCSPRequest (RFC 6960 A.1: 415) and fit
+ * OCSP_MAX_REQUEST_BYTES (413); anything that is no request is 400, the
+ * wire's malformedRequest, with why empty for an empty body.
+ */
+static int
+ocsp_parse(const struct kind_ask *in, void *typed, char *canon,
+    struct kind_call *out, int *status, char *why, size_t whylen)
+{
+	const char	*ct = in->content_type, *w;
+
+	if (in->method == KIND_POST) {
+		if (ct == NULL || strncasecmp(ct, "application/ocsp-request",
+		    24) != 0 || (ct[24] != '\0' && ct[24] != ';' &&
+		    ct[24] != ' ')) {
+			*status = 415;
+			snprintf(why, whylen, "not an OCSP request");
+			return -1;
+		}
+		if (in->body_len > OCSP_MAX_REQUEST_BYTES) {
+			*status = 413;
+			snprintf(why, whylen, "request too large");
+			return -1;
+		}
+		if (in->body_len == 0) {
+			*status = 400;
+			why[0] = '\0';
+			return -1;
+		}
+	}
+	if (entry_ocsp_request(in->body, in->body_len, typed, out->key,
+	    &w) == -1) {
+		*status = 400;
+		snprintf(why, whylen, "%s", w);
+		return -1;
+	}
+	(void)canon;
+	ocsp_call(in->body, in->body_len, out);
+	return 0;
+}
+
+/* The OCSP kind's restore: the stored OCSPRequest, asked again as it was. */
+static int
+ocsp_restore(const uint8_t *req, size_t len, void *typed, char *canon,
+    struct kind_call *out)
+{
+	const char	*why;
+
+	if (len == 0 || entry_ocsp_request(req, len, typed, out->key,
+	    &why) == -1)
+		return -1;
+	(void)canon;
+	ocsp_call(req, len, out);
+	return 0;
+}
+
 const struct kind kind_ocsp = {
+	.parse = ocsp_parse,
+	.restore = ocsp_restore,
 	.admit = ocsp_kind_admit,
 	.trust_new = ocsp_kind_trust_new,
 	.trust_free = ocsp_kind_trust_free,

@@ -841,7 +841,79 @@ pccs_kind_describe(const struct entry_judgement *j, int ok, json_t *o)
 	pccs_put_time(o, "next_update", ir->next_update);
 }
 
+_Static_assert(sizeof(struct pccs_req) <= KIND_TYPED_BYTES,
+    "a PCCS request fits a call's typed request");
+_Static_assert(PCCS_PATH_MAX <= KIND_CANON_BYTES,
+    "a PCCS path fits a call's canonical path");
+
+/* The call that GETs canon, a canonical path, keyed by pccs_key. */
+static void
+pccs_call(const char *canon, struct kind_call *out)
+{
+	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */
+	if (pccs_key(canon, out->key, &out->klen) == -1)
+		out->klen = 0;
+	out->method = "GET";
+	out->path = canon;
+	out->content_type = NULL;
+	out->accept = NULL;
+	out->body = NULL;
+	out->body_len = 0;
+	out->keep = (const uint8_t *)canon;
+	out->keep_len = strlen(canon);
+	out->typed = 1;
+}
+
+/*
+ * The PCCS kind's parse: pccs_parse (410 for what is not v4, 404 for
+ * no such path, 400 with the reason), asked as its pccs_canon path.
+ */
+static int
+pccs_kind_parse(const struct kind_ask *in, void *typed, char *canon,
+    struct kind_call *out, int *status, char *why, size_t whylen)
+{
+	switch (pccs_parse(in->path, in->query, typed, why, whylen)) {
+	case PCCS_PARSE_OK:
+		break;
+	case PCCS_PARSE_GONE:
+		*status = 410;
+		return -1;
+	case PCCS_PARSE_NOT_FOUND:
+		*status = 404;
+		return -1;
+	default:
+		*status = 400;
+		return -1;
+	}
+	if (pccs_canon(typed, canon, KIND_CANON_BYTES) == -1) {
+		*status = 400;
+		snprintf(why, whylen, "the request is too long");
+		return -1;
+	}
+	pccs_call(canon, out);
+	return 0;
+}
+
+/* The PCCS kind's restore: a canonical path (pccs_parse_canon), GET again. */
+static int
+pccs_restore(const uint8_t *req, size_t len, void *typed, char *canon,
+    struct kind_call *out)
+{
+	const char	*why;
+
+	if (len == 0 || len >= PCCS_PATH_MAX)
+		return -1;
+	memcpy(canon, req, len);
+	canon[len] = '\0';
+	if (pccs_parse_canon(canon, typed, &why) == -1)
+		return -1;
+	pccs_call(canon, out);
+	return 0;
+}
+
 const struct kind kind_pccs = {
+	.parse = pccs_kind_parse,
+	.restore = pccs_restore,
 	.admit = pccs_kind_admit,
 	.describe = pccs_kind_describe,
 	.request_key = pccs_request_key,

@@ -235,7 +235,69 @@ rim_kind_key_is_text(const uint8_t *key, size_t klen)
 	return rim_id_validn((const char *)key, klen);
 }
 
+_Static_assert(ENTRY_RIM_PATH_BYTES <= KIND_CANON_BYTES,
+    "a RIM path fits a call's canonical path");
+
+/* The call that GETs canon, a RIM path of len bytes. */
+static void
+rim_call(const char *canon, size_t len, struct kind_call *out)
+{
+	out->method = "GET";
+	out->path = canon;
+	out->content_type = NULL;
+	out->accept = kind_rim.accept;
+	out->body = NULL;
+	out->body_len = 0;
+	out->keep = (const uint8_t *)canon;
+	out->keep_len = len;
+	out->typed = 0;
+}
+
+/*
+ * The RIM kind's parse: GET ENTRY_RIM_PATH_PREFIX + id, keyed by the id,
+ * asked as entry_rim_path's path; 400 (why "") for anything that is not
+ * a valid RIM id. It has no typed request.
+ */
+static int
+rim_parse(const struct kind_ask *in, void *typed, char *canon,
+    struct kind_call *out, int *status, char *why, size_t whylen)
+{
+	size_t		 plen = sizeof(ENTRY_RIM_PATH_PREFIX) - 1, n;
+	const char	*id;
+
+	(void)typed;
+	(void)whylen;
+	*status = 400;
+	why[0] = '\0';
+	if (strncmp(in->path, ENTRY_RIM_PATH_PREFIX, plen) != 0)
+		return -1;
+	id = in->path + plen;
+	if (entry_rim_path(id, (n = strlen(id)), canon) == -1)
+		return -1;
+	memcpy(out->key, id, n);
+	out->klen = n;
+	rim_call(canon, plen + n, out);
+	return 0;
+}
+
+/* The RIM kind's restore: the stored path, GET again, keyed by its id. */
+static int
+rim_restore(const uint8_t *req, size_t len, void *typed, char *canon,
+    struct kind_call *out)
+{
+	(void)typed;
+	if (len >= ENTRY_RIM_PATH_BYTES ||
+	    rim_request_key(req, len, out->key, &out->klen) == -1)
+		return -1;
+	memcpy(canon, req, len);
+	canon[len] = '\0';
+	rim_call(canon, len, out);
+	return 0;
+}
+
 const struct kind kind_rim = {
+	.parse = rim_parse,
+	.restore = rim_restore,
 	.admit = rim_kind_admit,
 	.trust_new = rim_kind_trust_new,
 	.trust_free = rim_kind_trust_free,

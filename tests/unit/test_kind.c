@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for entry/kind.c: the one table of kinds, its names and sections. */
+/* Unit tests for entry/kind.c: the one table of kinds, its names and sections, and each row's operations. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -14,9 +14,11 @@
 
 #include "attest/amd.h"
 #include "attest/intel.h"
+#include "attest/ocsp_req.h"
 #include "entry/entry.h"
 #include "entry/judge.h"
 #include "entry/kind.h"
+#include "entry/pccs.h"
 
 #define NOW	1700000000
 
@@ -110,6 +112,8 @@ test_rows_whole(void **state)
 		assert_non_null(kind_table[k]);
 		assert_non_null(kind_table[k]->admit);
 		assert_non_null(kind_table[k]->request_key);
+		assert_non_null(kind_table[k]->parse);
+		assert_non_null(kind_table[k]->restore);
 		assert_non_null(kind_table[k]->conf.upstream);
 		assert_true(strncmp(kind_table[k]->conf.upstream, "https://",
 		    8) == 0);
@@ -117,6 +121,128 @@ test_rows_whole(void **state)
 		pct += kind_table[k]->map_share_pct;
 	}
 	assert_int_equal(pct, 100);
+}
+
+/* Room for any kind's typed request, as a call has it. */
+union typed_room {
+	max_align_t	 a;
+	unsigned char	 b[KIND_TYPED_BYTES];
+};
+
+/* A client's GET parsed by kind k: 0 or -1, with *status and why. */
+static int
+parse_get(enum cache_kind k, const char *path, const char *query,
+    union typed_room *typed, char *canon, struct kind_call *out, int *status,
+    char *why, size_t wl)
+{
+	struct kind_ask	in = { KIND_GET, path, query, NULL, NULL, 0 };
+
+	return kind_table[k]->parse(&in, typed->b, canon, out, status, why, wl);
+}
+
+/*
+ * Each kind's parse: a client's request into the call it makes upstream,
+ * its key the request_key of what it keeps; restore makes the same call
+ * from what was kept; refusals carry their HTTP status.
+ */
+static void
+test_parse_restore(void **state)
+{
+	static const struct {
+		enum cache_kind	 kind;
+		const char	*path, *query, *canon;
+	} ok[] = {
+		{ CACHE_KIND_RIM, "/v1/rim/NV_GPU_DRIVER_GH100_550.144.03", NULL,
+		  "/v1/rim/NV_GPU_DRIVER_GH100_550.144.03" },
+		{ CACHE_KIND_PCCS, "/sgx/certification/v4/tcb",
+		  "fmspc=00906ED50000&update=Early",
+		  "/sgx/certification/v4/tcb?fmspc=00906ED50000&update=early" },
+		{ CACHE_KIND_KDS, "/vcek/v1/Milan/cert_chain", NULL,
+		  "/vcek/v1/Milan/cert_chain" },
+	};
+	union typed_room	 typed;
+	struct kind_call	 c, r;
+	char			 canon[KIND_CANON_BYTES], rcanon[KIND_CANON_BYTES];
+	char			 why[PCCS_WHY_MAX];
+	uint8_t			 key[CACHE_KEY_MAX_BYTES];
+	size_t			 i, klen;
+	int			 status;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(parse_get(ok[i].kind, ok[i].path, ok[i].query,
+		    &typed, canon, &c, &status, why, sizeof(why)), 0);
+		assert_string_equal(c.method, "GET");
+		assert_string_equal(c.path, ok[i].canon);
+		assert_int_equal(c.keep_len, strlen(ok[i].canon));
+		assert_memory_equal(c.keep, ok[i].canon, c.keep_len);
+		assert_int_equal(kind_table[ok[i].kind]->request_key(c.keep,
+		    c.keep_len, key, &klen), 0);
+		assert_int_equal(c.klen, klen);
+		assert_memory_equal(c.key, key, klen);
+		assert_int_equal(kind_table[ok[i].kind]->restore(c.keep,
+		    c.keep_len, typed.b, rcanon, &r), 0);
+		assert_string_equal(r.path, c.path);
+		assert_int_equal(r.klen, c.klen);
+		assert_memory_equal(r.key, c.key, c.klen);
+		assert_int_equal(r.typed, c.typed);
+	}
+	assert_int_equal(parse_get(CACHE_KIND_RIM, "/v1/rim/../etc", NULL,
+	    &typed, canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 400);
+	assert_int_equal(parse_get(CACHE_KIND_PCCS, "/sgx/certification/v3/tcb",
+	    "fmspc=00906ED50000", &typed, canon, &c, &status, why,
+	    sizeof(why)), -1);
+	assert_int_equal(status, 410);
+	assert_int_equal(parse_get(CACHE_KIND_KDS, "/vcek/v1/Milan/cert_chain",
+	    "x=1", &typed, canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 400);
+	assert_true(why[0] != '\0');
+	/* KDS's canonical form only: what a client may write, a store may not. */
+	assert_int_equal(kind_table[CACHE_KIND_KDS]->restore(
+	    (const uint8_t *)"/vcek/v1/Milan/cert_chain?", 26, typed.b, rcanon,
+	    &r), -1);
+}
+
+/* The OCSP kind's parse: a POST says what it is and fits, or is refused with its HTTP status; a path is no request. */
+static void
+test_parse_ocsp(void **state)
+{
+	static const uint8_t	 junk[] = { 0x30, 0x03, 0x02, 0x01, 0x00 };
+	union typed_room	 typed;
+	struct kind_ask		 in = { KIND_POST, "/ocsp", NULL,
+				    "application/ocsp-request", junk,
+				    sizeof(junk) };
+	struct kind_call	 c;
+	char			 canon[KIND_CANON_BYTES], why[128];
+	int			 status;
+
+	(void)state;
+	in.content_type = "text/plain";
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->parse(&in, typed.b,
+	    canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 415);
+	in.content_type = "application/ocsp-request; x=y";
+	in.body_len = OCSP_MAX_REQUEST_BYTES + 1;
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->parse(&in, typed.b,
+	    canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 413);
+	in.body_len = 0;
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->parse(&in, typed.b,
+	    canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 400);
+	assert_string_equal(why, "");
+	in.body_len = sizeof(junk);
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->parse(&in, typed.b,
+	    canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 400);
+	assert_true(why[0] != '\0');
+	/* A GET's request has no media type to check. */
+	in.method = KIND_GET;
+	in.content_type = NULL;
+	assert_int_equal(kind_table[CACHE_KIND_OCSP]->parse(&in, typed.b,
+	    canon, &c, &status, why, sizeof(why)), -1);
+	assert_int_equal(status, 400);
 }
 
 /* The key of a canonical request: a RIM's id, a PCCS path, a KDS canonical path; anything else of the kind's refused. */
@@ -258,6 +384,8 @@ main(void)
 		cmocka_unit_test(test_sections_and_names),
 		cmocka_unit_test(test_rows_whole),
 		cmocka_unit_test(test_request_key),
+		cmocka_unit_test(test_parse_restore),
+		cmocka_unit_test(test_parse_ocsp),
 		cmocka_unit_test(test_servable_expiry),
 		cmocka_unit_test(test_servable_skew),
 		cmocka_unit_test(test_base_url),

@@ -26,6 +26,7 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/entry.h"
+#include "entry/kind.h"
 #include "proxy/fetch/fetch.h"
 #include "proxy/gen.h"
 #include "proxy/metrics.h"
@@ -42,37 +43,44 @@ struct gen;
 /*
  * What a route hands to the service: the cache key and the upstream
  * exchange, both rebuilt from validated, typed fields of the client's
- * request (never copied from it unchecked), and what to keep for refresh.
+ * request by the kind's parse (never copied from it unchecked), and what
+ * to keep for refresh; then what only the wire adds.
  */
 struct svc_call {
-	uint8_t			 key[CACHE_KEY_MAX_BYTES];
-	size_t			 klen;
-	const char		*method;	/* "GET" or "POST" */
-	const char		*path;		/* appended to the upstream URL */
-	const char		*content_type;	/* POST */
-	const char		*accept;
-	const uint8_t		*body;		/* POST body, copied */
-	size_t			 body_len;
-	const uint8_t		*keep;		/* stored with the entry to refresh it */
-	size_t			 keep_len;
+	union {		/* first: svc_call_parse clears what follows it */
+		/* What the kind's parse and restore fill (svc_call_parse). */
+		struct kind_call	 kind;
+		/*
+		 * The same fields by their own names (entry/kind.h's
+		 * KIND_CALL_FIELDS): key, klen, method, path, content_type,
+		 * accept, body (a POST's, copied), body_len, keep, keep_len,
+		 * typed (1: query holds the typed request).
+		 */
+		struct {
+			KIND_CALL_FIELDS
+		};
+	};
 	int			 own_nonce;	/* OCSP: stapled chose the nonce */
 	unsigned		 route;		/* METRICS_ROUTE(kind, i) */
 	char			 variant[16];	/* how this client wants it ("hex", "der") */
 	const char		*extra_header;	/* sent upstream ("Name: value"), or NULL */
-	int			 typed;		/* 1: query holds the typed request */
 	/*
 	 * The kind's typed request (entry/'s struct pccs_req, struct
-	 * kds_req ...) as its route parsed it, or as its refresh_call
-	 * rebuilt it from the stored request; unused by kinds whose key
-	 * says all. Copied with the call, so verify and serve read it
-	 * rather than parsing the path again. The route copies its struct
-	 * in and out (memcpy), checking at compile time that it fits.
+	 * kds_req ...) as its parse made it, or its restore remade it from
+	 * the stored request; read only when typed is set. Copied with the
+	 * call, so verify and serve read it rather than parsing the path
+	 * again (a route copies it out with memcpy, checking at compile
+	 * time that its struct fits).
 	 */
 	union {
 		max_align_t	 align;
 		unsigned char	 bytes[SVC_QUERY_BYTES];
 	}			 query;	/* last: svc_call_init leaves it */
 };
+_Static_assert(offsetof(struct svc_call, own_nonce) == sizeof(struct kind_call),
+    "the wire's fields follow the kind's");
+_Static_assert(KIND_TYPED_BYTES <= SVC_QUERY_BYTES,
+    "a kind's typed request travels in struct svc_call");
 
 /*
  * A call with every field zero but the typed request's room, which only
@@ -82,6 +90,55 @@ static inline void
 svc_call_init(struct svc_call *c)
 {
 	memset(c, 0, offsetof(struct svc_call, query));
+}
+
+/*
+ * A client's request `in` into the call c for kind k by the kind's parse
+ * (kind_table[k]->parse), in place: c is made afresh (as svc_call_init,
+ * but the key past klen is left as it was), the typed request parsed
+ * into c->query and the exchange, key and keep into c->kind. canon is the room (KIND_CANON_BYTES) c->path and c->keep may
+ * point into, and c->body may point into in's body: the caller keeps both
+ * while c is used, and adds what only the wire knows (route, variant,
+ * extra_header). 0, or -1 with *status and why as the parse sets them,
+ * for the route to answer in its own words.
+ */
+static inline int
+svc_call_parse(struct svc_call *c, enum cache_kind k,
+    const struct kind_ask *in, char *canon, int *status, char *why,
+    size_t whylen)
+{
+	/* The parse sets every field of c->kind: only the wire's are cleared. */
+	memset((char *)c + sizeof(c->kind), 0, offsetof(struct svc_call, query) -
+	    sizeof(c->kind));
+	return kind_table[k]->parse(in, c->query.bytes, canon, &c->kind,
+	    status, why, whylen);
+}
+
+/*
+ * A refresh's call for kind k from the stored entry b by the kind's
+ * restore (kind_table[k]->restore), as svc_call_parse: into c, which the
+ * caller zeroed but for the key, with canon kept while c is used (c->body
+ * and c->keep may point into b). The key stays the caller's, the stored
+ * entry's: a refresh renews the entry it was asked for, whatever its
+ * request keys to. 0, or -1 when b holds no canonical request of the
+ * kind.
+ */
+static inline int
+svc_call_restore(struct svc_call *c, enum cache_kind k,
+    const struct cache_body *b, char *canon)
+{
+	uint8_t	key[CACHE_KEY_MAX_BYTES];
+	size_t	klen = c->klen;
+
+	if (b->request == NULL || klen > sizeof(key))
+		return -1;
+	memcpy(key, c->key, klen);
+	if (kind_table[k]->restore(b->request, b->request_len, c->query.bytes,
+	    canon, &c->kind) == -1)
+		return -1;
+	memcpy(c->key, key, klen);
+	c->klen = klen;
+	return 0;
 }
 
 /* Bytes to store; pointers valid while the fetch result is. */
@@ -131,7 +188,8 @@ struct svc_ops {
 	void			 (*serve_failed)(struct svc *, struct http_req *,
 				    const struct svc_call *, const char *why);
 	/*
-	 * Rebuild the upstream exchange for a refresh from a stored entry.
+	 * Rebuild the upstream exchange for a refresh from a stored entry:
+	 * the kind's restore (svc_call_restore) and what only the wire adds.
 	 * Anything allocated goes in *scratch (freed by the caller).
 	 */
 	int			 (*refresh_call)(struct svc *, const uint8_t *key,

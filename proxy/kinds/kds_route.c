@@ -15,6 +15,7 @@
 #include "entry/entry.h"
 #include "entry/judge.h"
 #include "entry/kds.h"
+#include "entry/kind.h"
 #include "proxy/http/http.h"
 #include "proxy/http/httpcache.h"
 #include "proxy/kinds/route.h"
@@ -94,43 +95,22 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	    METRICS_RES_NOT_MODIFIED : result;
 }
 
-/* The call for r, whose canonical path (the key, the stored request) is canon. */
-static void
-call_for(struct svc_call *c, const char *canon, const struct kds_req *r)
-{
-	size_t	n = strlen(canon);
-
-	svc_call_init(c);
-	memcpy(c->query.bytes, r, sizeof(*r));
-	c->typed = 1;
-	memcpy(c->key, canon, n);
-	c->klen = n;
-	c->method = "GET";
-	c->path = canon;
-	c->keep = (const uint8_t *)canon;
-	c->keep_len = n;
-	c->route = KDS_ROUTE;
-}
-
+/* A refresh asks the stored canonical path again (kind_kds's restore). */
 static int
 kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
-	struct kds_req	 r;
-	const char	*why;
-	char		*canon;
+	char	*canon;
 
 	(void)s;
 	(void)key;
 	(void)klen;
-	if (b->request == NULL || b->request_len == 0 ||
-	    b->request_len >= KDS_PATH_MAX ||
-	    (canon = strndup((const char *)b->request, b->request_len)) == NULL)
+	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
 		return -1;
-	*scratch = canon;
-	if (kds_parse_canon(canon, &r, &why) == -1)
+	*scratch = canon;	/* c->path points into it */
+	if (svc_call_restore(c, CACHE_KIND_KDS, b, canon) == -1)
 		return -1;
-	call_for(c, canon, &r);
+	c->route = KDS_ROUTE;
 	return 0;
 }
 
@@ -163,26 +143,26 @@ refuse(struct http_req *req, int status, const char *why)
 	http_reply(req, status, status == 404 ? "Not Found" : "Bad Request");
 }
 
-/* GET: `path` percent-decoded, `query` raw (may be NULL). */
+/* GET: `path` percent-decoded, `query` raw (may be NULL), parsed by the KDS kind. */
 static void
 kds_get(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
-	struct kds_req	r;
+	struct kind_ask	in;
 	struct svc_call	c;
-	char		canon[KDS_PATH_MAX];
-	const char	*why;
+	char		canon[KIND_CANON_BYTES], why[128];
 	int		status;
 
-	if (kds_parse_request(path, query, &r, &why, &status) == -1) {
+	memset(&in, 0, sizeof(in));
+	in.method = KIND_GET;
+	in.path = path;
+	in.query = query;
+	if (svc_call_parse(&c, CACHE_KIND_KDS, &in, canon, &status, why,
+	    sizeof(why)) == -1) {
 		refuse(req, status, why);
 		return;
 	}
-	if (kds_canon(&r, canon, sizeof(canon)) == -1) {
-		refuse(req, 400, "request too long");	/* a parsed one always fits */
-		return;
-	}
-	call_for(&c, canon, &r);
+	c.route = KDS_ROUTE;
 	svc_handle(s, req, &c);
 }
 

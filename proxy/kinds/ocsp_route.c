@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <event2/buffer.h>
@@ -150,33 +149,31 @@ ocsp_serve_final(struct svc *s, struct http_req *req,
 	ocsp_serve_failed(s, req, c, NULL);
 }
 
-/* A refresh carries stapled's own nonce, so a fresh answer proves itself. */
+/*
+ * A refresh asks the stored request again (kind_ocsp's restore) with
+ * stapled's own nonce, so a fresh answer proves itself.
+ */
 static int
 ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
 	uint8_t	 nonce[OCSP_NONCE_BYTES];
 	uint8_t	*der;
+	char	 canon[KIND_CANON_BYTES];	/* unused: the call points into b */
 	size_t	 len;
 
 	(void)s;
 	(void)key;
 	(void)klen;
-	if (b->request == NULL || b->request_len == 0 ||
+	if (svc_call_restore(c, CACHE_KIND_OCSP, b, canon) == -1 ||
 	    RAND_bytes(nonce, sizeof(nonce)) != 1)
 		return -1;
 	if ((der = ocsp_req_renonce(b->request, b->request_len, nonce,
 	    sizeof(nonce), &len)) == NULL)
 		return -1;
 	*scratch = der;
-	c->method = "POST";
-	c->path = "";
-	c->content_type = kind_ocsp.post_type;
-	c->accept = kind_ocsp.accept;
 	c->body = der;
 	c->body_len = len;
-	c->keep = b->request;
-	c->keep_len = b->request_len;
 	c->own_nonce = 1;
 	c->route = OCSP_ROUTE_POST;
 	return 0;
@@ -230,58 +227,51 @@ reply_http_error(struct http_req *req, int code, const char *reason,
 	http_error(req, code, reason);
 }
 
-/* The client's request goes upstream verbatim, nonce included: the first caller gets a nonce match. */
+/*
+ * The client's request, parsed by the OCSP kind (kind_ocsp's parse),
+ * goes upstream verbatim, nonce included: the first caller gets a nonce
+ * match. What the kind refuses as no request at all is malformedRequest
+ * (an empty body, unlogged, is none either); a POST's wrong media type
+ * or size is an HTTP error.
+ */
 static void
-handle_der(struct svc *s, struct http_req *req, const uint8_t *der,
-    size_t len, unsigned route)
+handle_ask(struct svc *s, struct http_req *req, const struct kind_ask *in,
+    unsigned route)
 {
 	struct svc_call	c;
-	struct ocsp_req	r;
-	const char	*why;
+	char		canon[KIND_CANON_BYTES], why[128];
+	int		status;
 
-	svc_call_init(&c);
-	if (entry_ocsp_request(der, len, &r, c.key, &why) == -1) {
-		log_debug("ocsp: malformed request (%zu bytes): %s", len, why);
-		reply_malformed(req, route);
+	if (svc_call_parse(&c, CACHE_KIND_OCSP, in, canon, &status, why,
+	    sizeof(why)) == -1) {
+		if (status == 415)
+			reply_http_error(req, 415, "Unsupported Media Type", route);
+		else if (status == 413)
+			reply_http_error(req, 413, "Payload Too Large", route);
+		else {
+			if (in->body_len > 0)
+				log_debug("ocsp: malformed request (%zu bytes): %s",
+				    in->body_len, why);
+			reply_malformed(req, route);
+		}
 		return;
 	}
-	c.klen = OCSP_KEY_BYTES;
-	c.method = "POST";
-	c.path = "";
-	c.content_type = kind_ocsp.post_type;
-	c.accept = kind_ocsp.accept;
-	c.body = der;
-	c.body_len = len;
-	c.keep = der;
-	c.keep_len = len;
 	c.route = route;
 	svc_handle(s, req, &c);
 }
 
 /* POST with a DER body. */
 static void
-ocsp_handle_post(struct svc *s, struct http_req *req)
+ocsp_handle_post(struct svc *s, struct http_req *req, const char *path)
 {
-	const uint8_t	*body;
-	const char	*ct;
-	size_t		 len;
+	struct kind_ask	in;
 
-	body = http_req_body(req, &len);
-	ct = http_req_header(req, "Content-Type");
-	if (ct == NULL || strncasecmp(ct, "application/ocsp-request", 24) != 0 ||
-	    (ct[24] != '\0' && ct[24] != ';' && ct[24] != ' ')) {
-		reply_http_error(req, 415, "Unsupported Media Type", OCSP_ROUTE_POST);
-		return;
-	}
-	if (len > OCSP_MAX_REQUEST_BYTES) {
-		reply_http_error(req, 413, "Payload Too Large", OCSP_ROUTE_POST);
-		return;
-	}
-	if (len == 0) {
-		reply_malformed(req, OCSP_ROUTE_POST);
-		return;
-	}
-	handle_der(s, req, body, len, OCSP_ROUTE_POST);
+	in.method = KIND_POST;
+	in.path = path;
+	in.query = NULL;
+	in.body = http_req_body(req, &in.body_len);
+	in.content_type = http_req_header(req, "Content-Type");
+	handle_ask(s, req, &in, OCSP_ROUTE_POST);
 }
 
 /*
@@ -364,6 +354,7 @@ static int
 ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 {
 	unsigned char	 der[OCSP_MAX_REQUEST_BYTES + 3];
+	struct kind_ask	 in;
 	const char	*b64;
 	int		 prefixed, len;
 
@@ -375,10 +366,17 @@ ocsp_handle_get(struct svc *s, struct http_req *req, const char *path)
 	/* At the root only a DER SEQUENCE is a request: /health is no OCSP GET. */
 	if (!prefixed && (len < 1 || der[0] != OCSP_DER_SEQUENCE))
 		return -1;
-	if (len < 0)
+	if (len < 0) {
 		reply_malformed(req, OCSP_ROUTE_GET);
-	else
-		handle_der(s, req, der, (size_t)len, OCSP_ROUTE_GET);
+		return 0;
+	}
+	in.method = KIND_GET;
+	in.path = path;
+	in.query = NULL;
+	in.content_type = NULL;
+	in.body = der;
+	in.body_len = (size_t)len;
+	handle_ask(s, req, &in, OCSP_ROUTE_GET);
 	return 0;
 }
 
@@ -392,7 +390,7 @@ ocsp_handle(struct svc *s, struct http_req *req, const char *path,
 	case HTTP_POST:
 		if (!ocsp_is_post_path(s, path))
 			return -1;
-		ocsp_handle_post(s, req);
+		ocsp_handle_post(s, req, path);
 		return 0;
 	case HTTP_GET:
 	case HTTP_HEAD:

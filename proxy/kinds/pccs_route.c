@@ -17,6 +17,7 @@
 #include "cache/store.h"
 #include "entry/conf.h"
 #include "entry/judge.h"
+#include "entry/kind.h"
 #include "entry/pccs.h"
 #include "entry/file.h"
 #include "proxy/http/http.h"
@@ -225,50 +226,34 @@ pccs_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 
 /* ---- requests --------------------------------------------------------------- */
 
-/* Fill the call's key and upstream path from a canonical path. */
+/* Intel wants the API key for PCK certificates only; no one else sees it. */
 static void
-call_for(struct svc *s, struct svc_call *c, const char *canon,
-    const struct pccs_req *r, const char *variant)
+call_api_key(struct svc *s, struct svc_call *c, const struct pccs_req *r)
 {
 	const struct pccs_trust	*t = svc_key(s);
 
-	svc_call_init(c);
-	memcpy(c->query.bytes, r, sizeof(*r));
-	c->typed = 1;
-	/* Cannot fail for a path under PCCS_PATH_MAX; an empty key matches nothing. */
-	if (pccs_key(canon, c->key, &c->klen) == -1)
-		c->klen = 0;
-	c->method = "GET";
-	c->path = canon;
-	c->keep = (const uint8_t *)canon;
-	c->keep_len = strlen(canon);
-	c->route = PCCS_ROUTE;
-	snprintf(c->variant, sizeof(c->variant), "%s", variant ? variant : "");
-	/* Intel wants the key for PCK certificates only; no one else sees it. */
 	if (t != NULL && t->have_key && pccs_wants_api_key(r))
 		c->extra_header = t->header;
 }
 
+/* A refresh asks the stored canonical path again (kind_pccs's restore). */
 static int
 pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
 	struct pccs_req	 r;
-	const char	*why;
-	char		*path;
+	char		*canon;
 
 	(void)key;
 	(void)klen;
-	if (b->request == NULL || b->request_len == 0 ||
-	    b->request_len >= PCCS_PATH_MAX ||
-	    (path = strndup((const char *)b->request, b->request_len)) == NULL)
+	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
 		return -1;
-	if (pccs_parse_canon(path, &r, &why) == -1) {
-		free(path);
+	*scratch = canon;	/* c->path points into it */
+	if (svc_call_restore(c, CACHE_KIND_PCCS, b, canon) == -1)
 		return -1;
-	}
-	*scratch = path;
-	call_for(s, c, path, &r, NULL);
+	c->route = PCCS_ROUTE;
+	call_req(c, &r);
+	call_api_key(s, c, &r);
 	return 0;
 }
 
@@ -304,38 +289,39 @@ answer_text(struct http_req *req, int status, const char *reason,
 	http_reply(req, status, reason);
 }
 
-/* GET: `path` percent-decoded, `query` raw (may be NULL). */
+/* GET: `path` percent-decoded, `query` raw (may be NULL), parsed by the PCCS kind. */
 static void
 pccs_get(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
-	struct pccs_req	 r;
+	struct kind_ask	 in;
 	struct svc_call	 c;
-	char		 canon[PCCS_PATH_MAX], why[PCCS_WHY_MAX];
+	struct pccs_req	 r;
+	char		 canon[KIND_CANON_BYTES], why[PCCS_WHY_MAX];
+	int		 status;
 
-	switch (pccs_parse(path, query, &r, why, sizeof(why))) {
-	case PCCS_PARSE_OK:
-		break;
-	case PCCS_PARSE_GONE:
+	memset(&in, 0, sizeof(in));
+	in.method = KIND_GET;
+	in.path = path;
+	in.query = query;
+	if (svc_call_parse(&c, CACHE_KIND_PCCS, &in, canon, &status, why,
+	    sizeof(why)) == 0) {
+		call_req(&c, &r);
+		/* How the client wants a CRL: the wire's, read when serving. */
+		snprintf(c.variant, sizeof(c.variant), "%s", r.variant);
+		c.route = PCCS_ROUTE;
+		call_api_key(s, &c, &r);
+		svc_handle(s, req, &c);
+	} else if (status == 410) {
 		metrics.requests[PCCS_ROUTE][METRICS_RES_FINAL]++;
 		answer_text(req, 410, "Gone", why);
-		return;
-	case PCCS_PARSE_NOT_FOUND:
+	} else if (status == 404) {
 		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		http_error(req, 404, "Not Found");
-		return;
-	default:
+	} else {
 		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
 		answer_text(req, 400, "Bad Request", why);
-		return;
 	}
-	if (pccs_canon(&r, canon, sizeof(canon)) == -1) {
-		metrics.requests[PCCS_ROUTE][METRICS_RES_HTTP_ERROR]++;
-		answer_text(req, 400, "Bad Request", "the request is too long");
-		return;
-	}
-	call_for(s, &c, canon, &r, r.variant);
-	svc_handle(s, req, &c);
 }
 
 /* route_handle_fn: GET and HEAD under /sgx/certification/ and /tdx/certification/. */

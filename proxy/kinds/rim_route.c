@@ -108,27 +108,21 @@ rim_serve_failed(struct svc *s, struct http_req *req,
 	    (const uint8_t *)msg, (size_t)n);
 }
 
+/* A refresh asks the stored path again (kind_rim's restore). */
 static int
 rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
     const struct cache_body *b, struct svc_call *c, void **scratch)
 {
-	char	*path;
+	char	*canon;
 
 	(void)s;
 	(void)key;
 	(void)klen;
-	if (b->request == NULL || b->request_len == 0 ||
-	    b->request_len >= ENTRY_RIM_PATH_BYTES ||
-	    (path = malloc(b->request_len + 1)) == NULL)
+	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
 		return -1;
-	memcpy(path, b->request, b->request_len);
-	path[b->request_len] = '\0';
-	*scratch = path;
-	c->method = "GET";
-	c->path = path;
-	c->accept = kind_rim.accept;
-	c->keep = b->request;
-	c->keep_len = b->request_len;
+	*scratch = canon;	/* c->path points into it */
+	if (svc_call_restore(c, CACHE_KIND_RIM, b, canon) == -1)
+		return -1;
 	c->route = RIM_ROUTE;
 	return 0;
 }
@@ -145,44 +139,33 @@ static const struct svc_ops	rim_ops = {
 	.refresh_call = rim_refresh_call,
 };
 
-/* GET /v1/rim/{id}: `id` is the percent-decoded path after ENTRY_RIM_PATH_PREFIX. */
-static void
-rim_handle_get(struct svc *s, struct http_req *req, const char *id)
-{
-	struct svc_call	c;
-	char		path[ENTRY_RIM_PATH_BYTES];
-	size_t		n = strlen(id);
-
-	if (entry_rim_path(id, n, path) == -1) {
-		metrics.requests[RIM_ROUTE][METRICS_RES_HTTP_ERROR]++;
-		http_error(req, 400, "Bad Request");
-		return;
-	}
-	svc_call_init(&c);
-	memcpy(c.key, id, n);
-	c.klen = n;
-	c.method = "GET";
-	c.path = path;
-	c.accept = kind_rim.accept;
-	c.keep = (const uint8_t *)path;
-	c.keep_len = strlen(path);
-	c.route = RIM_ROUTE;
-	svc_handle(s, req, &c);
-}
-
-/* route_handle_fn: GET and HEAD on the RIM service's own path (entry/rim.h). */
+/* route_handle_fn: GET and HEAD on the RIM service's own path (entry/rim.h), parsed by the RIM kind. */
 static int
 rim_handle(struct svc *s, struct http_req *req, const char *path,
     const char *query)
 {
-	size_t	n = strlen(ENTRY_RIM_PATH_PREFIX);
+	struct kind_ask	in;
+	struct svc_call	c;
+	char		canon[KIND_CANON_BYTES], why[128];
+	int		status;
 
-	(void)query;
 	if ((http_req_method(req) != HTTP_GET &&
 	    http_req_method(req) != HTTP_HEAD) ||
-	    strncmp(path, ENTRY_RIM_PATH_PREFIX, n) != 0)
+	    strncmp(path, ENTRY_RIM_PATH_PREFIX,
+	    strlen(ENTRY_RIM_PATH_PREFIX)) != 0)
 		return -1;
-	rim_handle_get(s, req, path + n);
+	memset(&in, 0, sizeof(in));
+	in.method = KIND_GET;
+	in.path = path;
+	in.query = query;
+	if (svc_call_parse(&c, CACHE_KIND_RIM, &in, canon, &status, why,
+	    sizeof(why)) == -1) {
+		metrics.requests[RIM_ROUTE][METRICS_RES_HTTP_ERROR]++;
+		http_error(req, 400, "Bad Request");
+		return 0;
+	}
+	c.route = RIM_ROUTE;
+	svc_handle(s, req, &c);
 	return 0;
 }
 

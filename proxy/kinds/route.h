@@ -14,8 +14,11 @@
  *     how it serves an entry and a failure, how a refresh rebuilds its
  *     call, and its metrics labels;
  *   - its struct route below, <row>_route: the ops, the handler that
- *     claims its paths and turns a request into a struct svc_call (key,
- *     upstream exchange, typed request), and its command-line help.
+ *     claims its paths, has the kind's parse (struct kind, entry/kind.h)
+ *     turn the request into a struct svc_call (svc_call_parse: key,
+ *     upstream exchange, typed request), answers its refusals in the
+ *     wire's words and adds what only the wire knows (its metrics
+ *     route, a variant, an extra header), and its command-line help.
  * The router, the generation's services, the metrics, stapled's flags
  * and the daemon's per-kind loops all read route_table, which the list
  * of kinds (entry/kinds.h) makes: nothing else in proxy/ names a kind.

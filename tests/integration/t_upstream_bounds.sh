@@ -71,7 +71,7 @@ def get(host, port, path, timeout, out, i):
     out[i] = (status, (time.monotonic() - t0) * 1000)
 
 host, port, uport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-n, timeout = int(sys.argv[4]), float(sys.argv[5])
+n, timeout, spid = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 out = [None] * n
 ts = [threading.Thread(target=get, args=(host, port,
       "/v1/rim/NV_BOUNDS_TEST_%d" % i, timeout, out, i)) for i in range(n)]
@@ -79,9 +79,9 @@ for t in ts:
     t.start()
 maxconn = 0
 while any(t.is_alive() for t in ts):
-    maxconn = max(maxconn, upstream_conns(uport))
+    maxconn = max(maxconn, upstream_conns(uport, spid))
     time.sleep(0.02)
-maxconn = max(maxconn, upstream_conns(uport))
+maxconn = max(maxconn, upstream_conns(uport, spid))
 counts = {}
 for st, _ in out:
     counts[st] = counts.get(st, 0) + 1
@@ -99,7 +99,7 @@ cat >"$T/cap.json" <<JSON
 JSON
 STAPLED_CACHE=$T/c1 stapled_start d1 -f "$T/cap.json" \
     --rim-upstream "http://127.0.0.1:$UHANG"
-PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/misses.py" 127.0.0.1 "$SPORT" "$UHANG" "$NCLIENTS" 15 >"$T/misses.out" ||
+PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/misses.py" 127.0.0.1 "$SPORT" "$UHANG" "$NCLIENTS" 15 "$SPID" >"$T/misses.out" ||
     fail "the client script failed"
 note "$(tr '\n' ' ' <"$T/misses.out")"
 val() { sed -n "s/^$1=//p" "$T/misses.out"; }
@@ -247,11 +247,12 @@ from http1 import read_to_close
 from netstat import upstream_conns
 
 port, uport, n, tmp = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+spid = int(sys.argv[5])
 
 def watch(secs):
     m, t0 = 0, time.monotonic()
     while time.monotonic() - t0 < secs:
-        m = max(m, upstream_conns(uport))
+        m = max(m, upstream_conns(uport, spid))
         time.sleep(0.02)
     return m
 
@@ -286,7 +287,7 @@ print("total_max=%d" % max(total, watch(0.5)))
 for t in ts:
     t.join()
 PYEOF
-	PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/half.py" "$SPORT" "$UHALF" $((CAP + 4)) "$T" >"$T/half.out" ||
+	PYTHONPATH="$top_srcdir/tests/integration" "$PY" "$T/half.py" "$SPORT" "$UHALF" $((CAP + 4)) "$T" "$SPID" >"$T/half.out" ||
 	    fail "the half-cap client script failed"
 	note "$(tr '\n' ' ' <"$T/half.out")"
 	hval() { sed -n "s/^$1=//p" "$T/half.out"; }

@@ -7,6 +7,7 @@
 
 #include "entry/conf.h"
 #include "entry/conf_int.h"
+#include "entry/kind.h"
 
 const char *const config_mode_str[2] = {
 	[CONFIG_MODE_CACHE_FIRST] = "cache_first",
@@ -42,10 +43,10 @@ config_upstream_tls(const struct config *cfg, enum cache_kind svc)
 }
 
 long
-config_retention_s(const struct config_service *s)
+config_retention_s(const struct config_service *s, enum cache_kind kind)
 {
 	return s->retention_s > 0 ? s->retention_s :
-	    CONFIG_DEFAULT_RIM_RETENTION_S;
+	    kind_table[kind]->conf.retention_s;
 }
 
 long

@@ -45,8 +45,6 @@
 #define CONFIG_MAX_MAX_ENTRIES			1000000000L
 /* Of the map, what the default caps fill together; the rest is the free list's and the B-tree's slack. */
 #define CONFIG_MAP_FILL_PCT			80
-/* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
-#define CONFIG_DEFAULT_RIM_RETENTION_S		(30L * 24 * 3600)
 
 /*
  * The services are the kinds (entry/kinds.h): struct config's svc[k] is
@@ -227,8 +225,11 @@ const struct config_upstream_tls *config_upstream_tls(const struct config *,
  */
 int	config_upstream_tls_check(const struct config *, char *err,
 	    size_t errlen);
-/* How long a RIM is kept: rim.retention_s, its 0 meaning the default. */
-long	config_retention_s(const struct config_service *);
+/*
+ * How long an entry of kind is kept: its section's retention_s, its 0
+ * meaning the kind's default (its row's conf.retention_s).
+ */
+long	config_retention_s(const struct config_service *, enum cache_kind kind);
 /*
  * A service's entry cap: max_entries when set (0: none), else what a map
  * of map_bytes holds of its kind: CONFIG_MAP_FILL_PCT of the map, the

@@ -84,8 +84,7 @@ entry_rim_admit(struct rim_trust *rt, struct ocsp_trust *ot,
     const struct entry_stored *stored, time_t now,
     struct entry_rim_admission *out)
 {
-	long	keep = q->retention_s > 0 ? q->retention_s :
-	    CONFIG_DEFAULT_RIM_RETENTION_S;
+	long	keep = q->retention_s > 0 ? q->retention_s : RIM_RETENTION_S;
 
 	memset(out, 0, sizeof(*out));
 	if (q->klen > RIM_ID_MAX_CHARS)
@@ -146,8 +145,8 @@ rim_kind_admit(const struct entry_rules *r, const struct entry_query *q,
     time_t now, struct entry_judgement *out)
 {
 	struct entry_rim_question	 rq = { q->key, q->klen,
-	    config_retention_s(entry_rules_section(r,
-	    CACHE_KIND_RIM)), q->fetched_at };
+	    config_retention_s(entry_rules_section(r, CACHE_KIND_RIM),
+	    CACHE_KIND_RIM), q->fetched_at };
 
 	if (r->trust[CACHE_KIND_RIM] == NULL)
 		return entry_judged(out, ENTRY_REFUSE, "rim: no trust store");
@@ -312,6 +311,6 @@ const struct kind kind_rim = {
 	.conf = {
 		.upstream = RIM_UPSTREAM,
 		.keys = KIND_CONF_ANCHORS | KIND_CONF_RETENTION,
-		.retention_s = CONFIG_DEFAULT_RIM_RETENTION_S,
+		.retention_s = RIM_RETENTION_S,
 	},
 };

@@ -13,6 +13,9 @@
 #include "entry/kinds.h"
 #include "entry/entry.h"
 
+/* RIMs are version-addressed: kept a month, served stale while upstreams fail. */
+#define RIM_RETENTION_S		(30L * 24 * 3600)
+
 /* RIMs are version-addressed: valid this long from the fetch on, refreshed meanwhile. */
 
 /* NVIDIA's RIM service path, GET {base}/v1/rim/{id}; the id is the cache key. */

@@ -903,9 +903,11 @@ test_service_defaults(void **state)
 	}
 	/* retention_s 0 means the default; any other value is itself. */
 	cfg.svc[CACHE_KIND_RIM].retention_s = 0;
-	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM]), 30L * 24 * 3600);
+	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM],
+	    CACHE_KIND_RIM), 30L * 24 * 3600);
 	cfg.svc[CACHE_KIND_RIM].retention_s = 60;
-	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM]), 60);
+	assert_int_equal(config_retention_s(&cfg.svc[CACHE_KIND_RIM],
+	    CACHE_KIND_RIM), 60);
 	config_free(&cfg);
 }
 

@@ -82,8 +82,8 @@ test_client_store(void **state)
 	assert_int_equal(ad.meta.kind, CACHE_KIND_RIM);
 	assert_int_equal(ad.meta.this_update, NOW_2026);
 	assert_int_equal(ad.meta.produced_at, NOW_2026);
-	assert_int_equal(ad.meta.next_update, NOW_2026 + CONFIG_DEFAULT_RIM_RETENTION_S);
-	assert_int_equal(CONFIG_DEFAULT_RIM_RETENTION_S, 30 * DAY_S);
+	assert_int_equal(ad.meta.next_update, NOW_2026 + RIM_RETENTION_S);
+	assert_int_equal(RIM_RETENTION_S, 30 * DAY_S);
 	assert_int_equal(ad.keep_stored, 0);
 	/* Leaf, two CAs, the CoRIM root: the CAs under the root join the pool. */
 	assert_int_equal(ad.result.chain.n, 4);
@@ -122,7 +122,7 @@ test_bundle_store(void **state)
 	    NOW_2026, &ad), ENTRY_STORE);
 	assert_int_equal(ad.meta.this_update, NOW_2026 - 3 * DAY_S);
 	assert_int_equal(ad.meta.produced_at, NOW_2026 - 3 * DAY_S);
-	assert_int_equal(ad.meta.next_update, NOW_2026 + CONFIG_DEFAULT_RIM_RETENTION_S);
+	assert_int_equal(ad.meta.next_update, NOW_2026 + RIM_RETENTION_S);
 	entry_rim_admission_free(&ad);
 
 	q.fetched_at = NOW_2026 + 60;	/* a clock ahead: now instead */

@@ -44,7 +44,7 @@
 #define MILAN_QUERY	"blSPL=3&teeSPL=0&snpSPL=8&ucodeSPL=115"
 #define NOW_2026	((time_t)1782864000)	/* inside the driver RIM chain's window */
 #define DAY_S		86400
-#define RIM_RETENTION_S	(30 * DAY_S)
+#define RIM_KEPT_S	(30 * DAY_S)
 
 /* The response of entry i: its number, then a pattern of it. */
 static void
@@ -537,7 +537,7 @@ test_rim(void **state)
 	json = tv_rim_envelope(TV_RIM_DRIVER_ID, TV_RIM_DRIVER_XML);
 	assert_int_equal(entry_rim_path(TV_RIM_DRIVER_ID, strlen(TV_RIM_DRIVER_ID), req), 0);
 	store_meta(&m, CACHE_KIND_RIM, fetched);
-	m.next_update = fetched + RIM_RETENTION_S;
+	m.next_update = fetched + RIM_KEPT_S;
 	memset(&b, 0, sizeof(b));
 	b.request = (const uint8_t *)req;
 	b.request_len = strlen(req);
@@ -562,7 +562,7 @@ test_rim(void **state)
 	assert_int_equal(cache_get(to, CACHE_KIND_RIM, (const uint8_t *)TV_RIM_DRIVER_ID,
 	    strlen(TV_RIM_DRIVER_ID), &m, &b), 1);
 	assert_int_equal(m.this_update, fetched);
-	assert_int_equal(m.next_update, fetched + RIM_RETENTION_S);
+	assert_int_equal(m.next_update, fetched + RIM_KEPT_S);
 	assert_int_equal(b.response_len, strlen(json));
 	assert_memory_equal(b.response, json, b.response_len);
 	/* The chain's two CAs under the CoRIM root, as the RIM route learns them. */
@@ -572,7 +572,7 @@ test_rim(void **state)
 	snprintf(dir2, sizeof(dir2), "%s/late", f->tmp);
 	to = store_open_ok(dir2, 0, 0);
 	assert_int_equal(entry_salvage(path, to, &rules,
-	    fetched + RIM_RETENTION_S + 1, &cnt, why, sizeof(why)), 0);
+	    fetched + RIM_KEPT_S + 1, &cnt, why, sizeof(why)), 0);
 	assert_int_equal(cnt.carried, 0);
 	assert_int_equal(cnt.expired, 1);
 	cache_close(to);

@@ -1400,6 +1400,7 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	struct svc_job		*j;
 	struct fetch_req	 fr;
 	void			*scratch = NULL;
+	char			 canon[KIND_CANON_BYTES];
 
 	if (kind != s->ops->kind || klen > CACHE_KEY_MAX_BYTES ||
 	    cache_get(gen_cache(s->gen), kind, key, klen, &m, &b) != 1)
@@ -1407,7 +1408,11 @@ svc_refresh_start(void *arg, enum cache_kind kind, const uint8_t *key,
 	memset(&c, 0, sizeof(c));
 	memcpy(c.key, key, klen);
 	c.klen = klen;
-	if (s->ops->refresh_call(s, key, klen, &b, &c, &scratch) == -1) {
+	if (svc_call_restore(&c, kind, &b, canon) == -1)
+		return -1;
+	c.route = METRICS_ROUTE(kind, 0);
+	if (s->ops->refresh_call != NULL &&
+	    s->ops->refresh_call(s, &b, &c, &scratch) == -1) {
 		free(scratch);
 		return -1;
 	}

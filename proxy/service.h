@@ -188,13 +188,16 @@ struct svc_ops {
 	void			 (*serve_failed)(struct svc *, struct http_req *,
 				    const struct svc_call *, const char *why);
 	/*
-	 * Rebuild the upstream exchange for a refresh from a stored entry:
-	 * the kind's restore (svc_call_restore) and what only the wire adds.
-	 * Anything allocated goes in *scratch (freed by the caller).
+	 * What only the wire adds to a refresh's call, which the service
+	 * rebuilt from the stored entry b by the kind's restore
+	 * (svc_call_restore) and counts on the kind's first metrics route:
+	 * a new nonce, an API key, another route. Anything allocated goes in
+	 * *scratch (freed by the caller once the call is copied). 0, or -1
+	 * to refresh nothing. NULL: restore's call as it is.
 	 */
-	int			 (*refresh_call)(struct svc *, const uint8_t *key,
-				    size_t klen, const struct cache_body *,
-				    struct svc_call *out, void **scratch);
+	int			 (*refresh_call)(struct svc *,
+				    const struct cache_body *b,
+				    struct svc_call *c, void **scratch);
 };
 
 

@@ -95,25 +95,6 @@ kds_serve(struct svc *s, struct http_req *req, const struct svc_call *c,
 	    METRICS_RES_NOT_MODIFIED : result;
 }
 
-/* A refresh asks the stored canonical path again (kind_kds's restore). */
-static int
-kds_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
-    const struct cache_body *b, struct svc_call *c, void **scratch)
-{
-	char	*canon;
-
-	(void)s;
-	(void)key;
-	(void)klen;
-	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
-		return -1;
-	*scratch = canon;	/* c->path points into it */
-	if (svc_call_restore(c, CACHE_KIND_KDS, b, canon) == -1)
-		return -1;
-	c->route = KDS_ROUTE;
-	return 0;
-}
-
 static const struct svc_ops	kds_ops = {
 	.name = "kds",
 	.retry_after_s = KDS_PACED_RETRY_S,
@@ -123,7 +104,6 @@ static const struct svc_ops	kds_ops = {
 	.serve = kds_serve,
 	.serve_final = svc_serve_final_as_sent,
 	.serve_failed = svc_serve_failed_text,
-	.refresh_call = kds_refresh_call,
 };
 
 static int

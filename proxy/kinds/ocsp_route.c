@@ -154,19 +154,15 @@ ocsp_serve_final(struct svc *s, struct http_req *req,
  * stapled's own nonce, so a fresh answer proves itself.
  */
 static int
-ocsp_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
-    const struct cache_body *b, struct svc_call *c, void **scratch)
+ocsp_refresh_call(struct svc *s, const struct cache_body *b,
+    struct svc_call *c, void **scratch)
 {
 	uint8_t	 nonce[OCSP_NONCE_BYTES];
 	uint8_t	*der;
-	char	 canon[KIND_CANON_BYTES];	/* unused: the call points into b */
 	size_t	 len;
 
 	(void)s;
-	(void)key;
-	(void)klen;
-	if (svc_call_restore(c, CACHE_KIND_OCSP, b, canon) == -1 ||
-	    RAND_bytes(nonce, sizeof(nonce)) != 1)
+	if (RAND_bytes(nonce, sizeof(nonce)) != 1)
 		return -1;
 	if ((der = ocsp_req_renonce(b->request, b->request_len, nonce,
 	    sizeof(nonce), &len)) == NULL)

@@ -236,22 +236,15 @@ call_api_key(struct svc *s, struct svc_call *c, const struct pccs_req *r)
 		c->extra_header = t->header;
 }
 
-/* A refresh asks the stored canonical path again (kind_pccs's restore). */
+/* A refresh's call (restored by the service) gains the API key. */
 static int
-pccs_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
-    const struct cache_body *b, struct svc_call *c, void **scratch)
+pccs_refresh_call(struct svc *s, const struct cache_body *b,
+    struct svc_call *c, void **scratch)
 {
 	struct pccs_req	 r;
-	char		*canon;
 
-	(void)key;
-	(void)klen;
-	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
-		return -1;
-	*scratch = canon;	/* c->path points into it */
-	if (svc_call_restore(c, CACHE_KIND_PCCS, b, canon) == -1)
-		return -1;
-	c->route = PCCS_ROUTE;
+	(void)b;
+	(void)scratch;
 	call_req(c, &r);
 	call_api_key(s, c, &r);
 	return 0;

@@ -108,25 +108,6 @@ rim_serve_failed(struct svc *s, struct http_req *req,
 	    (const uint8_t *)msg, (size_t)n);
 }
 
-/* A refresh asks the stored path again (kind_rim's restore). */
-static int
-rim_refresh_call(struct svc *s, const uint8_t *key, size_t klen,
-    const struct cache_body *b, struct svc_call *c, void **scratch)
-{
-	char	*canon;
-
-	(void)s;
-	(void)key;
-	(void)klen;
-	if ((canon = malloc(KIND_CANON_BYTES)) == NULL)
-		return -1;
-	*scratch = canon;	/* c->path points into it */
-	if (svc_call_restore(c, CACHE_KIND_RIM, b, canon) == -1)
-		return -1;
-	c->route = RIM_ROUTE;
-	return 0;
-}
-
 static const struct svc_ops	rim_ops = {
 	.name = "rim",
 	.kind = CACHE_KIND_RIM,
@@ -136,7 +117,6 @@ static const struct svc_ops	rim_ops = {
 	.serve = rim_serve,
 	.serve_final = rim_serve_final,
 	.serve_failed = rim_serve_failed,
-	.refresh_call = rim_refresh_call,
 };
 
 /* route_handle_fn: GET and HEAD on the RIM service's own path (entry/rim.h), parsed by the RIM kind. */

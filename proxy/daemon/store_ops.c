@@ -367,21 +367,18 @@ store_check_poll(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * After ready: walk the whole store in a child, which damage may kill;
- * the refresh walk waits for its verdict. Without a child, refresh now.
+ * The check walk's child, polled every STORE_CHECK_POLL_MS on check_ev.
+ * Without a child (again says which start failed), refresh now.
  */
-void
-store_check_start(struct daemon *d)
+static void
+store_check_spawn(struct daemon *d, const char *again)
 {
 	struct timeval	tv = { 0, STORE_CHECK_POLL_MS * 1000 };
 
-	/* A file moved aside at start: salvaged beside the check. */
-	if (d->salvage_from[0] != '\0')
-		store_salvage_start(d->salvage, d->salvage_from);
-	if ((d->check_ev = evtimer_new(d->base, store_check_poll, d)) == NULL ||
+	if (d->check_ev == NULL ||
 	    (d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
 	    &d->check_fd)) == -1) {
-		log_warn("cache check: cannot start the walk: %s",
+		log_warn("cache check: cannot start the walk%s: %s", again,
 		    strerror(errno));
 		d->check_pid = 0;
 		refresh_start(d->refresh);
@@ -390,22 +387,26 @@ store_check_start(struct daemon *d)
 	evtimer_add(d->check_ev, &tv);
 }
 
+/*
+ * After ready: walk the whole store in a child, which damage may kill;
+ * the refresh walk waits for its verdict. Without a child, refresh now.
+ */
+void
+store_check_start(struct daemon *d)
+{
+	/* A file moved aside at start: salvaged beside the check. */
+	if (d->salvage_from[0] != '\0')
+		store_salvage_start(d->salvage, d->salvage_from);
+	d->check_ev = evtimer_new(d->base, store_check_poll, d);
+	store_check_spawn(d, "");
+}
+
 /* The check walk begun again (store_write_again), its first child ended. */
 static void
 store_check_again(struct daemon *d)
 {
-	struct timeval	tv = { 0, STORE_CHECK_POLL_MS * 1000 };
-
 	store_check_cancel(d);
-	if ((d->check_pid = cache_check_spawn(gen_config(d->gen)->cache_dir,
-	    &d->check_fd)) == -1) {
-		log_warn("cache check: cannot start the walk again: %s",
-		    strerror(errno));
-		d->check_pid = 0;
-		refresh_start(d->refresh);
-		return;
-	}
-	evtimer_add(d->check_ev, &tv);
+	store_check_spawn(d, " again");
 }
 
 /* End a check walk still running (its verdict no longer matters). */
